@@ -1,0 +1,103 @@
+/**
+ * buildApp: the application as a Fastify instance, not listening. Registration is explicit and
+ * ordered as the security argument reads: logging and error rendering, cookies and body parsing,
+ * security headers, static files (ahead of routing, outside authorization), session,
+ * authentication schemes, anti-forgery, authorization (fallback policy, not-found), external
+ * providers, then the routes. It never reads process.env.
+ */
+import { randomUUID } from 'node:crypto'
+import { join } from 'node:path'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import cookie from '@fastify/cookie'
+import formbody from '@fastify/formbody'
+import { loadKeyRing, type KeyRing } from './auth/key-ring.js'
+import { PROVIDER_NAMES, ROOT_KEY, type ApplicationConfiguration } from './config/schema.js'
+import authentication from './plugins/authentication.js'
+import authorization from './plugins/authorization.js'
+import csrf from './plugins/csrf.js'
+import errorHandler, { renderError } from './plugins/error-handler.js'
+import requestLogging from './plugins/request-logging.js'
+import securityHeaders from './plugins/security-headers.js'
+import session, { sessionCookieSettings } from './plugins/session.js'
+import staticFiles from './plugins/static-files.js'
+import accountRoutes from './routes/account.js'
+import apiRoutes from './routes/api.js'
+import externalRoutes from './routes/external.js'
+import healthRoutes from './routes/health.js'
+import homeRoutes from './routes/home.js'
+
+export interface BuildAppOptions {
+  readonly config: ApplicationConfiguration
+  readonly environmentName: string
+  /** Directory with `public/` and the relative key directory. */
+  readonly contentRoot: string
+  readonly logger: FastifyBaseLogger
+  /** Supply to skip loading/generating keys (tests, benchmarks). */
+  readonly keyRing?: KeyRing
+}
+
+/** Largest accepted request header block: room for a chunked session ticket. */
+export const MAX_HEADER_BYTES = 32 * 1024
+
+export const AUTHENTICATION_DISABLED_MESSAGE =
+  `Application authentication is disabled (${ROOT_KEY}:Authentication:Enabled is false). ` +
+  'This posture is intentional and supported: routes without explicit authorization metadata are public. ' +
+  'Review network exposure and the authorization expectations of every route before deploying.'
+
+function resolveKeyRing (options: BuildAppOptions): KeyRing {
+  if (options.keyRing !== undefined) return options.keyRing
+  const { config, contentRoot, logger } = options
+  const source = loadKeyRing(config.DataProtection.Keys, config.DataProtection.KeyDirectory, contentRoot)
+  if (source.origin !== 'configuration') {
+    logger.warn({
+      event: 'data_protection.local_key',
+      origin: source.origin,
+      directory: source.directory,
+      key: `${ROOT_KEY}:DataProtection:Keys`
+    }, 'session keys are kept in a local key directory; multi-instance deployments must supply shared keys')
+  }
+  return source.ring
+}
+
+export async function buildApp (options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config, environmentName, contentRoot, logger } = options
+  const development = environmentName === 'Development'
+  const keyRing = resolveKeyRing(options)
+
+  const app = Fastify({
+    loggerInstance: logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    trustProxy: config.ForwardedHeaders.Enabled ? [...config.ForwardedHeaders.KnownProxies] : false,
+    bodyLimit: 64 * 1024,
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    frameworkErrors: (error, request, reply) => { renderError(development, error, request, reply) }
+  })
+
+  if (!config.Authentication.Enabled) {
+    logger.warn({ event: 'authentication.disabled', key: `${ROOT_KEY}:Authentication:Enabled` }, AUTHENTICATION_DISABLED_MESSAGE)
+  }
+  logger.info({
+    event: 'authentication.providers',
+    enabled: PROVIDER_NAMES.filter((name) => config.Authentication.Enabled && config.Authentication.Providers[name].Enabled)
+  }, 'authentication providers')
+
+  await app.register(requestLogging)
+  await app.register(errorHandler, { environmentName })
+  await app.register(cookie, { hook: 'onRequest', parseOptions: {} })
+  await app.register(formbody, { bodyLimit: 16 * 1024 })
+  await app.register(securityHeaders, { environmentName })
+  await app.register(staticFiles, { root: join(contentRoot, 'public') })
+  await app.register(session, { config, environmentName, keyRing })
+  await app.register(authentication, { config })
+  await app.register(csrf, { keyRing, secure: sessionCookieSettings(config, environmentName).options.secure === true })
+  await app.register(authorization, { config, environmentName })
+
+  await app.register(homeRoutes)
+  await app.register(accountRoutes)
+  await app.register(externalRoutes)
+  await app.register(healthRoutes)
+  await app.register(apiRoutes)
+  return app
+}

@@ -1,0 +1,163 @@
+/**
+ * Binds the flat, case-insensitive configuration onto the schema: canonical key names, defaults,
+ * typed values (booleans accept true/false in any case), secrets wrapped. Every problem is
+ * collected; none stops the walk.
+ */
+import { Secret } from './secret.js'
+import { SECRET_KEYWORD, type TSchema } from './schema.js'
+import type { FlatConfiguration, ScalarValue } from './sources.js'
+
+export interface ConfigurationProblem {
+  /** Full colon path, canonical casing (`ProjectTemplate:Authentication:Enabled`). */
+  readonly key: string
+  /** A sentence naming the key. Never contains a configured value. */
+  readonly message: string
+}
+
+interface BindContext {
+  readonly flat: FlatConfiguration
+  readonly consumed: Set<string>
+  readonly errors: ConfigurationProblem[]
+}
+
+interface SchemaNode {
+  type?: string
+  default?: unknown
+  properties?: Record<string, SchemaNode>
+  patternProperties?: Record<string, SchemaNode>
+  items?: SchemaNode
+  anyOf?: Array<{ const?: string }>
+  minimum?: number
+  maximum?: number
+  [SECRET_KEYWORD]?: boolean
+}
+
+function childKeys (context: BindContext, path: string): Map<string, string> {
+  // Lower-cased next segment -> segment as written, for every key below `path`.
+  const prefix = `${path.toLowerCase()}:`
+  const children = new Map<string, string>()
+  for (const [key, entry] of context.flat) {
+    if (!key.startsWith(prefix)) continue
+    const rest = entry.path.slice(prefix.length)
+    const segment = rest.split(':')[0] ?? ''
+    if (!children.has(segment.toLowerCase())) children.set(segment.toLowerCase(), segment)
+  }
+  return children
+}
+
+function bindScalar (context: BindContext, schema: SchemaNode, path: string): unknown {
+  const entry = context.flat.get(path.toLowerCase())
+  if (entry === undefined) {
+    const fallback = schema.default
+    return schema[SECRET_KEYWORD] === true ? new Secret(typeof fallback === 'string' ? fallback : '') : structuredClone(fallback)
+  }
+  context.consumed.add(path.toLowerCase())
+  return coerce(context, schema, path, entry.value)
+}
+
+function coerce (context: BindContext, schema: SchemaNode, path: string, raw: ScalarValue): unknown {
+  const fail = (expected: string): unknown => {
+    context.errors.push({ key: path, message: `${path} must be ${expected}.` })
+    return schema.default
+  }
+  if (schema.anyOf !== undefined) {
+    const allowed = schema.anyOf.map((option) => option.const ?? '')
+    const match = allowed.find((value) => value.toLowerCase() === String(raw).toLowerCase())
+    return match ?? fail(`one of: ${allowed.join(', ')}`)
+  }
+  switch (schema.type) {
+    case 'boolean':
+      if (typeof raw === 'boolean') return raw
+      if (typeof raw === 'string' && /^(true|false)$/i.test(raw.trim())) return raw.trim().toLowerCase() === 'true'
+      return fail('true or false')
+    case 'integer': {
+      const value = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d{1,9}$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN
+      const min = schema.minimum ?? Number.MIN_SAFE_INTEGER
+      const max = schema.maximum ?? Number.MAX_SAFE_INTEGER
+      if (!Number.isInteger(value) || value < min || value > max) {
+        return fail(schema.maximum === undefined ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`)
+      }
+      return value
+    }
+    case 'string': {
+      const text = raw === null ? '' : String(raw)
+      return schema[SECRET_KEYWORD] === true ? new Secret(text) : text
+    }
+    default:
+      return fail('a value of the documented type')
+  }
+}
+
+function bindArray (context: BindContext, schema: SchemaNode, path: string): unknown[] {
+  const children = childKeys(context, path)
+  if (children.size === 0) {
+    if (context.flat.has(path.toLowerCase())) {
+      context.consumed.add(path.toLowerCase())
+      context.errors.push({ key: path, message: `${path} must be an array (in environment variables: ${path.split(':').join('__')}__0, __1, ...).` })
+    }
+    const fallback = Array.isArray(schema.default) ? schema.default as unknown[] : []
+    return schema.items?.[SECRET_KEYWORD] === true ? fallback.map((value) => new Secret(String(value))) : structuredClone(fallback)
+  }
+  const indexed: Array<[number, string]> = []
+  for (const segment of children.values()) {
+    if (/^\d{1,4}$/.test(segment)) {
+      indexed.push([Number(segment), segment])
+    } else {
+      context.errors.push({ key: `${path}:${segment}`, message: `${path}:${segment} is not an array index; ${path} is an array.` })
+      markConsumed(context, `${path}:${segment}`)
+    }
+  }
+  indexed.sort((a, b) => a[0] - b[0])
+  const item = schema.items ?? { type: 'string' }
+  return indexed.map(([, segment]) => bindScalar(context, item, `${path}:${segment}`))
+}
+
+function markConsumed (context: BindContext, path: string): void {
+  const lower = path.toLowerCase()
+  for (const key of context.flat.keys()) {
+    if (key === lower || key.startsWith(`${lower}:`)) context.consumed.add(key)
+  }
+}
+
+function bindRecord (context: BindContext, schema: SchemaNode, path: string): Record<string, unknown> {
+  const valueSchema = Object.values(schema.patternProperties ?? {})[0] ?? { type: 'string' }
+  const result: Record<string, unknown> = {}
+  for (const segment of childKeys(context, path).values()) {
+    result[segment] = bindScalar(context, valueSchema, `${path}:${segment}`)
+  }
+  return result
+}
+
+/** Binds `schema` at `path`. */
+export function bindNode (context: BindContext, schema: TSchema | SchemaNode, path: string): unknown {
+  const node = schema as SchemaNode
+  if (node.type === 'object' && node.properties !== undefined) {
+    const result: Record<string, unknown> = {}
+    for (const [name, child] of Object.entries(node.properties)) {
+      result[name] = bindNode(context, child, `${path}:${name}`)
+    }
+    return result
+  }
+  if (node.type === 'object' && node.patternProperties !== undefined) return bindRecord(context, node, path)
+  if (node.type === 'array') return bindArray(context, node, path)
+  return bindScalar(context, node, path)
+}
+
+export interface BindResult<T> {
+  readonly value: T
+  readonly errors: ConfigurationProblem[]
+  /** Keys under the root that match no schema entry, as written by their source. */
+  readonly unknownKeys: string[]
+}
+
+/** Binds the section `rootKey` of `flat` onto `schema`. */
+export function bindConfiguration<T> (flat: FlatConfiguration, schema: TSchema, rootKey: string): BindResult<T> {
+  const context: BindContext = { flat, consumed: new Set(), errors: [] }
+  const value = bindNode(context, schema, rootKey) as T
+  const prefix = `${rootKey.toLowerCase()}:`
+  const unknownKeys = [...flat.entries()]
+    .filter(([key]) => (key.startsWith(prefix) || key === rootKey.toLowerCase()) && !context.consumed.has(key))
+    .map(([, entry]) => entry.path)
+    .sort()
+  return { value, errors: context.errors, unknownKeys }
+}

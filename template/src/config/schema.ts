@@ -1,0 +1,163 @@
+/**
+ * The configuration schema: the single source of the configuration's types, defaults, JSON Schema
+ * (`appsettings.schema.json`) and binding. Key names are the contract's, verbatim
+ * (auth-contract.md, "Resources and their fields"); keys the contract does not name are marked
+ * "Extension" and documented in docs/configuration.md.
+ */
+import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import type { Secret } from './secret.js'
+
+/** The configuration root key. The generator renames it together with the project. */
+export const ROOT_KEY = 'ProjectTemplate'
+
+/** Marks a string key whose value is a secret: bound as {@link Secret}, never printed. */
+export const SECRET_KEYWORD = 'x-secret'
+
+function secret (description: string): TUnsafe<Secret> {
+  return Type.Unsafe<Secret>({ type: 'string', default: '', [SECRET_KEYWORD]: true, description })
+}
+
+function secretArray (description: string): TUnsafe<Secret[]> {
+  return Type.Unsafe<Secret[]>({ type: 'array', items: { type: 'string', [SECRET_KEYWORD]: true }, default: [], description })
+}
+
+const strings = (defaults: string[], description: string) =>
+  Type.Array(Type.String(), { default: defaults, description })
+
+function providerCommon (name: string, displayName: string) {
+  return {
+    Enabled: Type.Boolean({ default: false, description: `Registers the ${name} provider when true. Default false.` }),
+    Scheme: Type.String({ default: name, description: `Authentication scheme name. Equals the provider name (${name}).` }),
+    DisplayName: Type.String({ default: displayName, description: 'Label shown on the login page.' })
+  }
+}
+
+/** Extension keys shared by the three OAuth 2.0 vendor slots (docs/providers.md). */
+function vendor (name: 'VendorA' | 'VendorB' | 'VendorC', callbackPath: string, scopes: string[]) {
+  return Type.Object({
+    ...providerCommon(name, name),
+    ClientId: Type.String({ default: '', description: 'OAuth client identifier. Required when enabled.' }),
+    ClientSecret: secret('OAuth client secret. Required when enabled. Secret: supply it through user secrets, environment variables or a key-per-file directory.'),
+    CallbackPath: Type.String({ default: callbackPath, description: 'Redirect URI path handled by this provider.' }),
+    Scopes: strings(scopes, 'Scopes requested at the authorization endpoint.'),
+    AuthorizationEndpoint: Type.String({ default: '', description: 'Extension. Absolute https URL of the authorization endpoint. Required when enabled.' }),
+    TokenEndpoint: Type.String({ default: '', description: 'Extension. Absolute https URL of the token endpoint. Required when enabled.' }),
+    UserInformationEndpoint: Type.String({ default: '', description: 'Extension. Absolute https URL of the user-information endpoint. Required when enabled.' }),
+    UsePkce: Type.Boolean({ default: true, description: 'Extension. Sends a PKCE S256 code challenge. Turn off only for a provider that rejects PKCE.' }),
+    ClaimMappings: Type.Record(Type.String(), Type.String(), {
+      default: {},
+      description: 'Extension. Maps user-information JSON fields to claim types, for example { "login": "name" }. Merged over the defaults (id/sub -> sub, name, email, login).'
+    })
+  }, { additionalProperties: false, default: {} })
+}
+
+export const OpenIdConnectSchema = Type.Object({
+  ...providerCommon('OpenIdConnect', 'OpenID Connect'),
+  Authority: Type.String({ default: '', description: 'Issuer URL; discovery is read from <Authority>/.well-known/openid-configuration. Absolute https URL (http only on loopback in Development). Required when enabled.' }),
+  ClientId: Type.String({ default: '', description: 'Client identifier registered at the provider. Required when enabled.' }),
+  ClientSecret: secret('Client secret. Required when enabled. Secret: never commit it.'),
+  CallbackPath: Type.String({ default: '/signin-oidc', description: 'Redirect URI path handled by the OpenID Connect handler.' }),
+  ResponseType: Type.String({ default: 'code', description: 'OAuth response type. Only "code" (authorization code flow with PKCE) is supported.' }),
+  SaveTokens: Type.Boolean({ default: false, description: 'When true, the provider tokens are stored in the sealed session ticket.' }),
+  Scopes: strings(['openid', 'profile', 'email'], 'Scopes requested at the authorization endpoint.'),
+  IdTokenSignedResponseAlg: Type.String({ default: 'RS256', description: 'Extension. The only JWS algorithm accepted for ID tokens (pinned; the provider\'s advertised list is not trusted).' }),
+  ClaimMappings: Type.Record(Type.String(), Type.String(), { default: {}, description: 'Extension. Per-provider claim mapping overrides (provider claim name -> application claim type).' })
+}, { additionalProperties: false, default: {} })
+
+export const Saml2Schema = Type.Object({
+  ...providerCommon('Saml2', 'SAML2'),
+  EntityId: Type.String({ default: '', description: 'Service-provider entity id (URL). Required when enabled.' }),
+  MetadataUrl: Type.String({ default: '', description: 'Identity-provider metadata URL. Required when enabled.' }),
+  ModulePath: Type.String({ default: '/Saml2/Acs', description: 'Assertion Consumer Service path (HTTP-POST binding).' }),
+  LoadMetadata: Type.Boolean({ default: true, description: 'When true, the IdP SSO URL and signing certificates are read from MetadataUrl.' }),
+  RequireSignedAssertions: Type.Boolean({ default: true, description: 'When true, an unsigned assertion is rejected even inside a signed response.' }),
+  ValidateCertificates: Type.Boolean({ default: true, description: 'When true, an IdP signing certificate outside its validity period is rejected.' }),
+  IdpEntityId: Type.String({ default: '', description: 'Extension. IdP entity id; required when LoadMetadata is false.' }),
+  IdpSingleSignOnUrl: Type.String({ default: '', description: 'Extension. IdP HTTP-Redirect SSO URL; required when LoadMetadata is false.' }),
+  IdpSigningCertificates: strings([], 'Extension. IdP signing certificates (PEM or base64 DER); required when LoadMetadata is false.'),
+  AllowUnsolicitedResponses: Type.Boolean({ default: false, description: 'Extension. DANGEROUS: accepts IdP-initiated responses without a matching AuthnRequest. Default false.' }),
+  ClockSkewSeconds: Type.Integer({ default: 60, minimum: 0, maximum: 300, description: 'Extension. Clock skew allowed on NotBefore/NotOnOrAfter, 0-300 seconds.' }),
+  MetadataRefreshMinutes: Type.Integer({ default: 60, minimum: 1, description: 'Extension. How often IdP metadata is refreshed.' }),
+  ClaimMappings: Type.Record(Type.String(), Type.String(), { default: {}, description: 'Extension. Per-provider claim mapping overrides (attribute name -> application claim type).' })
+}, { additionalProperties: false, default: {} })
+
+export const AuthenticationSchema = Type.Object({
+  Enabled: Type.Boolean({ default: true, description: 'Application authentication module switch. When false, a one-time startup warning is logged and RequireAuthenticatedUserByDefault must be false.' }),
+  DefaultScheme: Type.String({ default: 'Cookies', description: 'Default authenticate scheme. Must be Cookies.' }),
+  DefaultChallengeScheme: Type.String({ default: 'Cookies', description: 'Default challenge scheme: Cookies, or the scheme of an enabled provider (OpenIdConnect, Saml2, VendorA, VendorB, VendorC).' }),
+  DefaultSignInScheme: Type.String({ default: 'Cookies', description: 'Default sign-in scheme. Must be Cookies.' }),
+  Cookie: Type.Object({
+    Enabled: Type.Boolean({ default: true, description: 'Extension. Cookie session authentication. false only together with Authentication:Enabled false (the --authProvider none posture).' }),
+    AllowInsecureHttp: Type.Boolean({ default: false, description: 'DANGEROUS, Development only: the session cookie drops the __Host- prefix and Secure. Rejected outside Development.' }),
+    ExpireMinutes: Type.Integer({ default: 60, minimum: 1, maximum: 43200, description: 'Extension. Session lifetime in minutes, enforced from the sealed ticket.' }),
+    SlidingExpiration: Type.Boolean({ default: true, description: 'Extension. Renews the ticket once more than half of its lifetime has passed.' })
+  }, { additionalProperties: false, default: {} }),
+  ClaimsTransformation: Type.Object({
+    Enabled: Type.Boolean({ default: true, description: 'Extension. Maps provider claims into the application claim types at sign-in.' }),
+    RemoveOriginalClaims: Type.Boolean({ default: false, description: 'When true, original provider claims are removed after normalization.' })
+  }, { additionalProperties: false, default: {} }),
+  Providers: Type.Object({
+    OpenIdConnect: OpenIdConnectSchema,
+    Saml2: Saml2Schema,
+    VendorA: vendor('VendorA', '/signin-vendora', []),
+    VendorB: vendor('VendorB', '/signin-vendorb', ['profile', 'email']),
+    VendorC: vendor('VendorC', '/signin-vendorc', ['profile', 'email'])
+  }, { additionalProperties: false, default: {} })
+}, { additionalProperties: false, default: {} })
+
+export const AuthorizationSchema = Type.Object({
+  RequireAuthenticatedUserByDefault: Type.Boolean({ default: true, description: 'When true, a fallback policy requires an authenticated user for routes with no authorization metadata.' }),
+  RoleClaimType: Type.String({ default: 'application:role', description: 'Claim type read by role policies.' }),
+  PermissionClaimType: Type.String({ default: 'application:permission', description: 'Claim type read by permission policies.' }),
+  AdministratorRoles: strings(['Administrator'], 'Role values that satisfy the administrator role policy.'),
+  ManageApplicationPermissions: strings(['application.manage'], 'Permission values that satisfy the manage-application permission policy.')
+}, { additionalProperties: false, default: {} })
+
+export const ApplicationSchema = Type.Object({
+  Authentication: AuthenticationSchema,
+  Authorization: AuthorizationSchema,
+  DataProtection: Type.Object({
+    Keys: secretArray('Extension. Session-ticket keys, base64 of at least 32 random bytes each. The first seals, every key opens (rotation). Secret. When empty, a key is generated in KeyDirectory.'),
+    KeyDirectory: Type.String({ default: '.keys', description: 'Extension. Directory (relative to the app root) for the generated key when Keys is empty. Created with 0700, key file 0600.' })
+  }, { additionalProperties: false, default: {} }),
+  ForwardedHeaders: Type.Object({
+    Enabled: Type.Boolean({ default: false, description: 'Extension. Trusts X-Forwarded-Proto/Host/For from KnownProxies (TLS-terminating proxy). Default false.' }),
+    KnownProxies: strings([], 'Extension. Proxy addresses or CIDR ranges whose forwarded headers are trusted. Required when Enabled.')
+  }, { additionalProperties: false, default: {} }),
+  Logging: Type.Object({
+    Level: Type.Union([
+      Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')
+    ], { default: 'info', description: 'Extension. pino log level.' })
+  }, { additionalProperties: false, default: {} }),
+  Secrets: Type.Object({
+    KeyPerFileDirectory: Type.String({ default: '', description: 'Extension. Directory holding one file per configuration key (file name: the key with __ separators), as orchestrators mount secrets. Empty: not used.' })
+  }, { additionalProperties: false, default: {} })
+}, { additionalProperties: false, default: {} })
+
+export const ConfigurationSchema = Type.Object({
+  [ROOT_KEY]: ApplicationSchema
+}, { additionalProperties: true, default: {} })
+
+/** The validated application configuration (`ProjectTemplate:*`). */
+export type ApplicationConfiguration = Static<typeof ApplicationSchema>
+export type AuthenticationConfiguration = Static<typeof AuthenticationSchema>
+export type AuthorizationConfiguration = Static<typeof AuthorizationSchema>
+export type OpenIdConnectConfiguration = Static<typeof OpenIdConnectSchema>
+export type Saml2Configuration = Static<typeof Saml2Schema>
+export type VendorConfiguration = Static<ReturnType<typeof vendor>>
+export type ProviderName = keyof AuthenticationConfiguration['Providers']
+export const PROVIDER_NAMES: readonly ProviderName[] = ['OpenIdConnect', 'Saml2', 'VendorA', 'VendorB', 'VendorC']
+
+/** JSON Schema for editors (`appsettings.schema.json`): the same schema, root made strict. */
+export function toJsonSchema (): Record<string, unknown> {
+  // Every key has a default, so none is required in a settings file.
+  const plain = JSON.parse(JSON.stringify(ConfigurationSchema), (key, value: unknown) => key === 'required' ? undefined : value) as Record<string, unknown>
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    title: `${ROOT_KEY} application settings`,
+    ...plain,
+    properties: { $schema: { type: 'string' }, ...(plain.properties as object) }
+  }
+}
+
+export type { TSchema }

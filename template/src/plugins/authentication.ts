@@ -1,0 +1,84 @@
+/**
+ * Authentication schemes: the registry of external providers (each registers only when its
+ * Enabled is true) and the two responses every protected route may need, challenge and forbid,
+ * rendered by content negotiation.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isLocalUrl } from '../auth/local-url.js'
+import type { ApplicationConfiguration } from '../config/schema.js'
+import { sendProblem, wantsJson } from './responses.js'
+
+/** Availability of a provider (metadata or discovery loaded). */
+export interface ProviderStatus {
+  readonly available: boolean
+  /** Failure class, never a secret or a URL with credentials. */
+  readonly reason?: string
+}
+
+/** A remote-authentication handler (OpenID Connect, SAML2, OAuth vendor) as the core sees it. */
+export interface AuthenticationProvider {
+  readonly scheme: string
+  readonly displayName: string
+  /** Paths the handler owns (callback, ACS, metadata); reachable anonymously. */
+  readonly paths: readonly string[]
+  /** Starts the protocol flow for a validated local `returnUrl`. */
+  challenge: (request: FastifyRequest, reply: FastifyReply, returnUrl: string) => Promise<FastifyReply> | FastifyReply
+  status: () => ProviderStatus
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    authentication: {
+      readonly providers: ReadonlyMap<string, AuthenticationProvider>
+      readonly defaultChallengeScheme: string
+      /** Adds a provider; call before `ready()`. */
+      registerProvider: (provider: AuthenticationProvider) => void
+      /** Anonymous caller on a protected resource: login redirect, provider challenge or 401. */
+      challenge: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply
+      /** Authenticated caller lacking a policy: AccessDenied redirect or 403. */
+      forbid: (request: FastifyRequest, reply: FastifyReply) => FastifyReply
+    }
+  }
+}
+
+export interface AuthenticationPluginOptions {
+  readonly config: ApplicationConfiguration
+}
+
+/** The request's own path and query, when it may travel as a return URL (GET/HEAD only). */
+export function returnUrlOf (request: FastifyRequest): string | undefined {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return undefined
+  return isLocalUrl(request.url) ? request.url : undefined
+}
+
+function withReturnUrl (path: string, returnUrl: string | undefined): string {
+  return returnUrl === undefined ? path : `${path}?ReturnUrl=${encodeURIComponent(returnUrl)}`
+}
+
+async function authenticationPlugin (app: FastifyInstance, options: AuthenticationPluginOptions): Promise<void> {
+  const providers = new Map<string, AuthenticationProvider>()
+  const defaultChallengeScheme = options.config.Authentication.DefaultChallengeScheme
+
+  app.decorate('authentication', {
+    providers,
+    defaultChallengeScheme,
+    registerProvider (provider: AuthenticationProvider) {
+      if (providers.has(provider.scheme)) throw new Error(`Provider scheme ${provider.scheme} is already registered.`)
+      providers.set(provider.scheme, provider)
+    },
+    challenge (request: FastifyRequest, reply: FastifyReply) {
+      if (wantsJson(request)) return sendProblem(request, reply, 401, { code: 'APP_ERR_AUTH_REQUIRED' })
+      const returnUrl = returnUrlOf(request)
+      const provider = providers.get(defaultChallengeScheme)
+      if (provider !== undefined && provider.status().available) return provider.challenge(request, reply, returnUrl ?? '/')
+      return reply.redirect(withReturnUrl('/Account/Login', returnUrl), 302)
+    },
+    forbid (request: FastifyRequest, reply: FastifyReply) {
+      if (wantsJson(request)) return sendProblem(request, reply, 403, { code: 'APP_ERR_AUTH_FORBIDDEN' })
+      return reply.redirect(withReturnUrl('/Account/AccessDenied', returnUrlOf(request)), 302)
+    }
+  })
+}
+
+export default fp(authenticationPlugin, { name: 'authentication' })

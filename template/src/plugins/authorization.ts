@@ -1,0 +1,142 @@
+/**
+ * Endpoint authorization. A route's `config` is its authorization metadata:
+ *   `{ allowAnonymous: true }`       public (bypasses the fallback policy)
+ *   `{ authorize: true }`            the default policy: an authenticated user
+ *   `{ authorize: '<policy name>' }` a named policy
+ *   nothing                          the fallback policy (authenticated user while
+ *                                    Authorization:RequireAuthenticatedUserByDefault is true)
+ * The requirement is attached when the route is registered (onRoute); an unknown policy name
+ * fails `ready()`. Requests matching no route get the fallback too, so anonymous callers cannot
+ * tell missing routes from protected ones. The governance seam runs only after all of this.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { Principal } from '../auth/principal.js'
+import {
+  ApplicationAuthorizationPolicyNames, applicationPolicies, evaluatePolicy, type AuthorizationPolicy
+} from '../auth/policies.js'
+import type { ApplicationConfiguration } from '../config/schema.js'
+import { AppError } from '../errors.js'
+import { sendError, sendProblem, wantsJson } from './responses.js'
+
+/** Context a governance evaluator receives; the request has already passed authorization. */
+export interface GovernanceContext {
+  readonly action: string
+  readonly principal: Principal | undefined
+  readonly request: FastifyRequest
+}
+
+/** Decides whether an authorized caller may perform a governed action. */
+export type GovernanceEvaluator = (context: GovernanceContext) => boolean | Promise<boolean>
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Explicit anonymous metadata: the route is public. */
+    allowAnonymous?: boolean
+    /** `true`: default policy (authenticated user); a string: that named policy. */
+    authorize?: boolean | string
+    /** Governed action, evaluated after authorization by a registered evaluator. */
+    governance?: { action: string }
+  }
+  interface FastifyInstance {
+    authorization: {
+      /** Adds a named policy; call before `ready()`. */
+      addPolicy: (policy: AuthorizationPolicy) => void
+      /** Sets the governance evaluator; without one, the seam does nothing. */
+      useGovernanceEvaluator: (evaluator: GovernanceEvaluator) => void
+      /** `METHOD path` of every anonymous route, sorted (the reviewed public surface). */
+      anonymousRoutes: () => string[]
+    }
+  }
+}
+
+export interface AuthorizationPluginOptions {
+  readonly config: ApplicationConfiguration
+  readonly environmentName: string
+}
+
+type RouteAccess = { kind: 'anonymous' } | { kind: 'policy', name: string }
+
+async function authorizationPlugin (app: FastifyInstance, options: AuthorizationPluginOptions): Promise<void> {
+  const fallbackRequiresUser = options.config.Authorization.RequireAuthenticatedUserByDefault
+  const policies = new Map<string, AuthorizationPolicy>()
+  for (const policy of applicationPolicies(options.config.Authorization)) policies.set(policy.name, policy)
+  const referencedPolicies = new Map<string, string>()
+  const anonymous = new Set<string>()
+  let evaluator: GovernanceEvaluator | undefined
+
+  app.decorate('authorization', {
+    addPolicy (policy: AuthorizationPolicy) {
+      if (policies.has(policy.name)) throw new Error(`Authorization policy ${policy.name} is already registered.`)
+      policies.set(policy.name, policy)
+    },
+    useGovernanceEvaluator (next: GovernanceEvaluator) {
+      evaluator = next
+    },
+    anonymousRoutes: () => [...anonymous].sort()
+  })
+
+  function accessOf (route: RouteOptions): RouteAccess {
+    const config = route.config ?? {}
+    const where = `${String(route.method)} ${route.url}`
+    if (config.allowAnonymous === true && config.authorize !== undefined && config.authorize !== false) {
+      throw new Error(`Route ${where} declares both allowAnonymous and authorize.`)
+    }
+    if (config.allowAnonymous === true) return { kind: 'anonymous' }
+    if (config.authorize === true) return { kind: 'policy', name: ApplicationAuthorizationPolicyNames.AuthenticatedUser }
+    if (typeof config.authorize === 'string') return { kind: 'policy', name: config.authorize }
+    return fallbackRequiresUser ? { kind: 'policy', name: ApplicationAuthorizationPolicyNames.AuthenticatedUser } : { kind: 'anonymous' }
+  }
+
+  function addHook (route: RouteOptions, name: 'onRequest' | 'preHandler', hook: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>): void {
+    const existing = route[name]
+    const list = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
+    route[name] = [hook, ...list] as never
+  }
+
+  app.addHook('onRoute', (route) => {
+    const access = accessOf(route)
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    if (access.kind === 'anonymous') {
+      for (const method of methods) if (method !== 'HEAD') anonymous.add(`${method} ${route.url}`)
+    } else {
+      referencedPolicies.set(access.name, `${methods.join(',')} ${route.url}`)
+      const policyName = access.name
+      addHook(route, 'onRequest', async function authorize (request, reply) {
+        const principal = app.session.authenticate(request, reply)
+        // Resolved at ready(): every referenced name exists.
+        const outcome = evaluatePolicy(policies.get(policyName) as AuthorizationPolicy, principal)
+        if (outcome === 'challenge') return await app.authentication.challenge(request, reply)
+        if (outcome === 'forbid') return app.authentication.forbid(request, reply)
+        return undefined
+      })
+    }
+    const action = route.config?.governance?.action
+    if (action !== undefined) {
+      addHook(route, 'preHandler', async function governance (request, reply) {
+        if (evaluator === undefined) return undefined
+        const permitted = await evaluator({ action, principal: app.session.authenticate(request, reply), request })
+        if (permitted) return undefined
+        request.log.info({ event: 'governance.denied', action }, 'governed action denied')
+        return wantsJson(request)
+          ? sendProblem(request, reply, 403, { code: 'APP_ERR_GOVERNANCE_DENIED' })
+          : sendError(request, reply, 403, { code: 'APP_ERR_GOVERNANCE_DENIED' })
+      })
+    }
+  })
+
+  app.addHook('onReady', async () => {
+    for (const [name, route] of referencedPolicies) {
+      if (!policies.has(name)) throw new AppError('APP_ERR_POLICY_UNKNOWN', `Route ${route} names the unknown authorization policy ${name}.`)
+    }
+  })
+
+  app.setNotFoundHandler(async (request, reply) => {
+    if (fallbackRequiresUser && app.session.authenticate(request, reply) === undefined) {
+      return await app.authentication.challenge(request, reply)
+    }
+    return sendError(request, reply, 404, { code: 'APP_ERR_NOT_FOUND' })
+  })
+}
+
+export default fp(authorizationPlugin, { name: 'authorization', dependencies: ['session', 'authentication'] })

@@ -1,0 +1,42 @@
+/**
+ * One place renders unhandled and framework errors: HTML through the error page, JSON callers get
+ * problem+json. Stack traces and exception messages appear only in Development; 5xx bodies are
+ * generic everywhere else. Anti-forgery failures become 400.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError } from '../errors.js'
+import { sendError } from './responses.js'
+
+export interface ErrorHandlerOptions {
+  readonly environmentName: string
+}
+
+const CSRF_CODES = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN'])
+
+export function renderError (development: boolean, error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const code = (error as FastifyError).code
+  if (typeof code === 'string' && CSRF_CODES.has(code)) {
+    request.log.warn({ event: 'antiforgery.rejected' }, 'anti-forgery validation failed')
+    return sendError(request, reply, 400, { code: 'APP_ERR_CSRF_INVALID' })
+  }
+  const declared = (error as FastifyError).statusCode
+  const statusCode = typeof declared === 'number' && declared >= 400 && declared <= 599 ? declared : 500
+  const detail = development ? `${error.name}: ${error.message}\n${error.stack ?? ''}` : undefined
+  if (statusCode >= 500) {
+    request.log.error({ err: error, event: 'request.failed' }, 'unhandled error')
+    return sendError(request, reply, statusCode, { code: error instanceof AppError ? error.code : 'APP_ERR_INTERNAL', developmentDetail: detail })
+  }
+  request.log.info({ event: 'request.rejected', statusCode, errorCode: code }, 'request rejected')
+  return sendError(request, reply, statusCode, {
+    ...(error instanceof AppError ? { code: error.code, detail: error.message } : {}),
+    developmentDetail: detail
+  })
+}
+
+async function errorHandler (app: FastifyInstance, options: ErrorHandlerOptions): Promise<void> {
+  const development = options.environmentName === 'Development'
+  app.setErrorHandler((error: FastifyError, request, reply) => renderError(development, error, request, reply))
+}
+
+export default fp(errorHandler, { name: 'error-handler' })

@@ -1,0 +1,21 @@
+/**
+ * One completion line per request: method, path without its query string, status, duration and
+ * request id. Fastify's own request logging (which prints the full URL) is turned off in app.ts.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { pathOf } from '../logger.js'
+
+async function requestLogging (app: FastifyInstance): Promise<void> {
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({
+      event: 'request.completed',
+      method: request.method,
+      path: pathOf(request.url),
+      statusCode: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100
+    }, 'request completed')
+  })
+}
+
+export default fp(requestLogging, { name: 'request-logging' })

@@ -1,0 +1,75 @@
+/**
+ * Content negotiation for every error, challenge and forbid response: one place decides between an
+ * HTML page (or redirect) and `application/problem+json` (RFC 9457).
+ */
+import { STATUS_CODES } from 'node:http'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ERRORS, type ErrorCode } from '../errors.js'
+import { errorPage } from '../views/pages.js'
+
+function qualityOf (accept: string, matches: (type: string) => boolean): number {
+  let best = -1
+  for (const range of accept.slice(0, 1024).split(',')) {
+    const [type = '', ...parameters] = range.split(';')
+    if (!matches(type.trim().toLowerCase())) continue
+    let quality = 1
+    for (const parameter of parameters) {
+      const [name, value] = parameter.split('=')
+      if (name?.trim() === 'q' && value !== undefined) quality = Number.parseFloat(value) || 0
+    }
+    best = Math.max(best, quality)
+  }
+  return best
+}
+
+const isJsonType = (type: string): boolean => type === 'application/json' || type === 'application/problem+json' || type === 'application/*'
+const isHtmlType = (type: string): boolean => type === 'text/html' || type === 'text/*' || type === '*/*'
+
+/**
+ * True when the caller wants JSON: a path under `/api/`, `X-Requested-With: XMLHttpRequest`, or
+ * an Accept header that prefers JSON over HTML.
+ */
+export function wantsJson (request: FastifyRequest): boolean {
+  const url = request.url
+  if (url === '/api' || url.startsWith('/api/') || url.startsWith('/api?')) return true
+  if (request.headers['x-requested-with'] === 'XMLHttpRequest') return true
+  const accept = request.headers.accept
+  if (accept === undefined || accept === '') return false
+  const json = qualityOf(accept, isJsonType)
+  return json > 0 && json > qualityOf(accept, isHtmlType)
+}
+
+export function titleOf (statusCode: number): string {
+  return STATUS_CODES[statusCode] ?? 'Error'
+}
+
+export interface ProblemOptions {
+  readonly code?: ErrorCode
+  /** Safe, value-free detail. */
+  readonly detail?: string
+}
+
+/** Sends `application/problem+json` with the request id as an extension member. */
+export function sendProblem (request: FastifyRequest, reply: FastifyReply, statusCode: number, options: ProblemOptions = {}): FastifyReply {
+  const title = options.code === undefined ? titleOf(statusCode) : ERRORS[options.code].title
+  return reply.code(statusCode).type('application/problem+json; charset=utf-8').send(JSON.stringify({
+    type: 'about:blank',
+    title,
+    status: statusCode,
+    ...(options.detail === undefined ? {} : { detail: options.detail }),
+    ...(options.code === undefined ? {} : { code: options.code }),
+    requestId: request.id
+  }))
+}
+
+/** Sends the terminal error page (HTML) or a problem, by negotiation. Never a stack outside Development. */
+export function sendError (request: FastifyRequest, reply: FastifyReply, statusCode: number, options: ProblemOptions & { developmentDetail?: string } = {}): FastifyReply {
+  if (wantsJson(request)) return sendProblem(request, reply, statusCode, options)
+  const title = options.code === undefined ? titleOf(statusCode) : ERRORS[options.code].title
+  return reply.code(statusCode).type('text/html; charset=utf-8').send(errorPage({
+    statusCode,
+    title,
+    requestId: request.id,
+    detail: options.developmentDetail ?? options.detail
+  }))
+}

@@ -1,0 +1,29 @@
+/**
+ * /External/Challenge: validates the provider scheme and the return URL, then starts that
+ * provider's flow. Unknown or missing provider, the Cookies scheme, or a non-local return URL:
+ * 400 safe page, no redirect, no challenge.
+ */
+import type { FastifyInstance } from 'fastify'
+import { isLocalUrl } from '../auth/local-url.js'
+import { sendError } from '../plugins/responses.js'
+import { singleValue } from './account.js'
+
+export default async function externalRoutes (app: FastifyInstance): Promise<void> {
+  app.get('/External/Challenge', { config: { allowAnonymous: true } }, async (request, reply) => {
+    const scheme = singleValue(request.query, 'provider')
+    const provider = typeof scheme === 'string' ? app.authentication.providers.get(scheme) : undefined
+    if (provider === undefined) {
+      request.log.info({ event: 'challenge.rejected', reason: 'unknown_provider' }, 'challenge rejected')
+      return sendError(request, reply, 400, { code: 'APP_ERR_PROVIDER_UNKNOWN', detail: 'The provider is not a registered sign-in provider.' })
+    }
+    const returnUrl = singleValue(request.query, 'returnUrl')
+    if (returnUrl === null || (returnUrl !== undefined && !isLocalUrl(returnUrl))) {
+      request.log.info({ event: 'challenge.rejected', reason: 'return_url' }, 'challenge rejected')
+      return sendError(request, reply, 400, { code: 'APP_ERR_RETURN_URL_INVALID', detail: 'The return URL must be a local path such as /orders?id=1.' })
+    }
+    if (!provider.status().available) {
+      return sendError(request, reply, 503, { code: 'APP_ERR_PROVIDER_UNAVAILABLE', detail: 'The sign-in provider is unavailable right now.' })
+    }
+    return await provider.challenge(request, reply, returnUrl ?? '/')
+  })
+}

@@ -1,0 +1,36 @@
+/**
+ * The starter page `/` (authenticated by the fallback policy: it declares no metadata) and the
+ * terminal error page `/Home/Error/{statusCode?}`.
+ */
+import type { FastifyInstance } from 'fastify'
+import { sendError } from '../plugins/responses.js'
+import { homePage } from '../views/pages.js'
+
+/** `/Home/Error/<n>` answers with n for 400-599, 500 when absent, 400 for anything else. */
+export function errorStatusFrom (segment: string | undefined): number {
+  if (segment === undefined || segment === '') return 500
+  if (!/^\d{3}$/.test(segment)) return 400
+  const status = Number(segment)
+  return status >= 400 && status <= 599 ? status : 400
+}
+
+export default async function homeRoutes (app: FastifyInstance): Promise<void> {
+  app.get('/', async (request, reply) => {
+    const principal = app.session.authenticate(request, reply)
+    if (principal === undefined) {
+      // Only reachable when the fallback is off (the --authProvider none posture).
+      return reply.type('text/html; charset=utf-8').send(homePage({ userName: 'guest', scheme: 'no authentication', claims: [], csrfToken: '' }))
+    }
+    const csrfToken = reply.generateCsrf({ userInfo: principal.ticket.sessionId })
+    return reply.type('text/html; charset=utf-8').send(homePage({
+      userName: principal.name,
+      scheme: principal.ticket.scheme,
+      claims: principal.claims,
+      csrfToken
+    }))
+  })
+
+  app.get<{ Params: { statusCode?: string } }>('/Home/Error/:statusCode?', { config: { allowAnonymous: true } }, async (request, reply) => {
+    return sendError(request, reply, errorStatusFrom(request.params.statusCode))
+  })
+}

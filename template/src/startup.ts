@@ -1,0 +1,27 @@
+/**
+ * What both entry points (server.ts, check-config.ts) share: where the app root is and how
+ * configuration findings are reported.
+ */
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Logger } from 'pino'
+import type { LoadedConfiguration } from './config/load.js'
+
+/** The app root: `src/..` when run with tsx, `dist/..` when built. */
+export const CONTENT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+
+/** Logs unknown keys as warnings and the failures as one structured error; true when valid. */
+export function reportConfiguration (loaded: LoadedConfiguration, logger: Logger): boolean {
+  for (const warning of loaded.warnings) {
+    logger.warn({ event: 'configuration.unknown_key', key: warning.key }, warning.message)
+  }
+  if (loaded.errors.length === 0) return true
+  logger.error({
+    event: 'configuration.invalid',
+    code: 'APP_ERR_CONFIG_INVALID',
+    environment: loaded.environmentName,
+    errors: loaded.errors.map((problem) => problem.message)
+  }, 'configuration is invalid; the application will not start')
+  return false
+}
+

@@ -1,0 +1,34 @@
+/**
+ * HTML with escaping by default: every interpolated value is escaped unless it is already
+ * {@link SafeHtml}. Attribute values must be quoted in templates.
+ */
+export class SafeHtml {
+  readonly value: string
+
+  constructor (value: string) {
+    this.value = value
+  }
+
+  toString (): string {
+    return this.value
+  }
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' }
+
+export function escapeHtml (text: string): string {
+  return text.replace(/[&<>"'`]/g, (character) => ESCAPES[character] ?? character)
+}
+
+function render (value: unknown): string {
+  if (value instanceof SafeHtml) return value.value
+  if (Array.isArray(value)) return value.map(render).join('')
+  if (value === undefined || value === null || value === false) return ''
+  return escapeHtml(String(value))
+}
+
+export function html (strings: TemplateStringsArray, ...values: unknown[]): SafeHtml {
+  let out = strings[0] ?? ''
+  for (let index = 0; index < values.length; index++) out += render(values[index]) + (strings[index + 1] ?? '')
+  return new SafeHtml(out)
+}

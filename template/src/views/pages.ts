@@ -1,0 +1,110 @@
+/**
+ * The application's pages. Plain functions from data to HTML; no request objects. Inline scripts
+ * and styles are absent so the strict Content-Security-Policy holds.
+ */
+import type { Claim } from '../auth/principal.js'
+import { html, type SafeHtml } from './html.js'
+
+export const APPLICATION_TITLE = 'ProjectTemplate'
+
+export interface LayoutOptions {
+  readonly title: string
+  readonly userName?: string | undefined
+}
+
+export function layout (options: LayoutOptions, body: SafeHtml): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${options.title} - ${APPLICATION_TITLE}</title>
+<link rel="stylesheet" href="/css/site.css">
+<link rel="icon" href="/favicon.ico">
+</head>
+<body>
+<header><a class="brand" href="/">${APPLICATION_TITLE}</a>${options.userName === undefined ? '' : html`<span class="user">Signed in as ${options.userName}</span>`}</header>
+<main>
+${body}
+</main>
+</body>
+</html>
+`.value
+}
+
+export interface LoginProvider {
+  readonly scheme: string
+  readonly displayName: string
+  readonly available: boolean
+}
+
+export interface LoginPageModel {
+  readonly providers: readonly LoginProvider[]
+  readonly returnUrl?: string | undefined
+  /** A fixed, safe message after a failed sign-in flow. */
+  readonly failureMessage?: string | undefined
+}
+
+export const NO_PROVIDER_STATEMENT = 'No sign-in provider is configured for this application.'
+
+export function loginPage (model: LoginPageModel): string {
+  const failure = model.failureMessage === undefined ? '' : html`<p class="alert" role="alert">${model.failureMessage}</p>`
+  if (model.providers.length === 0) {
+    return layout({ title: 'Sign in' }, html`<h1>Sign in</h1>
+${failure}
+<p id="no-provider">${NO_PROVIDER_STATEMENT}</p>
+<p>An operator enables an external provider (OpenID Connect, SAML2 or an OAuth vendor) in configuration; see docs/providers.md.</p>`)
+  }
+  const items = model.providers.map((provider) => {
+    const query = new URLSearchParams({ provider: provider.scheme })
+    if (model.returnUrl !== undefined) query.set('returnUrl', model.returnUrl)
+    return provider.available
+      ? html`<li><a class="provider" data-provider="${provider.scheme}" href="/External/Challenge?${query.toString()}">${provider.displayName}</a></li>`
+      : html`<li><span class="provider unavailable" data-provider="${provider.scheme}">${provider.displayName} (unavailable)</span></li>`
+  })
+  return layout({ title: 'Sign in' }, html`<h1>Sign in</h1>
+${failure}
+<p>Choose how to sign in:</p>
+<ul class="providers">${items}</ul>`)
+}
+
+export function accessDeniedPage (userName: string | undefined): string {
+  return layout({ title: 'Access denied', userName }, html`<h1>Access denied</h1>
+<p>You do not have permission to view this resource.</p>
+<p><a href="/">Return to the start page</a></p>`)
+}
+
+export interface ErrorPageModel {
+  readonly statusCode: number
+  readonly title: string
+  readonly requestId: string
+  /** Development only: the exception detail. */
+  readonly detail?: string | undefined
+}
+
+export function errorPage (model: ErrorPageModel): string {
+  return layout({ title: model.title }, html`<h1>${model.statusCode} ${model.title}</h1>
+<p>The request could not be completed.</p>
+<p>Request id: <code id="request-id">${model.requestId}</code></p>
+${model.detail === undefined ? '' : html`<pre class="detail">${model.detail}</pre>`}
+<p><a href="/">Return to the start page</a></p>`)
+}
+
+export interface HomePageModel {
+  readonly userName: string
+  readonly scheme: string
+  readonly claims: readonly Claim[]
+  readonly csrfToken: string
+}
+
+export function homePage (model: HomePageModel): string {
+  const rows = model.claims.map((claim) => html`<tr><td>${claim.type}</td><td>${claim.value}</td><td>${claim.issuer}</td></tr>`)
+  return layout({ title: 'Home', userName: model.userName }, html`<h1>Welcome, <span id="user-name">${model.userName}</span></h1>
+<p>Signed in with ${model.scheme}.</p>
+<h2>Your claims</h2>
+<table class="claims"><thead><tr><th>Type</th><th>Value</th><th>Issuer</th></tr></thead><tbody>${rows}</tbody></table>
+<form method="post" action="/Account/Logout">
+<input type="hidden" name="__RequestVerificationToken" value="${model.csrfToken}">
+<button type="submit" id="logout">Sign out</button>
+</form>`)
+}

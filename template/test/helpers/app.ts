@@ -1,0 +1,131 @@
+/**
+ * Test helpers: build the real app from real configuration loading (settings become environment
+ * variables, the same path operators use), capture its log lines, and sign a user in through a
+ * test-only identity flow registered by the test itself (never shipped in the app).
+ */
+import { randomBytes } from 'node:crypto'
+import { Writable } from 'node:stream'
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { createKeyRing, type KeyRing } from '../../src/auth/key-ring.js'
+import type { Claim } from '../../src/auth/principal.js'
+import { loadConfiguration, type LoadedConfiguration } from '../../src/config/load.js'
+import { ROOT_KEY } from '../../src/config/schema.js'
+import { createLogger } from '../../src/logger.js'
+
+export const TEMPLATE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+/** Collects pino's JSON lines. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = []
+
+  override _write (chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    for (const line of chunk.toString('utf8').split('\n')) if (line !== '') this.lines.push(line)
+    callback()
+  }
+
+  text (): string {
+    return this.lines.join('\n')
+  }
+
+  records (): Array<Record<string, unknown>> {
+    return this.lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+  }
+
+  events (event: string): Array<Record<string, unknown>> {
+    return this.records().filter((record) => record.event === event)
+  }
+}
+
+type Settings = { [key: string]: string | number | boolean | string[] | Settings }
+
+/** `{ Authentication: { Enabled: false } }` -> `ProjectTemplate__Authentication__Enabled=false`. */
+export function settingsToEnv (settings: Settings, prefix = ROOT_KEY): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(settings)) {
+    const name = `${prefix}__${key}`
+    if (Array.isArray(value)) value.forEach((item, index) => { env[`${name}__${index}`] = item })
+    else if (typeof value === 'object') Object.assign(env, settingsToEnv(value, name))
+    else env[name] = String(value)
+  }
+  return env
+}
+
+export interface TestAppOptions {
+  /** Settings under `ProjectTemplate`, applied as environment variables. */
+  readonly settings?: Settings
+  /** NODE_ENV value (default: unset -> Production). */
+  readonly nodeEnv?: string
+  readonly keyRing?: KeyRing
+  /** Registers the test-only sign-in route before ready(). Default true. */
+  readonly testSignIn?: boolean
+  /** Called with the app before ready() (register routes, policies, evaluators). */
+  readonly configure?: (app: FastifyInstance) => void | Promise<void>
+}
+
+export interface TestApp {
+  readonly app: FastifyInstance
+  readonly logs: LogCapture
+  readonly loaded: LoadedConfiguration
+  readonly keyRing: KeyRing
+}
+
+export const TEST_SIGN_IN_PATH = '/test-only/sign-in'
+
+export function testKeyRing (): KeyRing {
+  return createKeyRing([randomBytes(32)])
+}
+
+export function loadTestConfiguration (options: Pick<TestAppOptions, 'settings' | 'nodeEnv'> = {}): LoadedConfiguration {
+  const env: NodeJS.ProcessEnv = { ...settingsToEnv(options.settings ?? {}), XDG_CONFIG_HOME: '/nonexistent-test-config' }
+  if (options.nodeEnv !== undefined) env.NODE_ENV = options.nodeEnv
+  return loadConfiguration({ env, contentRoot: TEMPLATE_ROOT })
+}
+
+export async function buildTestApp (options: TestAppOptions = {}): Promise<TestApp> {
+  const loaded = loadTestConfiguration(options)
+  if (loaded.errors.length > 0) throw new Error(`test configuration invalid: ${loaded.errors.map((e) => e.message).join(' ')}`)
+  const logs = new LogCapture()
+  const keyRing = options.keyRing ?? testKeyRing()
+  const app = await buildApp({
+    config: loaded.config,
+    environmentName: loaded.environmentName,
+    contentRoot: TEMPLATE_ROOT,
+    logger: createLogger('debug', logs),
+    keyRing
+  })
+  if (options.testSignIn !== false) {
+    app.post<{ Body: { claims: Claim[], scheme?: string } }>(TEST_SIGN_IN_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
+      reply.signIn({ scheme: request.body.scheme ?? 'TestFlow', claims: request.body.claims })
+      return reply.code(204).send()
+    })
+  }
+  await options.configure?.(app)
+  await app.ready()
+  return { app, logs, loaded, keyRing }
+}
+
+/** Cookies from Set-Cookie headers whose value is non-empty, as a Cookie header value. */
+export function cookieHeaderFrom (response: LightMyRequestResponse): string {
+  return response.cookies.filter((cookie) => cookie.value !== '').map((cookie) => `${cookie.name}=${cookie.value}`).join('; ')
+}
+
+export const claim = (type: string, value: string, issuer = 'TestFlow'): Claim => ({ type, value, issuer })
+
+/** Signs a principal in through the test-only flow and returns its Cookie header. */
+export async function signIn (app: FastifyInstance, claims: Claim[]): Promise<string> {
+  const response = await app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims } })
+  if (response.statusCode !== 204) throw new Error(`test sign-in failed with ${response.statusCode}`)
+  return cookieHeaderFrom(response)
+}
+
+export const standardUser = (): Claim[] => [
+  claim('application:subject', 'user-1'),
+  claim('application:name', 'Ada Lovelace'),
+  claim('application:email', 'ada@example.test'),
+  claim('application:role', 'Reader'),
+  claim('application:group', 'engineering'),
+  claim('application:permission', 'application.read')
+]
