@@ -78,8 +78,22 @@ export function testKeyRing (): KeyRing {
   return createKeyRing([randomBytes(32)])
 }
 
+/**
+ * The closed-by-default posture, applied under every test's own settings so that the suite means
+ * the same thing whichever posture appsettings.json was generated with (test/posture.test.ts
+ * checks the shipped file itself).
+ */
+export const CLOSED_POSTURE: Settings = {
+  Authentication: { Enabled: true, Cookie: { Enabled: true } },
+  Authorization: { RequireAuthenticatedUserByDefault: true }
+}
+
 export function loadTestConfiguration (options: Pick<TestAppOptions, 'settings' | 'nodeEnv'> = {}): LoadedConfiguration {
-  const env: NodeJS.ProcessEnv = { ...settingsToEnv(options.settings ?? {}), XDG_CONFIG_HOME: '/nonexistent-test-config' }
+  const env: NodeJS.ProcessEnv = {
+    ...settingsToEnv(CLOSED_POSTURE),
+    ...settingsToEnv(options.settings ?? {}),
+    XDG_CONFIG_HOME: '/nonexistent-test-config'
+  }
   if (options.nodeEnv !== undefined) env.NODE_ENV = options.nodeEnv
   return loadConfiguration({ env, contentRoot: TEMPLATE_ROOT })
 }
