@@ -1,18 +1,14 @@
 /**
- * Sealing and opening the session ticket: AES-256-GCM (Node's crypto, synchronous, no per-request
- * key derivation) over a compact JSON form. Why not a library: docs/security.md, "Cookie format".
- *
- * Sealed form: `<key id>.<base64url(iv[12] | ciphertext | tag[16])>`, additional data = purpose.
+ * Sealing and opening the session ticket: a compact JSON form sealed with AES-256-GCM
+ * (authenticated-encryption.ts). Why not a library: docs/security.md, "Cookie format".
  * Anything that fails to parse, authenticate, decode or is expired opens as `undefined`.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { openBytes, sealBytes } from './authenticated-encryption.js'
 import type { KeyRing } from './key-ring.js'
 import type { AuthenticationTicket, Claim } from './principal.js'
 
 const FORMAT_VERSION = 1
 const AAD = Buffer.from('ProjectTemplate.Web.Authentication.v1')
-const IV_BYTES = 12
-const TAG_BYTES = 16
 /** Longer sealed values are refused before any work (8 chunks of cookie). */
 export const MAX_SEALED_LENGTH = 32_768
 
@@ -69,31 +65,7 @@ export function sealTicket (ticket: AuthenticationTicket, ring: KeyRing): string
     c: compactClaims(ticket.claims),
     ...(ticket.tokens === undefined ? {} : { tk: { ...ticket.tokens } })
   }
-  const iv = randomBytes(IV_BYTES)
-  const cipher = createCipheriv('aes-256-gcm', ring.sealing.key, iv)
-  cipher.setAAD(AAD)
-  const body = Buffer.concat([iv, cipher.update(JSON.stringify(compact), 'utf8'), cipher.final(), cipher.getAuthTag()])
-  return `${ring.sealing.id}.${body.toString('base64url')}`
-}
-
-function decrypt (sealed: string, ring: KeyRing): Buffer | undefined {
-  if (sealed.length > MAX_SEALED_LENGTH) return undefined
-  const dot = sealed.indexOf('.')
-  if (dot !== 8) return undefined
-  const key = ring.opening.get(sealed.slice(0, dot))
-  if (key === undefined) return undefined
-  const encoded = sealed.slice(dot + 1)
-  const body = Buffer.from(encoded, 'base64url')
-  // Node's decoder skips foreign characters and ignores padding bits: insist on the canonical form.
-  if (body.length < IV_BYTES + TAG_BYTES + 2 || body.toString('base64url') !== encoded) return undefined
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', key.key, body.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES })
-    decipher.setAAD(AAD)
-    decipher.setAuthTag(body.subarray(body.length - TAG_BYTES))
-    return Buffer.concat([decipher.update(body.subarray(IV_BYTES, body.length - TAG_BYTES)), decipher.final()])
-  } catch {
-    return undefined
-  }
+  return sealBytes(JSON.stringify(compact), ring, AAD)
 }
 
 function isStringRecord (value: unknown): value is Record<string, string> {
@@ -103,7 +75,7 @@ function isStringRecord (value: unknown): value is Record<string, string> {
 
 /** Opens a sealed ticket; undefined when it is not authentic, not well formed or expired. */
 export function openTicket (sealed: string, ring: KeyRing, nowSeconds: number): AuthenticationTicket | undefined {
-  const plain = decrypt(sealed, ring)
+  const plain = openBytes(sealed, ring, AAD, MAX_SEALED_LENGTH)
   if (plain === undefined) return undefined
   let parsed: Partial<CompactTicket>
   try {
