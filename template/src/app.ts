@@ -3,7 +3,7 @@
  * ordered as the security argument reads: logging and error rendering, cookies and body parsing,
  * security headers, static files (ahead of routing, outside authorization), session,
  * authentication schemes, anti-forgery, authorization (fallback policy, not-found), external
- * providers, then the routes. It never reads process.env.
+ * sign-in (correlation, completion) and the enabled providers, then the routes. It never reads process.env.
  */
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
@@ -16,6 +16,8 @@ import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
 import csrf from './plugins/csrf.js'
 import errorHandler, { renderError } from './plugins/error-handler.js'
+import externalProviders from './plugins/external-providers.js'
+import externalSignIn from './plugins/external-sign-in.js'
 import requestLogging from './plugins/request-logging.js'
 import securityHeaders from './plugins/security-headers.js'
 import session, { sessionCookieSettings } from './plugins/session.js'
@@ -93,6 +95,8 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
   await app.register(authentication, { config })
   await app.register(csrf, { keyRing, secure: sessionCookieSettings(config, environmentName).options.secure === true })
   await app.register(authorization, { config, environmentName })
+  await app.register(externalSignIn, { config, environmentName, keyRing })
+  await app.register(externalProviders, { config, environmentName, keyRing })
 
   await app.register(homeRoutes)
   await app.register(accountRoutes)

@@ -46,7 +46,7 @@ function vendor (name: 'VendorA' | 'VendorB' | 'VendorC', callbackPath: string, 
     UsePkce: Type.Boolean({ default: true, description: 'Extension. Sends a PKCE S256 code challenge. Turn off only for a provider that rejects PKCE.' }),
     ClaimMappings: Type.Record(Type.String(), Type.String(), {
       default: {},
-      description: 'Extension. Maps user-information JSON fields to claim types, for example { "login": "name" }. Merged over the defaults (id/sub -> sub, name, email, login).'
+      description: 'Extension. Maps user-information fields (provider claim names) to application claim types, for example { "login": "name" }. Merged over the default table and the vendor defaults (id -> subject, login -> name).'
     })
   }, { additionalProperties: false, default: {} })
 }
