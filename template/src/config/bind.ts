@@ -90,11 +90,12 @@ function coerce (context: BindContext, schema: SchemaNode, path: string, raw: Sc
 
 function bindArray (context: BindContext, schema: SchemaNode, path: string): unknown[] {
   const children = childKeys(context, path)
+  // A scalar at the array's own path is a mistake even when a lower layer holds elements.
+  if (context.flat.has(path.toLowerCase())) {
+    context.consumed.add(path.toLowerCase())
+    context.errors.push({ key: path, message: `${path} must be an array (in environment variables: ${path.split(':').join('__')}__0, __1, ...).` })
+  }
   if (children.size === 0) {
-    if (context.flat.has(path.toLowerCase())) {
-      context.consumed.add(path.toLowerCase())
-      context.errors.push({ key: path, message: `${path} must be an array (in environment variables: ${path.split(':').join('__')}__0, __1, ...).` })
-    }
     const fallback = Array.isArray(schema.default) ? schema.default as unknown[] : []
     return schema.items?.[SECRET_KEYWORD] === true ? fallback.map((value) => new Secret(String(value))) : structuredClone(fallback)
   }
@@ -120,10 +121,15 @@ function markConsumed (context: BindContext, path: string): void {
 }
 
 function bindRecord (context: BindContext, schema: SchemaNode, path: string): Record<string, unknown> {
+  // Map keys may themselves contain colons (claim names such as `urn:oid:...`): the whole
+  // remainder of the path is the key.
   const valueSchema = Object.values(schema.patternProperties ?? {})[0] ?? { type: 'string' }
+  const prefix = `${path.toLowerCase()}:`
   const result: Record<string, unknown> = {}
-  for (const segment of childKeys(context, path).values()) {
-    result[segment] = bindScalar(context, valueSchema, `${path}:${segment}`)
+  for (const [key, entry] of context.flat) {
+    if (!key.startsWith(prefix)) continue
+    const name = entry.path.slice(prefix.length)
+    result[name] = bindScalar(context, valueSchema, `${path}:${name}`)
   }
   return result
 }
