@@ -35,13 +35,15 @@ export function announcedChunks (mainValue: string): number {
 }
 
 /**
- * Reassembles the value from the request's cookies; undefined when absent or when any chunk is
- * missing or empty (a partial ticket never opens).
+ * Reassembles the value from the request's cookies; undefined when absent, when any chunk is
+ * missing or empty, or when a chunk beyond the announced count is present (a partial or padded
+ * ticket never opens).
  */
 export function joinCookieValue (cookies: Readonly<Record<string, string | undefined>>, name: string): string | undefined {
   const main = cookies[name]
   if (main === undefined || main === '') return undefined
   const count = announcedChunks(main)
+  if (cookies[chunkName(name, Math.max(count, 0) + 1)] !== undefined) return undefined
   if (count === 0) return main
   if (count < 0) return undefined
   let value = ''

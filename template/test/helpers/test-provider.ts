@@ -1,0 +1,32 @@
+/**
+ * A provider registered through the real registration API by tests only: its challenge seals a
+ * real correlation cookie and redirects to a fictitious IdP; its callback takes the flow and
+ * completes sign-in through the real completion path (normalization, session, return URL).
+ */
+import type { FastifyInstance } from 'fastify'
+
+export const TEST_PROVIDER = 'TestIdP'
+export const TEST_PROVIDER_CALLBACK = '/signin-testidp'
+export const TEST_IDP_AUTHORIZE = 'https://idp.invalid/authorize'
+
+export function registerTestProvider (app: FastifyInstance): void {
+  app.authentication.registerProvider({
+    scheme: TEST_PROVIDER,
+    displayName: 'Test IdP',
+    paths: [TEST_PROVIDER_CALLBACK],
+    status: () => ({ available: true }),
+    challenge (_request, reply, returnUrl) {
+      const flowId = app.externalSignIn.beginFlow(reply, TEST_PROVIDER, returnUrl, {})
+      return reply.redirect(`${TEST_IDP_AUTHORIZE}?state=${flowId}`, 302)
+    }
+  })
+  app.get<{ Querystring: { state?: string, sub?: string } }>(TEST_PROVIDER_CALLBACK, { config: { allowAnonymous: true } }, async (request, reply) => {
+    const flow = app.externalSignIn.takeFlow(request, reply, TEST_PROVIDER, request.query.state)
+    if (flow === undefined) return app.externalSignIn.fail(request, reply, TEST_PROVIDER, 'correlation')
+    return app.externalSignIn.complete(request, reply, {
+      scheme: TEST_PROVIDER,
+      claims: [{ type: 'sub', value: request.query.sub ?? 'user-1', issuer: TEST_PROVIDER }],
+      returnUrl: flow.returnUrl
+    })
+  })
+}
