@@ -1,0 +1,89 @@
+/**
+ * Key rotation (old key opens while listed, not after removal) and the __Host- attributes on every
+ * Set-Cookie of the session and its chunks in every environment but the Development override.
+ */
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { createKeyRing } from '../../src/auth/key-ring.js'
+import { buildTestApp, claim, signIn, standardUser, TEST_SIGN_IN_PATH } from '../helpers/app.js'
+
+const COOKIE = '__Host-ProjectTemplate.Web.Authentication'
+
+describe('key rotation', () => {
+  test('a ticket sealed with the old key opens after a new key is put first, and not after the old key is removed', async () => {
+    const oldKey = randomBytes(32)
+    const newKey = randomBytes(32)
+    const before = await buildTestApp({ keyRing: createKeyRing([oldKey]) })
+    const cookie = await signIn(before.app, standardUser())
+    await before.app.close()
+
+    const rotated = await buildTestApp({ keyRing: createKeyRing([newKey, oldKey]) })
+    assert.equal((await rotated.app.inject({ url: '/api/application-information', headers: { cookie } })).statusCode, 200)
+    const fresh = await signIn(rotated.app, standardUser())
+    await rotated.app.close()
+
+    const retired = await buildTestApp({ keyRing: createKeyRing([newKey]) })
+    assert.equal((await retired.app.inject({ url: '/api/application-information', headers: { cookie } })).statusCode, 401)
+    assert.equal((await retired.app.inject({ url: '/api/application-information', headers: { cookie: fresh } })).statusCode, 200, 'tickets sealed with the new key still open')
+    await retired.app.close()
+  })
+
+  test('keys configured as DataProtection:Keys rotate the same way', async () => {
+    const oldKey = randomBytes(32).toString('base64')
+    const newKey = randomBytes(32).toString('base64')
+    const before = await buildTestApp({ settings: { DataProtection: { Keys: [oldKey] } } })
+    const cookie = await signIn(before.app, standardUser())
+    await before.app.close()
+    const rotated = await buildTestApp({ settings: { DataProtection: { Keys: [newKey, oldKey] } } })
+    assert.equal((await rotated.app.inject({ url: '/api/application-information', headers: { cookie } })).statusCode, 200)
+    await rotated.app.close()
+    const retired = await buildTestApp({ settings: { DataProtection: { Keys: [newKey] } } })
+    assert.equal((await retired.app.inject({ url: '/api/application-information', headers: { cookie } })).statusCode, 401)
+    await retired.app.close()
+  })
+})
+
+describe('__Host- attributes on every session Set-Cookie', () => {
+  const manyGroups = Array.from({ length: 300 }, (_, index) => claim('application:group', `group-${index}-${'g'.repeat(16)}`))
+  for (const nodeEnv of [undefined, 'production', 'staging', 'development']) {
+    test(`environment ${nodeEnv ?? '(unset)'}: sign-in, chunks and sign-out cookies keep the prefix and attributes`, async () => {
+      const t = await buildTestApp(nodeEnv === undefined ? {} : { nodeEnv })
+      const signInResponse = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: [...standardUser(), ...manyGroups] } })
+      const sessionCookies = signInResponse.headers['set-cookie']
+      const list = (Array.isArray(sessionCookies) ? sessionCookies : [String(sessionCookies)]).filter((line) => line.includes('Web.Authentication'))
+      assert.ok(list.length >= 3, 'main cookie plus chunks')
+      const cookie = signInResponse.cookies.map((c) => `${c.name}=${c.value}`).join('; ')
+      const home = await t.app.inject({ url: '/', headers: { cookie } })
+      const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(home.body)?.[1] ?? ''
+      const csrf = home.cookies.map((c) => `${c.name}=${c.value}`).join('; ')
+      const logout = await t.app.inject({ method: 'POST', url: '/Account/Logout', headers: { cookie: `${cookie}; ${csrf}` }, payload: { __RequestVerificationToken: token } })
+      assert.equal(logout.statusCode, 302)
+      const logoutCookies = logout.headers['set-cookie']
+      const deleted = (Array.isArray(logoutCookies) ? logoutCookies : [String(logoutCookies)])
+      assert.equal(deleted.length, list.length, 'sign-out deletes the main cookie and every chunk')
+      for (const line of [...list, ...deleted]) {
+        const [nameValue = '', ...attributes] = line.split(';').map((part) => part.trim())
+        assert.ok(nameValue.startsWith(COOKIE), line)
+        const lower = attributes.map((attribute) => attribute.toLowerCase())
+        assert.ok(lower.includes('secure'), `Secure: ${line}`)
+        assert.ok(lower.includes('httponly'), `HttpOnly: ${line}`)
+        assert.ok(lower.includes('samesite=lax'), `SameSite=Lax: ${line}`)
+        assert.ok(lower.includes('path=/'), `Path=/: ${line}`)
+        assert.ok(!lower.some((attribute) => attribute.startsWith('domain')), `no Domain: ${line}`)
+      }
+      await t.app.close()
+    })
+  }
+
+  test('only the Development AllowInsecureHttp override drops the prefix and Secure', async () => {
+    const t = await buildTestApp({ nodeEnv: 'development', settings: { Authentication: { Cookie: { AllowInsecureHttp: true } } } })
+    const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
+    const line = String(response.headers['set-cookie'])
+    assert.match(line, /^\.ProjectTemplate\.Web\.Authentication=/)
+    assert.doesNotMatch(line, /;\s*Secure/i)
+    assert.match(line, /HttpOnly/)
+    assert.match(line, /SameSite=Lax/)
+    await t.app.close()
+  })
+})
