@@ -45,9 +45,15 @@ async function main (): Promise<void> {
       process.exit(1)
     }, SHUTDOWN_TIMEOUT_MS)
     timer.unref()
+    // close() drops connections idle at that moment; a keep-alive connection whose in-flight
+    // request finishes afterwards would hold the server open until the timeout, so sweep again.
+    const sweep = setInterval(() => { app.server.closeIdleConnections() }, 100)
+    sweep.unref()
     app.close().then(() => {
+      clearInterval(sweep)
       logger.info({ event: 'server.closed' }, 'server closed')
     }, (error: unknown) => {
+      clearInterval(sweep)
       logger.error({ err: error, event: 'server.close_failed' }, 'graceful shutdown failed')
       process.exitCode = 1
     })
