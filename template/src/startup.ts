@@ -24,4 +24,3 @@ export function reportConfiguration (loaded: LoadedConfiguration, logger: Logger
   }, 'configuration is invalid; the application will not start')
   return false
 }
-

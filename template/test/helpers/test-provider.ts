@@ -9,23 +9,23 @@ export const TEST_PROVIDER = 'TestIdP'
 export const TEST_PROVIDER_CALLBACK = '/signin-testidp'
 export const TEST_IDP_AUTHORIZE = 'https://idp.invalid/authorize'
 
-export function registerTestProvider (app: FastifyInstance): void {
+export function registerTestProvider (app: FastifyInstance, scheme = TEST_PROVIDER, callbackPath = TEST_PROVIDER_CALLBACK): void {
   app.authentication.registerProvider({
-    scheme: TEST_PROVIDER,
-    displayName: 'Test IdP',
-    paths: [TEST_PROVIDER_CALLBACK],
+    scheme,
+    displayName: `Test IdP ${scheme}`,
+    paths: [callbackPath],
     status: () => ({ available: true }),
     challenge (_request, reply, returnUrl) {
-      const flowId = app.externalSignIn.beginFlow(reply, TEST_PROVIDER, returnUrl, {})
+      const flowId = app.externalSignIn.beginFlow(reply, scheme, returnUrl, {})
       return reply.redirect(`${TEST_IDP_AUTHORIZE}?state=${flowId}`, 302)
     }
   })
-  app.get<{ Querystring: { state?: string, sub?: string } }>(TEST_PROVIDER_CALLBACK, { config: { allowAnonymous: true } }, async (request, reply) => {
-    const flow = app.externalSignIn.takeFlow(request, reply, TEST_PROVIDER, request.query.state)
-    if (flow === undefined) return app.externalSignIn.fail(request, reply, TEST_PROVIDER, 'correlation')
+  app.get<{ Querystring: { state?: string, sub?: string } }>(callbackPath, { config: { allowAnonymous: true } }, async (request, reply) => {
+    const flow = app.externalSignIn.takeFlow(request, reply, scheme, request.query.state)
+    if (flow === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
     return app.externalSignIn.complete(request, reply, {
-      scheme: TEST_PROVIDER,
-      claims: [{ type: 'sub', value: request.query.sub ?? 'user-1', issuer: TEST_PROVIDER }],
+      scheme,
+      claims: [{ type: 'sub', value: request.query.sub ?? 'user-1', issuer: scheme }],
       returnUrl: flow.returnUrl
     })
   })

@@ -27,7 +27,7 @@ function assertNotEmitted (response: LightMyRequestResponse, value: string): voi
 
 describe('return URL corpus', () => {
   let t: TestApp
-  before(async () => { t = await buildTestApp({ configure: registerTestProvider }) })
+  before(async () => { t = await buildTestApp({ configure: (app) => { registerTestProvider(app) } }) })
   after(async () => { await t.app.close() })
 
   test('the corpora are large enough and classified as the rule says', () => {
