@@ -7,6 +7,9 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { KeyRing } from '../auth/key-ring.js'
 import { PROVIDER_NAMES, type ApplicationConfiguration, type ProviderName } from '../config/schema.js'
+import { registerVendor } from './providers/oauth-vendors.js'
+import { registerOpenIdConnect } from './providers/openid-connect.js'
+import { registerSaml2 } from './providers/saml2.js'
 
 export interface ProviderRegistrationOptions {
   readonly name: ProviderName
@@ -19,7 +22,13 @@ export interface ProviderRegistrationOptions {
 export type ProviderRegistration = (app: FastifyInstance, options: ProviderRegistrationOptions) => Promise<void>
 
 /** The handler of each provider slot. */
-const REGISTRATIONS: Partial<Record<ProviderName, ProviderRegistration>> = {}
+const REGISTRATIONS: Partial<Record<ProviderName, ProviderRegistration>> = {
+  OpenIdConnect: registerOpenIdConnect,
+  Saml2: registerSaml2,
+  VendorA: registerVendor,
+  VendorB: registerVendor,
+  VendorC: registerVendor
+}
 
 export interface ExternalProvidersOptions {
   readonly config: ApplicationConfiguration

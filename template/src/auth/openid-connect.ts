@@ -1,0 +1,299 @@
+/**
+ * OpenID Connect relying party (auth-contract.md, "Providers:OpenIdConnect"; issue 3), built on
+ * openid-client 6 without Fastify types: discovery with a timeout, the authorization request
+ * (code flow, PKCE S256, state, nonce), the callback (token exchange, ID token validation with
+ * the signature checked and the algorithm pinned, userinfo merged) and the flattening of claims.
+ *
+ * openid-client's defaults this module changes on purpose:
+ * - it skips the ID token signature for tokens from the token endpoint: `enableNonRepudiationChecks`
+ *   turns the check on (keys from the provider's `jwks_uri`);
+ * - it accepts any algorithm the provider advertises: `id_token_signed_response_alg` pins one;
+ * - it does not refuse an `iat` in the future: {@link MAX_IAT_SKEW_SECONDS} does.
+ */
+import * as client from 'openid-client'
+import type { Claim } from './principal.js'
+import type { Secret } from '../config/secret.js'
+
+/** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
+export const OUTBOUND_TIMEOUT_SECONDS = 10
+/** Allowed clock difference for `exp`, `nbf` and `iat` (seconds). */
+export const CLOCK_TOLERANCE_SECONDS = 60
+/** An ID token issued further in the future than this is refused. */
+export const MAX_IAT_SKEW_SECONDS = CLOCK_TOLERANCE_SECONDS
+
+/** Protocol claims of the ID token that describe the token, not the user; not kept as user claims. */
+const PROTOCOL_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'nonce', 'at_hash', 'c_hash', 's_hash', 'azp', 'auth_time', 'jti', 'sid'])
+
+export interface OpenIdConnectSettings {
+  /** Issuer URL (`Authority`). */
+  readonly authority: string
+  readonly clientId: string
+  /** Revealed only inside the token request. */
+  readonly clientSecret: Secret
+  readonly idTokenSignedResponseAlg: string
+  /**
+   * DANGEROUS: allows http to the provider. Only for an http Authority on a loopback host in
+   * Development (startup validation rejects http anywhere else).
+   */
+  readonly allowInsecureRequests: boolean
+  readonly timeoutSeconds?: number
+}
+
+/**
+ * Failure classes of a callback, logged as `failure` (never with a code, token or secret):
+ * `token` (token endpoint error or unreachable), `id_token` and the more specific `nonce`,
+ * `issuer`, `audience`, `expired`, `signature`, and `userinfo`.
+ */
+export type OpenIdConnectFailure = 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'userinfo'
+
+/** A coded failure; `cause` holds the library error for the log's error name and code only. */
+export class OpenIdConnectError extends Error {
+  readonly failure: OpenIdConnectFailure
+  readonly code: string | undefined
+
+  constructor (failure: OpenIdConnectFailure, code: string | undefined, options?: ErrorOptions) {
+    super(`OpenID Connect sign-in failed (${failure})`, options)
+    this.name = 'OpenIdConnectError'
+    this.failure = failure
+    this.code = code
+  }
+}
+
+/**
+ * Client authentication at the token endpoint with the client secret, revealed at the moment the
+ * request is built: client_secret_basic unless the provider supports only client_secret_post.
+ */
+function clientSecretAuthentication (secret: Secret): client.ClientAuth {
+  return (as, metadata, body, headers) => {
+    const methods = as.token_endpoint_auth_methods_supported
+    const usePost = Array.isArray(methods) && !methods.includes('client_secret_basic') && methods.includes('client_secret_post')
+    const method = usePost ? client.ClientSecretPost(secret.reveal()) : client.ClientSecretBasic(secret.reveal())
+    method(as, metadata, body, headers)
+  }
+}
+
+/** Fetches `<Authority>/.well-known/openid-configuration` and prepares the client. */
+export async function discoverProvider (settings: OpenIdConnectSettings): Promise<client.Configuration> {
+  const execute = [client.enableNonRepudiationChecks]
+  if (settings.allowInsecureRequests) execute.push(client.allowInsecureRequests)
+  return await client.discovery(
+    new URL(settings.authority),
+    settings.clientId,
+    {
+      id_token_signed_response_alg: settings.idTokenSignedResponseAlg,
+      [client.clockTolerance]: CLOCK_TOLERANCE_SECONDS
+    },
+    clientSecretAuthentication(settings.clientSecret),
+    { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS }
+  )
+}
+
+/** Builds the authorization URL (response_type code, PKCE S256, state, nonce). */
+export async function buildAuthorizationRequest (config: client.Configuration, options: {
+  readonly redirectUri: string
+  readonly scopes: readonly string[]
+  readonly state: string
+  readonly nonce: string
+  readonly codeVerifier: string
+}): Promise<URL> {
+  return client.buildAuthorizationUrl(config, {
+    response_type: 'code',
+    redirect_uri: options.redirectUri,
+    scope: options.scopes.join(' '),
+    state: options.state,
+    nonce: options.nonce,
+    code_challenge: await client.calculatePKCECodeChallenge(options.codeVerifier),
+    code_challenge_method: 'S256'
+  })
+}
+
+/** Fresh nonce and PKCE verifier for one flow. */
+export function newCorrelationValues (): { nonce: string, codeVerifier: string } {
+  return { nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier() }
+}
+
+export interface CallbackResult {
+  /** ID token claims merged with userinfo, flattened; protocol claims left out. */
+  readonly claims: Claim[]
+  /** Raw tokens, for SaveTokens. */
+  readonly tokens: Record<string, string>
+}
+
+function isNetworkFailure (error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  if (code === 'OAUTH_TIMEOUT' || code === 'OAUTH_ABORT') return true
+  return error instanceof TypeError
+}
+
+/** Maps an openid-client error thrown by the code grant to a failure class. */
+export function classifyGrantError (error: unknown): OpenIdConnectFailure {
+  if (error instanceof client.ResponseBodyError || isNetworkFailure(error)) return 'token'
+  const code = (error as { code?: unknown } | null)?.code
+  const cause = (error as { cause?: unknown } | null)?.cause as { code?: unknown, cause?: { claim?: unknown } } | undefined
+  const claim = cause?.cause?.claim
+  switch (code) {
+    case 'OAUTH_RESPONSE_IS_NOT_CONFORM':
+    case 'OAUTH_RESPONSE_IS_NOT_JSON':
+      return 'token'
+    case 'OAUTH_JWT_CLAIM_COMPARISON_FAILED':
+      if (claim === 'nonce') return 'nonce'
+      if (claim === 'iss') return 'issuer'
+      if (claim === 'aud' || claim === 'azp') return 'audience'
+      return 'id_token'
+    case 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED':
+      return 'expired'
+    case 'OAUTH_KEY_SELECTION_FAILED':
+      return 'signature'
+    default:
+      break
+  }
+  const message = (error instanceof Error && error.cause instanceof Error ? error.cause.message : '') || (error instanceof Error ? error.message : '')
+  if (/signature|JWT "alg"|alg header/i.test(message)) return 'signature'
+  return 'id_token'
+}
+
+/** One claim per value: arrays become one claim each, numbers and booleans strings, objects JSON. */
+export function flattenClaims (source: Readonly<Record<string, unknown>>, issuer: string, skip: ReadonlySet<string> = new Set()): Claim[] {
+  const claims: Claim[] = []
+  for (const [type, value] of Object.entries(source)) {
+    if (skip.has(type)) continue
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (item === null || item === undefined) continue
+      const text = typeof item === 'string' ? item : typeof item === 'object' ? JSON.stringify(item) : String(item)
+      claims.push({ type, value: text, issuer })
+    }
+  }
+  return claims
+}
+
+/**
+ * Handles the authorization response at the callback URL: validates state, exchanges the code
+ * with the PKCE verifier, validates the ID token (issuer, audience, signature with the pinned
+ * algorithm, expiry, nonce, iat not in the future) and merges userinfo (its `sub` must equal the
+ * ID token's). Throws {@link OpenIdConnectError}.
+ */
+export async function completeAuthorizationCodeFlow (config: client.Configuration, callbackUrl: URL, expected: {
+  readonly state: string
+  readonly nonce: string
+  readonly codeVerifier: string
+}): Promise<CallbackResult> {
+  let response: Awaited<ReturnType<typeof client.authorizationCodeGrant>>
+  try {
+    response = await client.authorizationCodeGrant(config, callbackUrl, {
+      pkceCodeVerifier: expected.codeVerifier,
+      expectedState: expected.state,
+      expectedNonce: expected.nonce,
+      idTokenExpected: true
+    })
+  } catch (error) {
+    const failure = classifyGrantError(error)
+    throw new OpenIdConnectError(failure, codeOf(error), { cause: error })
+  }
+  const idToken = response.claims()
+  if (idToken === undefined || response.id_token === undefined) throw new OpenIdConnectError('id_token', 'ID_TOKEN_MISSING')
+  if (idToken.iat > Math.floor(Date.now() / 1000) + MAX_IAT_SKEW_SECONDS) throw new OpenIdConnectError('id_token', 'ID_TOKEN_IAT_IN_FUTURE')
+
+  let userInfo: Record<string, unknown> = {}
+  if (config.serverMetadata().userinfo_endpoint !== undefined && typeof response.access_token === 'string') {
+    try {
+      userInfo = await client.fetchUserInfo(config, response.access_token, idToken.sub)
+    } catch (error) {
+      throw new OpenIdConnectError('userinfo', codeOf(error), { cause: error })
+    }
+  }
+
+  const issuer = idToken.iss
+  const fromIdToken = flattenClaims(idToken as Record<string, unknown>, issuer, PROTOCOL_CLAIMS)
+  const seen = new Set(fromIdToken.map((claim) => `${claim.type}\u0000${claim.value}`))
+  const fromUserInfo = flattenClaims(userInfo, issuer).filter((claim) => !seen.has(`${claim.type}\u0000${claim.value}`))
+
+  const tokens: Record<string, string> = { id_token: response.id_token }
+  if (typeof response.access_token === 'string') tokens.access_token = response.access_token
+  if (typeof response.refresh_token === 'string') tokens.refresh_token = response.refresh_token
+  if (typeof response.token_type === 'string') tokens.token_type = response.token_type
+  const expiresIn = response.expiresIn()
+  if (expiresIn !== undefined) tokens.expires_at = String(Math.floor(Date.now() / 1000) + expiresIn)
+  return { claims: [...fromIdToken, ...fromUserInfo], tokens }
+}
+
+function codeOf (error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? code : undefined
+}
+
+/** Availability of the discovered metadata, as health and the login page report it. */
+export interface MetadataStatus {
+  readonly available: boolean
+  readonly reason?: 'metadata_loading' | 'metadata_unreachable' | 'metadata_invalid'
+}
+
+export interface MetadataScheduleOptions {
+  /** Refresh interval after a successful load. Default 1 hour. */
+  readonly refreshMs?: number
+  /** First retry delay after a failed load; doubles up to {@link maxRetryMs}. Default 15 s. */
+  readonly retryMs?: number
+  readonly maxRetryMs?: number
+  /** Called after each failed attempt (for a log line). */
+  readonly onFailure?: (reason: NonNullable<MetadataStatus['reason']>, error: unknown) => void
+  readonly onLoaded?: () => void
+}
+
+/**
+ * Discovery loaded in the background and refreshed on a schedule. Timers are unref'd (they never
+ * keep the process alive) and {@link stop} clears them. A failed refresh keeps the last good
+ * metadata; until a first load succeeds the status is unavailable with a reason class.
+ */
+export class ProviderMetadata {
+  readonly #load: () => Promise<client.Configuration>
+  readonly #options: MetadataScheduleOptions
+  #current: client.Configuration | undefined
+  #reason: NonNullable<MetadataStatus['reason']> = 'metadata_loading'
+  #timer: NodeJS.Timeout | undefined
+  #stopped = false
+  #retryMs: number
+
+  constructor (load: () => Promise<client.Configuration>, options: MetadataScheduleOptions = {}) {
+    this.#load = load
+    this.#options = options
+    this.#retryMs = options.retryMs ?? 15_000
+  }
+
+  get current (): client.Configuration | undefined {
+    return this.#current
+  }
+
+  status (): MetadataStatus {
+    return this.#current !== undefined ? { available: true } : { available: false, reason: this.#reason }
+  }
+
+  /** Starts the first load without waiting for it. */
+  start (): void {
+    this.refresh().catch(() => {})
+  }
+
+  /** Loads now; resolves when the attempt has finished (never rejects). */
+  async refresh (): Promise<void> {
+    if (this.#stopped) return
+    clearTimeout(this.#timer)
+    let delay: number
+    try {
+      this.#current = await this.#load()
+      this.#retryMs = this.#options.retryMs ?? 15_000
+      delay = this.#options.refreshMs ?? 3_600_000
+      this.#options.onLoaded?.()
+    } catch (error) {
+      this.#reason = isNetworkFailure(error) ? 'metadata_unreachable' : 'metadata_invalid'
+      this.#options.onFailure?.(this.#reason, error)
+      delay = this.#current === undefined ? this.#retryMs : Math.min(this.#retryMs, this.#options.refreshMs ?? 3_600_000)
+      this.#retryMs = Math.min(this.#retryMs * 2, this.#options.maxRetryMs ?? 300_000)
+    }
+    if (this.#stopped) return
+    this.#timer = setTimeout(() => { this.refresh().catch(() => {}) }, delay)
+    this.#timer.unref()
+  }
+
+  stop (): void {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+  }
+}

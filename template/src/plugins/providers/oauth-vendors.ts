@@ -1,0 +1,123 @@
+/**
+ * The VendorA, VendorB and VendorC slots (auth-contract.md, "Providers:VendorA, Providers:VendorB,
+ * Providers:VendorC"): one OAuth 2.0 authorization-code handler instance per enabled slot, with
+ * its own configuration, anonymous callback at CallbackPath and entry on the login page. After the
+ * code exchange the user-information JSON becomes provider claims; `id` -> subject and
+ * `login` -> name are the vendor defaults, ClaimMappings override them. Vendor-specific needs
+ * (extra authorization parameters, other defaults) go into {@link VENDOR_SLOTS}.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  buildAuthorizationUrl,
+  fetchUserInformation,
+  newCodeVerifier,
+  redeemAuthorizationCode,
+  userInformationClaims,
+  VENDOR_DEFAULT_CLAIM_MAPPINGS,
+  VendorFlowError,
+  type VendorEndpoints
+} from '../../auth/oauth-vendor.js'
+import { UsedFlowIds } from '../../auth/used-flow-ids.js'
+import type { VendorConfiguration } from '../../config/schema.js'
+import { singleValue } from '../../routes/account.js'
+import type { ProviderRegistration } from '../external-providers.js'
+
+type VendorName = 'VendorA' | 'VendorB' | 'VendorC'
+
+/** Per-slot handler settings that are code, not configuration. */
+export interface VendorSlot {
+  /** Claim mapping defaults for this vendor, below its ClaimMappings configuration. */
+  readonly providerDefaults: Readonly<Record<string, string>>
+  /** Extra authorization request parameters the vendor needs. */
+  readonly authorizationParameters: Readonly<Record<string, string>>
+}
+
+export const VENDOR_SLOTS: Readonly<Record<VendorName, VendorSlot>> = {
+  VendorA: { providerDefaults: VENDOR_DEFAULT_CLAIM_MAPPINGS, authorizationParameters: {} },
+  VendorB: { providerDefaults: VENDOR_DEFAULT_CLAIM_MAPPINGS, authorizationParameters: {} },
+  VendorC: { providerDefaults: VENDOR_DEFAULT_CLAIM_MAPPINGS, authorizationParameters: {} }
+}
+
+/** One slot's handler: its own settings, endpoints and replay cache. */
+class VendorHandler {
+  readonly #app: FastifyInstance
+  readonly #settings: VendorConfiguration
+  readonly #slot: VendorSlot
+  readonly #endpoints: VendorEndpoints
+  readonly #usedFlowIds = new UsedFlowIds()
+
+  constructor (app: FastifyInstance, settings: VendorConfiguration, slot: VendorSlot) {
+    this.#app = app
+    this.#settings = settings
+    this.#slot = slot
+    this.#endpoints = {
+      clientId: settings.ClientId,
+      clientSecret: settings.ClientSecret,
+      authorizationEndpoint: settings.AuthorizationEndpoint,
+      tokenEndpoint: settings.TokenEndpoint,
+      userInformationEndpoint: settings.UserInformationEndpoint
+    }
+  }
+
+  get scheme (): string {
+    return this.#settings.Scheme
+  }
+
+  #redirectUri (request: FastifyRequest): string {
+    return `${this.#app.externalSignIn.publicOrigin(request)}${this.#settings.CallbackPath}`
+  }
+
+  challenge (request: FastifyRequest, reply: FastifyReply, returnUrl: string): FastifyReply {
+    const codeVerifier = this.#settings.UsePkce ? newCodeVerifier() : undefined
+    const state = this.#app.externalSignIn.beginFlow(reply, this.scheme, returnUrl, codeVerifier === undefined ? {} : { codeVerifier })
+    const url = buildAuthorizationUrl(this.#endpoints, {
+      redirectUri: this.#redirectUri(request),
+      scopes: this.#settings.Scopes,
+      state,
+      codeVerifier,
+      extraParameters: this.#slot.authorizationParameters
+    })
+    return reply.redirect(url.href, 302)
+  }
+
+  async callback (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const signIn = this.#app.externalSignIn
+    const flow = signIn.takeFlow(request, reply, this.scheme, singleValue(request.query, 'state'))
+    const error = singleValue(request.query, 'error')
+    if (error !== undefined) return signIn.fail(request, reply, this.scheme, error === 'access_denied' ? 'cancelled' : 'provider_error')
+    if (flow === undefined) return signIn.fail(request, reply, this.scheme, 'correlation')
+    const code = singleValue(request.query, 'code')
+    if (typeof code !== 'string' || code === '') return signIn.fail(request, reply, this.scheme, 'provider_error')
+    const codeVerifier = flow.data.codeVerifier
+    if (this.#settings.UsePkce && codeVerifier === undefined) return signIn.fail(request, reply, this.scheme, 'correlation')
+    if (!this.#usedFlowIds.claim(flow.flowId, flow.expiresAt)) return signIn.fail(request, reply, this.scheme, 'replay')
+    try {
+      const tokens = await redeemAuthorizationCode(this.#endpoints, { code, redirectUri: this.#redirectUri(request), codeVerifier })
+      const information = await fetchUserInformation(this.#endpoints, tokens.accessToken)
+      return signIn.complete(request, reply, {
+        scheme: this.scheme,
+        claims: userInformationClaims(information, this.scheme),
+        returnUrl: flow.returnUrl,
+        providerDefaults: this.#slot.providerDefaults,
+        claimMappings: this.#settings.ClaimMappings
+      })
+    } catch (failure) {
+      if (failure instanceof VendorFlowError) return signIn.fail(request, reply, this.scheme, failure.failure, failure)
+      throw failure
+    }
+  }
+}
+
+export const registerVendor: ProviderRegistration = async (app, options) => {
+  const name = options.name as VendorName
+  const settings = options.config.Authentication.Providers[name]
+  const handler = new VendorHandler(app, settings, VENDOR_SLOTS[name])
+  app.get(settings.CallbackPath, { config: { allowAnonymous: true } }, async (request, reply) => await handler.callback(request, reply))
+  app.authentication.registerProvider({
+    scheme: handler.scheme,
+    displayName: settings.DisplayName,
+    paths: [settings.CallbackPath],
+    challenge: (request, reply, returnUrl) => handler.challenge(request, reply, returnUrl),
+    status: () => ({ available: true })
+  })
+}

@@ -1,0 +1,105 @@
+/**
+ * The OpenIdConnect provider (auth-contract.md, "Providers:OpenIdConnect"): its scheme on the
+ * login page and /External/Challenge, and its anonymous callback at CallbackPath. Discovery is
+ * loaded in the background when the app becomes ready (startup never waits for the provider),
+ * refreshed hourly, retried with backoff while it fails, and stopped when the app closes; until
+ * it loads, status() is unavailable, so /health/ready answers 503 naming the provider and the
+ * login page marks it unavailable. Protocol logic lives in auth/openid-connect.ts.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  buildAuthorizationRequest,
+  completeAuthorizationCodeFlow,
+  discoverProvider,
+  newCorrelationValues,
+  OpenIdConnectError,
+  ProviderMetadata
+} from '../../auth/openid-connect.js'
+import { UsedFlowIds } from '../../auth/used-flow-ids.js'
+import { singleValue } from '../../routes/account.js'
+import type { ProviderRegistration } from '../external-providers.js'
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+/** http to the provider only for a loopback Authority in Development (validation rejects it elsewhere). */
+export function allowsInsecureRequests (authority: string, environmentName: string): boolean {
+  const url = new URL(authority)
+  return url.protocol === 'http:' && environmentName === 'Development' && LOOPBACK_HOSTS.has(url.hostname)
+}
+
+export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyInstance, options) => {
+  const settings = options.config.Authentication.Providers.OpenIdConnect
+  const scheme = settings.Scheme
+  const log = app.log.child({ provider: scheme })
+  const metadata = new ProviderMetadata(() => discoverProvider({
+    authority: settings.Authority,
+    clientId: settings.ClientId,
+    clientSecret: settings.ClientSecret,
+    idTokenSignedResponseAlg: settings.IdTokenSignedResponseAlg,
+    allowInsecureRequests: allowsInsecureRequests(settings.Authority, options.environmentName)
+  }), {
+    onFailure: (reason, error) => {
+      log.warn({ event: 'external.metadata.failed', provider: scheme, reason, errorName: (error as Error | null)?.name, errorCode: (error as { code?: unknown } | null)?.code }, 'provider metadata could not be loaded')
+    },
+    onLoaded: () => { log.info({ event: 'external.metadata.loaded', provider: scheme }, 'provider metadata loaded') }
+  })
+  const usedFlowIds = new UsedFlowIds()
+
+  app.addHook('onReady', async () => { metadata.start() })
+  app.addHook('onClose', async () => { metadata.stop() })
+
+  async function challenge (request: FastifyRequest, reply: FastifyReply, returnUrl: string): Promise<FastifyReply> {
+    const config = metadata.current
+    if (config === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
+    const { nonce, codeVerifier } = newCorrelationValues()
+    const state = app.externalSignIn.beginFlow(reply, scheme, returnUrl, { nonce, codeVerifier })
+    const url = await buildAuthorizationRequest(config, {
+      redirectUri: `${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}`,
+      scopes: settings.Scopes,
+      state,
+      nonce,
+      codeVerifier
+    })
+    return reply.redirect(url.href, 302)
+  }
+
+  app.get(settings.CallbackPath, { config: { allowAnonymous: true } }, async (request, reply) => {
+    const state = singleValue(request.query, 'state')
+    const flow = app.externalSignIn.takeFlow(request, reply, scheme, state)
+    const error = singleValue(request.query, 'error')
+    if (error !== undefined) return app.externalSignIn.fail(request, reply, scheme, error === 'access_denied' ? 'cancelled' : 'provider_error')
+    if (flow === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
+    if (!usedFlowIds.claim(flow.flowId, flow.expiresAt)) return app.externalSignIn.fail(request, reply, scheme, 'replay')
+    const config = metadata.current
+    if (config === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
+    const nonce = flow.data.nonce
+    const codeVerifier = flow.data.codeVerifier
+    if (nonce === undefined || codeVerifier === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
+
+    const query = request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?'))
+    const callbackUrl = new URL(`${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}${query}`)
+    try {
+      const result = await completeAuthorizationCodeFlow(config, callbackUrl, { state: flow.flowId, nonce, codeVerifier })
+      return app.externalSignIn.complete(request, reply, {
+        scheme,
+        claims: result.claims,
+        returnUrl: flow.returnUrl,
+        claimMappings: settings.ClaimMappings,
+        ...(settings.SaveTokens ? { tokens: result.tokens } : {})
+      })
+    } catch (failure) {
+      if (failure instanceof OpenIdConnectError) {
+        return app.externalSignIn.fail(request, reply, scheme, failure.failure, failure)
+      }
+      throw failure
+    }
+  })
+
+  app.authentication.registerProvider({
+    scheme,
+    displayName: settings.DisplayName,
+    paths: [settings.CallbackPath],
+    challenge,
+    status: () => metadata.status()
+  })
+}

@@ -1,0 +1,126 @@
+/**
+ * A small OpenID Provider whose tokens the test controls: discovery, JWKS and userinfo as a real
+ * provider serves them, and a token endpoint that answers with whatever ID token the current test
+ * mints with `jose` (wrong nonce, unknown key, `alg: none`, wrong audience or issuer, expired...).
+ * Listens on 127.0.0.1, addressed as `http://localhost:<port>`.
+ */
+import { createServer, type IncomingMessage } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { randomBytes } from 'node:crypto'
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose'
+
+export interface TokenRequestRecord {
+  readonly authorization: string | undefined
+  readonly body: URLSearchParams
+}
+
+export interface TokenAnswer {
+  readonly status?: number
+  readonly body: Record<string, unknown>
+}
+
+export interface TokenIdp {
+  readonly issuer: string
+  readonly clientId: string
+  /** The key published in the JWKS. */
+  readonly signingKey: CryptoKey
+  /** A key the provider never published. */
+  readonly unknownKey: CryptoKey
+  /** Set by each test: the token endpoint's answer. */
+  answer: (request: TokenRequestRecord) => Promise<TokenAnswer> | TokenAnswer
+  /** Set by each test: the userinfo answer (default: `{ sub: 'user-1' }`). */
+  userInfo: Record<string, unknown>
+  readonly tokenRequests: TokenRequestRecord[]
+  /** Every token this provider handed out (planted values for the log scan). */
+  readonly planted: string[]
+  /** Mints an ID token; `claims` are merged over valid defaults for `nonce`. */
+  mintIdToken: (nonce: string, claims?: JWTPayload, options?: { key?: CryptoKey, kid?: string, alg?: string }) => Promise<string>
+  /** A valid token response for `nonce`. */
+  validAnswer: (nonce: string, claims?: JWTPayload) => Promise<TokenAnswer>
+  close: () => Promise<void>
+}
+
+async function readBody (request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of request) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+/** An unsecured JWS (`alg: none`, RFC 7519 section 6). */
+function unsecuredJwt (payload: JWTPayload): string {
+  const encode = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')
+  return `${encode({ alg: 'none', typ: 'JWT' })}.${encode(payload)}.`
+}
+
+export async function startTokenIdp (clientId: string, options: { tokenEndpoint?: string } = {}): Promise<TokenIdp> {
+  const signing = await generateKeyPair('RS256', { extractable: true })
+  const unknown = await generateKeyPair('RS256', { extractable: true })
+  const publicJwk = { ...(await exportJWK(signing.publicKey)), kid: 'known', alg: 'RS256', use: 'sig' }
+  let issuer = ''
+
+  const idp: TokenIdp = {
+    get issuer () { return issuer },
+    clientId,
+    signingKey: signing.privateKey,
+    unknownKey: unknown.privateKey,
+    answer: () => ({ status: 500, body: { error: 'server_error' } }),
+    userInfo: { sub: 'user-1' },
+    tokenRequests: [],
+    planted: [],
+    async mintIdToken (nonce, claims = {}, mint = {}) {
+      const now = Math.floor(Date.now() / 1000)
+      const payload: JWTPayload = { iss: issuer, aud: clientId, sub: 'user-1', nonce, iat: now, exp: now + 300, name: 'Ada Lovelace', roles: ['Administrator'], ...claims }
+      const token = mint.alg === 'none'
+        ? unsecuredJwt(payload)
+        : await new SignJWT(payload).setProtectedHeader({ alg: mint.alg ?? 'RS256', kid: mint.kid ?? 'known', typ: 'JWT' }).sign(mint.key ?? signing.privateKey)
+      idp.planted.push(token)
+      return token
+    },
+    async validAnswer (nonce, claims) {
+      const accessToken = `at-${randomBytes(16).toString('hex')}`
+      idp.planted.push(accessToken)
+      return { body: { access_token: accessToken, token_type: 'Bearer', expires_in: 300, id_token: await idp.mintIdToken(nonce, claims) } }
+    },
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+
+  const server = createServer((request, response) => {
+    (async () => {
+      const path = new URL(request.url ?? '/', issuer).pathname
+      const json = (status: number, body: unknown): void => {
+        response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body))
+      }
+      if (path === '/.well-known/openid-configuration') {
+        json(200, {
+          issuer,
+          authorization_endpoint: `${issuer}/authorize`,
+          token_endpoint: options.tokenEndpoint ?? `${issuer}/token`,
+          jwks_uri: `${issuer}/jwks`,
+          userinfo_endpoint: `${issuer}/userinfo`,
+          response_types_supported: ['code'],
+          subject_types_supported: ['public'],
+          id_token_signing_alg_values_supported: ['RS256', 'none'],
+          code_challenge_methods_supported: ['S256'],
+          token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post']
+        })
+      } else if (path === '/jwks') {
+        json(200, { keys: [publicJwk] })
+      } else if (path === '/token' && request.method === 'POST') {
+        const record = { authorization: request.headers.authorization, body: new URLSearchParams(await readBody(request)) }
+        idp.tokenRequests.push(record)
+        const answer = await idp.answer(record)
+        json(answer.status ?? 200, answer.body)
+      } else if (path === '/userinfo') {
+        json(200, idp.userInfo)
+      } else {
+        json(404, { error: 'not_found' })
+      }
+    })().catch(() => { response.writeHead(500).end() })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  issuer = `http://localhost:${(server.address() as AddressInfo).port}`
+  return idp
+}
