@@ -16,7 +16,7 @@ import { buildTestApp, claim, standardUser, type TestApp } from '../helpers/app.
 
 const COOKIE = '__Host-ProjectTemplate.Web.Authentication'
 const SEED = 20261121
-const RUNS = 2500
+const RUNS = Number(process.env.FUZZ_RUNS ?? 2500)
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 
 function ticket (claims = standardUser(), lifetime = 3600): AuthenticationTicket {

@@ -1,0 +1,29 @@
+/**
+ * The real app for the load-and-soak run, as its own process: built by buildApp from real
+ * configuration, plus the test-only TestIdP provider so logins can be part of the traffic.
+ * Prints `{"port":n}` when listening; SIGUSR2 runs a full GC (started with --expose-gc) so the
+ * parent can compare resident memory before and after the load.
+ */
+import { buildApp } from '../../src/app.js'
+import { createLogger } from '../../src/logger.js'
+import { loadTestConfiguration, TEMPLATE_ROOT, testKeyRing } from '../helpers/app.js'
+import { registerTestProvider } from '../helpers/test-provider.js'
+
+const unhandled: string[] = []
+process.on('unhandledRejection', (reason) => { unhandled.push(String(reason)); process.stderr.write(`unhandledRejection ${String(reason)}\n`) })
+process.on('uncaughtException', (error) => { process.stderr.write(`uncaughtException ${error.name}\n`); process.exit(70) })
+
+const loaded = loadTestConfiguration({})
+const app = await buildApp({
+  config: loaded.config,
+  environmentName: loaded.environmentName,
+  contentRoot: TEMPLATE_ROOT,
+  logger: createLogger('warn'),
+  keyRing: testKeyRing()
+})
+registerTestProvider(app)
+await app.listen({ host: '127.0.0.1', port: 0 })
+const address = app.server.address()
+process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : 0 })}\n`)
+process.on('SIGUSR2', () => { (globalThis as { gc?: () => void }).gc?.() })
+process.on('SIGTERM', () => { void app.close().then(() => { process.exit(unhandled.length === 0 ? 0 : 71) }) })
