@@ -100,7 +100,8 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
     if (access.kind === 'anonymous') {
       for (const method of methods) if (method !== 'HEAD') anonymous.add(`${method} ${route.url}`)
     } else {
-      referencedPolicies.set(access.name, `${methods.join(',')} ${route.url}`)
+      // Name the first route that uses the policy (not the HEAD route Fastify adds for a GET).
+      if (!referencedPolicies.has(access.name)) referencedPolicies.set(access.name, `${methods.join(',')} ${route.url}`)
       const policyName = access.name
       addHook(route, 'onRequest', async function authorize (request, reply) {
         const principal = app.session.authenticate(request, reply)

@@ -1,0 +1,47 @@
+/**
+ * The reviewed public surface: the anonymous-route inventory built at ready() is pinned, so a new
+ * public route fails this test until someone reviews it and adds it here. Static files are served
+ * ahead of routing and are not routes; HEAD routes mirror GET and are left out.
+ */
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { buildTestApp } from '../helpers/app.js'
+
+const REVIEWED_ANONYMOUS_ROUTES = [
+  'GET /Account/AccessDenied',
+  'GET /Account/Login',
+  'GET /External/Challenge',
+  'GET /Home/Error/:statusCode?',
+  'GET /health',
+  'GET /health/live',
+  'GET /health/ready'
+]
+
+describe('anonymous route inventory', () => {
+  test('the shipped app exposes exactly the reviewed anonymous routes', async () => {
+    const t = await buildTestApp({ testSignIn: false })
+    try {
+      assert.deepEqual(t.app.authorization.anonymousRoutes(), REVIEWED_ANONYMOUS_ROUTES)
+    } finally {
+      await t.app.close()
+    }
+  })
+
+  test('a new public route shows up in the inventory (the pin has teeth)', async () => {
+    const t = await buildTestApp({ testSignIn: false, configure: (app) => { app.get('/status', { config: { allowAnonymous: true } }, async () => 'ok') } })
+    try {
+      assert.deepEqual(t.app.authorization.anonymousRoutes(), [...REVIEWED_ANONYMOUS_ROUTES, 'GET /status'].sort())
+    } finally {
+      await t.app.close()
+    }
+  })
+
+  test('a route with no metadata is not anonymous while the fallback is on', async () => {
+    const t = await buildTestApp({ testSignIn: false, configure: (app) => { app.get('/reports', async () => 'ok') } })
+    try {
+      assert.deepEqual(t.app.authorization.anonymousRoutes(), REVIEWED_ANONYMOUS_ROUTES)
+    } finally {
+      await t.app.close()
+    }
+  })
+})

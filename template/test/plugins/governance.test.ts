@@ -1,0 +1,108 @@
+/**
+ * The governance seam: an evaluator decides permit/deny for a route's governed action, runs only
+ * after authentication and authorization have passed (never for anonymous or forbidden callers),
+ * and without an evaluator the seam does nothing.
+ */
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { ApplicationAuthorizationPolicyNames } from '../../src/auth/policies.js'
+import type { GovernanceContext } from '../../src/plugins/authorization.js'
+import { buildTestApp, claim, signIn, standardUser, type TestApp } from '../helpers/app.js'
+
+interface Harness extends TestApp { readonly calls: GovernanceContext[] }
+
+async function harness (decide?: (context: GovernanceContext) => boolean): Promise<Harness> {
+  const calls: GovernanceContext[] = []
+  const t = await buildTestApp({
+    configure: (app) => {
+      app.post('/orders/approve', { config: { governance: { action: 'orders.approve' } } }, async () => ({ approved: true }))
+      app.post('/orders/purge', { config: { authorize: ApplicationAuthorizationPolicyNames.AdministratorRole, governance: { action: 'orders.purge' } } }, async () => ({ purged: true }))
+      if (decide !== undefined) {
+        app.authorization.useGovernanceEvaluator((context) => { calls.push(context); return decide(context) })
+      }
+    }
+  })
+  return { ...t, calls }
+}
+
+const json = { accept: 'application/json' }
+
+describe('governance seam', () => {
+  test('an anonymous request never reaches the evaluator', async () => {
+    const t = await harness(() => true)
+    try {
+      const response = await t.app.inject({ method: 'POST', url: '/orders/approve', headers: json })
+      assert.equal(response.statusCode, 401)
+      assert.equal(t.calls.length, 0)
+    } finally { await t.app.close() }
+  })
+
+  test('a forbidden request never reaches the evaluator', async () => {
+    const t = await harness(() => true)
+    try {
+      const cookie = await signIn(t.app, standardUser())
+      const response = await t.app.inject({ method: 'POST', url: '/orders/purge', headers: { ...json, cookie } })
+      assert.equal(response.statusCode, 403)
+      assert.equal((response.json() as Record<string, unknown>).code, 'APP_ERR_AUTH_FORBIDDEN')
+      assert.equal(t.calls.length, 0)
+    } finally { await t.app.close() }
+  })
+
+  test('an authorized request is evaluated with the action and principal; permit runs the handler', async () => {
+    const t = await harness(() => true)
+    try {
+      const cookie = await signIn(t.app, standardUser())
+      const response = await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { ...json, cookie } })
+      assert.equal(response.statusCode, 200)
+      assert.deepEqual(response.json(), { approved: true })
+      assert.equal(t.calls.length, 1)
+      assert.equal(t.calls[0]?.action, 'orders.approve')
+      assert.equal(t.calls[0]?.principal?.subject, 'user-1')
+    } finally { await t.app.close() }
+  })
+
+  test('deny answers 403 (problem+json for JSON, the error page for HTML) and skips the handler', async () => {
+    let handled = 0
+    const t = await buildTestApp({
+      configure: (app) => {
+        app.post('/orders/approve', { config: { governance: { action: 'orders.approve' } } }, async () => { handled++; return { approved: true } })
+        app.authorization.useGovernanceEvaluator(({ principal }) => principal?.subject === 'boss')
+      }
+    })
+    try {
+      const cookie = await signIn(t.app, standardUser())
+      const denied = await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { ...json, cookie } })
+      assert.equal(denied.statusCode, 403)
+      assert.equal(denied.headers['content-type'], 'application/problem+json; charset=utf-8')
+      assert.equal((denied.json() as Record<string, unknown>).code, 'APP_ERR_GOVERNANCE_DENIED')
+      const deniedHtml = await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { accept: 'text/html', cookie } })
+      assert.equal(deniedHtml.statusCode, 403)
+      assert.match(deniedHtml.body, /<h1>403 Action not permitted<\/h1>/)
+      assert.equal(handled, 0)
+      assert.equal(t.logs.events('governance.denied').length, 2)
+      const boss = await signIn(t.app, [claim('application:subject', 'boss')])
+      assert.equal((await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { ...json, cookie: boss } })).statusCode, 200)
+      assert.equal(handled, 1)
+    } finally { await t.app.close() }
+  })
+
+  test('an administrator passes authorization and then meets the evaluator', async () => {
+    const t = await harness((context) => context.action !== 'orders.purge')
+    try {
+      const cookie = await signIn(t.app, [...standardUser(), claim('application:role', 'Administrator')])
+      const response = await t.app.inject({ method: 'POST', url: '/orders/purge', headers: { ...json, cookie } })
+      assert.equal(response.statusCode, 403)
+      assert.equal((response.json() as Record<string, unknown>).code, 'APP_ERR_GOVERNANCE_DENIED')
+      assert.deepEqual(t.calls.map((call) => call.action), ['orders.purge'])
+    } finally { await t.app.close() }
+  })
+
+  test('without an evaluator the seam does nothing', async () => {
+    const t = await harness()
+    try {
+      const cookie = await signIn(t.app, standardUser())
+      assert.equal((await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { ...json, cookie } })).statusCode, 200)
+      assert.equal((await t.app.inject({ method: 'POST', url: '/orders/approve', headers: json })).statusCode, 401)
+    } finally { await t.app.close() }
+  })
+})
