@@ -1,0 +1,360 @@
+/**
+ * The SAML2 service provider (Providers:Saml2): AuthnRequest by the HTTP-Redirect binding and
+ * validation of responses posted to the Assertion Consumer Service, on top of
+ * @node-saml/node-saml. node-saml checks the XML signatures, the time conditions and the audience;
+ * this module closes what it leaves to its caller:
+ *   - a DOCTYPE (or entity declaration) is refused before any parser sees the message;
+ *   - comments and processing instructions are refused (comment-injection into a signed NameID);
+ *   - InResponseTo is checked against the request id kept in the flow's correlation cookie, so any
+ *     instance can check it (node-saml's own cache is in-memory); unsolicited responses are
+ *     refused unless AllowUnsolicitedResponses;
+ *   - Destination and the bearer SubjectConfirmationData Recipient must equal the ACS URL;
+ *   - the Response and Assertion Issuer must equal the IdP entity id;
+ *   - with ValidateCertificates, signing certificates outside their validity period are not trusted;
+ *   - an assertion id is accepted once (bounded replay cache until its NotOnOrAfter).
+ * Everything that becomes a claim is read from the XML that the signature covers (node-saml's
+ * verified output), never from the posted document.
+ */
+import { randomBytes, type X509Certificate } from 'node:crypto'
+import { generateServiceProviderMetadata, SAML, SamlStatusError, ValidateInResponseTo, type CacheProvider, type SamlConfig } from '@node-saml/node-saml'
+import type { Element } from '@xmldom/xmldom'
+import type { Claim } from './principal.js'
+import { partitionByValidity, readCertificate } from './saml2-certificates.js'
+import type { IdentityProviderDescription } from './saml2-metadata.js'
+import type { AssertionReplayCache } from './saml2-replay-cache.js'
+import {
+  assertNoCommentsOrInstructions, attributeOf, childElements, elementChildren, firstChildElement, isElement,
+  parseXmlDocument, SAML_ASSERTION_NS, SAML_PROTOCOL_NS, Saml2XmlError, textOf
+} from './saml2-xml.js'
+
+/** Failure classes the ACS reports through the shared external sign-in `fail()`. */
+export type Saml2FailureClass =
+  | 'correlation' | 'replay' | 'signature' | 'audience' | 'expired' | 'destination' | 'issuer'
+  | 'certificate' | 'unsolicited' | 'malformed' | 'provider_error'
+
+/** The claim type the NameID arrives as (claims normalization maps it to the subject). */
+export const NAME_ID_CLAIM_TYPE = 'NameID'
+
+/** Common SAML attribute names (OIDs of eduPerson/inetOrgPerson) mapped below the overrides. */
+export const SAML2_CLAIM_DEFAULTS: Readonly<Record<string, string>> = {
+  'urn:oid:0.9.2342.19200300.100.1.3': 'email',
+  'urn:oid:2.16.840.1.113730.3.1.241': 'name',
+  'urn:oid:1.3.6.1.4.1.5923.1.1.1.7': 'permission'
+}
+
+const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer'
+const SUCCESS = 'urn:oasis:names:tc:SAML:2.0:status:Success'
+
+/** The Providers:Saml2 settings this module needs, as plain values. */
+export interface Saml2ServiceProviderSettings {
+  readonly entityId: string
+  readonly requireSignedAssertions: boolean
+  readonly validateCertificates: boolean
+  readonly allowUnsolicitedResponses: boolean
+  readonly clockSkewSeconds: number
+}
+
+/** A response refused for `failure`; the message is a fixed phrase, never message content. */
+export class Saml2ResponseError extends Error {
+  readonly failure: Saml2FailureClass
+
+  constructor (failure: Saml2FailureClass, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = 'Saml2ResponseError'
+    this.failure = failure
+  }
+}
+
+/** A fresh AuthnRequest ID (an NCName: it must not start with a digit). */
+export function newRequestId (): string {
+  return `_${randomBytes(20).toString('hex')}`
+}
+
+/** Answers node-saml's InResponseTo lookups from the correlation cookie's request id only. */
+class CorrelationCacheProvider implements CacheProvider {
+  readonly #requestId: string | undefined
+  readonly #issuedAt = new Date().toISOString()
+
+  constructor (requestId: string | undefined) {
+    this.#requestId = requestId
+  }
+
+  async saveAsync (): Promise<null> {
+    return null
+  }
+
+  async getAsync (key: string): Promise<string | null> {
+    return this.#requestId !== undefined && key === this.#requestId ? this.#issuedAt : null
+  }
+
+  async removeAsync (key: string | null): Promise<string | null> {
+    return key
+  }
+}
+
+function baseOptions (settings: Saml2ServiceProviderSettings, idp: IdentityProviderDescription, acsUrl: string, idpCert: string[]): SamlConfig {
+  // Every security-relevant node-saml default is set explicitly.
+  return {
+    issuer: settings.entityId,
+    callbackUrl: acsUrl,
+    entryPoint: idp.singleSignOnUrl,
+    idpIssuer: idp.entityId,
+    idpCert,
+    audience: settings.entityId,
+    wantAssertionsSigned: settings.requireSignedAssertions,
+    // At least one signature is always required: node-saml insists on a signed assertion
+    // whenever the response itself is not signed.
+    wantAuthnResponseSigned: false,
+    signatureAlgorithm: 'sha256',
+    digestAlgorithm: 'sha256',
+    acceptedClockSkewMs: settings.clockSkewSeconds * 1000,
+    maxAssertionAgeMs: 0,
+    authnRequestBinding: 'HTTP-Redirect',
+    identifierFormat: null,
+    disableRequestedAuthnContext: true,
+    forceAuthn: false,
+    passive: false,
+    signMetadata: false
+  }
+}
+
+/** The IdP's HTTP-Redirect SSO URL carrying a deflated AuthnRequest with this ID and RelayState. */
+export async function buildAuthnRequestUrl (options: {
+  readonly settings: Saml2ServiceProviderSettings
+  readonly idp: IdentityProviderDescription
+  readonly acsUrl: string
+  readonly requestId: string
+  readonly relayState: string
+}): Promise<string> {
+  const saml = new SAML({
+    ...baseOptions(options.settings, options.idp, options.acsUrl, [...options.idp.signingCertificates]),
+    generateUniqueId: () => options.requestId,
+    validateInResponseTo: ValidateInResponseTo.always,
+    cacheProvider: new CorrelationCacheProvider(options.requestId)
+  })
+  return await saml.getAuthorizeUrlAsync(options.relayState, undefined, {})
+}
+
+/** The SP metadata document (published at /Saml2/Metadata). */
+export function buildServiceProviderMetadata (settings: Saml2ServiceProviderSettings, acsUrl: string): string {
+  return generateServiceProviderMetadata({
+    issuer: settings.entityId,
+    callbackUrl: acsUrl,
+    identifierFormat: null,
+    wantAssertionsSigned: settings.requireSignedAssertions,
+    signMetadata: false
+  })
+}
+
+/** What the ACS learns from the posted form before trusting anything in it. */
+export interface ResponseEnvelope {
+  /** Decoded XML, handed to node-saml for signature validation. */
+  readonly xml: string
+  /** The Response's InResponseTo; undefined for an unsolicited (IdP-initiated) response. */
+  readonly inResponseTo: string | undefined
+  readonly destination: string | undefined
+  readonly issuer: string | undefined
+}
+
+const BASE64_CHARACTER = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/='.split(''))
+
+function decodeBase64 (value: string): string {
+  let compact = ''
+  for (const character of value) {
+    if (character === ' ' || character === '\n' || character === '\r' || character === '\t') continue
+    if (!BASE64_CHARACTER.has(character)) throw new Saml2ResponseError('malformed', 'SAMLResponse is not base64')
+    compact += character
+  }
+  if (compact.length === 0 || compact.length % 4 !== 0) throw new Saml2ResponseError('malformed', 'SAMLResponse is not base64')
+  return Buffer.from(compact, 'base64').toString('utf8')
+}
+
+/**
+ * Decodes and structurally checks a posted SAMLResponse. Nothing read here is trusted for
+ * identity; these values only serve to refuse early (a rejection needs no signature).
+ */
+export function readResponseEnvelope (samlResponse: string): ResponseEnvelope {
+  const xml = decodeBase64(samlResponse)
+  let document
+  try {
+    document = parseXmlDocument(xml)
+    assertNoCommentsOrInstructions(document)
+  } catch (error) {
+    throw new Saml2ResponseError('malformed', error instanceof Saml2XmlError ? `SAMLResponse rejected: ${error.reason}` : 'SAMLResponse is not well-formed', { cause: error })
+  }
+  const response = document.documentElement
+  if (!isElement(response, SAML_PROTOCOL_NS, 'Response')) throw new Saml2ResponseError('malformed', 'root element is not samlp:Response')
+  const status = firstChildElement(response, SAML_PROTOCOL_NS, 'Status')
+  const statusCode = status === undefined ? undefined : firstChildElement(status, SAML_PROTOCOL_NS, 'StatusCode')
+  if (statusCode === undefined || attributeOf(statusCode, 'Value') !== SUCCESS) {
+    throw new Saml2ResponseError('provider_error', 'the IdP returned a non-success status')
+  }
+  if (childElements(response, SAML_ASSERTION_NS, 'EncryptedAssertion').length > 0) {
+    throw new Saml2ResponseError('malformed', 'encrypted assertions are not supported')
+  }
+  if (childElements(response, SAML_ASSERTION_NS, 'Assertion').length !== 1) {
+    throw new Saml2ResponseError('malformed', 'the response must contain exactly one assertion')
+  }
+  const issuers = childElements(response, SAML_ASSERTION_NS, 'Issuer')
+  if (issuers.length > 1) throw new Saml2ResponseError('malformed', 'more than one response Issuer')
+  return {
+    xml,
+    inResponseTo: attributeOf(response, 'InResponseTo'),
+    destination: attributeOf(response, 'Destination'),
+    issuer: issuers[0] === undefined ? undefined : textOf(issuers[0]).trim()
+  }
+}
+
+/** Maps node-saml's (uncoded) errors to failure classes; the table is pinned by tests. */
+export function classifyLibraryError (error: unknown): Saml2FailureClass {
+  if (error instanceof Saml2ResponseError) return error.failure
+  if (error instanceof SamlStatusError) return 'provider_error'
+  const message = error instanceof Error ? error.message : ''
+  if (message.includes('InResponseTo')) return 'correlation'
+  if (message.includes('audience') || message.includes('AudienceRestriction')) return 'audience'
+  if (message.includes('not yet valid') || message.includes('expired') || message.includes('No valid subject confirmation')) return 'expired'
+  if (message.includes('signature') || message.includes('signed') || message.includes('ID cannot refer')) return 'signature'
+  if (message.includes('issuer')) return 'issuer'
+  return 'malformed'
+}
+
+export interface ValidateResponseInput {
+  readonly envelope: ResponseEnvelope
+  readonly settings: Saml2ServiceProviderSettings
+  readonly idp: IdentityProviderDescription
+  readonly acsUrl: string
+  /** The AuthnRequest ID from the correlation cookie; undefined only for an allowed unsolicited response. */
+  readonly expectedRequestId: string | undefined
+  readonly replayCache: AssertionReplayCache
+  readonly nowMs?: number
+}
+
+export interface ValidatedAssertion {
+  readonly assertionId: string
+  readonly nameId: string
+  /** NameID first, then one claim per attribute value. */
+  readonly claims: readonly Claim[]
+}
+
+function trustedCertificates (input: ValidateResponseInput, nowMs: number): string[] {
+  const certificates: X509Certificate[] = []
+  for (const value of input.idp.signingCertificates) {
+    try {
+      certificates.push(readCertificate(value))
+    } catch (error) {
+      throw new Saml2ResponseError('certificate', 'an IdP signing certificate cannot be read', { cause: error })
+    }
+  }
+  const usable = input.settings.validateCertificates
+    ? partitionByValidity(certificates, nowMs, input.settings.clockSkewSeconds * 1000).current
+    : certificates
+  if (usable.length === 0) throw new Saml2ResponseError('certificate', 'no IdP signing certificate is within its validity period')
+  return usable.map((certificate) => certificate.toString())
+}
+
+function checkEnvelope (input: ValidateResponseInput): void {
+  const { envelope, idp, acsUrl, expectedRequestId } = input
+  if (envelope.destination !== undefined && envelope.destination !== acsUrl) throw new Saml2ResponseError('destination', 'Destination is not this ACS URL')
+  if (envelope.issuer !== undefined && envelope.issuer !== idp.entityId) throw new Saml2ResponseError('issuer', 'response Issuer is not the IdP')
+  if (expectedRequestId === undefined) {
+    if (!input.settings.allowUnsolicitedResponses) throw new Saml2ResponseError('unsolicited', 'unsolicited response')
+    if (envelope.inResponseTo !== undefined) throw new Saml2ResponseError('correlation', 'InResponseTo without a matching request')
+  } else if (envelope.inResponseTo !== expectedRequestId) {
+    throw new Saml2ResponseError('correlation', 'InResponseTo does not match the request')
+  }
+}
+
+function parseInstant (value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const parsed = Date.parse(value)
+  return Number.isFinite(parsed) ? parsed : undefined
+}
+
+/** Reads the verified (signature-covered) assertion and applies this product's checks. */
+function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: string, nowMs: number): ValidatedAssertion & { expiresAtMs: number } {
+  let document
+  try {
+    document = parseXmlDocument(verifiedXml)
+  } catch (error) {
+    throw new Saml2ResponseError('malformed', 'verified assertion cannot be read', { cause: error })
+  }
+  const assertion = document.documentElement
+  if (!isElement(assertion, SAML_ASSERTION_NS, 'Assertion')) throw new Saml2ResponseError('malformed', 'verified content is not an assertion')
+  const assertionId = attributeOf(assertion, 'ID') ?? ''
+  if (assertionId === '') throw new Saml2ResponseError('malformed', 'assertion ID missing')
+
+  const issuer = firstChildElement(assertion, SAML_ASSERTION_NS, 'Issuer')
+  if (issuer === undefined || textOf(issuer).trim() !== input.idp.entityId) throw new Saml2ResponseError('issuer', 'assertion Issuer is not the IdP')
+
+  const subject = firstChildElement(assertion, SAML_ASSERTION_NS, 'Subject')
+  const nameIdElement = subject === undefined ? undefined : firstChildElement(subject, SAML_ASSERTION_NS, 'NameID')
+  const nameId = nameIdElement === undefined ? '' : textOf(nameIdElement).trim()
+  if (subject === undefined || nameId === '') throw new Saml2ResponseError('malformed', 'assertion has no NameID')
+
+  // Web Browser SSO profile (SAML Profiles 4.1.4.2): a bearer confirmation whose Recipient is the
+  // ACS URL, with NotOnOrAfter, and InResponseTo equal to the request's ID when solicited.
+  const skewMs = input.settings.clockSkewSeconds * 1000
+  const bearers = childElements(subject, SAML_ASSERTION_NS, 'SubjectConfirmation')
+    .filter((confirmation) => attributeOf(confirmation, 'Method') === BEARER)
+    .map((confirmation) => firstChildElement(confirmation, SAML_ASSERTION_NS, 'SubjectConfirmationData'))
+    .filter((data): data is Element => data !== undefined)
+  if (bearers.length === 0) throw new Saml2ResponseError('malformed', 'no bearer SubjectConfirmationData')
+  let failure: Saml2FailureClass = 'malformed'
+  let accepted: Element | undefined
+  for (const data of bearers) {
+    const notOnOrAfter = parseInstant(attributeOf(data, 'NotOnOrAfter'))
+    if (attributeOf(data, 'Recipient') !== input.acsUrl) { failure = 'destination'; continue }
+    if (attributeOf(data, 'InResponseTo') !== input.expectedRequestId) { failure = 'correlation'; continue }
+    if (notOnOrAfter === undefined || nowMs - skewMs >= notOnOrAfter) { failure = 'expired'; continue }
+    accepted = data
+    break
+  }
+  if (accepted === undefined) throw new Saml2ResponseError(failure, 'no acceptable bearer SubjectConfirmationData')
+
+  // Kept in the replay cache until the latest instant at which any part could still be accepted.
+  const conditions = firstChildElement(assertion, SAML_ASSERTION_NS, 'Conditions')
+  const instants = [
+    ...bearers.map((data) => parseInstant(attributeOf(data, 'NotOnOrAfter'))),
+    conditions === undefined ? undefined : parseInstant(attributeOf(conditions, 'NotOnOrAfter'))
+  ].filter((instant): instant is number => instant !== undefined)
+  const expiresAtMs = Math.max(...instants) + skewMs
+
+  const claims: Claim[] = [{ type: NAME_ID_CLAIM_TYPE, value: nameId, issuer: input.idp.entityId }]
+  for (const statement of childElements(assertion, SAML_ASSERTION_NS, 'AttributeStatement')) {
+    for (const attribute of childElements(statement, SAML_ASSERTION_NS, 'Attribute')) {
+      const name = attributeOf(attribute, 'Name')?.trim() ?? ''
+      if (name === '') continue
+      for (const value of childElements(attribute, SAML_ASSERTION_NS, 'AttributeValue')) {
+        // Complex (element-valued) attribute values are not claims.
+        if (elementChildren(value).length > 0) continue
+        const text = textOf(value)
+        if (text !== '') claims.push({ type: name, value: text, issuer: input.idp.entityId })
+      }
+    }
+  }
+  return { assertionId, nameId, claims, expiresAtMs }
+}
+
+/**
+ * Validates a posted response completely. Throws {@link Saml2ResponseError} (or a node-saml
+ * error, see {@link classifyLibraryError}) on any failure.
+ */
+export async function validateResponse (input: ValidateResponseInput): Promise<ValidatedAssertion> {
+  const nowMs = input.nowMs ?? Date.now()
+  checkEnvelope(input)
+  const idpCert = trustedCertificates(input, nowMs)
+  const saml = new SAML({
+    ...baseOptions(input.settings, input.idp, input.acsUrl, idpCert),
+    validateInResponseTo: input.expectedRequestId === undefined ? ValidateInResponseTo.ifPresent : ValidateInResponseTo.always,
+    requestIdExpirationPeriodMs: 10 * 60 * 1000,
+    cacheProvider: new CorrelationCacheProvider(input.expectedRequestId)
+  })
+  const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: Buffer.from(input.envelope.xml, 'utf8').toString('base64') })
+  const verifiedXml = profile?.getAssertionXml?.()
+  if (verifiedXml === undefined) throw new Saml2ResponseError('malformed', 'no verified assertion')
+  const assertion = readVerifiedAssertion(input, verifiedXml, nowMs)
+  if (!input.replayCache.remember(assertion.assertionId, assertion.expiresAtMs, nowMs)) {
+    throw new Saml2ResponseError('replay', 'assertion already used')
+  }
+  return { assertionId: assertion.assertionId, nameId: assertion.nameId, claims: assertion.claims }
+}

@@ -1,0 +1,179 @@
+/**
+ * The Saml2 provider (auth-contract.md, "Providers:Saml2"; issue 3 "SAML2"): the challenge
+ * (AuthnRequest by HTTP-Redirect, RelayState = flow id, request id sealed in the correlation
+ * cookie), the Assertion Consumer Service at ModulePath (HTTP-POST binding) and the SP metadata
+ * document at {@link SAML2_METADATA_PATH}. Protocol checks live in auth/saml2.ts.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  buildAuthnRequestUrl, buildServiceProviderMetadata, classifyLibraryError, newRequestId, readResponseEnvelope,
+  SAML2_CLAIM_DEFAULTS, Saml2ResponseError, validateResponse, type Saml2ServiceProviderSettings
+} from '../../auth/saml2.js'
+import { partitionByValidity, readCertificate } from '../../auth/saml2-certificates.js'
+import type { IdentityProviderDescription } from '../../auth/saml2-metadata.js'
+import { IdentityProviderMetadataSource } from '../../auth/saml2-metadata-source.js'
+import { AssertionReplayCache } from '../../auth/saml2-replay-cache.js'
+import { checkEndpointUrl } from '../../config/rules.js'
+import { ROOT_KEY } from '../../config/schema.js'
+import type { ProviderRegistrationOptions } from '../external-providers.js'
+
+/** Anonymous path of the SP metadata XML (reserved in config/rules.ts RESERVED_PATHS). */
+export const SAML2_METADATA_PATH = '/Saml2/Metadata'
+
+/** Body limit of the ACS route only: signed responses outgrow the 16 KB form limit. */
+export const ACS_BODY_LIMIT = 256 * 1024
+
+const KEY = `${ROOT_KEY}:Authentication:Providers:Saml2`
+
+/** A single-valued form field: undefined when absent, null when repeated or not a string. */
+function formField (body: unknown, name: string): string | undefined | null {
+  if (body === null || typeof body !== 'object') return undefined
+  const value = (body as Record<string, unknown>)[name]
+  if (value === undefined) return undefined
+  return typeof value === 'string' ? value : null
+}
+
+interface IdentityProviderSource {
+  readonly current: IdentityProviderDescription | undefined
+  readonly reason: string | undefined
+  start: () => void
+  stop: () => void
+  refreshAfterFailure: () => void
+}
+
+/** LoadMetadata false: the IdP description comes from the Idp* extension keys. */
+function configuredIdentityProvider (options: ProviderRegistrationOptions): IdentityProviderSource {
+  const saml = options.config.Authentication.Providers.Saml2
+  const signingCertificates = saml.IdpSigningCertificates.filter((value) => value.trim() !== '').map((value, index) => {
+    try {
+      return readCertificate(value).raw.toString('base64')
+    } catch (error) {
+      throw new Error(`${KEY}:IdpSigningCertificates:${index} is not a PEM or base64 DER X.509 certificate.`, { cause: error })
+    }
+  })
+  const current: IdentityProviderDescription = { entityId: saml.IdpEntityId.trim(), singleSignOnUrl: saml.IdpSingleSignOnUrl.trim(), signingCertificates }
+  return { current, reason: undefined, start () {}, stop () {}, refreshAfterFailure () {} }
+}
+
+export async function registerSaml2 (app: FastifyInstance, options: ProviderRegistrationOptions): Promise<void> {
+  const saml = options.config.Authentication.Providers.Saml2
+  const scheme = saml.Scheme
+  const modulePath = saml.ModulePath
+  const settings: Saml2ServiceProviderSettings = {
+    entityId: saml.EntityId,
+    requireSignedAssertions: saml.RequireSignedAssertions,
+    validateCertificates: saml.ValidateCertificates,
+    allowUnsolicitedResponses: saml.AllowUnsolicitedResponses,
+    clockSkewSeconds: saml.ClockSkewSeconds
+  }
+  const replayCache = new AssertionReplayCache()
+  const log = app.log.child({ provider: scheme })
+
+  function reportCertificates (description: IdentityProviderDescription): void {
+    if (!settings.validateCertificates) return
+    const certificates = description.signingCertificates.map((value) => readCertificate(value))
+    const { current, outside } = partitionByValidity(certificates, Date.now(), settings.clockSkewSeconds * 1000)
+    if (outside.length > 0) {
+      log.warn({ event: 'saml2.certificates.outside_validity', outside: outside.length, current: current.length }, 'IdP signing certificates outside their validity period are not trusted')
+    }
+  }
+
+  const source: IdentityProviderSource = saml.LoadMetadata
+    ? new IdentityProviderMetadataSource({
+      url: saml.MetadataUrl,
+      refreshMs: saml.MetadataRefreshMinutes * 60_000,
+      check (description) {
+        try {
+          description.signingCertificates.forEach((value) => readCertificate(value))
+        } catch {
+          return 'a signing certificate cannot be read'
+        }
+        return checkEndpointUrl(description.singleSignOnUrl, 'SingleSignOnService', options.environmentName).length === 0
+          ? undefined
+          : 'SingleSignOnService Location must be https'
+      },
+      onEvent (event) {
+        if (event.kind === 'loaded') {
+          log.info({ event: 'saml2.metadata.loaded', certificates: event.certificates }, 'IdP metadata loaded')
+          const description = (source as IdentityProviderMetadataSource).current
+          if (description !== undefined) reportCertificates(description)
+        } else {
+          const error = event.error instanceof Error ? { errorName: event.error.name } : {}
+          log.warn({ event: 'saml2.metadata.failed', reason: event.reason, detail: event.detail, ...error }, 'IdP metadata not loaded')
+        }
+      }
+    })
+    : configuredIdentityProvider(options)
+  if (!saml.LoadMetadata && source.current !== undefined) reportCertificates(source.current)
+
+  app.addHook('onReady', async () => { source.start() })
+  app.addHook('onClose', async () => { source.stop() })
+
+  const acsUrlOf = (request: FastifyRequest): string => `${app.externalSignIn.publicOrigin(request)}${modulePath}`
+
+  async function challenge (request: FastifyRequest, reply: FastifyReply, returnUrl: string): Promise<FastifyReply> {
+    const idp = source.current
+    if (idp === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
+    const requestId = newRequestId()
+    const flowId = app.externalSignIn.beginFlow(reply, scheme, returnUrl, { requestId })
+    const url = await buildAuthnRequestUrl({ settings, idp, acsUrl: acsUrlOf(request), requestId, relayState: flowId })
+    request.log.info({ event: 'external.challenge', provider: scheme }, 'SAML2 AuthnRequest sent')
+    return reply.redirect(url, 302)
+  }
+
+  async function assertionConsumerService (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const fail = (failure: string, error?: unknown): FastifyReply => {
+      if (error instanceof Saml2ResponseError) request.log.debug({ event: 'saml2.response.rejected', failure, detail: error.message }, 'SAML2 response rejected')
+      return app.externalSignIn.fail(request, reply, scheme, failure, error)
+    }
+    const samlResponse = formField(request.body, 'SAMLResponse')
+    const relayState = formField(request.body, 'RelayState')
+    const flow = typeof relayState === 'string' ? app.externalSignIn.takeFlow(request, reply, scheme, relayState) : undefined
+    if (typeof samlResponse !== 'string' || samlResponse === '' || relayState === null) return fail('malformed')
+    const idp = source.current
+    if (idp === undefined) return fail('unavailable')
+
+    let envelope
+    try {
+      envelope = readResponseEnvelope(samlResponse)
+    } catch (error) {
+      return fail(classifyLibraryError(error), error)
+    }
+    // A response answering a request needs that request's flow (RelayState + correlation cookie).
+    if (envelope.inResponseTo !== undefined && flow === undefined) return fail('correlation')
+    const expectedRequestId = flow?.data.requestId
+    if (flow !== undefined && typeof expectedRequestId !== 'string') return fail('correlation')
+
+    let assertion
+    try {
+      assertion = await validateResponse({ envelope, settings, idp, acsUrl: acsUrlOf(request), expectedRequestId, replayCache })
+    } catch (error) {
+      const failure = classifyLibraryError(error)
+      if (failure === 'signature' || failure === 'certificate') source.refreshAfterFailure()
+      return fail(failure, error)
+    }
+    return app.externalSignIn.complete(request, reply, {
+      scheme,
+      claims: assertion.claims,
+      returnUrl: flow?.returnUrl ?? '/',
+      claimMappings: saml.ClaimMappings,
+      providerDefaults: SAML2_CLAIM_DEFAULTS
+    })
+  }
+
+  app.post(modulePath, { bodyLimit: ACS_BODY_LIMIT, config: { allowAnonymous: true } }, assertionConsumerService)
+
+  app.get(SAML2_METADATA_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
+    return reply.type('application/samlmetadata+xml; charset=utf-8').send(buildServiceProviderMetadata(settings, acsUrlOf(request)))
+  })
+
+  app.authentication.registerProvider({
+    scheme,
+    displayName: saml.DisplayName,
+    paths: [modulePath, SAML2_METADATA_PATH],
+    challenge,
+    status: () => source.current === undefined
+      ? { available: false, reason: source.reason ?? 'metadata_not_loaded' }
+      : { available: true }
+  })
+}
