@@ -1,0 +1,119 @@
+/**
+ * One real sign-in in headless Chromium per user: login page -> SAML2 button -> test IdP
+ * (http://localhost:<port>, another site) -> form POST of a signed response to the ACS at
+ * http://127.0.0.1:<port>/Saml2/Acs (the SameSite=None correlation cookie must ride along) ->
+ * back on `/` with normalized claims -> the administrator API allowed or AccessDenied by the
+ * role attribute -> logout.
+ */
+import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
+import { after, before, test } from 'node:test'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import type { TestApp } from '../helpers/app.js'
+import { assertNoLeak, buildSaml2App, SESSION_COOKIE_NAMES, waitForSaml2 } from './saml-helpers/app.js'
+import { TestIdentityProvider } from './saml-helpers/identity-provider.js'
+
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
+const ROLE_URI = 'http://schemas.microsoft.com/ws/2008/06/identity/claims/role'
+const EMAIL_URI = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress'
+const WAIT = { timeout: 15_000 }
+
+const idp = new TestIdentityProvider()
+let subject: TestApp
+let browser: Browser
+let appOrigin: string
+
+before(async () => {
+  idp.users.set('grace', {
+    nameId: 'grace@example.test',
+    attributes: { [ROLE_URI]: ['Administrator'], [EMAIL_URI]: ['grace@example.test'], displayname: ['Grace Hopper'], groups: ['compilers', 'navy'] }
+  })
+  idp.users.set('alan', { nameId: 'alan@example.test', attributes: { [ROLE_URI]: ['Reader'], displayname: ['Alan Turing'] } })
+  await idp.start()
+  subject = await buildSaml2App(idp)
+  await subject.app.listen({ host: '127.0.0.1', port: 0 })
+  appOrigin = `http://127.0.0.1:${(subject.app.server.address() as AddressInfo).port}`
+  await waitForSaml2(subject.app)
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS, timeout: 30_000 })
+})
+
+after(async () => {
+  await browser?.close()
+  await subject?.app.close()
+  await idp.stop()
+})
+
+async function signInThroughIdp (page: Page, user: string): Promise<void> {
+  idp.nextUser = user
+  await page.goto(`${appOrigin}/Account/Login`, WAIT)
+  await page.click('a.provider[data-provider="Saml2"]', WAIT)
+  await page.waitForURL((url) => url.origin === idp.origin && url.pathname === '/sso', WAIT)
+  await page.click('#idp-continue', WAIT)
+  await page.waitForURL(`${appOrigin}/`, WAIT)
+}
+
+async function claimRows (page: Page): Promise<string[]> {
+  return await page.$$eval('table.claims tbody tr', (rows) => rows.map((row) => Array.from(row.querySelectorAll('td')).slice(0, 2).map((cell) => cell.textContent).join(' = ')))
+}
+
+async function signOut (page: Page): Promise<void> {
+  await page.click('#logout', WAIT)
+  await page.waitForURL((url) => url.pathname === '/Account/Login', WAIT)
+  const cookies = await page.context().cookies(appOrigin)
+  assert.equal(cookies.some((cookie) => SESSION_COOKIE_NAMES.includes(cookie.name) && cookie.value !== ''), false, 'session cookie gone')
+}
+
+test('an administrator signs in through the SAML2 IdP, reaches the administration API and signs out', { timeout: 90_000 }, async () => {
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  const acsCookies: Array<Promise<string | null>> = []
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && request.url() === `${appOrigin}/Saml2/Acs`) acsCookies.push(request.headerValue('cookie'))
+  })
+  await signInThroughIdp(page, 'grace')
+  assert.equal(acsCookies.length, 1)
+  assert.ok((await acsCookies[0] ?? '').includes('ProjectTemplate.Correlation.'), 'the cross-site POST carried the correlation cookie')
+
+  assert.equal(await page.textContent('#user-name', WAIT), 'Grace Hopper')
+  const rows = await claimRows(page)
+  for (const expected of ['application:subject = grace@example.test', 'application:name = Grace Hopper', 'application:email = grace@example.test',
+    'application:role = Administrator', 'application:group = compilers', 'application:group = navy', 'NameID = grace@example.test']) {
+    assert.ok(rows.includes(expected), `claim ${expected}`)
+  }
+
+  const administration = await page.goto(`${appOrigin}/api/application-information/administration`, WAIT)
+  assert.equal(administration?.status(), 200)
+  assert.deepEqual(JSON.parse(await administration.text()), { subject: 'grace@example.test', name: 'Grace Hopper' })
+
+  await page.goto(`${appOrigin}/`, WAIT)
+  await signOut(page)
+  await context.close()
+})
+
+test('a reader signed in through the SAML2 IdP gets AccessDenied from the administration API', { timeout: 90_000 }, async () => {
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  await signInThroughIdp(page, 'alan')
+  assert.equal(await page.textContent('#user-name', WAIT), 'Alan Turing')
+  assert.ok((await claimRows(page)).includes('application:role = Reader'))
+
+  // API routes answer by content negotiation: the AccessDenied outcome is a 403 problem document.
+  const administration = await page.goto(`${appOrigin}/api/application-information/administration`, WAIT)
+  assert.equal(administration?.status(), 403)
+  assert.equal((JSON.parse(await administration.text()) as { code?: string }).code, 'APP_ERR_AUTH_FORBIDDEN')
+  // A page protected by the same policy would redirect to the AccessDenied page, which renders for this user.
+  await page.goto(`${appOrigin}/Account/AccessDenied`, WAIT)
+  assert.equal(await page.textContent('h1', WAIT), 'Access denied')
+  assert.match(await page.textContent('header', WAIT) ?? '', /Signed in as Alan Turing/)
+
+  await page.goto(`${appOrigin}/`, WAIT)
+  await signOut(page)
+  await context.close()
+})
+
+test('the browser runs left no SAMLResponse in the logs', () => {
+  assert.equal(idp.issuedResponses.length, 2)
+  assertNoLeak(subject.logs.text(), idp.issuedResponses)
+  assert.equal(subject.logs.events('external.sign_in.succeeded').length, 2)
+})
