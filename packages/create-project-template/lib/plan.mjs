@@ -1,0 +1,76 @@
+/**
+ * The whole generated project as a list of files in memory: the template's files renamed, the
+ * posture applied, the posture's overlay files, and the project's own package.json, .gitignore,
+ * README and CI workflow. Nothing is written here, so every error surfaces before writing starts.
+ */
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { kebabName, renameText } from './naming.mjs'
+import { appsettingsFor } from './posture.mjs'
+import { ciWorkflow, gitignore, packageJsonFor, readme } from './project-files.mjs'
+import { isText, readTemplateFiles } from './template-files.mjs'
+
+/**
+ * Files that replace template files for one posture (`lib/overlays/<authProvider>/`), renamed like
+ * the template. `none` replaces test/posture.test.ts, which asserts the shipped posture.
+ */
+export const OVERLAYS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'overlays')
+
+/**
+ * @typedef {object} PlannedFile
+ * @property {string} path relative, `/`-separated
+ * @property {Buffer} data
+ * @property {number} mode
+ */
+
+/**
+ * @typedef {object} PlanOptions
+ * @property {string} templateDir
+ * @property {string} name PascalCase project name
+ * @property {import('./posture.mjs').AuthProvider} authProvider
+ * @property {string} [overlaysDir] defaults to {@link OVERLAYS_DIR}
+ */
+
+/**
+ * @param {PlanOptions} options
+ * @returns {PlannedFile[]}
+ */
+export function planProject (options) {
+  const { templateDir, name, authProvider } = options
+  const identity = { name, packageName: kebabName(name), authProvider }
+  /** @type {Map<string, PlannedFile>} */
+  const files = new Map()
+  /** @param {import('./template-files.mjs').TemplateFile} file */
+  const add = (file) => {
+    const path = renameText(file.path, name)
+    const data = isText(file.data) ? Buffer.from(renameText(file.data.toString('utf8'), name), 'utf8') : file.data
+    files.set(path, { path, data, mode: file.mode })
+  }
+  for (const file of readTemplateFiles(templateDir)) add(file)
+  const overlay = join(options.overlaysDir ?? OVERLAYS_DIR, authProvider)
+  if (existsSync(overlay)) {
+    for (const file of readTemplateFiles(overlay)) add(file)
+  }
+
+  /**
+   * @param {string} path
+   * @param {(text: string) => string} change
+   */
+  const rewrite = (path, change) => {
+    const file = files.get(path)
+    if (file === undefined) throw new Error(`The template has no ${path}.`)
+    file.data = Buffer.from(change(file.data.toString('utf8')), 'utf8')
+  }
+  rewrite('package.json', (text) => packageJsonFor(text, identity))
+  rewrite('appsettings.json', (text) => appsettingsFor(text, authProvider, name))
+
+  const docs = [...files.keys()].filter((path) => /^docs\/[^/]+\.md$/.test(path)).map((path) => path.slice('docs/'.length))
+  /** @param {string} path @param {string} text */
+  const generated = (path, text) => files.set(path, { path, data: Buffer.from(text, 'utf8'), mode: 0o644 })
+  generated('.gitignore', gitignore())
+  generated('README.md', readme(identity, JSON.parse(files.get('package.json')?.data.toString('utf8') ?? '{}'), docs))
+  generated('.github/workflows/ci.yml', ciWorkflow())
+
+  return [...files.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+}

@@ -1,0 +1,151 @@
+/**
+ * Test helpers: run the generator's bin as a child process with bounded waits, snapshot a
+ * directory tree (to prove that nothing was written), find leftovers of the template's name.
+ */
+import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { findTemplateName } from '../lib/naming.mjs'
+import { isText } from '../lib/template-files.mjs'
+
+export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+export const BIN = join(PACKAGE_DIR, 'bin', 'create-project-template.mjs')
+export const TEMPLATE_DIR = resolve(PACKAGE_DIR, '..', '..', 'template')
+
+/** A fresh directory under the OS temporary directory. */
+export function tempDir (label = 'cpt-') {
+  return mkdtempSync(join(tmpdir(), label))
+}
+
+/**
+ * The caller's environment without anything an outer `npm test` or a configuration layer would
+ * leak into a child: npm_* settings, INIT_CWD, NODE_ENV, `<Name>__` configuration variables.
+ * @param {Record<string, string>} [extra]
+ * @returns {NodeJS.ProcessEnv}
+ */
+export function childEnv (extra = {}) {
+  /** @type {NodeJS.ProcessEnv} */
+  const env = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^npm_/i.test(key) || key === 'INIT_CWD' || key === 'NODE_ENV' || key.includes('__')) continue
+    env[key] = value
+  }
+  return { ...env, ...extra }
+}
+
+/**
+ * @typedef {object} RunResult
+ * @property {number | null} status
+ * @property {string | null} signal
+ * @property {string} stdout
+ * @property {string} stderr
+ */
+
+/**
+ * Runs a command to completion; kills its whole process group after `timeoutMs` and rejects.
+ * @param {string} command
+ * @param {string[]} args
+ * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, timeoutMs?: number, input?: string }} [options]
+ * @returns {Promise<RunResult>}
+ */
+export function run (command, args, options = {}) {
+  const timeoutMs = options.timeoutMs ?? 30_000
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd ?? PACKAGE_DIR,
+      env: options.env ?? childEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk })
+    child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
+    child.stdin.end(options.input ?? '')
+    const timer = setTimeout(() => {
+      killGroup(child.pid)
+      reject(new Error(`${command} ${args.join(' ')} did not finish within ${timeoutMs} ms.\n${tail(stdout + stderr)}`))
+    }, timeoutMs)
+    child.on('error', (error) => { clearTimeout(timer); reject(error) })
+    child.on('close', (status, signal) => {
+      clearTimeout(timer)
+      resolvePromise({ status, signal, stdout, stderr })
+    })
+  })
+}
+
+/**
+ * Runs the generator's bin.
+ * @param {string[]} args
+ * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, timeoutMs?: number }} [options]
+ */
+export function generate (args, options = {}) {
+  return run(process.execPath, [BIN, ...args], options)
+}
+
+/** @param {number | undefined} pid */
+export function killGroup (pid, signal = /** @type {NodeJS.Signals} */ ('SIGKILL')) {
+  if (pid === undefined) return
+  try { process.kill(-pid, signal) } catch {}
+}
+
+/** The last part of a long output, for assertion messages. */
+export function tail (text, length = 6000) {
+  return text.length <= length ? text : `...${text.slice(-length)}`
+}
+
+/**
+ * Every file and directory below `root` with a content hash: equal snapshots mean nothing was
+ * written, created or removed. A missing root snapshots as null.
+ * @param {string} root
+ * @returns {Record<string, string> | null}
+ */
+export function snapshot (root) {
+  if (!existsSync(root)) return null
+  /** @type {Record<string, string>} */
+  const entries = {}
+  /** @param {string} path */
+  const visit = (path) => {
+    const stats = statSync(path)
+    const key = relative(root, path) || '.'
+    if (stats.isDirectory()) {
+      entries[key] = `dir ${stats.mode & 0o777}`
+      for (const entry of readdirSync(path)) visit(join(path, entry))
+    } else {
+      entries[key] = createHash('sha256').update(readFileSync(path)).digest('hex')
+    }
+  }
+  visit(root)
+  return entries
+}
+
+/**
+ * Files (relative paths) below `root` whose path or text still holds a form of the template's
+ * name, with the forms found; node_modules is skipped.
+ * @param {string} root
+ * @returns {Array<{ path: string, forms: string[] }>}
+ */
+export function templateNameLeftovers (root) {
+  /** @type {Array<{ path: string, forms: string[] }>} */
+  const found = []
+  /** @param {string} path */
+  const visit = (path) => {
+    for (const entry of readdirSync(path)) {
+      if (entry === 'node_modules') continue
+      const absolute = join(path, entry)
+      const rel = relative(root, absolute)
+      if (statSync(absolute).isDirectory()) {
+        visit(absolute)
+        continue
+      }
+      const data = readFileSync(absolute)
+      const forms = [...findTemplateName(rel), ...findTemplateName(data.toString(isText(data) ? 'utf8' : 'latin1'))]
+      if (forms.length > 0) found.push({ path: rel, forms: [...new Set(forms)] })
+    }
+  }
+  visit(root)
+  return found
+}
