@@ -31,7 +31,9 @@ describe('health probes', () => {
     const t = await buildTestApp({
       configure: (app) => {
         app.authentication.registerProvider({
-          scheme: 'Probe', displayName: 'Probe', paths: [],
+          scheme: 'Probe',
+          displayName: 'Probe',
+          paths: [],
           status: () => ({ available: false, reason: 'metadata_unavailable' }),
           challenge: (_request, reply) => reply.code(500).send()
         })
