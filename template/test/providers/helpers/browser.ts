@@ -1,0 +1,33 @@
+/**
+ * Debian's Chromium driven by playwright-core (never a downloaded browser), headless, with the
+ * flags that keep it off the network: only the loopback app and IdP are reached. Playwright gives
+ * each launch a new empty profile directory and removes it on close.
+ */
+import { chromium, type BrowserContext } from 'playwright-core'
+
+export const CHROMIUM_PATH = '/usr/bin/chromium'
+export const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--no-first-run', '--disable-quic'
+]
+
+export interface HeadlessBrowser {
+  /** A fresh context (own cookie store) with bounded waits. */
+  newContext: () => Promise<BrowserContext>
+  close: () => Promise<void>
+}
+
+export async function launchChromium (): Promise<HeadlessBrowser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 })
+  return {
+    async newContext () {
+      const context = await browser.newContext()
+      context.setDefaultTimeout(15_000)
+      context.setDefaultNavigationTimeout(15_000)
+      return context
+    },
+    async close () {
+      await browser.close()
+    }
+  }
+}
