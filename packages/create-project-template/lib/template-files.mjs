@@ -11,6 +11,11 @@ export const COPIED_DIRECTORIES = ['src', 'test', 'docs', 'public']
 /** Top-level files copied; package.json is rewritten (see project-files.mjs). */
 export const COPIED_FILE_PATTERN = /^(appsettings(\.[A-Za-z0-9]+)?\.json|appsettings\.schema\.json|tsconfig(\.[a-z]+)?\.json|eslint\.config\.js|package\.json)$/
 /**
+ * Top-level entries of the template that the generator writes itself instead: the generated
+ * README.md states the project's posture and the commands that run and test it.
+ */
+export const REPLACED_ENTRIES = ['README.md']
+/**
  * Top-level entries of the template that are deliberately not copied: installed packages, build
  * output, generated keys, logs. The generator's test fails on any entry that is in neither list,
  * so that a new file in the template gets a decision.
@@ -89,7 +94,7 @@ export function unclassifiedEntries (templateDir) {
   return readdirSync(templateDir).sort().filter((entry) => {
     const isDirectory = statSync(join(templateDir, entry)).isDirectory()
     if (isDirectory ? COPIED_DIRECTORIES.includes(entry) : COPIED_FILE_PATTERN.test(entry)) return false
-    return !LEFT_OUT_ENTRIES.includes(entry) && !EXCLUDED_PATTERN.test(entry)
+    return !LEFT_OUT_ENTRIES.includes(entry) && !REPLACED_ENTRIES.includes(entry) && !EXCLUDED_PATTERN.test(entry)
   })
 }
 

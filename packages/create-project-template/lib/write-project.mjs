@@ -43,7 +43,13 @@ export function rollBack (journal) {
   const left = []
   /** @param {string} path @param {() => void} undo */
   const attempt = (path, undo) => {
-    try { undo() } catch { left.push(path) }
+    try {
+      undo()
+    } catch (error) {
+      // Nothing there to undo: the write that would have created it failed.
+      const code = /** @type {NodeJS.ErrnoException} */ (error).code
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') left.push(path)
+    }
   }
   for (const file of journal.overwrittenFiles) {
     attempt(file.path, () => { writeFileSync(file.path, file.data); chmodSync(file.path, file.mode) })

@@ -1,0 +1,234 @@
+/**
+ * The generated project, without installing: what is copied (and what is not), the rename, the
+ * manifest, the posture of each --authProvider, README, .gitignore and CI workflow; and the
+ * write journal that undoes a failure part-way.
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { renameText } from '../lib/naming.mjs'
+import { planProject } from '../lib/plan.mjs'
+import { isExcluded, readTemplateFiles, unclassifiedEntries } from '../lib/template-files.mjs'
+import { writeProject } from '../lib/write-project.mjs'
+import { PACKAGE_DIR, TEMPLATE_DIR, generate, snapshot, tempDir, templateNameLeftovers } from './helpers.mjs'
+
+const sandbox = tempDir('cpt-generate-')
+const cookieProject = join(sandbox, 'acme-portal')
+const noneProject = join(sandbox, 'open-demo')
+const read = (/** @type {string} */ root, /** @type {string} */ path) => readFileSync(join(root, path), 'utf8')
+const json = (/** @type {string} */ root, /** @type {string} */ path) => JSON.parse(read(root, path))
+
+before(async () => {
+  const cookie = await generate(['acme-portal', '--skip-install'], { cwd: sandbox })
+  assert.equal(cookie.status, 0, cookie.stderr)
+  const none = await generate(['open-demo', '--name', 'OpenDemo', '--authProvider', 'none', '--skip-install'], { cwd: sandbox })
+  assert.equal(none.status, 0, none.stderr)
+})
+after(() => rmSync(sandbox, { recursive: true, force: true }))
+
+describe('what is copied', () => {
+  test('every top-level entry of the template is either copied or deliberately left out', () => {
+    assert.deepEqual(unclassifiedEntries(TEMPLATE_DIR), [])
+  })
+
+  test('build output, installed packages, keys, logs, secrets and test output are never copied', () => {
+    for (const path of ['node_modules/x/index.js', 'dist/server.js', '.keys/session-keys.json', 'logs/app.log', 'server.log',
+      'test/output/page.png', 'src/.keys/k', 'secrets.json', 'config/app.secrets.json', '.env', '.env.local', 'tsconfig.tsbuildinfo']) {
+      assert.equal(isExcluded(path), true, path)
+    }
+    for (const path of ['src/app.ts', 'test/fixtures/saml/idp.pem', 'public/favicon.ico', 'docs/configuration.md', 'test/helpers/output.ts']) {
+      assert.equal(isExcluded(path), false, path)
+    }
+    for (const root of [cookieProject, noneProject]) {
+      for (const path of ['node_modules', 'dist', '.keys', 'logs', 'test/output', 'package-lock.json']) {
+        assert.equal(existsSync(join(root, path)), false, `${root}: ${path}`)
+      }
+    }
+  })
+
+  test('every template file arrives, renamed; only package.json differs beyond the rename (cookie)', () => {
+    const templateFiles = readTemplateFiles(TEMPLATE_DIR)
+    assert.ok(templateFiles.some((file) => file.path.startsWith('src/')) && templateFiles.some((file) => file.path.startsWith('test/')))
+    for (const file of templateFiles) {
+      const path = renameText(file.path, 'AcmePortal')
+      const generated = readFileSync(join(cookieProject, path))
+      if (path === 'package.json') continue
+      if (path === 'public/favicon.ico') {
+        assert.ok(generated.equals(file.data), 'binary files are copied byte for byte')
+        continue
+      }
+      assert.equal(generated.toString('utf8'), renameText(file.data.toString('utf8'), 'AcmePortal'), path)
+    }
+  })
+
+  test('the project adds README.md, .gitignore and a CI workflow', () => {
+    for (const root of [cookieProject, noneProject]) {
+      for (const path of ['README.md', '.gitignore', '.github/workflows/ci.yml']) assert.ok(existsSync(join(root, path)), path)
+    }
+  })
+
+  test('nothing of the generator itself is copied', () => {
+    for (const root of [cookieProject, noneProject]) {
+      assert.equal(existsSync(join(root, 'bin')), false)
+      assert.equal(existsSync(join(root, 'lib')), false)
+      assert.equal(existsSync(join(root, 'test', 'posture.test.ts')), true)
+      assert.equal(existsSync(join(root, 'overlays')), false)
+    }
+  })
+})
+
+describe('the rename', () => {
+  test('no form of ProjectTemplate remains in either project (the generator name create-project-template is the documented exception)', () => {
+    assert.deepEqual(templateNameLeftovers(cookieProject), [])
+    assert.deepEqual(templateNameLeftovers(noneProject), [])
+  })
+
+  test('configuration root key, environment prefix, cookie names, purpose strings and title carry the name', () => {
+    assert.ok('AcmePortal' in json(cookieProject, 'appsettings.json'))
+    assert.ok('OpenDemo' in json(noneProject, 'appsettings.json'))
+    assert.ok('AcmePortal' in json(cookieProject, 'appsettings.schema.json').properties)
+    assert.match(read(cookieProject, 'src/config/schema.ts'), /export const ROOT_KEY = 'AcmePortal'/)
+    assert.match(read(cookieProject, 'src/plugins/session.ts'), /'__Host-AcmePortal\.Web\.Authentication'/)
+    assert.match(read(cookieProject, 'src/plugins/csrf.ts'), /'__Host-AcmePortal\.Antiforgery'/)
+    assert.match(read(cookieProject, 'src/auth/ticket.ts'), /AcmePortal\.Web\.Authentication\.v1/)
+    assert.match(read(cookieProject, 'src/views/pages.ts'), /APPLICATION_TITLE = 'AcmePortal'/)
+    assert.match(read(cookieProject, 'docs/configuration.md'), /AcmePortal__Authentication__Enabled/)
+  })
+
+  test('stable error codes are not renamed', () => {
+    const count = (/** @type {string} */ text) => (text.match(/APP_ERR_[A-Z_]+/g) ?? []).length
+    const template = readFileSync(join(TEMPLATE_DIR, 'src', 'errors.ts'), 'utf8')
+    assert.ok(count(template) > 0)
+    assert.equal(count(read(cookieProject, 'src/errors.ts')), count(template))
+  })
+})
+
+describe('package.json', () => {
+  const templateManifest = JSON.parse(readFileSync(join(TEMPLATE_DIR, 'package.json'), 'utf8'))
+
+  test('kebab-case name, the template scripts and dependency versions, no workspace links', () => {
+    const manifest = json(cookieProject, 'package.json')
+    assert.equal(manifest.name, 'acme-portal')
+    assert.equal(json(noneProject, 'package.json').name, 'open-demo')
+    assert.deepEqual(manifest.scripts, templateManifest.scripts)
+    assert.deepEqual(manifest.dependencies, templateManifest.dependencies)
+    assert.deepEqual(manifest.devDependencies, templateManifest.devDependencies)
+    assert.deepEqual(manifest.engines, templateManifest.engines)
+    assert.equal(manifest.workspaces, undefined)
+    for (const specifier of [...Object.values(manifest.dependencies), ...Object.values(manifest.devDependencies)]) {
+      assert.doesNotMatch(String(specifier), /^(workspace:|file:|link:|\.)/)
+    }
+  })
+
+  test('a fresh userSecretsId per project', () => {
+    const ids = [json(cookieProject, 'package.json').userSecretsId, json(noneProject, 'package.json').userSecretsId]
+    assert.match(ids[0], /^acme-portal-[0-9a-f-]{36}$/)
+    assert.match(ids[1], /^open-demo-[0-9a-f-]{36}$/)
+    assert.notEqual(ids[0], templateManifest.userSecretsId)
+    const again = planProject({ templateDir: TEMPLATE_DIR, name: 'AcmePortal', authProvider: 'cookie' })
+    const manifest = JSON.parse(String(again.find((file) => file.path === 'package.json')?.data))
+    assert.notEqual(manifest.userSecretsId, ids[0])
+  })
+})
+
+describe('posture', () => {
+  test('cookie: appsettings.json is the template file, renamed (closed by default)', () => {
+    assert.equal(read(cookieProject, 'appsettings.json'), renameText(readFileSync(join(TEMPLATE_DIR, 'appsettings.json'), 'utf8'), 'AcmePortal'))
+    const settings = json(cookieProject, 'appsettings.json').AcmePortal
+    assert.equal(settings.Authentication.Enabled, true)
+    assert.notEqual(settings.Authentication.Cookie?.Enabled, false)
+    assert.equal(settings.Authorization.RequireAuthenticatedUserByDefault, true)
+  })
+
+  test('none: Authentication:Enabled, Cookie:Enabled and RequireAuthenticatedUserByDefault are false, nothing else changes', () => {
+    const settings = json(noneProject, 'appsettings.json').OpenDemo
+    assert.equal(settings.Authentication.Enabled, false)
+    assert.equal(settings.Authentication.Cookie.Enabled, false)
+    assert.equal(settings.Authorization.RequireAuthenticatedUserByDefault, false)
+    const closed = renameText(readFileSync(join(TEMPLATE_DIR, 'appsettings.json'), 'utf8'), 'OpenDemo').split('\n')
+    const open = read(noneProject, 'appsettings.json').split('\n')
+    // Line by line, allowing one inserted line: what changed and what was added.
+    const changed = []
+    const added = []
+    for (let i = 0, j = 0; i < closed.length || j < open.length;) {
+      if (closed[i] === open[j]) { i++; j++; continue }
+      if (open[j - 1]?.trim() === '"Cookie": {' && added.length === 0) { added.push(open[j++]?.trim()); continue }
+      changed.push([closed[i++]?.trim(), open[j++]?.trim()])
+    }
+    assert.deepEqual(added, ['"Enabled": false,'])
+    assert.deepEqual(changed, [
+      ['"Enabled": true,', '"Enabled": false,'],
+      ['"RequireAuthenticatedUserByDefault": true,', '"RequireAuthenticatedUserByDefault": false,']
+    ])
+  })
+
+  test('the posture test matches the variant', () => {
+    assert.equal(read(cookieProject, 'test/posture.test.ts'), renameText(readFileSync(join(TEMPLATE_DIR, 'test', 'posture.test.ts'), 'utf8'), 'AcmePortal'))
+    const none = read(noneProject, 'test/posture.test.ts')
+    assert.equal(none, readFileSync(join(PACKAGE_DIR, 'lib', 'overlays', 'none', 'test', 'posture.test.ts'), 'utf8'))
+    assert.match(none, /assert\.equal\(shipped\.Authentication\.Enabled, false\)/)
+    assert.match(none, /assert\.equal\(warnings\.length, 1\)/)
+  })
+})
+
+describe('README, .gitignore and CI', () => {
+  test('the README gives the command that runs the project and the command that tests it', () => {
+    for (const root of [cookieProject, noneProject]) {
+      const readme = read(root, 'README.md')
+      assert.match(readme, /## Run it\n\n```sh\nnpm install && (npm run build && )?npm start\n```/)
+      assert.match(readme, /## Test it\n\n```sh\nnpm test\n```/)
+    }
+  })
+
+  test('none: the README says plainly that this is not a production identity configuration and how to return to the closed posture', () => {
+    const readme = read(noneProject, 'README.md')
+    assert.match(readme, /^## Authentication is off: not a production identity configuration$/m)
+    assert.match(readme, /This is not a production identity\nconfiguration/)
+    assert.match(readme, /To return to the closed-by-default posture:/)
+    for (const key of ['`Authentication:Enabled` to true', '`Authorization:RequireAuthenticatedUserByDefault` to true', '`Authentication:Cookie:Enabled` to true']) {
+      assert.ok(readme.replace(/\s+/g, ' ').includes(key), key)
+    }
+    assert.doesNotMatch(read(cookieProject, 'README.md'), /not a production identity/)
+    assert.match(read(cookieProject, 'README.md'), /Closed by default/)
+  })
+
+  test('the CI workflow installs Debian chromium and runs the README test command', () => {
+    const workflow = read(cookieProject, '.github/workflows/ci.yml')
+    assert.match(workflow, /container: node:20-bookworm/)
+    assert.match(workflow, /run: apt-get update && apt-get install -y --no-install-recommends chromium/)
+    assert.match(workflow, /\n {8}run: npm test\n/)
+  })
+
+  test('.gitignore keeps keys, secrets, build output and logs out of source control', () => {
+    const ignored = read(cookieProject, '.gitignore').split('\n')
+    for (const entry of ['node_modules/', 'dist/', '.keys/', 'logs/', '*.log', '.env', 'secrets.json', 'test/output/']) {
+      assert.ok(ignored.includes(entry), entry)
+    }
+  })
+})
+
+describe('writing is undone on failure', () => {
+  const file = (/** @type {string} */ path, text = path) => ({ path, data: Buffer.from(text), mode: 0o644 })
+
+  test('into a new directory: the directory and everything below it are removed', () => {
+    const root = join(sandbox, 'undo-new')
+    mkdirSync(root)
+    const before = snapshot(root)
+    assert.throws(
+      () => writeProject(join(root, 'deep', 'project'), [file('a.txt'), file('sub/b.txt'), file('a.txt/c.txt')]),
+      /^Error: Writing .*a\.txt\/c\.txt failed \(.*\); everything written was removed\.$/
+    )
+    assert.deepEqual(snapshot(root), before)
+  })
+
+  test('into an existing directory (--force): overwritten files get their content back, others stay', () => {
+    const root = join(sandbox, 'undo-existing')
+    mkdirSync(join(root, 'keep'), { recursive: true })
+    writeFileSync(join(root, 'a.txt'), 'original')
+    writeFileSync(join(root, 'keep', 'mine.txt'), 'mine')
+    const before = snapshot(root)
+    assert.throws(() => writeProject(root, [file('a.txt', 'new'), file('keep/new.txt'), file('z/y.txt'), file('a.txt/x')]), /everything written was removed/)
+    assert.deepEqual(snapshot(root), before)
+  })
+})
