@@ -3,7 +3,8 @@
  * consent pages on http://localhost -> back on the app at http://127.0.0.1 (another site, so the
  * correlation cookie must survive a cross-site navigation) -> the starter page shows normalized
  * claims -> the administration API is allowed for a user whose provider role maps to
- * Administrator and refused for another -> logout.
+ * Administrator and refused for another -> logout. Production cookies (`__Host-`, Secure): Chromium
+ * treats http://127.0.0.1 as a secure context.
  */
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -30,9 +31,7 @@ before(async () => {
     }
   })
   app = await startProviderApp({
-    // The app is plain http on 127.0.0.1: the contract's Development-only cookie override.
     Authentication: {
-      Cookie: { AllowInsecureHttp: true },
       Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: 'browser-client', ClientSecret: CLIENT_SECRET } }
     }
   })
