@@ -54,7 +54,9 @@ async function signInThroughIdp (page: Page, user: string): Promise<void> {
 }
 
 async function claimRows (page: Page): Promise<string[]> {
-  return await page.$$eval('table.claims tbody tr', (rows) => rows.map((row) => Array.from(row.querySelectorAll('td')).slice(0, 2).map((cell) => cell.textContent).join(' = ')))
+  const cells = await page.locator('table.claims tbody tr').evaluateAll((rows) =>
+    rows.map((row) => [row.children[0]?.textContent ?? '', row.children[1]?.textContent ?? '']))
+  return cells.map(([type, value]) => `${type} = ${value}`)
 }
 
 async function signOut (page: Page): Promise<void> {

@@ -43,6 +43,8 @@ export interface ResponseOptions {
   readonly signResponse?: boolean
   /** Default: the IdP's current key. */
   readonly signingKey?: TestSigningKey
+  /** Raw XML appended to the AttributeStatement before signing (complex attributes, padding). */
+  readonly extraAttributeXml?: string
   /** Applied to the XML after signing (tampering). */
   readonly afterSigning?: (xml: string) => string
 }
@@ -165,7 +167,7 @@ export class TestIdentityProvider {
       `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${notOnOrAfter}" Recipient="${escapeXml(options.recipient ?? options.acsUrl)}"${inResponseTo}/></saml:SubjectConfirmation></saml:Subject>` +
       `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${escapeXml(options.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
       `<saml:AuthnStatement AuthnInstant="${issueInstant}" SessionIndex="${newId()}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
-      (attributes === '' ? '' : `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>`) +
+      (attributes === '' && options.extraAttributeXml === undefined ? '' : `<saml:AttributeStatement>${attributes}${options.extraAttributeXml ?? ''}</saml:AttributeStatement>`) +
       '</saml:Assertion></samlp:Response>'
     const key = options.signingKey ?? this.signingKey
     if (options.signAssertion ?? true) xml = sign(xml, key, 'Assertion')
