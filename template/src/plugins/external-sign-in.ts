@@ -133,7 +133,14 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     const hasSubject = claims.some((claim) => claim.type === ApplicationClaimTypes.Subject && claim.value !== '') ||
       (!transformation.Enabled && claims.length > 0)
     if (!hasSubject) return fail(request, reply, result.scheme, 'claims')
-    reply.signIn({ scheme: result.scheme, claims, ...(result.tokens === undefined ? {} : { tokens: result.tokens }) })
+    try {
+      reply.signIn({ scheme: result.scheme, claims, ...(result.tokens === undefined ? {} : { tokens: result.tokens }) })
+    } catch (error) {
+      // More claims than the chunked session cookie can carry (a user in hundreds of groups):
+      // a failed sign-in, not a 500. Nothing has been written yet.
+      if (error instanceof RangeError) return fail(request, reply, result.scheme, 'claims', error)
+      throw error
+    }
     request.log.info({ event: 'external.sign_in.succeeded', provider: result.scheme }, 'external sign-in succeeded')
     return reply.redirect(isLocalUrl(result.returnUrl) ? result.returnUrl : '/', 302)
   }
