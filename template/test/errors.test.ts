@@ -1,0 +1,44 @@
+/**
+ * The error catalogue (src/errors.ts) and docs/errors.md stay in step: every code has exactly one
+ * line with its status, meaning and what to do, and the document names no code the catalogue lacks.
+ */
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { AppError, ERRORS, type ErrorCode } from '../src/errors.js'
+import { TEMPLATE_ROOT } from './helpers/app.js'
+
+const document = readFileSync(join(TEMPLATE_ROOT, 'docs', 'errors.md'), 'utf8')
+const LINE = /^- `(APP_ERR_[A-Z_]+)` \((\d{3})(?:, startup)?\): (.+)$/
+const documented = document.split('\n').map((line) => LINE.exec(line)).filter((match) => match !== null)
+
+describe('error catalogue', () => {
+  test('every catalogue code has exactly one line in docs/errors.md', () => {
+    for (const code of Object.keys(ERRORS)) {
+      assert.equal(documented.filter((match) => match[1] === code).length, 1, `${code} in docs/errors.md`)
+    }
+  })
+
+  test('docs/errors.md names no code that the catalogue lacks', () => {
+    const mentioned = new Set(document.match(/APP_ERR_[A-Z_]+/g) ?? [])
+    assert.deepEqual([...mentioned].filter((code) => !(code in ERRORS)), [])
+  })
+
+  test('each line states the catalogue status, a meaning and what to do', () => {
+    for (const match of documented) {
+      const code = match[1] as ErrorCode
+      assert.equal(Number(match[2]), ERRORS[code].status, code)
+      assert.match(match[3] ?? '', /^.{20,}\. What to do: .{10,}$/, code)
+    }
+  })
+
+  test('codes are stable APP_ERR_ names and AppError carries the catalogue status', () => {
+    for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+      assert.match(code, /^APP_ERR_[A-Z]+(_[A-Z]+)*$/)
+      const error = new AppError(code, 'message')
+      assert.equal(error.statusCode, ERRORS[code].status)
+      assert.equal(error.code, code)
+    }
+  })
+})
