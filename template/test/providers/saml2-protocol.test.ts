@@ -41,7 +41,7 @@ describe('IdP metadata parsing', () => {
 
   test('a commented-out endpoint or key is not an endpoint or key (the document is read as XML, not as text)', () => {
     const parsed = parseIdentityProviderMetadata(metadata(
-      `<!-- <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://evil.example/sso"/> -->` +
+      '<!-- <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://evil.example/sso"/> -->' +
       `<!-- ${key('signing', encryption.certificateBase64)} -->${key('signing', signing.certificateBase64)}${REDIRECT}`))
     assert.equal(parsed.singleSignOnUrl, 'https://idp.example.test/sso')
     assert.deepEqual(parsed.signingCertificates, [signing.certificateBase64])
