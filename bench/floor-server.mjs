@@ -1,0 +1,73 @@
+/**
+ * The floor for `npm run bench`: bare Fastify 5, no logging, no plugins, one route per benchmark
+ * scenario, and a signed cookie (HMAC-SHA256, constant-time comparison) checked in an `onRequest`
+ * hook. It is what the app's request path costs at the least; the app is measured against it.
+ *
+ * Environment: HOST, PORT, FLOOR_SECRET (base64), STATIC_FILE (path of the file served at
+ * /css/site.css). Answers SIGTERM/SIGINT by closing.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { pathToFileURL } from 'node:url'
+import Fastify from 'fastify'
+
+export const FLOOR_COOKIE = 'floor.session'
+
+/** `<payload>.<base64url HMAC-SHA256(payload)>`, as the harness builds it. */
+export function signFloorCookie (payload, secret) {
+  return `${payload}.${createHmac('sha256', secret).update(payload).digest('base64url')}`
+}
+
+function cookieValue (header, name) {
+  if (header === undefined) return undefined
+  const prefix = `${name}=`
+  for (const part of header.split(';')) {
+    const trimmed = part.trim()
+    if (trimmed.startsWith(prefix)) return trimmed.slice(prefix.length)
+  }
+  return undefined
+}
+
+function verified (value, secret) {
+  if (value === undefined) return false
+  const dot = value.lastIndexOf('.')
+  if (dot <= 0) return false
+  const expected = createHmac('sha256', secret).update(value.slice(0, dot)).digest()
+  const given = Buffer.from(value.slice(dot + 1), 'base64url')
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}
+
+export function buildFloor ({ secret, staticFile }) {
+  const app = Fastify({ logger: false, http: { maxHeaderSize: 32 * 1024 } })
+  const information = JSON.stringify({ applicationName: 'ProjectTemplate', apiVersion: '1.0' })
+  const live = JSON.stringify({ status: 'Healthy' })
+  const login = '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Sign in - ProjectTemplate</title>' +
+    '<link rel="stylesheet" href="/css/site.css"></head><body><main><h1>Sign in</h1>' +
+    '<p id="no-provider">No sign-in provider is configured for this application.</p></main></body></html>\n'
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config.public === true) return undefined
+    if (verified(cookieValue(request.headers.cookie, FLOOR_COOKIE), secret)) return undefined
+    if (request.url.startsWith('/api/')) {
+      return reply.code(401).type('application/problem+json; charset=utf-8')
+        .send(JSON.stringify({ type: 'about:blank', title: 'Authentication required', status: 401, requestId: request.id }))
+    }
+    return reply.redirect(`/Account/Login?ReturnUrl=${encodeURIComponent(request.url)}`, 302)
+  })
+
+  app.get('/api/application-information', async (_request, reply) => reply.type('application/json; charset=utf-8').send(information))
+  app.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').send(login))
+  app.get('/Account/Login', { config: { public: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(login))
+  app.get('/css/site.css', { config: { public: true } }, async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').send(createReadStream(staticFile)))
+  app.get('/health/live', { config: { public: true } }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(live))
+  return app
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const app = buildFloor({ secret: Buffer.from(process.env.FLOOR_SECRET ?? '', 'base64'), staticFile: process.env.STATIC_FILE })
+  const close = () => { app.close().finally(() => process.exit(0)) }
+  process.once('SIGTERM', close)
+  process.once('SIGINT', close)
+  await app.listen({ host: process.env.HOST ?? '127.0.0.1', port: Number(process.env.PORT ?? 0) })
+}

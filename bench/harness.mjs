@@ -1,0 +1,231 @@
+/**
+ * What the benchmark and the profiler share: CPU pinning, starting and stopping the servers
+ * (bounded waits, every child killed by cleanup()), sealed session cookies made with the app's
+ * own built modules, and one autocannon load run with a 10 µs latency histogram and the
+ * server's CPU time per response.
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { createServer } from 'node:net'
+import { availableParallelism } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import autocannon from 'autocannon'
+import { FLOOR_COOKIE, signFloorCookie } from './floor-server.mjs'
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+export const TEMPLATE = join(ROOT, 'template')
+export const DIST = join(TEMPLATE, 'dist')
+export const HOST = '127.0.0.1'
+export const SESSION_COOKIE = '__Host-ProjectTemplate.Web.Authentication'
+const START_TIMEOUT_MS = 15_000
+
+// ---------------------------------------------------------------------------------------------
+// CPU pinning: servers on CPU 0, this process (the load generator) on CPU 1.
+
+// The pinned copy sees one CPU (its own affinity), so it takes the parent's word.
+export const canPin = process.env.BENCH_PINNED === '1' ||
+  (availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0)
+
+export function commandLine () {
+  return `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+export const children = new Set()
+
+export function cleanup () {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  children.clear()
+}
+
+export function pinned (command, args) {
+  return canPin ? ['taskset', ['-c', '0', command, ...args]] : [command, args]
+}
+
+export async function freePort () {
+  return await new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, HOST, () => {
+      const { port } = server.address()
+      server.close(() => { resolvePort(port) })
+    })
+  })
+}
+
+export function get (port, path, headers = {}) {
+  return new Promise((resolveResponse, reject) => {
+    const req = httpRequest({ host: HOST, port, path, headers, timeout: 2000 }, (res) => {
+      const chunks = []
+      res.on('data', (chunk) => chunks.push(chunk))
+      res.on('end', () => { resolveResponse({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }) })
+    })
+    req.on('timeout', () => { req.destroy(new Error('timeout')) })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/**
+ * Spawns a server pinned to CPU 0 and waits (bounded) until /health/live answers 200. Returns the
+ * child and the milliseconds from spawn to that first answer. stdout goes to `stdout` (a file
+ * descriptor or 'pipe'); the app logs one JSON line per request there.
+ */
+export async function startServer ({ script, env, port, stdout, nodeArgs = [] }) {
+  const [command, args] = pinned(process.execPath, [...nodeArgs, script])
+  const started = performance.now()
+  const child = spawn(command, args, { env, stdio: ['ignore', stdout, 'pipe'], cwd: ROOT })
+  children.add(child)
+  let output = ''
+  const keep = (chunk) => { if (output.length < 20_000) output += chunk.toString('utf8') }
+  child.stderr.on('data', keep)
+  child.stdout?.on('data', keep)
+  const deadline = started + START_TIMEOUT_MS
+  while (performance.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode} before answering:\n${output}`)
+    try {
+      const response = await get(port, '/health/live')
+      if (response.status === 200) return { child, startMs: performance.now() - started, output: () => output }
+    } catch { /* not listening yet */ }
+    await sleep(2)
+  }
+  child.kill('SIGKILL')
+  throw new Error(`${script} did not answer /health/live within ${START_TIMEOUT_MS} ms:\n${output}`)
+}
+
+export async function stopServer (child) {
+  if (child.exitCode !== null || child.signalCode !== null) { children.delete(child); return }
+  const exited = new Promise((resolveExit) => child.once('exit', resolveExit))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => { child.kill('SIGKILL') }, 5000)
+  await exited
+  clearTimeout(timer)
+  children.delete(child)
+}
+
+/** User + system CPU time of a process, in milliseconds (/proc/<pid>/stat, 10 ms ticks). */
+export function cpuMs (pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+export function rssKiB (pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
+  return { rss: field('VmRSS'), hwm: field('VmHWM') }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cookies
+
+export async function sessionCookies (keyMaterial) {
+  const { createKeyRing } = await import(pathToFileURL(join(DIST, 'auth', 'key-ring.js')).href)
+  const { sealTicket } = await import(pathToFileURL(join(DIST, 'auth', 'ticket.js')).href)
+  const { splitCookieValue } = await import(pathToFileURL(join(DIST, 'auth', 'cookie-chunks.js')).href)
+  const ring = createKeyRing([keyMaterial])
+  const now = Math.floor(Date.now() / 1000)
+  const claim = (type, value) => ({ type, value, issuer: 'Bench' })
+  const standard = [
+    claim('application:subject', 'user-1'),
+    claim('application:name', 'Ada Lovelace'),
+    claim('application:email', 'ada@example.test'),
+    claim('application:role', 'Reader'),
+    claim('application:group', 'engineering'),
+    claim('application:permission', 'application.read')
+  ]
+  // Ticket issued now with a 60-minute lifetime: no sliding renewal during the run.
+  const seal = (claims) => sealTicket({ sessionId: randomUUID(), scheme: 'Bench', claims, issuedAt: now, expiresAt: now + 3600 }, ring)
+  const header = (sealed) => splitCookieValue(SESSION_COOKIE, sealed).map(([name, value]) => `${name}=${value}`).join('; ')
+
+  const large = [...standard]
+  let sealed = seal(large)
+  // Grow the claim set until the ticket needs exactly three chunks (a main cookie plus C1..C3).
+  for (let index = 0; index < 1000 && splitCookieValue(SESSION_COOKIE, sealed).length < 4; index++) {
+    large.push(claim('application:group', `directory-group-${String(index).padStart(4, '0')}-with-a-realistic-name`))
+    sealed = seal(large)
+  }
+  const chunks = splitCookieValue(SESSION_COOKIE, sealed)
+  if (chunks.length !== 4) throw new Error(`expected a 3-chunk cookie, got ${chunks.length - 1} chunks`)
+  return {
+    standard: { header: header(seal(standard)), claims: standard.length },
+    chunked: { header: header(sealed), claims: large.length, sealedLength: sealed.length }
+  }
+}
+
+/** The floor's cookie: same header length as the app's, signed with HMAC-SHA256. */
+export function floorCookie (appHeader, secret) {
+  const filler = Buffer.alloc(appHeader.length, 'a').toString('base64url').slice(0, Math.max(1, appHeader.length - FLOOR_COOKIE.length - 45))
+  return `${FLOOR_COOKIE}=${signFloorCookie(filler, secret)}`
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+/** Latency histogram with 10 µs buckets up to 1 s (bounded memory). */
+export class Latencies {
+  constructor () { this.buckets = new Uint32Array(100_001); this.count = 0 }
+  record (ms) { this.buckets[Math.min(this.buckets.length - 1, Math.floor(ms * 100))]++; this.count++ }
+  percentile (p) {
+    const target = Math.ceil(this.count * p)
+    let seen = 0
+    for (let index = 0; index < this.buckets.length; index++) {
+      seen += this.buckets[index]
+      if (seen >= target && target > 0) return (index + 0.5) / 100
+    }
+    return NaN
+  }
+}
+
+export async function load ({ pid, port, path, headers, expected, duration, connections }) {
+  const latencies = new Latencies()
+  const cpuBefore = cpuMs(pid)
+  const instance = autocannon({ url: `http://${HOST}:${port}${path}`, headers, duration, connections, pipelining: 1, timeout: 10 })
+  instance.on('response', (_client, _status, _bytes, responseTime) => { latencies.record(responseTime) })
+  const result = await instance
+  const cpu = cpuMs(pid) - cpuBefore
+  let unexpected = result.errors + result.timeouts
+  for (const [code, { count }] of Object.entries(result.statusCodeStats)) if (Number(code) !== expected) unexpected += Number(count)
+  return {
+    rps: result.requests.total / result.duration,
+    // Server CPU per response: robust where other work shares the machine.
+    cpuUs: result.requests.total > 0 ? cpu * 1000 / result.requests.total : NaN,
+    p50: latencies.percentile(0.5),
+    p99: latencies.percentile(0.99),
+    unexpected,
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, Number(count)]))
+  }
+}
+
+
+/** The issue's seven scenarios; `app` and `floor` are the request headers each server gets. */
+export function buildScenarios (cookies, floorSecret) {
+  const json = { accept: 'application/json' }
+  const html = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
+  return [
+    { id: 'auth', title: 'Authenticated `GET /api/application-information` (6 claims)', path: '/api/application-information', expected: 200, app: { ...json, cookie: cookies.standard.header }, floor: { ...json, cookie: floorCookie(cookies.standard.header, floorSecret) } },
+    { id: 'chunked', title: `Same, 3-chunk cookie (${cookies.chunked.claims} claims, ${cookies.chunked.sealedLength} chars sealed)`, path: '/api/application-information', expected: 200, app: { ...json, cookie: cookies.chunked.header }, floor: { ...json, cookie: floorCookie(cookies.chunked.header, floorSecret) } },
+    { id: 'challenge', title: 'Anonymous `GET /` (challenge redirect)', path: '/', expected: 302, app: html, floor: html },
+    { id: 'api401', title: 'Anonymous JSON `GET /api/application-information`', path: '/api/application-information', expected: 401, app: json, floor: json },
+    { id: 'login', title: '`GET /Account/Login`', path: '/Account/Login', expected: 200, app: html, floor: html },
+    { id: 'static', title: 'Static file `GET /css/site.css`', path: '/css/site.css', expected: 200, app: {}, floor: {} },
+    { id: 'health', title: '`GET /health/live`', path: '/health/live', expected: 200, app: {}, floor: {} }
+  ]
+}
+
+/** Environment for the built app: Production (NODE_ENV unset), a configured key, nothing inherited under ProjectTemplate__. */
+export function appEnvironment (port, keyMaterial) {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ProjectTemplate__') && name !== 'NODE_ENV'))
+  return { ...base, HOST, PORT: String(port), ProjectTemplate__DataProtection__Keys__0: keyMaterial.toString('base64') }
+}
+
+export function floorEnvironment (port, floorSecret) {
+  return { ...process.env, HOST, PORT: String(port), FLOOR_SECRET: floorSecret.toString('base64'), STATIC_FILE: join(TEMPLATE, 'public', 'css', 'site.css') }
+}

@@ -1,0 +1,76 @@
+/**
+ * Profiles the built app (or the floor) under one benchmark scenario with `node --cpu-prof` and
+ * prints where the server's CPU time went: self time by function and by package, plus the
+ * .cpuprofile path (open it in Chrome DevTools or speedscope for the flame graph).
+ *
+ *   node bench/profile.mjs [scenario id, default auth] [--seconds N] [--floor] [--no-build]
+ *   scenario ids: auth chunked challenge api401 login static health
+ */
+import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, openSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import {
+  appEnvironment, buildScenarios, cleanup, DIST, floorEnvironment, freePort, load, ROOT, sessionCookies, startServer, stopServer
+} from './harness.mjs'
+
+const args = process.argv.slice(2)
+const floorMode = args.includes('--floor')
+const secondsAt = args.indexOf('--seconds')
+const seconds = secondsAt === -1 ? 8 : Number(args[secondsAt + 1])
+const id = args.find((arg, index) => !arg.startsWith('--') && args[index - 1] !== '--seconds') ?? 'auth'
+
+process.on('exit', cleanup)
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => { cleanup(); process.exit(130) })
+
+if (!args.includes('--no-build')) {
+  const build = spawnSync('npm', ['run', 'build', '--workspace', 'template', '--silent'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+  if (build.status !== 0) throw new Error('build failed')
+}
+
+const keyMaterial = randomBytes(32)
+const floorSecret = randomBytes(32)
+const scenario = buildScenarios(await sessionCookies(keyMaterial), floorSecret).find((candidate) => candidate.id === id)
+if (scenario === undefined) throw new Error(`unknown scenario ${id}`)
+const directory = mkdtempSync(join(tmpdir(), 'bench-profile-'))
+const port = await freePort()
+const server = await startServer({
+  script: floorMode ? join(ROOT, 'bench', 'floor-server.mjs') : join(DIST, 'server.js'),
+  env: floorMode ? floorEnvironment(port, floorSecret) : appEnvironment(port, keyMaterial),
+  port,
+  stdout: openSync('/dev/null', 'w'),
+  nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${directory}`]
+})
+const which = floorMode ? 'floor' : 'app'
+const result = await load({ pid: server.child.pid, port, path: scenario.path, headers: scenario[which], expected: scenario.expected, duration: seconds, connections: 10 })
+await stopServer(server.child)
+console.log(`${which} ${id}: ${result.rps.toFixed(0)} req/s, ${result.cpuUs.toFixed(0)} µs CPU/req, p50 ${result.p50} ms, p99 ${result.p99} ms, unexpected ${result.unexpected}`)
+
+const file = readdirSync(directory).find((name) => name.endsWith('.cpuprofile'))
+if (file === undefined) throw new Error('no profile written')
+const profile = JSON.parse(readFileSync(join(directory, file), 'utf8'))
+const interval = new Map()
+for (let index = 0; index < profile.samples.length; index++) {
+  const delta = profile.timeDeltas[index] ?? 0
+  interval.set(profile.samples[index], (interval.get(profile.samples[index]) ?? 0) + delta)
+}
+const byFunction = new Map()
+const byPackage = new Map()
+let total = 0
+for (const node of profile.nodes) {
+  const micros = interval.get(node.id) ?? 0
+  total += micros
+  const { functionName, url, lineNumber } = node.callFrame
+  const where = url === '' ? '' : relative(ROOT, url.replace(/^file:\/\//, ''))
+  const key = `${functionName || '(anonymous)'} ${where}${where === '' ? '' : `:${lineNumber + 1}`}`
+  byFunction.set(key, (byFunction.get(key) ?? 0) + micros)
+  const pkg = where === '' ? functionName : /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ?? (where.startsWith('template/') ? 'template (app code)' : where.startsWith('node:') ? 'node internals' : where)
+  byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + micros)
+}
+const top = (map, count) => [...map].sort((a, b) => b[1] - a[1]).slice(0, count)
+  .map(([name, micros]) => `${(100 * micros / total).toFixed(1).padStart(5)}%  ${name}`).join('\n')
+console.log(`\nself time by package (${(total / 1e6).toFixed(1)} s sampled):\n${top(byPackage, 15)}`)
+console.log(`\nself time by function:\n${top(byFunction, 30)}`)
+console.log(`\nprofile: ${join(directory, file)}`)
+cleanup()

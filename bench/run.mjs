@@ -1,0 +1,266 @@
+/**
+ * `npm run bench`: the app's request path measured side by side with a floor (bare Fastify 5, one
+ * equivalent route per scenario, a signed cookie checked in an onRequest hook, no logging) in one
+ * run, with rounds interleaved floor, app, floor, app so that machine drift cancels. Writes the
+ * table to docs/performance.md (between the bench markers) and prints it. Issue 5 is the spec.
+ *
+ *   npm run bench                   full run: 3 rounds, budgets asserted (exit 1 when one fails)
+ *   npm run bench -- --quick        smoke run for CI: 1 round of 1 s, no budgets, no file written;
+ *                                   exit 1 only when a scenario answers an unexpected status
+ *   options: --rounds N  --duration S  --connections N  --no-build  --no-write
+ *
+ * Both servers listen on 127.0.0.1 and are pinned to CPU 0; this harness (and so autocannon) is
+ * re-executed pinned to CPU 1, when `taskset` exists and there are two CPUs. Every child process
+ * is killed on exit; every wait is bounded.
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { openSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import {
+  appEnvironment, buildScenarios, canPin, cleanup, commandLine, DIST, floorEnvironment, freePort, get, load, ROOT,
+  rssKiB, sessionCookies, startServer, stopServer
+} from './harness.mjs'
+
+const DOC = join(ROOT, 'docs', 'performance.md')
+const BEGIN = '<!-- bench:begin (written by npm run bench; edit outside the markers) -->'
+const END = '<!-- bench:end -->'
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+function parseOptions (argv) {
+  const options = { quick: false, rounds: 3, duration: 4, warmup: 1, connections: 10, build: true, write: true, coldStarts: 5 }
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]
+    const number = () => {
+      const value = Number(argv[++index])
+      if (!Number.isFinite(value) || value <= 0) throw new Error(`${arg} needs a positive number`)
+      return value
+    }
+    if (arg === '--quick') options.quick = true
+    else if (arg === '--rounds') options.rounds = Math.floor(number())
+    else if (arg === '--duration') options.duration = Math.floor(number())
+    else if (arg === '--connections') options.connections = Math.floor(number())
+    else if (arg === '--no-build') options.build = false
+    else if (arg === '--no-write') options.write = false
+    else throw new Error(`unknown option ${arg}`)
+  }
+  if (options.quick) Object.assign(options, { rounds: 1, duration: 1, warmup: 0, write: false, coldStarts: 1 })
+  return options
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const median = (values) => {
+  const sorted = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b)
+  if (sorted.length === 0) return NaN
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+const fixed = (value, digits) => Number.isFinite(value) ? value.toFixed(digits) : 'n/a'
+const thousands = (value) => Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a'
+
+function render ({ options, command, scenarios, results, run, budgets, date }) {
+  const cpuModel = cpus()[0]?.model ?? 'unknown'
+  const lines = []
+  lines.push(`Measured ${date} · Node ${process.version} · ${cpus().length} CPUs (${cpuModel}) · ` +
+    `${canPin ? 'servers pinned to CPU 0, load generator to CPU 1 (taskset)' : 'no CPU pinning (taskset or a second CPU missing)'}`)
+  lines.push('')
+  lines.push(`Command: \`${command}\` · autocannon ${run.autocannonVersion}, ${options.connections} connections, ` +
+    `${options.rounds} round(s) of ${options.duration} s per scenario and server, interleaved floor then app` +
+    `${options.warmup > 0 ? `, after ${options.warmup} s of warm-up each` : ''}` +
+    ' · app: built output, Production, log level info, stdout to /dev/null')
+  lines.push('')
+  lines.push('| Scenario | Expected | Floor req/s | App req/s | App/floor (median) | App/floor per round | Floor p50 / p99 ms | App p50 / p99 ms | Server CPU µs/req floor / app | Unexpected floor / app |')
+  lines.push('|---|---|---:|---:|---:|---|---:|---:|---:|---:|')
+  for (const scenario of scenarios) {
+    const rounds = results.get(scenario.id)
+    const floor = rounds.map((round) => round.floor)
+    const app = rounds.map((round) => round.app)
+    const ratios = rounds.map((round) => round.app.rps / round.floor.rps)
+    lines.push(`| ${scenario.title} | ${scenario.expected} | ${thousands(median(floor.map((r) => r.rps)))} | ${thousands(median(app.map((r) => r.rps)))} | ` +
+      `${fixed(median(ratios), 2)} | ${ratios.map((ratio) => fixed(ratio, 2)).join(', ')} | ` +
+      `${fixed(median(floor.map((r) => r.p50)), 2)} / ${fixed(median(floor.map((r) => r.p99)), 2)} | ` +
+      `${fixed(median(app.map((r) => r.p50)), 2)} / ${fixed(median(app.map((r) => r.p99)), 2)} | ` +
+      `${fixed(median(floor.map((r) => r.cpuUs)), 0)} / ${fixed(median(app.map((r) => r.cpuUs)), 0)} | ` +
+      `${floor.reduce((sum, r) => sum + r.unexpected, 0)} / ${app.reduce((sum, r) => sum + r.unexpected, 0)} |`)
+  }
+  lines.push('')
+  lines.push('| Whole run | App | Floor |')
+  lines.push('|---|---:|---:|')
+  lines.push(`| Cold start, spawn → \`/health/live\` answers (median of ${run.coldStarts.length}) | ${fixed(median(run.coldStarts), 0)} ms (${run.coldStarts.map((ms) => fixed(ms, 0)).join(', ')}) | ${fixed(run.floorStartMs, 0)} ms |`)
+  lines.push(`| RSS idle (VmRSS after start, before load) | ${fixed(run.appIdle.rss / 1024, 1)} MB | ${fixed(run.floorIdle.rss / 1024, 1)} MB |`)
+  lines.push(`| RSS after load (VmRSS / peak VmHWM) | ${fixed(run.appAfter.rss / 1024, 1)} / ${fixed(run.appAfter.hwm / 1024, 1)} MB | ${fixed(run.floorAfter.rss / 1024, 1)} / ${fixed(run.floorAfter.hwm / 1024, 1)} MB |`)
+  lines.push('')
+  if (budgets.length > 0) {
+    lines.push('| Budget (issue 5) | Measured | Limit | Result |')
+    lines.push('|---|---:|---:|---|')
+    for (const budget of budgets) lines.push(`| ${budget.name} | ${budget.measured} | ${budget.limit} | ${budget.pass ? 'pass' : '**FAIL**'} |`)
+  } else {
+    lines.push('Budgets not asserted (quick smoke run).')
+  }
+  return lines.join('\n')
+}
+
+function writeDoc (table) {
+  const block = `${BEGIN}\n${table}\n${END}`
+  let text = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '# Performance\n\n'
+  const begin = text.indexOf(BEGIN.slice(0, 20))
+  const end = text.indexOf(END)
+  text = begin !== -1 && end > begin ? `${text.slice(0, begin)}${block}${text.slice(end + END.length)}` : `${text.trimEnd()}\n\n${block}\n`
+  writeFileSync(DOC, text)
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main (options) {
+  const command = process.env.BENCH_COMMAND ?? commandLine()
+  if (options.build) {
+    const build = spawnSync('npm', ['run', 'build', '--workspace', 'template', '--silent'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+    if (build.status !== 0) throw new Error('npm run build --workspace template failed')
+  }
+  if (!existsSync(join(DIST, 'server.js'))) throw new Error('template/dist/server.js is missing; run npm run build --workspace template')
+
+  const keyMaterial = randomBytes(32)
+  const floorSecret = randomBytes(32)
+  const cookies = await sessionCookies(keyMaterial)
+  const appEnv = (port) => appEnvironment(port, keyMaterial)
+  const floorEnv = (port) => floorEnvironment(port, floorSecret)
+  const devNull = openSync('/dev/null', 'w')
+  const scenarios = buildScenarios(cookies, floorSecret)
+
+  // Cold start: separate spawns, each stopped before the next.
+  const coldStarts = []
+  for (let index = 0; index < options.coldStarts; index++) {
+    const port = await freePort()
+    const server = await startServer({ script: join(DIST, 'server.js'), env: appEnv(port), port, stdout: 'pipe' })
+    coldStarts.push(server.startMs)
+    await stopServer(server.child)
+  }
+  console.error(`cold start: ${coldStarts.map((ms) => ms.toFixed(0)).join(', ')} ms`)
+
+  const appPort = await freePort()
+  const floorPort = await freePort()
+  const app = await startServer({ script: join(DIST, 'server.js'), env: appEnv(appPort), port: appPort, stdout: devNull })
+  const floor = await startServer({ script: join(ROOT, 'bench', 'floor-server.mjs'), env: floorEnv(floorPort), port: floorPort, stdout: devNull })
+  await sleep(1000)
+  const appIdle = rssKiB(app.child.pid)
+  const floorIdle = rssKiB(floor.child.pid)
+
+  // Each scenario must answer as expected before it is loaded.
+  let failures = 0
+  for (const scenario of scenarios) {
+    for (const [name, port, headers] of [['floor', floorPort, scenario.floor], ['app', appPort, scenario.app]]) {
+      const response = await get(port, scenario.path, headers)
+      if (response.status !== scenario.expected) {
+        console.error(`${name} ${scenario.id}: expected ${scenario.expected}, got ${response.status}`)
+        failures++
+      }
+    }
+  }
+
+  const target = (which, scenario, duration) => ({
+    pid: which === 'app' ? app.child.pid : floor.child.pid,
+    port: which === 'app' ? appPort : floorPort,
+    path: scenario.path,
+    headers: scenario[which],
+    expected: scenario.expected,
+    duration,
+    connections: options.connections
+  })
+  if (options.warmup > 0) {
+    for (const scenario of scenarios) {
+      for (const which of ['floor', 'app']) await load(target(which, scenario, options.warmup))
+    }
+  }
+
+  const results = new Map(scenarios.map((scenario) => [scenario.id, []]))
+  for (let round = 1; round <= options.rounds; round++) {
+    for (const scenario of scenarios) {
+      const floorResult = await load(target('floor', scenario, options.duration))
+      const appResult = await load(target('app', scenario, options.duration))
+      results.get(scenario.id).push({ floor: floorResult, app: appResult })
+      for (const [name, result] of [['floor', floorResult], ['app', appResult]]) {
+        if (result.unexpected > 0) {
+          console.error(`${name} ${scenario.id}: ${result.unexpected} unexpected responses ${JSON.stringify(result.statuses)}`)
+          failures++
+        }
+      }
+      console.error(`round ${round} ${scenario.id.padEnd(9)} floor ${floorResult.rps.toFixed(0).padStart(6)} req/s  app ${appResult.rps.toFixed(0).padStart(6)} req/s  ratio ${(appResult.rps / floorResult.rps).toFixed(2)}  cpu µs/req ${floorResult.cpuUs.toFixed(0)} / ${appResult.cpuUs.toFixed(0)}`)
+    }
+  }
+  const appAfter = rssKiB(app.child.pid)
+  const floorAfter = rssKiB(floor.child.pid)
+  await stopServer(app.child)
+  await stopServer(floor.child)
+
+  const ratio = (id, field = 'rps') => median(results.get(id).map((round) => round.app[field] / round.floor[field]))
+  const budgets = []
+  if (!options.quick) {
+    const atLeast = (name, id, limit) => {
+      const value = ratio(id)
+      budgets.push({ name, measured: `${fixed(value, 2)}×`, limit: `≥ ${limit}×`, pass: value >= limit })
+    }
+    atLeast('Authenticated API req/s vs floor', 'auth', 0.8)
+    const p99 = ratio('auth', 'p99')
+    budgets.push({ name: 'Authenticated API p99 vs floor', measured: `${fixed(p99, 2)}×`, limit: '≤ 2×', pass: p99 <= 2 })
+    atLeast('Anonymous challenge (`GET /`, 302) req/s vs floor', 'challenge', 0.9)
+    atLeast('Anonymous JSON challenge (401) req/s vs floor', 'api401', 0.9)
+    atLeast('Health req/s vs floor', 'health', 0.9)
+    atLeast('Chunked-cookie API req/s vs floor', 'chunked', 0.6)
+    const cold = median(coldStarts)
+    budgets.push({ name: 'Cold start to `/health/live` (no provider enabled)', measured: `${fixed(cold, 0)} ms`, limit: '≤ 500 ms', pass: cold <= 500 })
+    budgets.push({ name: 'Idle RSS', measured: `${fixed(appIdle.rss / 1024, 1)} MB`, limit: '≤ 80 MB', pass: appIdle.rss / 1024 <= 80 })
+  }
+
+  const autocannonVersion = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'autocannon', 'package.json'), 'utf8')).version
+  const table = render({
+    options,
+    command,
+    scenarios,
+    results,
+    run: { coldStarts, floorStartMs: floor.startMs, appIdle, floorIdle, appAfter, floorAfter, autocannonVersion },
+    budgets,
+    date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC'
+  })
+  console.log(`\n${table}\n`)
+  if (options.write) {
+    writeDoc(table)
+    console.error(`written to ${DOC}`)
+  }
+  if (failures > 0) {
+    console.error(`${failures} scenario check(s) answered unexpected statuses`)
+    return 1
+  }
+  const missed = budgets.filter((budget) => !budget.pass)
+  if (missed.length > 0) {
+    console.error(`budgets missed: ${missed.map((budget) => budget.name).join('; ')}`)
+    return 1
+  }
+  return 0
+}
+
+// ---------------------------------------------------------------------------------------------
+
+if (canPin && process.env.BENCH_PINNED !== '1') {
+  // Re-run this script pinned to CPU 1; the pinned copy owns (and kills) the servers.
+  const child = spawn('taskset', ['-c', '1', process.execPath, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_PINNED: '1', BENCH_COMMAND: commandLine() }
+  })
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => { child.kill(signal) })
+  child.on('exit', (code) => { process.exit(code ?? 1) })
+} else {
+  process.on('exit', cleanup)
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => { cleanup(); process.exit(130) })
+  main(parseOptions(process.argv.slice(2))).then((code) => { cleanup(); process.exit(code) }, (error) => {
+    console.error(error)
+    cleanup()
+    process.exit(2)
+  })
+}
