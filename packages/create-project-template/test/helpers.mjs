@@ -6,14 +6,14 @@ import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, relative, resolve } from 'node:path'
+import { delimiter, dirname, join, relative, resolve as resolvePath } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { findTemplateName } from '../lib/naming.mjs'
 import { isText } from '../lib/template-files.mjs'
 
-export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+export const PACKAGE_DIR = resolvePath(dirname(fileURLToPath(import.meta.url)), '..')
 export const BIN = join(PACKAGE_DIR, 'bin', 'create-project-template.mjs')
-export const TEMPLATE_DIR = resolve(PACKAGE_DIR, '..', '..', 'template')
+export const TEMPLATE_DIR = resolvePath(PACKAGE_DIR, '..', '..', 'template')
 
 /** A fresh directory under the OS temporary directory. */
 export function tempDir (label = 'cpt-') {
@@ -33,6 +33,9 @@ export function childEnv (extra = {}) {
     if (/^npm_/i.test(key) || key === 'INIT_CWD' || key === 'NODE_ENV' || key.includes('__')) continue
     env[key] = value
   }
+  // An outer npm run puts the monorepo's node_modules/.bin on PATH; a generated project must
+  // find its tools in its own node_modules.
+  env.PATH = (env.PATH ?? '').split(delimiter).filter((entry) => !/node_modules[\\/]\.bin|node-gyp-bin/.test(entry)).join(delimiter)
   return { ...env, ...extra }
 }
 
@@ -53,7 +56,7 @@ export function childEnv (extra = {}) {
  */
 export function run (command, args, options = {}) {
   const timeoutMs = options.timeoutMs ?? 30_000
-  return new Promise((resolvePromise, reject) => {
+  return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: options.cwd ?? PACKAGE_DIR,
       env: options.env ?? childEnv(),
@@ -72,7 +75,7 @@ export function run (command, args, options = {}) {
     child.on('error', (error) => { clearTimeout(timer); reject(error) })
     child.on('close', (status, signal) => {
       clearTimeout(timer)
-      resolvePromise({ status, signal, stdout, stderr })
+      resolve({ status, signal, stdout, stderr })
     })
   })
 }
