@@ -118,8 +118,13 @@ test('mixed load for a bounded time: no 5xx, no unexpected status, memory settle
     await sleep(3_000); child.kill('SIGUSR2'); await sleep(2_000)
     const settled = rssOf(pid)
     const summary = {
-      seconds: Math.round(seconds), concurrency: CONCURRENCY, requests: tally.requests, requestsPerSecond: Math.round(tally.requests / seconds),
-      serverErrors: tally.serverErrors, unexpected: tally.unexpected, byScenario: tally.byScenario,
+      seconds: Math.round(seconds),
+      concurrency: CONCURRENCY,
+      requests: tally.requests,
+      requestsPerSecond: Math.round(tally.requests / seconds),
+      serverErrors: tally.serverErrors,
+      unexpected: tally.unexpected,
+      byScenario: tally.byScenario,
       rssMiB: { afterWarmup: +(baseline / 2 ** 20).toFixed(1), endOfLoad: +(peak / 2 ** 20).toFixed(1), settled: +(settled / 2 ** 20).toFixed(1) }
     }
     process.stdout.write(`# soak summary ${JSON.stringify(summary)}\n`)
