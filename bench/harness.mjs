@@ -92,7 +92,7 @@ export async function startServer ({ script, env, port, stdout, nodeArgs = [] })
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode} before answering:\n${output}`)
     try {
       const response = await get(port, '/health/live')
-      if (response.status === 200) return { child, startMs: performance.now() - started, output: () => output }
+      if (response.status === 200) return { child, startMs: performance.now() - started, startCpuMs: cpuMs(child.pid), output: () => output }
     } catch { /* not listening yet */ }
     await sleep(2)
   }

@@ -94,6 +94,7 @@ function render ({ options, command, scenarios, results, run, budgets, date }) {
   lines.push('| Whole run | App | Floor |')
   lines.push('|---|---:|---:|')
   lines.push(`| Cold start, spawn → \`/health/live\` answers (median of ${run.coldStarts.length}) | ${fixed(median(run.coldStarts), 0)} ms (${run.coldStarts.map((ms) => fixed(ms, 0)).join(', ')}) | ${fixed(run.floorStartMs, 0)} ms |`)
+  lines.push(`| Cold start CPU time (user + system, median) | ${fixed(median(run.coldStartCpu), 0)} ms | ${fixed(run.floorStartCpuMs, 0)} ms |`)
   lines.push(`| RSS idle (VmRSS after start, before load) | ${fixed(run.appIdle.rss / 1024, 1)} MB | ${fixed(run.floorIdle.rss / 1024, 1)} MB |`)
   lines.push(`| RSS after load (VmRSS / peak VmHWM) | ${fixed(run.appAfter.rss / 1024, 1)} / ${fixed(run.appAfter.hwm / 1024, 1)} MB | ${fixed(run.floorAfter.rss / 1024, 1)} / ${fixed(run.floorAfter.hwm / 1024, 1)} MB |`)
   lines.push('')
@@ -136,13 +137,15 @@ async function main (options) {
 
   // Cold start: separate spawns, each stopped before the next.
   const coldStarts = []
+  const coldStartCpu = []
   for (let index = 0; index < options.coldStarts; index++) {
     const port = await freePort()
     const server = await startServer({ script: join(DIST, 'server.js'), env: appEnv(port), port, stdout: 'pipe' })
     coldStarts.push(server.startMs)
+    coldStartCpu.push(server.startCpuMs)
     await stopServer(server.child)
   }
-  console.error(`cold start: ${coldStarts.map((ms) => ms.toFixed(0)).join(', ')} ms`)
+  console.error(`cold start: ${coldStarts.map((ms) => ms.toFixed(0)).join(', ')} ms (CPU ${coldStartCpu.join(', ')} ms)`)
 
   const appPort = await freePort()
   const floorPort = await freePort()
@@ -224,7 +227,7 @@ async function main (options) {
     command,
     scenarios,
     results,
-    run: { coldStarts, floorStartMs: floor.startMs, appIdle, floorIdle, appAfter, floorAfter, autocannonVersion },
+    run: { coldStarts, coldStartCpu, floorStartMs: floor.startMs, floorStartCpuMs: floor.startCpuMs, appIdle, floorIdle, appAfter, floorAfter, autocannonVersion },
     budgets,
     date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC'
   })
