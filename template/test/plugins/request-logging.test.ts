@@ -24,7 +24,7 @@ describe('request logging', () => {
           request.log.info({ req: request, headers: request.headers }, 'careless log')
           return 'ok'
         })
-        app.post('/careless-sign-in', { config: { allowAnonymous: true } }, async (request, reply) => {
+        app.post('/careless-sign-in', { config: { allowAnonymous: true } }, async (_request, reply) => {
           reply.signIn({ scheme: 'TestFlow', claims: [claim('application:subject', 'careless')] })
           return 'ok'
         })
