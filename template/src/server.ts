@@ -22,11 +22,13 @@ function parsePort (value: string | undefined): number | undefined {
 async function main (): Promise<void> {
   const loaded = loadConfiguration({ env: process.env, contentRoot: CONTENT_ROOT })
   const logger = createLogger(loaded.config.Logging.Level)
+  // Logging:Level silent must not hide why the process refuses to start.
+  const startupLogger = loaded.config.Logging.Level === 'silent' ? createLogger('warn') : logger
   const port = parsePort(process.env.PORT)
   const host = process.env.HOST === undefined || process.env.HOST === '' ? DEFAULT_HOST : process.env.HOST
-  const valid = reportConfiguration(loaded, logger)
+  const valid = reportConfiguration(loaded, startupLogger)
   if (port === undefined) {
-    logger.error({ event: 'configuration.invalid', code: 'APP_ERR_CONFIG_INVALID', errors: ['PORT must be an integer from 0 to 65535.'] }, 'configuration is invalid; the application will not start')
+    startupLogger.error({ event: 'configuration.invalid', code: 'APP_ERR_CONFIG_INVALID', errors: ['PORT must be an integer from 0 to 65535.'] }, 'configuration is invalid; the application will not start')
   }
   if (!valid || port === undefined) {
     process.exitCode = 1

@@ -26,6 +26,15 @@ describe('server process: invalid configuration', () => {
     assert.ok(!run.stderr().includes(PLANTED_SECRET), 'planted secret in stderr')
   })
 
+  test('Logging:Level silent does not hide the startup failure', async () => {
+    const run = runEntryPoint('src/server.ts', cleanEnv({ ...INVALID_WITH_PLANTED_SECRET, ProjectTemplate__Logging__Level: 'silent', PORT: '0' }))
+    assert.equal(await run.exited(), 1)
+    const invalid = jsonLines(run.stdout()).filter((record) => record.event === 'configuration.invalid')
+    assert.equal(invalid.length, 1)
+    assert.deepEqual(invalid[0]?.errors, EXPECTED_SENTENCES)
+    assert.ok(!run.stdout().includes(PLANTED_SECRET))
+  })
+
   test('an invalid PORT exits 1 naming PORT', async () => {
     const run = runEntryPoint('src/server.ts', cleanEnv({ PORT: 'eighty', ProjectTemplate__DataProtection__Keys__0: KEY }))
     assert.equal(await run.exited(), 1)
