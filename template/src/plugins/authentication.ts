@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isLocalUrl } from '../auth/local-url.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
-import { sendProblem, wantsJson } from './responses.js'
+import { isPageNavigation, sendProblem, wantsJson } from './responses.js'
 
 /** Availability of a provider (metadata or discovery loaded). */
 export interface ProviderStatus {
@@ -75,7 +75,7 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       return reply.redirect(withReturnUrl('/Account/Login', returnUrl), 302)
     },
     forbid (request: FastifyRequest, reply: FastifyReply) {
-      if (wantsJson(request)) return sendProblem(request, reply, 403, { code: 'APP_ERR_AUTH_FORBIDDEN' })
+      if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 403, { code: 'APP_ERR_AUTH_FORBIDDEN' })
       return reply.redirect(withReturnUrl('/Account/AccessDenied', returnUrlOf(request)), 302)
     }
   })

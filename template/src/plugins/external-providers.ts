@@ -7,9 +7,6 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { KeyRing } from '../auth/key-ring.js'
 import { PROVIDER_NAMES, type ApplicationConfiguration, type ProviderName } from '../config/schema.js'
-import { registerVendor } from './providers/oauth-vendors.js'
-import { registerOpenIdConnect } from './providers/openid-connect.js'
-import { registerSaml2 } from './providers/saml2.js'
 
 export interface ProviderRegistrationOptions {
   readonly name: ProviderName
@@ -21,13 +18,17 @@ export interface ProviderRegistrationOptions {
 /** Registers one provider's routes and scheme on `app`. */
 export type ProviderRegistration = (app: FastifyInstance, options: ProviderRegistrationOptions) => Promise<void>
 
-/** The handler of each provider slot. */
-const REGISTRATIONS: Partial<Record<ProviderName, ProviderRegistration>> = {
-  OpenIdConnect: registerOpenIdConnect,
-  Saml2: registerSaml2,
-  VendorA: registerVendor,
-  VendorB: registerVendor,
-  VendorC: registerVendor
+/**
+ * The handler of each provider slot, loaded only when that provider is enabled: with none enabled
+ * (the default), openid-client, node-saml and the XML stack are never imported, which keeps cold
+ * start and idle memory down (docs/performance.md).
+ */
+const REGISTRATIONS: Readonly<Record<ProviderName, () => Promise<ProviderRegistration>>> = {
+  OpenIdConnect: async () => (await import('./providers/openid-connect.js')).registerOpenIdConnect,
+  Saml2: async () => (await import('./providers/saml2.js')).registerSaml2,
+  VendorA: async () => (await import('./providers/oauth-vendors.js')).registerVendor,
+  VendorB: async () => (await import('./providers/oauth-vendors.js')).registerVendor,
+  VendorC: async () => (await import('./providers/oauth-vendors.js')).registerVendor
 }
 
 export interface ExternalProvidersOptions {
@@ -40,8 +41,7 @@ async function externalProviders (app: FastifyInstance, options: ExternalProvide
   if (!options.config.Authentication.Enabled) return
   for (const name of PROVIDER_NAMES) {
     if (!options.config.Authentication.Providers[name].Enabled) continue
-    const register = REGISTRATIONS[name]
-    if (register === undefined) throw new Error(`No handler is available for the ${name} provider.`)
+    const register = await REGISTRATIONS[name]()
     await register(app, { name, ...options })
   }
 }

@@ -39,6 +39,20 @@ export function wantsJson (request: FastifyRequest): boolean {
   return json > 0 && json > qualityOf(accept, isHtmlType)
 }
 
+/**
+ * True for a browser page navigation: no `X-Requested-With: XMLHttpRequest` and an Accept header
+ * that names `text/html` at least as highly as JSON. Used for forbid only: an authenticated browser
+ * that navigates to an API URL it may not use is shown the AccessDenied page (the contract's
+ * Errors table), while API calls, including anonymous ones, keep their problem documents.
+ */
+export function isPageNavigation (request: FastifyRequest): boolean {
+  if (request.headers['x-requested-with'] === 'XMLHttpRequest') return false
+  const accept = request.headers.accept
+  if (accept === undefined || accept === '') return false
+  const html = qualityOf(accept, (type) => type === 'text/html')
+  return html > 0 && html >= qualityOf(accept, isJsonType)
+}
+
 export function titleOf (statusCode: number): string {
   return STATUS_CODES[statusCode] ?? 'Error'
 }
