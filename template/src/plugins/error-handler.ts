@@ -1,12 +1,14 @@
 /**
  * One place renders unhandled and framework errors: HTML through the error page, JSON callers get
  * problem+json. Stack traces and exception messages appear only in Development; 5xx bodies are
- * generic everywhere else. Anti-forgery failures become 400.
+ * generic everywhere else. Anti-forgery failures become 400. Bare 4xx/5xx responses (a status
+ * without a body) get the same page or problem.
  */
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
-import { sendError } from './responses.js'
+import { errorPage } from '../views/pages.js'
+import { sendError, titleOf, wantsJson } from './responses.js'
 
 export interface ErrorHandlerOptions {
   readonly environmentName: string
@@ -37,6 +39,16 @@ export function renderError (development: boolean, error: FastifyError | Error, 
 async function errorHandler (app: FastifyInstance, options: ErrorHandlerOptions): Promise<void> {
   const development = options.environmentName === 'Development'
   app.setErrorHandler((error: FastifyError, request, reply) => renderError(development, error, request, reply))
+  // A bare 4xx/5xx (a status with no body) renders like every other error: the page or a problem.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode < 400 || request.method === 'HEAD' || (payload !== undefined && payload !== null && payload !== '')) return payload
+    if (wantsJson(request)) {
+      reply.type('application/problem+json; charset=utf-8')
+      return JSON.stringify({ type: 'about:blank', title: titleOf(reply.statusCode), status: reply.statusCode, requestId: request.id })
+    }
+    reply.type('text/html; charset=utf-8')
+    return errorPage({ statusCode: reply.statusCode, title: titleOf(reply.statusCode), requestId: request.id })
+  })
 }
 
 export default fp(errorHandler, { name: 'error-handler' })

@@ -122,3 +122,35 @@ describe('/Home/Error in Development', () => {
     }
   })
 })
+
+describe('bare error responses', () => {
+  let t: TestApp
+  before(async () => {
+    t = await buildTestApp({
+      configure: (app) => {
+        app.get('/bare/:status', { config: { allowAnonymous: true } }, async (request, reply) => reply.code(Number((request.params as { status: string }).status)).send())
+      }
+    })
+  })
+  after(async () => { await t.app.close() })
+
+  for (const status of [400, 404, 418, 503]) {
+    test(`a bare ${status} renders through the error page for a browser and as problem+json for JSON`, async () => {
+      const page = await t.app.inject({ url: `/bare/${status}`, headers: { accept: 'text/html' } })
+      assert.equal(page.statusCode, status)
+      assert.equal(page.headers['content-type'], 'text/html; charset=utf-8')
+      assert.match(page.body, new RegExp(`<h1>${status} `))
+      assert.match(page.body, /<code id="request-id">[0-9a-f-]{36}<\/code>/)
+      const problem = await t.app.inject({ url: `/bare/${status}`, headers: { accept: 'application/json' } })
+      assert.equal(problem.statusCode, status)
+      assert.equal(problem.headers['content-type'], 'application/problem+json; charset=utf-8')
+      assert.equal((problem.json() as Record<string, unknown>).status, status)
+    })
+  }
+
+  test('a bare success stays empty', async () => {
+    const response = await t.app.inject({ url: '/bare/204' })
+    assert.equal(response.statusCode, 204)
+    assert.equal(response.body, '')
+  })
+})
