@@ -40,14 +40,20 @@ async function errorHandler (app: FastifyInstance, options: ErrorHandlerOptions)
   const development = options.environmentName === 'Development'
   app.setErrorHandler((error: FastifyError, request, reply) => renderError(development, error, request, reply))
   // A bare 4xx/5xx (a status with no body) renders like every other error: the page or a problem.
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (reply.statusCode < 400 || request.method === 'HEAD' || (payload !== undefined && payload !== null && payload !== '')) return payload
+  // Callback style: runs on every response, so no promise per request.
+  app.addHook('onSend', function renderBareError (request, reply, payload, done) {
+    if (reply.statusCode < 400 || request.method === 'HEAD' || (payload !== undefined && payload !== null && payload !== '')) {
+      done(null, payload)
+      return
+    }
+    const statusCode = reply.statusCode
     if (wantsJson(request)) {
       reply.type('application/problem+json; charset=utf-8')
-      return JSON.stringify({ type: 'about:blank', title: titleOf(reply.statusCode), status: reply.statusCode, requestId: request.id })
+      done(null, JSON.stringify({ type: 'about:blank', title: titleOf(statusCode), status: statusCode, requestId: request.id }))
+      return
     }
     reply.type('text/html; charset=utf-8')
-    return errorPage({ statusCode: reply.statusCode, title: titleOf(reply.statusCode), requestId: request.id })
+    done(null, errorPage({ statusCode, title: titleOf(statusCode), requestId: request.id }))
   })
 }
 
