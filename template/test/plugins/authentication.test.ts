@@ -39,6 +39,24 @@ describe('challenge and forbid', () => {
     })
   }
 
+  const unsafeReturn: Array<[string, string]> = [
+    ['//evil.example/x', 'a protocol-relative request target'],
+    ['/%2F%2Fevil.example', 'an encoded double slash']
+  ]
+  for (const [url, name] of unsafeReturn) {
+    test(`an anonymous request with ${name} is challenged without carrying it as the return URL`, async () => {
+      const response = await t.app.inject({ url, headers: { accept: 'text/html' } })
+      assert.equal(response.statusCode, 302)
+      assert.equal(response.headers.location, '/Account/Login')
+    })
+  }
+
+  test('an anonymous HEAD request is challenged like GET', async () => {
+    const response = await t.app.inject({ method: 'HEAD', url: '/reports' })
+    assert.equal(response.statusCode, 302)
+    assert.equal(response.headers.location, '/Account/Login?ReturnUrl=%2Freports')
+  })
+
   test('an anonymous POST is redirected to the login page without a return URL', async () => {
     const response = await t.app.inject({ method: 'POST', url: '/reports' })
     assert.equal(response.statusCode, 302)

@@ -92,6 +92,14 @@ describe('logout', () => {
     assert.ok(!setCookies(response).some((header) => header.startsWith(SESSION)), 'the session cookie is untouched')
   }
 
+  test('the anti-forgery cookie is __Host-, HttpOnly, Secure, SameSite=Strict and Path=/', async () => {
+    const session = await signIn(t.app, standardUser())
+    const page = await t.app.inject({ url: '/', headers: { cookie: session } })
+    const antiforgery = setCookies(page).filter((header) => header.startsWith('__Host-ProjectTemplate.Antiforgery='))
+    assert.equal(antiforgery.length, 1)
+    assert.deepEqual((antiforgery[0] ?? '').split(';').slice(1).map((part) => part.trim()).sort(), ['HttpOnly', 'Path=/', 'SameSite=Strict', 'Secure'])
+  })
+
   test('anonymous logout is challenged, not performed', async () => {
     const response = await t.app.inject({ method: 'POST', url: '/Account/Logout', ...form({}) })
     assert.equal(response.statusCode, 302)
