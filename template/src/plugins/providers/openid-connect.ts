@@ -39,9 +39,9 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     allowInsecureRequests: allowsInsecureRequests(settings.Authority, options.environmentName)
   }), {
     onFailure: (reason, error) => {
-      log.warn({ event: 'external.metadata.failed', provider: scheme, reason, errorName: (error as Error | null)?.name, errorCode: (error as { code?: unknown } | null)?.code }, 'provider metadata could not be loaded')
+      log.warn({ event: 'external.metadata.failed', reason, errorName: (error as Error | null)?.name, errorCode: (error as { code?: unknown } | null)?.code }, 'provider metadata could not be loaded')
     },
-    onLoaded: () => { log.info({ event: 'external.metadata.loaded', provider: scheme }, 'provider metadata loaded') }
+    onLoaded: () => { log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded') }
   })
   const usedFlowIds = new UsedFlowIds()
 
