@@ -3,16 +3,24 @@
  * with one structured error line listing every sentence, and a planted secret appears nowhere in
  * its output; valid configuration exits 0.
  */
-import { describe, test } from 'node:test'
+import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { EXPECTED_SENTENCES, INVALID_WITH_PLANTED_SECRET, PLANTED_SECRET } from './helpers/planted-secret.js'
-import { cleanEnv, jsonLines, runEntryPoint } from './helpers/process.js'
+import { cleanEnv, jsonLines, runEntryPoint, type Running } from './helpers/process.js'
 
 const P = 'ProjectTemplate:Authentication:Providers'
 
 describe('check-config', () => {
+  let invalidRun: Running
+  let validRun: Running
+  before(() => {
+    invalidRun = runEntryPoint('src/check-config.ts', cleanEnv(INVALID_WITH_PLANTED_SECRET))
+    validRun = runEntryPoint('src/check-config.ts', cleanEnv({ ProjectTemplate__Authentication__Providers__OpenIdConnect__ClientSecret: PLANTED_SECRET }))
+  })
+  after(() => { invalidRun.kill(); validRun.kill() })
+
   test('invalid configuration exits 1 with one structured error listing every sentence and no secret value', async () => {
-    const run = runEntryPoint('src/check-config.ts', cleanEnv(INVALID_WITH_PLANTED_SECRET))
+    const run = invalidRun
     assert.equal(await run.exited(), 1)
     const records = jsonLines(run.stdout())
     const invalid = records.filter((record) => record.event === 'configuration.invalid')
@@ -28,7 +36,7 @@ describe('check-config', () => {
   })
 
   test('valid configuration exits 0 and says so', async () => {
-    const run = runEntryPoint('src/check-config.ts', cleanEnv({ ProjectTemplate__Authentication__Providers__OpenIdConnect__ClientSecret: PLANTED_SECRET }))
+    const run = validRun
     assert.equal(await run.exited(), 0)
     const valid = jsonLines(run.stdout()).filter((record) => record.event === 'configuration.valid')
     assert.equal(valid.length, 1)

@@ -13,8 +13,19 @@ const KEY = Buffer.alloc(32, 11).toString('base64')
 const LISTENING = /^Server listening at (http:\/\/127\.0\.0\.1:\d+)$/
 
 describe('server process: invalid configuration', () => {
+  // The three processes start together (each spends most of its time loading), then are checked one by one.
+  let planted: Running
+  let silent: Running
+  let badPort: Running
+  before(() => {
+    planted = runEntryPoint('src/server.ts', cleanEnv({ ...INVALID_WITH_PLANTED_SECRET, PORT: '0' }))
+    silent = runEntryPoint('src/server.ts', cleanEnv({ ...INVALID_WITH_PLANTED_SECRET, ProjectTemplate__Logging__Level: 'silent', PORT: '0' }))
+    badPort = runEntryPoint('src/server.ts', cleanEnv({ PORT: 'eighty', ProjectTemplate__DataProtection__Keys__0: KEY }))
+  })
+  after(() => { for (const run of [planted, silent, badPort]) run.kill() })
+
   test('exits 1 with one structured error listing each sentence, never listens, never prints the planted secret', async () => {
-    const run = runEntryPoint('src/server.ts', cleanEnv({ ...INVALID_WITH_PLANTED_SECRET, PORT: '0' }))
+    const run = planted
     assert.equal(await run.exited(), 1)
     const records = jsonLines(run.stdout())
     const invalid = records.filter((record) => record.event === 'configuration.invalid')
@@ -27,7 +38,7 @@ describe('server process: invalid configuration', () => {
   })
 
   test('Logging:Level silent does not hide the startup failure', async () => {
-    const run = runEntryPoint('src/server.ts', cleanEnv({ ...INVALID_WITH_PLANTED_SECRET, ProjectTemplate__Logging__Level: 'silent', PORT: '0' }))
+    const run = silent
     assert.equal(await run.exited(), 1)
     const invalid = jsonLines(run.stdout()).filter((record) => record.event === 'configuration.invalid')
     assert.equal(invalid.length, 1)
@@ -36,7 +47,7 @@ describe('server process: invalid configuration', () => {
   })
 
   test('an invalid PORT exits 1 naming PORT', async () => {
-    const run = runEntryPoint('src/server.ts', cleanEnv({ PORT: 'eighty', ProjectTemplate__DataProtection__Keys__0: KEY }))
+    const run = badPort
     assert.equal(await run.exited(), 1)
     const invalid = jsonLines(run.stdout()).filter((record) => record.event === 'configuration.invalid')
     assert.deepEqual(invalid.map((record) => record.errors), [['PORT must be an integer from 0 to 65535.']])
