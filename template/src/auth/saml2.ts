@@ -336,6 +336,21 @@ function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: strin
 }
 
 /**
+ * Signature wrapping (XSW7: an unsigned assertion parked in samlp:Extensions beside the signed
+ * one) passes node-saml, which reads only the direct child. The signed assertion must be the only
+ * saml:Assertion anywhere in the message.
+ */
+function assertSingleAssertion (xml: string): void {
+  let count: number
+  try {
+    count = parseXmlDocument(xml).getElementsByTagNameNS(SAML_ASSERTION_NS, 'Assertion').length
+  } catch (error) {
+    throw new Saml2ResponseError('malformed', 'SAMLResponse is not well-formed', { cause: error })
+  }
+  if (count !== 1) throw new Saml2ResponseError('malformed', 'more than one assertion in the message')
+}
+
+/**
  * Validates a posted response completely. Throws {@link Saml2ResponseError} (or a node-saml
  * error, see {@link classifyLibraryError}) on any failure.
  */
@@ -352,6 +367,7 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
   const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: Buffer.from(input.envelope.xml, 'utf8').toString('base64') })
   const verifiedXml = profile?.getAssertionXml?.()
   if (verifiedXml === undefined) throw new Saml2ResponseError('malformed', 'no verified assertion')
+  assertSingleAssertion(input.envelope.xml)
   const assertion = readVerifiedAssertion(input, verifiedXml, nowMs)
   if (!input.replayCache.remember(assertion.assertionId, assertion.expiresAtMs, nowMs)) {
     throw new Saml2ResponseError('replay', 'assertion already used')

@@ -1,0 +1,598 @@
+/**
+ * SAML2 attack corpus (issue 6, "SAML2 negatives"): every hostile response is posted to the real
+ * ACS of the real app, signed with real XML-DSig by the test IdP (xml-crypto, RSA-SHA256,
+ * exclusive C14N) and then tampered with the way an attacker would. Each case asserts: no session
+ * cookie, no 5xx (a redirect to the login page), exactly one `external.sign_in.failed` line with
+ * the expected failure class and no `external.sign_in.succeeded`, and bounded wall time and heap
+ * growth (a billion-laughs expansion would break both). At the end every captured log line is
+ * scanned for every posted SAMLResponse and for the attacker-chosen identities.
+ *
+ * XML signature wrapping follows the XSW1-XSW8 catalogue of Somorovsky et al., "On Breaking SAML:
+ * Be Whoever You Want to Be" (USENIX Security 2012), as implemented by SAML Raider: XSW1/XSW2 wrap
+ * a signed Response (evil Response outside, the signed original inside the Signature or beside
+ * it), XSW3-XSW8 wrap a signed Assertion. Each variant is built twice: the evil copy with a fresh
+ * ID (the IdP's signature over the moved original still verifies, checked with xml-crypto) and
+ * with the signed ID duplicated. A second pass calls validateResponse() directly, bypassing
+ * readResponseEnvelope's structure checks, so the layer underneath is proven on its own.
+ *
+ * Payload data lives in corpora/saml2/*.json so the corpus can grow without code.
+ */
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { DOMParser, XMLSerializer, type Document, type Element } from '@xmldom/xmldom'
+import type { LightMyRequestResponse } from 'fastify'
+import { SignedXml } from 'xml-crypto'
+import { validateResponse, type Saml2FailureClass, classifyLibraryError } from '../../src/auth/saml2.js'
+import { AssertionReplayCache } from '../../src/auth/saml2-replay-cache.js'
+import { cookieHeaderFrom, type TestApp } from '../helpers/app.js'
+import {
+  assertNoLeak, buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2, type StartedFlow
+} from '../providers/saml-helpers/app.js'
+import { createSigningKey, expiredValidity, type TestSigningKey } from '../providers/saml-helpers/certificates.js'
+import { TestIdentityProvider, type ResponseOptions, type TestUser } from '../providers/saml-helpers/identity-provider.js'
+
+const SAMLP = 'urn:oasis:names:tc:SAML:2.0:protocol'
+const SAML = 'urn:oasis:names:tc:SAML:2.0:assertion'
+const DSIG = 'http://www.w3.org/2000/09/xmldsig#'
+const MINUTE = 60_000
+const DAY = 24 * 60 * MINUTE
+
+/** The attacker's own, legitimate IdP account: what the IdP really signs. */
+const MALLORY: TestUser = { nameId: 'mallory@example.com', attributes: { role: ['Reader'] } }
+/** The identity the attacker wants to become. */
+const ATTACKER_NAME_ID = 'admin@evil.example'
+const ATTACKER: TestUser = { nameId: ATTACKER_NAME_ID, attributes: { role: ['Administrator'] } }
+
+/** Per-case bounds: generous for 2 cores, far below what an entity expansion needs. */
+const MAX_CASE_MS = 2000
+const MAX_HEAP_GROWTH_BYTES = 50 * 1024 * 1024
+
+interface DoctypePayload { readonly name: string, readonly prolog: string, readonly nameIdReplacement?: string, readonly encoding?: 'utf8' | 'utf16le' }
+interface NameIdInjection { readonly name: string, readonly signedNameId: string, readonly injected: string, readonly truncated: string }
+const corpus = <T>(name: string): T[] => (JSON.parse(readFileSync(join(import.meta.dirname, 'corpora', 'saml2', name), 'utf8')) as { values: T[] }).values
+const DOCTYPE_PAYLOADS = corpus<DoctypePayload>('doctype-payloads.json')
+const NAME_ID_INJECTIONS = corpus<NameIdInjection>('name-id-injections.json')
+
+// ---------------------------------------------------------------------------------------------
+// XML signature wrapping (DOM surgery on the signed document; no string splicing)
+
+const parse = (xml: string): Document => new DOMParser().parseFromString(xml, 'text/xml')
+const serialize = (document: Document): string => new XMLSerializer().serializeToString(document)
+const childrenOf = (parent: Element, namespace: string, localName: string): Element[] =>
+  Array.from(parent.childNodes).filter((node): node is Element => node.nodeType === 1 && (node as Element).namespaceURI === namespace && (node as Element).localName === localName)
+const only = (parent: Element, namespace: string, localName: string): Element => {
+  const found = childrenOf(parent, namespace, localName)
+  assert.equal(found.length, 1, `fixture: one ${localName} under ${parent.localName}`)
+  return found[0] as Element
+}
+const freshId = (): string => `_evil${randomBytes(12).toString('hex')}`
+
+/** A deep copy of `element` without its own (direct child) Signature. */
+function unsignedCopy (element: Element): Element {
+  const copy = element.cloneNode(true) as Element
+  for (const signature of childrenOf(copy, DSIG, 'Signature')) copy.removeChild(signature)
+  return copy
+}
+
+/** Rewrites every NameID and role attribute value under `element` to the attacker's choice. */
+function makeEvil (element: Element, id: 'fresh' | 'duplicate'): Element {
+  for (const nameId of Array.from(element.getElementsByTagNameNS(SAML, 'NameID'))) nameId.textContent = ATTACKER_NAME_ID
+  for (const attribute of Array.from(element.getElementsByTagNameNS(SAML, 'Attribute'))) {
+    if (attribute.getAttribute('Name') !== 'role') continue
+    for (const value of childrenOf(attribute, SAML, 'AttributeValue')) value.textContent = 'Administrator'
+  }
+  if (id === 'fresh') element.setAttribute('ID', freshId())
+  return element
+}
+
+type XswVariant = 'XSW1' | 'XSW2' | 'XSW3' | 'XSW4' | 'XSW5' | 'XSW6' | 'XSW7' | 'XSW8'
+
+/** What each variant breaks, in the words of the catalogue. */
+const XSW_DESCRIPTIONS: Readonly<Record<XswVariant, string>> = {
+  XSW1: 'evil Response at the root keeps the enveloped Signature; the signed original Response moved inside that Signature',
+  XSW2: 'evil Response at the root; the signed original Response placed beside the Signature (detached)',
+  XSW3: 'unsigned evil Assertion inserted before the signed Assertion',
+  XSW4: 'unsigned evil Assertion takes the place of the signed one, which becomes its child',
+  XSW5: 'evil Assertion keeps the Signature; the unsigned original Assertion appended after it',
+  XSW6: 'evil Assertion keeps the Signature; the original Assertion moved inside that Signature',
+  XSW7: 'unsigned evil Assertion in samlp:Extensions before the signed Assertion',
+  XSW8: 'evil Assertion keeps the Signature; the original Assertion moved into a ds:Object of that Signature'
+}
+
+/**
+ * The class each variant ends in at the ACS, per ID strategy: 'malformed' when the envelope's
+ * structure checks catch it first (two assertions beside each other, or a second assertion left
+ * anywhere in a message whose signed assertion verified), 'signature' when node-saml's signature
+ * scoping (enveloped signature of the very element read, unique referenced ID) refuses it.
+ */
+const XSW_AT_ACS: Readonly<Record<XswVariant, { fresh: Saml2FailureClass, duplicate: Saml2FailureClass }>> = {
+  XSW1: { fresh: 'signature', duplicate: 'signature' },
+  XSW2: { fresh: 'signature', duplicate: 'signature' },
+  XSW3: { fresh: 'malformed', duplicate: 'malformed' },
+  XSW4: { fresh: 'signature', duplicate: 'signature' },
+  XSW5: { fresh: 'malformed', duplicate: 'malformed' },
+  XSW6: { fresh: 'signature', duplicate: 'signature' },
+  XSW7: { fresh: 'malformed', duplicate: 'signature' },
+  XSW8: { fresh: 'signature', duplicate: 'signature' }
+}
+
+/** Applies `variant` to a signed response document (XSW1/2: Response signed; XSW3-8: Assertion signed). */
+function wrap (xml: string, variant: XswVariant, id: 'fresh' | 'duplicate'): string {
+  const document = parse(xml)
+  const response = document.documentElement as Element
+  if (variant === 'XSW1' || variant === 'XSW2') {
+    const signature = only(response, DSIG, 'Signature')
+    const original = unsignedCopy(response)
+    makeEvil(response, id)
+    if (variant === 'XSW1') signature.appendChild(original)
+    else response.insertBefore(original, signature)
+    return serialize(document)
+  }
+  const assertion = only(response, SAML, 'Assertion')
+  const signature = only(assertion, DSIG, 'Signature')
+  switch (variant) {
+    case 'XSW3':
+      response.insertBefore(makeEvil(unsignedCopy(assertion), id), assertion)
+      break
+    case 'XSW4': {
+      const evil = makeEvil(unsignedCopy(assertion), id)
+      response.replaceChild(evil, assertion)
+      evil.appendChild(assertion)
+      break
+    }
+    case 'XSW5': {
+      const original = unsignedCopy(assertion)
+      makeEvil(assertion, id)
+      response.appendChild(original)
+      break
+    }
+    case 'XSW6': {
+      const original = unsignedCopy(assertion)
+      makeEvil(assertion, id)
+      signature.appendChild(original)
+      break
+    }
+    case 'XSW7': {
+      const extensions = document.createElementNS(SAMLP, 'samlp:Extensions')
+      extensions.appendChild(makeEvil(unsignedCopy(assertion), id))
+      response.insertBefore(extensions, only(response, SAMLP, 'Status'))
+      break
+    }
+    case 'XSW8': {
+      const original = unsignedCopy(assertion)
+      makeEvil(assertion, id)
+      const object = document.createElementNS(DSIG, 'ds:Object')
+      object.appendChild(original)
+      signature.appendChild(object)
+      break
+    }
+  }
+  return serialize(document)
+}
+
+/**
+ * Fixture check: the IdP's signature over the moved original still verifies in the wrapped
+ * message (xml-crypto alone, no SAML rules), so a rejection is the product's doing, not a
+ * broken digest.
+ */
+function originalSignatureVerifies (wrappedXml: string, key: TestSigningKey): boolean {
+  const document = parse(wrappedXml)
+  for (const signature of Array.from(document.getElementsByTagNameNS(DSIG, 'Signature'))) {
+    const verifier = new SignedXml({ publicCert: key.certificatePem })
+    verifier.loadSignature(signature)
+    try {
+      if (verifier.checkSignature(wrappedXml)) return true
+    } catch {
+      // a duplicated ID is refused by xml-crypto itself
+    }
+  }
+  return false
+}
+
+const encode = (xml: string, encoding: 'utf8' | 'utf16le' = 'utf8'): string =>
+  (encoding === 'utf16le' ? Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(xml, 'utf16le')]) : Buffer.from(xml, 'utf8')).toString('base64')
+const decode = (samlResponse: string): string => Buffer.from(samlResponse, 'base64').toString('utf8')
+
+/** Replaces the (escaped) NameID text of a signed response; a plain substring, asserted present once. */
+function replaceNameId (xml: string, from: string, to: string): string {
+  const marker = `>${from}</saml:NameID>`
+  assert.equal(xml.split(marker).length, 2, 'fixture: the NameID appears once')
+  return xml.replace(marker, `>${to}</saml:NameID>`)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+type AppName = 'main' | 'responseSignatureOnly' | 'certificatesOutsideValidity'
+
+/** What a case posts, given a started flow on its app. */
+interface Posted {
+  readonly SAMLResponse: string
+  readonly RelayState?: string | undefined
+  readonly cookie?: string
+}
+
+interface CaseContext {
+  readonly idp: TestIdentityProvider
+  readonly flow: StartedFlow
+  /** Options for a correct response answering `flow` for the attacker-chosen identity. */
+  readonly base: ResponseOptions
+  readonly subject: TestApp
+}
+
+interface AttackCase {
+  /** States the property the payload breaks. */
+  readonly name: string
+  readonly app: AppName
+  readonly failure: Saml2FailureClass
+  /** Identities that must never become a session subject nor appear in a log line. */
+  readonly attackerNameIds: readonly string[]
+  readonly build: (context: CaseContext) => Posted | Promise<Posted>
+  /** XSW only: whether the IdP's signature over the moved original still verifies (fixture check). */
+  readonly signatureIntact?: boolean
+}
+
+const keys = {
+  untrusted: createSigningKey('untrusted-idp'),
+  expired: createSigningKey('expired-idp', expiredValidity()),
+  notYetValid: createSigningKey('not-yet-valid-idp', { notBefore: new Date(Date.now() + 30 * DAY), notAfter: new Date(Date.now() + 400 * DAY) })
+}
+
+function xswCases (): AttackCase[] {
+  const cases: AttackCase[] = []
+  for (const variant of ['XSW1', 'XSW2', 'XSW3', 'XSW4', 'XSW5', 'XSW6', 'XSW7', 'XSW8'] as const) {
+    const responseLevel = variant === 'XSW1' || variant === 'XSW2'
+    for (const id of ['fresh', 'duplicate'] as const) {
+      cases.push({
+        name: `${variant} (${id === 'fresh' ? 'evil copy with a fresh ID' : 'signed ID duplicated'}): ${XSW_DESCRIPTIONS[variant]}`,
+        // Response-level wrapping matters where the Response signature is the only one.
+        app: responseLevel ? 'responseSignatureOnly' : 'main',
+        failure: XSW_AT_ACS[variant][id],
+        attackerNameIds: [ATTACKER_NAME_ID],
+        signatureIntact: id === 'fresh',
+        build: ({ idp, flow, base }) => ({
+          SAMLResponse: idp.buildResponse({
+            ...base,
+            user: MALLORY,
+            signAssertion: !responseLevel,
+            signResponse: responseLevel,
+            afterSigning: (xml) => wrap(xml, variant, id)
+          }),
+          RelayState: flow.relayState
+        })
+      })
+    }
+  }
+  return cases
+}
+
+const withFlow = (flow: StartedFlow, SAMLResponse: string): Posted => ({ SAMLResponse, RelayState: flow.relayState })
+
+const CASES: readonly AttackCase[] = [
+  ...xswCases(),
+  ...NAME_ID_INJECTIONS.map((injection): AttackCase => ({
+    name: `NameID injection, ${injection.name}: the signature covers "${injection.signedNameId}", a careless reader sees "${injection.truncated}"`,
+    app: 'main',
+    failure: 'malformed',
+    attackerNameIds: [injection.truncated],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({
+      ...base,
+      user: { nameId: injection.signedNameId, attributes: { role: ['Administrator'] } },
+      afterSigning: (xml) => replaceNameId(xml, injection.signedNameId, injection.injected)
+    }))
+  })),
+  {
+    name: 'unsigned assertion inside a signed response with RequireSignedAssertions true',
+    app: 'main',
+    failure: 'signature',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, signAssertion: false, signResponse: true }))
+  },
+  {
+    name: 'unsigned assertion in an unsigned response',
+    app: 'main',
+    failure: 'signature',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, signAssertion: false }))
+  },
+  {
+    name: 'assertion signed by a certificate the IdP metadata does not list',
+    app: 'main',
+    failure: 'signature',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, signingKey: keys.untrusted }))
+  },
+  {
+    name: 'assertion signed with a listed but expired certificate (ValidateCertificates true, a current one also listed)',
+    app: 'main',
+    failure: 'signature',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, signingKey: keys.expired }))
+  },
+  {
+    name: 'signing certificate expired (ValidateCertificates true, the only listed certificates are outside validity)',
+    app: 'certificatesOutsideValidity',
+    failure: 'certificate',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, signingKey: keys.expired }))
+  },
+  {
+    name: 'signing certificate not yet valid (ValidateCertificates true)',
+    app: 'certificatesOutsideValidity',
+    failure: 'certificate',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, signingKey: keys.notYetValid }))
+  },
+  {
+    name: 'expired: NotOnOrAfter ten minutes ago (beyond the clock skew)',
+    app: 'main',
+    failure: 'expired',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, notBefore: new Date(Date.now() - 30 * MINUTE), notOnOrAfter: new Date(Date.now() - 10 * MINUTE) }))
+  },
+  {
+    name: 'NotBefore ten minutes in the future (beyond the clock skew)',
+    app: 'main',
+    failure: 'expired',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, notBefore: new Date(Date.now() + 10 * MINUTE), notOnOrAfter: new Date(Date.now() + 20 * MINUTE) }))
+  },
+  {
+    name: 'wrong Audience (another SP)',
+    app: 'main',
+    failure: 'audience',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, audience: 'http://127.0.0.1/another-sp' }))
+  },
+  {
+    name: 'wrong Destination (another ACS)',
+    app: 'main',
+    failure: 'destination',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, destination: 'https://other-sp.example/Saml2/Acs' }))
+  },
+  {
+    name: 'wrong Recipient in the bearer SubjectConfirmationData',
+    app: 'main',
+    failure: 'destination',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, recipient: 'https://other-sp.example/Saml2/Acs' }))
+  },
+  {
+    name: 'missing InResponseTo (an unsolicited response posted into a started flow)',
+    app: 'main',
+    failure: 'correlation',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, inResponseTo: undefined }))
+  },
+  {
+    name: 'missing InResponseTo and no flow (unsolicited, AllowUnsolicitedResponses false)',
+    app: 'main',
+    failure: 'unsolicited',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, base }) => ({ SAMLResponse: idp.buildResponse({ ...base, inResponseTo: undefined }), cookie: '' })
+  },
+  {
+    name: 'mismatched InResponseTo (answers another request)',
+    app: 'main',
+    failure: 'correlation',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, inResponseTo: `_${randomBytes(20).toString('hex')}` }))
+  },
+  {
+    name: 'mismatched InResponseTo in the assertion only (response InResponseTo matches)',
+    app: 'main',
+    failure: 'correlation',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, inResponseTo: `_${randomBytes(20).toString('hex')}`, responseInResponseTo: flow.request.id }))
+  },
+  {
+    name: 'replayed response (the same signed assertion posted again with its flow)',
+    app: 'main',
+    failure: 'replay',
+    attackerNameIds: [],
+    build: async ({ idp, flow, base, subject }) => {
+      const samlResponse = idp.buildResponse({ ...base, user: MALLORY })
+      const first = await postToAcs(subject.app, withFlow(flow, samlResponse), flow.cookie)
+      assert.equal(setsSessionCookie(first), true, 'fixture: the first post signs in')
+      return withFlow(flow, samlResponse)
+    }
+  },
+  {
+    name: 'replayed response posted into a fresh flow (its InResponseTo answers the consumed request)',
+    app: 'main',
+    failure: 'correlation',
+    attackerNameIds: [],
+    build: async ({ idp, flow, base, subject }) => {
+      const samlResponse = idp.buildResponse({ ...base, user: MALLORY })
+      const first = await postToAcs(subject.app, withFlow(flow, samlResponse), flow.cookie)
+      assert.equal(setsSessionCookie(first), true, 'fixture: the first post signs in')
+      const second = await startSaml2SignIn(subject.app)
+      return { SAMLResponse: samlResponse, RelayState: second.relayState, cookie: second.cookie }
+    }
+  },
+  ...DOCTYPE_PAYLOADS.map((payload): AttackCase => ({
+    name: `DOCTYPE: ${payload.name}`,
+    app: 'main',
+    failure: 'malformed',
+    attackerNameIds: [ATTACKER_NAME_ID],
+    build: ({ idp, flow, base }) => {
+      const signed = decode(idp.buildResponse(base))
+      const body = payload.nameIdReplacement === undefined ? signed : replaceNameId(signed, ATTACKER_NAME_ID, payload.nameIdReplacement)
+      return withFlow(flow, encode(`${payload.prolog}${body}`, payload.encoding))
+    }
+  }))
+]
+
+// ---------------------------------------------------------------------------------------------
+// The run
+
+interface Measured {
+  readonly response: LightMyRequestResponse
+  readonly elapsedMs: number
+  readonly heapGrowthBytes: number
+}
+
+async function measuredPost (subject: TestApp, posted: Posted, cookie: string): Promise<Measured> {
+  const heapBefore = process.memoryUsage().heapUsed
+  const started = performance.now()
+  const response = await postToAcs(subject.app, posted, cookie)
+  const elapsedMs = performance.now() - started
+  return { response, elapsedMs, heapGrowthBytes: process.memoryUsage().heapUsed - heapBefore }
+}
+
+describe('SAML2 attack corpus against the ACS', () => {
+  const idp = new TestIdentityProvider()
+  const apps = new Map<AppName, TestApp>()
+  /** Every SAMLResponse posted, hostile or not, for the log scan. */
+  const posted: string[] = []
+  const started = Date.now()
+  const worst = { elapsedMs: 0, heapGrowthBytes: 0 }
+
+  before(async () => {
+    await idp.start()
+    idp.documents.set('/metadata-with-expired', () => idp.metadata([idp.signingKey, keys.expired]))
+    idp.documents.set('/metadata-outside-validity', () => idp.metadata([keys.expired, keys.notYetValid]))
+    const built = await Promise.all([
+      buildSaml2App(idp, { MetadataUrl: `${idp.origin}/metadata-with-expired`, RequireSignedAssertions: true, ValidateCertificates: true }),
+      buildSaml2App(idp, { RequireSignedAssertions: false, ValidateCertificates: true }),
+      buildSaml2App(idp, { MetadataUrl: `${idp.origin}/metadata-outside-validity`, ValidateCertificates: true })
+    ])
+    apps.set('main', built[0]).set('responseSignatureOnly', built[1]).set('certificatesOutsideValidity', built[2])
+    await Promise.all([waitForSaml2(built[0].app), waitForSaml2(built[1].app)])
+    // The third app never trusts a key; it is available once its metadata has loaded.
+    const deadline = Date.now() + 5000
+    while (built[2].logs.events('saml2.metadata.loaded').length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  })
+
+  after(async () => {
+    await Promise.all([...apps.values()].map(async (subject) => { await subject.app.close() }))
+    await idp.stop()
+  })
+
+  const appOf = (name: AppName): TestApp => apps.get(name) as TestApp
+
+  test('controls: the untampered fixtures sign the attacker\'s own account in (so every rejection below is the attack\'s doing)', async () => {
+    for (const [name, options] of [['main', { signAssertion: true }], ['responseSignatureOnly', { signAssertion: false, signResponse: true }]] as const) {
+      const subject = appOf(name)
+      const flow = await startSaml2SignIn(subject.app)
+      const samlResponse = idp.buildResponse({ acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user: MALLORY, inResponseTo: flow.request.id, ...options })
+      posted.push(samlResponse)
+      const response = await postToAcs(subject.app, withFlow(flow, samlResponse), flow.cookie)
+      assert.equal(response.statusCode, 302, name)
+      assert.equal(response.headers.location, '/', name)
+      assert.equal(setsSessionCookie(response), true, name)
+      const home = await subject.app.inject({ method: 'GET', url: '/', headers: { cookie: cookieHeaderFrom(response) } })
+      assert.ok(home.body.includes(`<td>NameID</td><td>${MALLORY.nameId}</td>`), name)
+      const administration = await subject.app.inject({ method: 'GET', url: '/api/application-information/administration', headers: { cookie: cookieHeaderFrom(response), accept: 'application/json' } })
+      assert.equal(administration.statusCode, 403, `${name}: the Reader account is not an administrator`)
+    }
+  })
+
+  for (const attack of CASES) {
+    test(`${attack.name} -> ${attack.failure}`, async () => {
+      const subject = appOf(attack.app)
+      const flow = await startSaml2SignIn(subject.app)
+      const base: ResponseOptions = { acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user: ATTACKER, inResponseTo: flow.request.id }
+      const issuedBefore = idp.issuedResponses.length
+      const toPost = await attack.build({ idp, flow, base, subject })
+      posted.push(...idp.issuedResponses.slice(issuedBefore), toPost.SAMLResponse)
+      if (attack.signatureIntact !== undefined) {
+        assert.equal(originalSignatureVerifies(decode(toPost.SAMLResponse), idp.signingKey), attack.signatureIntact, 'fixture: the IdP signature over the moved original')
+      }
+      const failedBefore = subject.logs.events('external.sign_in.failed').length
+      const succeededBefore = subject.logs.events('external.sign_in.succeeded').length
+
+      const { response, elapsedMs, heapGrowthBytes } = await measuredPost(subject, toPost, toPost.cookie ?? flow.cookie)
+      worst.elapsedMs = Math.max(worst.elapsedMs, elapsedMs)
+      worst.heapGrowthBytes = Math.max(worst.heapGrowthBytes, heapGrowthBytes)
+
+      assert.ok(response.statusCode < 500, `no 5xx (got ${response.statusCode})`)
+      assert.equal(response.statusCode, 302)
+      assert.match(String(response.headers.location), /^\/Account\/Login\?failure=[a-z]+$/)
+      assert.equal(setsSessionCookie(response), false, 'no session cookie')
+      assert.equal(response.cookies.some((cookie) => cookie.name.includes('Authentication')), false, 'no session cookie of any shape')
+      const failed = subject.logs.events('external.sign_in.failed').slice(failedBefore)
+      assert.deepEqual(failed.map((event) => [event.provider, event.failure]), [['Saml2', attack.failure]], 'exactly one failure line with the expected class')
+      assert.equal(subject.logs.events('external.sign_in.succeeded').length, succeededBefore, 'nobody signed in')
+      assert.ok(elapsedMs < MAX_CASE_MS, `bounded time (${Math.round(elapsedMs)} ms)`)
+      assert.ok(heapGrowthBytes < MAX_HEAP_GROWTH_BYTES, `bounded memory (heap grew ${Math.round(heapGrowthBytes / 1024)} KB)`)
+      for (const nameId of attack.attackerNameIds) {
+        assert.equal(subject.logs.text().includes(nameId), false, `the attacker identity ${nameId} appears in no log line`)
+      }
+    })
+  }
+
+  test('no log line of any app carries a posted SAMLResponse, its signature value, or an attacker identity', () => {
+    assert.ok(posted.length >= CASES.length)
+    const attackerNameIds = new Set(CASES.flatMap((attack) => attack.attackerNameIds))
+    for (const [name, subject] of apps) {
+      const text = subject.logs.text()
+      assertNoLeak(text, posted)
+      for (const nameId of attackerNameIds) assert.equal(text.includes(nameId), false, `${name}: ${nameId} in the logs`)
+    }
+  })
+
+  test('the whole corpus ran within a minute', (t) => {
+    t.diagnostic(`${CASES.length} cases; slowest ACS post ${Math.round(worst.elapsedMs)} ms; largest heap growth ${Math.round(worst.heapGrowthBytes / 1024)} KB`)
+    assert.ok(Date.now() - started < 60_000)
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Defence in depth: validateResponse() on its own
+
+describe('XSW1-XSW8 against validateResponse() alone (readResponseEnvelope bypassed)', () => {
+  const idp = new TestIdentityProvider()
+  const acsUrl = 'https://app.example/Saml2/Acs'
+  const description = { entityId: idp.entityId, singleSignOnUrl: 'https://idp.example/sso', signingCertificates: [idp.signingKey.certificateBase64] }
+
+  /**
+   * Without readResponseEnvelope, node-saml refuses two sibling assertions itself ('signature':
+   * "multiple assertions"); XSW7 with a fresh ID verifies at node-saml and is refused by the
+   * single-assertion check that follows it.
+   */
+  const EXPECTED: Readonly<Record<XswVariant, { fresh: Saml2FailureClass, duplicate: Saml2FailureClass }>> = {
+    ...XSW_AT_ACS,
+    XSW3: { fresh: 'signature', duplicate: 'signature' },
+    XSW5: { fresh: 'signature', duplicate: 'signature' }
+  }
+
+  for (const variant of Object.keys(EXPECTED) as XswVariant[]) {
+    for (const id of ['fresh', 'duplicate'] as const) {
+      const expected = EXPECTED[variant][id]
+      test(`${variant} (${id} ID): refused (${expected}), the attacker identity never returned`, async () => {
+        const responseLevel = variant === 'XSW1' || variant === 'XSW2'
+        const requestId = `_${randomBytes(20).toString('hex')}`
+        const xml = decode(idp.buildResponse({
+          acsUrl,
+          audience: SP_ENTITY_ID,
+          user: MALLORY,
+          inResponseTo: requestId,
+          signAssertion: !responseLevel,
+          signResponse: responseLevel,
+          afterSigning: (signed) => wrap(signed, variant, id)
+        }))
+        const input = {
+          envelope: { xml, inResponseTo: requestId, destination: acsUrl, issuer: idp.entityId },
+          settings: { entityId: SP_ENTITY_ID, requireSignedAssertions: !responseLevel, validateCertificates: true, allowUnsolicitedResponses: false, clockSkewSeconds: 60 },
+          idp: description,
+          acsUrl,
+          expectedRequestId: requestId,
+          replayCache: new AssertionReplayCache()
+        }
+        let outcome: string
+        try {
+          const assertion = await validateResponse(input)
+          outcome = `accepted as ${assertion.nameId}`
+        } catch (error) {
+          outcome = classifyLibraryError(error)
+        }
+        assert.equal(outcome, expected)
+      })
+    }
+  }
+})
