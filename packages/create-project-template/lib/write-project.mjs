@@ -77,7 +77,8 @@ export function writeProject (target, files) {
     rollBack(journal)
     const code = /** @type {NodeJS.ErrnoException} */ (error).code ?? ''
     if (UNWRITABLE_CODES.has(code)) {
-      throw new UsageError(`The target directory ${target} cannot be created (${code}).`, { cause: error })
+      const reason = error instanceof Error ? error.message : code
+      throw new UsageError(`The target directory ${target} cannot be created: ${reason}.`, { cause: error })
     }
     throw error
   }

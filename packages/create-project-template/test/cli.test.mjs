@@ -117,6 +117,15 @@ const BAD_INPUT = [
     message: (root) => `The target directory ${join(root, 'locked', 'my-app')} cannot be created: ${join(root, 'locked')} is not writable.`
   },
   {
+    // As root, access() grants /proc but mkdir fails there: the write-time check answers.
+    title: 'an unwritable target: a directory the file system refuses (/proc)',
+    skip: !existsSync('/proc/self') && 'no /proc on this system',
+    args: () => ['/proc/create-project-template-test'],
+    message: () => userInfo().uid === 0
+      ? "The target directory /proc/create-project-template-test cannot be created: ENOENT: no such file or directory, mkdir '/proc/create-project-template-test'."
+      : 'The target directory /proc/create-project-template-test cannot be created: /proc is not writable.'
+  },
+  {
     title: 'a target inside the template',
     args: () => [join(TEMPLATE_DIR, 'generated-here')],
     message: () => `The target directory ${join(TEMPLATE_DIR, 'generated-here')} is inside the template (${TEMPLATE_DIR}); choose a directory outside it.`

@@ -71,9 +71,15 @@ function jsonLines (output) {
   return records
 }
 
+/** The name of the shipped-posture test each variant must run (test/posture.test.ts). */
+const POSTURE_TEST = {
+  cookie: 'appsettings.json enables authentication, the cookie session and the authenticated fallback',
+  none: 'appsettings.json turns authentication, the cookie session and the authenticated fallback off'
+}
+
 const VARIANTS = [
-  { directory: 'acme-portal', args: [], name: 'AcmePortal', authProvider: 'cookie' },
-  { directory: 'open-demo', args: ['--name', 'OpenDemo', '--authProvider', 'none'], name: 'OpenDemo', authProvider: 'none' }
+  { directory: 'acme-portal', args: [], name: 'AcmePortal', authProvider: /** @type {const} */ ('cookie') },
+  { directory: 'open-demo', args: ['--name', 'OpenDemo', '--authProvider', 'none'], name: 'OpenDemo', authProvider: /** @type {const} */ ('none') }
 ]
 
 for (const variant of VARIANTS) {
@@ -92,6 +98,11 @@ for (const variant of VARIANTS) {
     test('its own npm test passes', { timeout: 25 * MINUTE }, async () => {
       const result = await run('npm', ['test'], { cwd: project, env: NPM_ENV, timeoutMs: 24 * MINUTE })
       assert.equal(result.status, 0, `npm test in the generated ${variant.authProvider} project failed:\n${tail(result.stdout + result.stderr)}`)
+      // The suite really ran, including the posture test of this variant.
+      assert.match(result.stdout, /(# |ℹ )fail 0\n/)
+      const passed = Number(/(?:# |ℹ )pass (\d+)\n/.exec(result.stdout)?.[1] ?? 0)
+      assert.ok(passed >= 50, `only ${passed} tests passed`)
+      assert.ok(result.stdout.includes(POSTURE_TEST[variant.authProvider]), tail(result.stdout))
     })
 
     test(`started with the README's run command: /health is 200, / is ${variant.authProvider === 'cookie' ? '302 to the login page' : '200'}, the authentication-disabled warning is logged ${variant.authProvider === 'cookie' ? 'never' : 'once'}`, { timeout: 5 * MINUTE }, async () => {

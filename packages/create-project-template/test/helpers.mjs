@@ -21,8 +21,10 @@ export function tempDir (label = 'cpt-') {
 }
 
 /**
- * The caller's environment without anything an outer `npm test` or a configuration layer would
- * leak into a child: npm_* settings, INIT_CWD, NODE_ENV, `<Name>__` configuration variables.
+ * The caller's environment without anything an outer `npm test`, the outer test runner or a
+ * configuration layer would leak into a child: npm_* settings, INIT_CWD, NODE_ENV,
+ * NODE_TEST_CONTEXT (with it, a generated project's `node --test` skips every file as a
+ * "recursive run"), `<Name>__` configuration variables.
  * @param {Record<string, string>} [extra]
  * @returns {NodeJS.ProcessEnv}
  */
@@ -30,7 +32,7 @@ export function childEnv (extra = {}) {
   /** @type {NodeJS.ProcessEnv} */
   const env = {}
   for (const [key, value] of Object.entries(process.env)) {
-    if (/^npm_/i.test(key) || key === 'INIT_CWD' || key === 'NODE_ENV' || key.includes('__')) continue
+    if (/^npm_/i.test(key) || ['INIT_CWD', 'NODE_ENV', 'NODE_TEST_CONTEXT'].includes(key) || key.includes('__')) continue
     env[key] = value
   }
   // An outer npm run puts the monorepo's node_modules/.bin on PATH; a generated project must
