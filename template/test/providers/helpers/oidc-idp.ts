@@ -26,6 +26,8 @@ export interface OidcIdp {
   /** Authorization codes the provider issued (planted values for the log scan). */
   readonly issuedCodes: string[]
   readonly issuedTokens: string[]
+  /** Every token string of every token-endpoint answer (ID, access and refresh tokens as sent). */
+  readonly issuedTokenResponseValues: string[]
   close: () => Promise<void>
 }
 
@@ -40,6 +42,7 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
   const issuer = `http://localhost:${(server.address() as AddressInfo).port}`
   const issuedCodes: string[] = []
   const issuedTokens: string[] = []
+  const issuedTokenResponseValues: string[] = []
 
   async function configure (redirectUri: string): Promise<void> {
     const { privateKey } = await generateKeyPair('RS256', { extractable: true })
@@ -67,6 +70,13 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
     })
     provider.on('authorization_code.saved', (code: unknown) => { issuedCodes.push((code as { jti: string }).jti) })
     provider.on('access_token.saved', (token: unknown) => { issuedTokens.push((token as { jti: string }).jti) })
+    provider.on('grant.success', (ctx: unknown) => {
+      const body = (ctx as { body?: Record<string, unknown> }).body ?? {}
+      for (const key of ['access_token', 'id_token', 'refresh_token']) {
+        const value = body[key]
+        if (typeof value === 'string') issuedTokenResponseValues.push(value)
+      }
+    })
     handler = provider.callback()
     release()
   }
@@ -76,6 +86,7 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
     configure,
     issuedCodes,
     issuedTokens,
+    issuedTokenResponseValues,
     close: async () => {
       release()
       server.closeAllConnections()
