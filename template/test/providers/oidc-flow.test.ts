@@ -143,11 +143,14 @@ describe('OpenID Connect against oidc-provider', () => {
   test('a user whose provider role is not Administrator is denied the administration route (403)', async () => {
     const { session, callback } = await signIn('bob')
     assert.equal(callback.location?.pathname, '/')
-    // /api answers by content negotiation with problem+json; pages redirect to AccessDenied.
-    const denied = await session.request(`${app.origin}/api/application-information/administration`)
+    // An API call gets problem+json; a page navigation is redirected to AccessDenied.
+    const denied = await session.request(`${app.origin}/api/application-information/administration`, { accept: 'application/json' })
     assert.equal(denied.response.status, 403)
     assert.equal(JSON.parse(denied.body).code, 'APP_ERR_AUTH_FORBIDDEN')
-    const page = await session.request(`${app.origin}/Account/AccessDenied`)
+    const navigation = await session.request(`${app.origin}/api/application-information/administration`)
+    assert.equal(navigation.response.status, 302)
+    assert.equal(navigation.location?.pathname, '/Account/AccessDenied')
+    const page = await session.request(navigation.location!)
     assert.equal(page.response.status, 403)
     assert.match(page.body, /Signed in as Bob Reader/)
     assert.match(page.body, /Access denied/)

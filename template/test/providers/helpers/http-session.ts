@@ -54,9 +54,9 @@ export class HttpSession {
   readonly jar = new CookieJar()
 
   /** One request; no redirect followed. */
-  async request (target: string | URL, init: { method?: string, form?: Record<string, string>, cookies?: boolean } = {}): Promise<Exchange> {
+  async request (target: string | URL, init: { method?: string, form?: Record<string, string>, cookies?: boolean, accept?: string } = {}): Promise<Exchange> {
     const url = new URL(target)
-    const headers: Record<string, string> = { accept: 'text/html' }
+    const headers: Record<string, string> = { accept: init.accept ?? 'text/html' }
     if (init.cookies !== false) {
       const cookie = this.jar.header(url)
       if (cookie !== '') headers.cookie = cookie
