@@ -149,6 +149,8 @@ export function classifyGrantError (error: unknown): OpenIdConnectFailure {
   }
   const message = (error instanceof Error && error.cause instanceof Error ? error.cause.message : '') || (error instanceof Error ? error.message : '')
   if (/signature|JWT "alg"|alg header/i.test(message)) return 'signature'
+  // An ID token without the nonce the flow sent is a nonce failure, like a mismatched one.
+  if (/JWT "nonce" \(nonce\) claim missing/.test(message)) return 'nonce'
   return 'id_token'
 }
 

@@ -26,6 +26,13 @@ export interface TokenIdp {
   readonly signingKey: CryptoKey
   /** A key the provider never published. */
   readonly unknownKey: CryptoKey
+  /**
+   * The JWKS `keys` the provider serves at `jwks_uri`; starts as the signing key's public JWK
+   * (kid `known`). Replace or extend it to publish more keys or to rotate them.
+   */
+  publishedKeys: Array<Record<string, unknown>>
+  /** How many times `jwks_uri` has been fetched. */
+  readonly jwksRequests: number
   /** Set by each test: the token endpoint's answer. */
   answer: (request: TokenRequestRecord) => Promise<TokenAnswer> | TokenAnswer
   /** Set by each test: the userinfo answer (default: `{ sub: 'user-1' }`). */
@@ -57,12 +64,15 @@ export async function startTokenIdp (clientId: string, options: { tokenEndpoint?
   const unknown = await generateKeyPair('RS256', { extractable: true })
   const publicJwk = { ...(await exportJWK(signing.publicKey)), kid: 'known', alg: 'RS256', use: 'sig' }
   let issuer = ''
+  let jwksRequests = 0
 
   const idp: TokenIdp = {
     get issuer () { return issuer },
     clientId,
     signingKey: signing.privateKey,
     unknownKey: unknown.privateKey,
+    publishedKeys: [publicJwk],
+    get jwksRequests () { return jwksRequests },
     answer: () => ({ status: 500, body: { error: 'server_error' } }),
     userInfo: { sub: 'user-1' },
     tokenRequests: [],
@@ -107,7 +117,8 @@ export async function startTokenIdp (clientId: string, options: { tokenEndpoint?
           token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post']
         })
       } else if (path === '/jwks') {
-        json(200, { keys: [publicJwk] })
+        jwksRequests++
+        json(200, { keys: idp.publishedKeys })
       } else if (path === '/token' && request.method === 'POST') {
         const record = { authorization: request.headers.authorization, body: new URLSearchParams(await readBody(request)) }
         idp.tokenRequests.push(record)
