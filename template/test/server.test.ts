@@ -104,7 +104,9 @@ describe('server process: real HTTP', () => {
     await new Promise<void>((resolve) => socket.once('connect', () => { resolve() }))
     // Headers complete, body half sent: the request is in flight when the signal arrives.
     socket.write('POST /api/in-flight HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"a":')
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // A request on another connection that completes after this write shows the server has read it.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    assert.equal((await fetch(`${origin}/health/live`, { signal: AbortSignal.timeout(5000) })).status, 200)
     run.child.kill('SIGTERM')
     await run.waitForLine((record) => record.event === 'server.closing', 5000)
     socket.write('"123456789012"}')
