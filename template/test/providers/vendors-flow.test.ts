@@ -124,8 +124,8 @@ describe('OAuth 2.0 vendor slots against oauth2-mock-server', () => {
       assert.equal(home.response.status, 200)
       for (const [type, value] of expected[slot].claims) assert.ok(home.body.includes(claimRow(type, value, slot)), `${slot}: claim ${type}=${value}`)
       for (const [type, value] of expected[slot].absent) assert.ok(!home.body.includes(claimRow(type, value, slot)), `${slot}: no claim ${type}=${value}`)
-      assert.equal((await session.request(`${app.origin}/api/application-information/administration`)).response.status, expected[slot].admin)
-      assert.equal((await session.request(`${app.origin}/api/application-information/management`)).response.status, expected[slot].manage)
+      assert.equal((await session.request(`${app.origin}/api/application-information/administration`, { accept: 'application/json' })).response.status, expected[slot].admin)
+      assert.equal((await session.request(`${app.origin}/api/application-information/management`, { accept: 'application/json' })).response.status, expected[slot].manage)
       assertNoSecretsLogged()
     })
   }
