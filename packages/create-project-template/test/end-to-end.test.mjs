@@ -60,6 +60,22 @@ function get (url) {
   })
 }
 
+/**
+ * The failing tests of a TAP report, each with the start of its diagnostics, so that a failure
+ * in a long suite is readable without the whole output.
+ * @param {string} output
+ */
+function failures (output) {
+  const lines = output.split('\n')
+  const found = []
+  for (let i = 0; i < lines.length; i++) {
+    if (/^\s*not ok \d+ - /.test(lines[i] ?? '') && !/failureType: 'subtestsFailed'/.test(lines.slice(i, i + 6).join('\n'))) {
+      found.push(lines.slice(i, i + 14).join('\n'))
+    }
+  }
+  return found.length === 0 ? '' : `Failing tests:\n${found.join('\n')}\n`
+}
+
 /** @param {string} output */
 function jsonLines (output) {
   /** @type {Array<Record<string, unknown>>} */
@@ -97,7 +113,7 @@ for (const variant of VARIANTS) {
 
     test('its own npm test passes', { timeout: 25 * MINUTE }, async () => {
       const result = await run('npm', ['test'], { cwd: project, env: NPM_ENV, timeoutMs: 24 * MINUTE })
-      assert.equal(result.status, 0, `npm test in the generated ${variant.authProvider} project failed:\n${tail(result.stdout + result.stderr)}`)
+      assert.equal(result.status, 0, `npm test in the generated ${variant.authProvider} project failed:\n${failures(result.stdout)}\n${tail(result.stdout + result.stderr)}`)
       // The suite really ran, including the posture test of this variant.
       assert.match(result.stdout, /(# |ℹ )fail 0\n/)
       const passed = Number(/(?:# |ℹ )pass (\d+)\n/.exec(result.stdout)?.[1] ?? 0)
