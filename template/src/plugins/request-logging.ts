@@ -7,7 +7,8 @@ import type { FastifyInstance } from 'fastify'
 import { pathOf } from '../logger.js'
 
 async function requestLogging (app: FastifyInstance): Promise<void> {
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not async: no promise per request on the hot path.
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info({
       event: 'request.completed',
       method: request.method,
@@ -15,6 +16,7 @@ async function requestLogging (app: FastifyInstance): Promise<void> {
       statusCode: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 100) / 100
     }, 'request completed')
+    done()
   })
 }
 
