@@ -7,12 +7,16 @@
 import type { AuthorizationConfiguration } from '../config/schema.js'
 import type { Principal } from './principal.js'
 
-/** The contract's policy names (class ApplicationAuthorizationPolicyNames). */
-export const ApplicationAuthorizationPolicyNames = {
-  AuthenticatedUser: 'application.AuthenticatedUser',
-  AdministratorRole: 'application.Role.Administrator',
-  ManageApplicationPermission: 'application.Permission.ManageApplication'
-} as const
+/**
+ * The contract's policy names, as the members of a class named ApplicationAuthorizationPolicyNames
+ * (auth-contract.md, "Authorization policies"). Name a policy on a route with
+ * `{ config: { authorize: ApplicationAuthorizationPolicyNames.AdministratorRole } }`.
+ */
+export class ApplicationAuthorizationPolicyNames {
+  static readonly AuthenticatedUser = 'application.AuthenticatedUser'
+  static readonly AdministratorRole = 'application.Role.Administrator'
+  static readonly ManageApplicationPermission = 'application.Permission.ManageApplication'
+}
 
 export interface AuthorizationPolicy {
   readonly name: string

@@ -25,7 +25,12 @@ function addProbeRoutes (app: TestApp['app']): void {
 
 describe('ApplicationAuthorizationPolicyNames', () => {
   test('carries the contract policy names', () => {
-    assert.deepEqual(ApplicationAuthorizationPolicyNames, {
+    assert.equal(typeof ApplicationAuthorizationPolicyNames, 'function', 'a class, as the contract names it')
+    assert.deepEqual({
+      AuthenticatedUser: ApplicationAuthorizationPolicyNames.AuthenticatedUser,
+      AdministratorRole: ApplicationAuthorizationPolicyNames.AdministratorRole,
+      ManageApplicationPermission: ApplicationAuthorizationPolicyNames.ManageApplicationPermission
+    }, {
       AuthenticatedUser: 'application.AuthenticatedUser',
       AdministratorRole: 'application.Role.Administrator',
       ManageApplicationPermission: 'application.Permission.ManageApplication'
