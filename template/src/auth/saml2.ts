@@ -21,7 +21,7 @@ import type { Element } from '@xmldom/xmldom'
 import type { Claim } from './principal.js'
 import { partitionByValidity, readCertificate } from './saml2-certificates.js'
 import type { IdentityProviderDescription } from './saml2-metadata.js'
-import type { AssertionReplayCache } from './saml2-replay-cache.js'
+import type { ReplayCache } from './replay-cache.js'
 import {
   assertNoCommentsOrInstructions, attributeOf, childElements, elementChildren, firstChildElement, isElement,
   parseXmlDocument, SAML_ASSERTION_NS, SAML_PROTOCOL_NS, Saml2XmlError, textOf
@@ -225,7 +225,7 @@ export interface ValidateResponseInput {
   readonly acsUrl: string
   /** The AuthnRequest ID from the correlation cookie; undefined only for an allowed unsolicited response. */
   readonly expectedRequestId: string | undefined
-  readonly replayCache: AssertionReplayCache
+  readonly replayCache: ReplayCache
   readonly nowMs?: number
 }
 

@@ -10,7 +10,7 @@ import { SamlStatusError } from '@node-saml/node-saml'
 import { classifyLibraryError, readResponseEnvelope, Saml2ResponseError } from '../../src/auth/saml2.js'
 import { isCurrentlyValid, partitionByValidity, readCertificate } from '../../src/auth/saml2-certificates.js'
 import { parseIdentityProviderMetadata, Saml2MetadataError } from '../../src/auth/saml2-metadata.js'
-import { AssertionReplayCache } from '../../src/auth/saml2-replay-cache.js'
+import { ReplayCache } from '../../src/auth/replay-cache.js'
 import { parseXmlDocument, Saml2XmlError, textOf } from '../../src/auth/saml2-xml.js'
 import { createSigningKey, expiredValidity } from './saml-helpers/certificates.js'
 
@@ -99,14 +99,14 @@ describe('XML reading', () => {
 
 describe('assertion replay cache', () => {
   test('an id is accepted once until it expires, then may be recorded again', () => {
-    const cache = new AssertionReplayCache()
+    const cache = new ReplayCache()
     assert.equal(cache.remember('_a', 2000, 1000), true)
     assert.equal(cache.remember('_a', 2000, 1500), false)
     assert.equal(cache.remember('_a', 4000, 2000), true)
   })
 
   test('the cache is bounded: expired ids are swept first, then the oldest id goes', () => {
-    const cache = new AssertionReplayCache(3)
+    const cache = new ReplayCache(3)
     cache.remember('_1', 1500, 1000)
     cache.remember('_2', 9000, 1000)
     cache.remember('_3', 9000, 1000)

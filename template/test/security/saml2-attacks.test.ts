@@ -26,7 +26,7 @@ import { DOMParser, XMLSerializer, type Document, type Element } from '@xmldom/x
 import type { LightMyRequestResponse } from 'fastify'
 import { SignedXml } from 'xml-crypto'
 import { validateResponse, type Saml2FailureClass, classifyLibraryError } from '../../src/auth/saml2.js'
-import { AssertionReplayCache } from '../../src/auth/saml2-replay-cache.js'
+import { ReplayCache } from '../../src/auth/replay-cache.js'
 import { cookieHeaderFrom, type TestApp } from '../helpers/app.js'
 import {
   assertNoLeak, buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2, type StartedFlow
@@ -582,7 +582,7 @@ describe('XSW1-XSW8 against validateResponse() alone (readResponseEnvelope bypas
           idp: description,
           acsUrl,
           expectedRequestId: requestId,
-          replayCache: new AssertionReplayCache()
+          replayCache: new ReplayCache()
         }
         let outcome: string
         try {

@@ -17,7 +17,7 @@ import {
   VendorFlowError,
   type VendorEndpoints
 } from '../../auth/oauth-vendor.js'
-import { UsedFlowIds } from '../../auth/used-flow-ids.js'
+import { ReplayCache } from '../../auth/replay-cache.js'
 import type { VendorConfiguration } from '../../config/schema.js'
 import { singleValue } from '../../routes/account.js'
 import type { ProviderRegistration } from '../external-providers.js'
@@ -44,7 +44,7 @@ class VendorHandler {
   readonly #settings: VendorConfiguration
   readonly #slot: VendorSlot
   readonly #endpoints: VendorEndpoints
-  readonly #usedFlowIds = new UsedFlowIds()
+  readonly #usedFlowIds = new ReplayCache()
 
   constructor (app: FastifyInstance, settings: VendorConfiguration, slot: VendorSlot) {
     this.#app = app
@@ -90,7 +90,7 @@ class VendorHandler {
     if (typeof code !== 'string' || code === '') return signIn.fail(request, reply, this.scheme, 'provider_error')
     const codeVerifier = flow.data.codeVerifier
     if (this.#settings.UsePkce && codeVerifier === undefined) return signIn.fail(request, reply, this.scheme, 'correlation')
-    if (!this.#usedFlowIds.claim(flow.flowId, flow.expiresAt)) return signIn.fail(request, reply, this.scheme, 'replay')
+    if (!this.#usedFlowIds.remember(flow.flowId, flow.expiresAt * 1000)) return signIn.fail(request, reply, this.scheme, 'replay')
     try {
       const tokens = await redeemAuthorizationCode(this.#endpoints, { code, redirectUri: this.#redirectUri(request), codeVerifier })
       const information = await fetchUserInformation(this.#endpoints, tokens.accessToken)

@@ -15,7 +15,7 @@ import {
   OpenIdConnectError,
   ProviderMetadata
 } from '../../auth/openid-connect.js'
-import { UsedFlowIds } from '../../auth/used-flow-ids.js'
+import { ReplayCache } from '../../auth/replay-cache.js'
 import { singleValue } from '../../routes/account.js'
 import type { ProviderRegistration } from '../external-providers.js'
 
@@ -43,7 +43,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     },
     onLoaded: () => { log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded') }
   })
-  const usedFlowIds = new UsedFlowIds()
+  const usedFlowIds = new ReplayCache()
 
   app.addHook('onReady', async () => { metadata.start() })
   app.addHook('onClose', async () => { metadata.stop() })
@@ -69,7 +69,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     const error = singleValue(request.query, 'error')
     if (error !== undefined) return app.externalSignIn.fail(request, reply, scheme, error === 'access_denied' ? 'cancelled' : 'provider_error')
     if (flow === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
-    if (!usedFlowIds.claim(flow.flowId, flow.expiresAt)) return app.externalSignIn.fail(request, reply, scheme, 'replay')
+    if (!usedFlowIds.remember(flow.flowId, flow.expiresAt * 1000)) return app.externalSignIn.fail(request, reply, scheme, 'replay')
     const config = metadata.current
     if (config === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
     const nonce = flow.data.nonce

@@ -12,7 +12,7 @@ import {
 import { partitionByValidity, readCertificate } from '../../auth/saml2-certificates.js'
 import type { IdentityProviderDescription } from '../../auth/saml2-metadata.js'
 import { IdentityProviderMetadataSource } from '../../auth/saml2-metadata-source.js'
-import { AssertionReplayCache } from '../../auth/saml2-replay-cache.js'
+import { ReplayCache } from '../../auth/replay-cache.js'
 import { checkEndpointUrl } from '../../config/rules.js'
 import { ROOT_KEY } from '../../config/schema.js'
 import type { ProviderRegistrationOptions } from '../external-providers.js'
@@ -66,7 +66,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     allowUnsolicitedResponses: saml.AllowUnsolicitedResponses,
     clockSkewSeconds: saml.ClockSkewSeconds
   }
-  const replayCache = new AssertionReplayCache()
+  const replayCache = new ReplayCache()
   const log = app.log.child({ provider: scheme })
 
   function reportCertificates (description: IdentityProviderDescription): void {

@@ -1,14 +1,18 @@
 /**
- * A bounded cache of accepted assertion ids, each kept until its assertion can no longer be
- * accepted (latest NotOnOrAfter plus clock skew), so the same assertion never signs anyone in
- * twice on this instance. @node-saml/node-saml keeps no such record.
+ * A bounded record of one-time values already redeemed on this instance, each kept until it could
+ * no longer be accepted anyway:
+ * - SAML2 assertion ids until their latest NotOnOrAfter plus clock skew (@node-saml/node-saml keeps
+ *   no such record), so the same assertion never signs anyone in twice;
+ * - OAuth/OpenID Connect flow ids (`state`) until their correlation cookie expires, so a callback
+ *   replayed with a copied correlation cookie is refused before its code reaches the token
+ *   endpoint (where single-use codes refuse it again, on every instance).
  *
- * Bounded: when full, expired ids are swept; if it is still full, the oldest entry goes. Per
+ * Bounded: when full, expired entries are swept; if it is still full, the oldest entry goes. Per
  * process: several instances behind a balancer each keep their own (docs/providers.md).
  */
 export const DEFAULT_REPLAY_CACHE_ENTRIES = 10_000
 
-export class AssertionReplayCache {
+export class ReplayCache {
   readonly #entries = new Map<string, number>()
   readonly #maxEntries: number
 
