@@ -83,6 +83,33 @@ async function readJson (response: Response): Promise<unknown> {
   return JSON.parse(text) as unknown
 }
 
+interface EndpointFailureCodes {
+  readonly unreachable: string
+  readonly invalid: string
+  readonly error: string
+}
+
+/**
+ * One JSON call to a provider endpoint: no redirects, a timeout, a size limit. Failures become a
+ * {@link VendorFlowError} of `failure` with the step's own codes; the JSON of a 2xx answer is returned.
+ */
+async function callJsonEndpoint (url: string, init: RequestInit, timeoutMs: number, failure: VendorFailure, codes: EndpointFailureCodes): Promise<unknown> {
+  let response: Response
+  try {
+    response = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) })
+  } catch (error) {
+    throw new VendorFlowError(failure, codes.unreachable, { cause: error })
+  }
+  let json: unknown
+  try {
+    json = await readJson(response)
+  } catch (error) {
+    throw new VendorFlowError(failure, codes.invalid, { cause: error })
+  }
+  if (!response.ok) throw new VendorFlowError(failure, codes.error)
+  return json
+}
+
 function isObject (value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
@@ -105,29 +132,15 @@ export async function redeemAuthorizationCode (endpoints: VendorEndpoints, optio
 }): Promise<VendorTokens> {
   const body = new URLSearchParams({ grant_type: 'authorization_code', code: options.code, redirect_uri: options.redirectUri })
   if (options.codeVerifier !== undefined) body.set('code_verifier', options.codeVerifier)
-  let response: Response
-  try {
-    response = await fetch(endpoints.tokenEndpoint, {
-      method: 'POST',
-      redirect: 'error',
-      headers: {
-        accept: 'application/json',
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${basicCredentials(endpoints.clientId, endpoints.clientSecret)}`
-      },
-      body,
-      signal: AbortSignal.timeout(endpoints.timeoutMs ?? VENDOR_TIMEOUT_MS)
-    })
-  } catch (error) {
-    throw new VendorFlowError('token', 'TOKEN_ENDPOINT_UNREACHABLE', { cause: error })
-  }
-  let json: unknown
-  try {
-    json = await readJson(response)
-  } catch (error) {
-    throw new VendorFlowError('token', 'TOKEN_RESPONSE_INVALID', { cause: error })
-  }
-  if (!response.ok) throw new VendorFlowError('token', 'TOKEN_ENDPOINT_ERROR')
+  const json = await callJsonEndpoint(endpoints.tokenEndpoint, {
+    method: 'POST',
+    headers: {
+      accept: 'application/json',
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${basicCredentials(endpoints.clientId, endpoints.clientSecret)}`
+    },
+    body
+  }, endpoints.timeoutMs ?? VENDOR_TIMEOUT_MS, 'token', { unreachable: 'TOKEN_ENDPOINT_UNREACHABLE', invalid: 'TOKEN_RESPONSE_INVALID', error: 'TOKEN_ENDPOINT_ERROR' })
   if (!isObject(json) || typeof json.access_token !== 'string' || json.access_token === '') {
     throw new VendorFlowError('token', 'TOKEN_RESPONSE_INVALID')
   }
@@ -139,24 +152,10 @@ export async function redeemAuthorizationCode (endpoints: VendorEndpoints, optio
 
 /** GETs the user-information endpoint with the access token; a JSON object. Throws `userinfo`. */
 export async function fetchUserInformation (endpoints: VendorEndpoints, accessToken: string): Promise<Record<string, unknown>> {
-  let response: Response
-  try {
-    response = await fetch(endpoints.userInformationEndpoint, {
-      method: 'GET',
-      redirect: 'error',
-      headers: { accept: 'application/json', authorization: `Bearer ${accessToken}` },
-      signal: AbortSignal.timeout(endpoints.timeoutMs ?? VENDOR_TIMEOUT_MS)
-    })
-  } catch (error) {
-    throw new VendorFlowError('userinfo', 'USERINFO_UNREACHABLE', { cause: error })
-  }
-  let json: unknown
-  try {
-    json = await readJson(response)
-  } catch (error) {
-    throw new VendorFlowError('userinfo', 'USERINFO_RESPONSE_INVALID', { cause: error })
-  }
-  if (!response.ok) throw new VendorFlowError('userinfo', 'USERINFO_ENDPOINT_ERROR')
+  const json = await callJsonEndpoint(endpoints.userInformationEndpoint, {
+    method: 'GET',
+    headers: { accept: 'application/json', authorization: `Bearer ${accessToken}` }
+  }, endpoints.timeoutMs ?? VENDOR_TIMEOUT_MS, 'userinfo', { unreachable: 'USERINFO_UNREACHABLE', invalid: 'USERINFO_RESPONSE_INVALID', error: 'USERINFO_ENDPOINT_ERROR' })
   if (!isObject(json)) throw new VendorFlowError('userinfo', 'USERINFO_RESPONSE_INVALID')
   return json
 }
