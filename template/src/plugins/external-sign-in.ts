@@ -18,6 +18,7 @@ import type { KeyRing } from '../auth/key-ring.js'
 import { isLocalUrl } from '../auth/local-url.js'
 import { ApplicationClaimTypes, type Claim } from '../auth/principal.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
+import { sessionCookieSettings } from './session.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
 export interface FlowState {
@@ -81,7 +82,8 @@ const FLOW_ID = /^[A-Za-z0-9_-]{22}$/
 
 async function externalSignIn (app: FastifyInstance, options: ExternalSignInOptions): Promise<void> {
   const { config, keyRing } = options
-  const insecure = config.Authentication.Cookie.AllowInsecureHttp && options.environmentName === 'Development'
+  // The session cookie's Development override decides for the correlation cookie too.
+  const insecure = sessionCookieSettings(config, options.environmentName).options.secure !== true
   const prefix = insecure ? '.ProjectTemplate.Correlation.' : '__Host-ProjectTemplate.Correlation.'
   const cookieOptions: CookieSerializeOptions = insecure
     ? { httpOnly: true, secure: false, sameSite: 'lax', path: '/', maxAge: FLOW_LIFETIME_SECONDS }
