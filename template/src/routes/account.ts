@@ -29,22 +29,32 @@ export function singleValue (source: unknown, name: string): string | undefined 
   return typeof found === 'string' ? found : null
 }
 
+/** A return URL given more than once (`null` from {@link singleValue}) or not local. Absent is fine. */
+export function isRejectedReturnUrl (value: string | null | undefined): boolean {
+  return value === null || (value !== undefined && !isLocalUrl(value))
+}
+
+/** The safe 400 answer to a rejected return URL: no redirect, the value never echoed. */
+export function sendReturnUrlRejected (request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendError(request, reply, 400, { code: 'APP_ERR_RETURN_URL_INVALID', detail: 'The return URL must be a local path such as /orders?id=1.' })
+}
+
 function rejectReturnUrl (request: FastifyRequest, reply: FastifyReply): FastifyReply {
   request.log.info({ event: 'return_url.rejected' }, 'non-local return URL rejected')
-  return sendError(request, reply, 400, { code: 'APP_ERR_RETURN_URL_INVALID', detail: 'The return URL must be a local path such as /orders?id=1.' })
+  return sendReturnUrlRejected(request, reply)
 }
 
 export default async function accountRoutes (app: FastifyInstance): Promise<void> {
   app.get('/Account/Login', { config: { allowAnonymous: true } }, async (request, reply) => {
     const returnUrl = singleValue(request.query, 'ReturnUrl')
-    if (returnUrl === null || (returnUrl !== undefined && !isLocalUrl(returnUrl))) return rejectReturnUrl(request, reply)
+    if (isRejectedReturnUrl(returnUrl)) return rejectReturnUrl(request, reply)
     const failure = singleValue(request.query, 'failure')
     const providers = [...app.authentication.providers.values()]
       .map((provider) => ({ scheme: provider.scheme, displayName: provider.displayName, available: provider.status().available }))
       .sort((a, b) => a.displayName.localeCompare(b.displayName, 'en'))
     return reply.type('text/html; charset=utf-8').send(loginPage({
       providers,
-      returnUrl,
+      returnUrl: returnUrl ?? undefined,
       failureMessage: typeof failure === 'string' ? SIGN_IN_FAILURE_MESSAGES[failure] ?? SIGN_IN_FAILURE_MESSAGES.failed : undefined
     }))
   })
@@ -54,7 +64,7 @@ export default async function accountRoutes (app: FastifyInstance): Promise<void
     preHandler: app.csrfProtection
   }, async (request, reply) => {
     const returnUrl = singleValue(request.body, 'returnUrl')
-    if (returnUrl === null || (returnUrl !== undefined && !isLocalUrl(returnUrl))) return rejectReturnUrl(request, reply)
+    if (isRejectedReturnUrl(returnUrl)) return rejectReturnUrl(request, reply)
     reply.signOut()
     request.log.info({ event: 'session.signed_out' }, 'signed out')
     return reply.redirect(returnUrl ?? '/', 302)

@@ -4,9 +4,8 @@
  * 400 safe page, no redirect, no challenge.
  */
 import type { FastifyInstance } from 'fastify'
-import { isLocalUrl } from '../auth/local-url.js'
 import { sendError } from '../plugins/responses.js'
-import { singleValue } from './account.js'
+import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from './account.js'
 
 export default async function externalRoutes (app: FastifyInstance): Promise<void> {
   app.get('/External/Challenge', { config: { allowAnonymous: true } }, async (request, reply) => {
@@ -17,9 +16,9 @@ export default async function externalRoutes (app: FastifyInstance): Promise<voi
       return sendError(request, reply, 400, { code: 'APP_ERR_PROVIDER_UNKNOWN', detail: 'The provider is not a registered sign-in provider.' })
     }
     const returnUrl = singleValue(request.query, 'returnUrl')
-    if (returnUrl === null || (returnUrl !== undefined && !isLocalUrl(returnUrl))) {
+    if (isRejectedReturnUrl(returnUrl)) {
       request.log.info({ event: 'challenge.rejected', reason: 'return_url' }, 'challenge rejected')
-      return sendError(request, reply, 400, { code: 'APP_ERR_RETURN_URL_INVALID', detail: 'The return URL must be a local path such as /orders?id=1.' })
+      return sendReturnUrlRejected(request, reply)
     }
     if (!provider.status().available) {
       return sendError(request, reply, 503, { code: 'APP_ERR_PROVIDER_UNAVAILABLE', detail: 'The sign-in provider is unavailable right now.' })
