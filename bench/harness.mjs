@@ -195,6 +195,7 @@ export async function load ({ pid, port, path, headers, expected, duration, conn
   for (const [code, { count }] of Object.entries(result.statusCodeStats)) if (Number(code) !== expected) unexpected += Number(count)
   return {
     rps: result.requests.total / result.duration,
+    requests: result.requests.total,
     // Server CPU per response: robust where other work shares the machine.
     cpuUs: result.requests.total > 0 ? cpu * 1000 / result.requests.total : NaN,
     p50: latencies.percentile(0.5),

@@ -10,7 +10,8 @@ import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, openSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
+import { SourceMap } from 'node:module'
+import { dirname, join, relative, resolve } from 'node:path'
 import {
   appEnvironment, buildScenarios, cleanup, DIST, floorEnvironment, freePort, load, ROOT, sessionCookies, startServer, stopServer
 } from './harness.mjs'
@@ -55,22 +56,39 @@ for (let index = 0; index < profile.samples.length; index++) {
   const delta = profile.timeDeltas[index] ?? 0
   interval.set(profile.samples[index], (interval.get(profile.samples[index]) ?? 0) + delta)
 }
+// The app is a bundle: map each frame back through its source map to the original file, so the
+// package and function attribution survive bundling.
+const sourceMaps = new Map()
+function originalFrame ({ url, lineNumber, columnNumber }) {
+  const file = url.replace(/^file:\/\//, '')
+  if (!file.startsWith(DIST)) return { file, lineNumber }
+  if (!sourceMaps.has(file)) {
+    let map
+    try { map = new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8'))) } catch { map = undefined }
+    sourceMaps.set(file, map)
+  }
+  const entry = sourceMaps.get(file)?.findEntry(lineNumber, columnNumber)
+  if (entry === undefined || entry.originalSource === undefined) return { file, lineNumber }
+  return { file: resolve(dirname(file), entry.originalSource.replace(/^file:\/\//, '')), lineNumber: entry.originalLine }
+}
 const byFunction = new Map()
 const byPackage = new Map()
 let total = 0
 for (const node of profile.nodes) {
   const micros = interval.get(node.id) ?? 0
   total += micros
-  const { functionName, url, lineNumber } = node.callFrame
-  const where = url === '' ? '' : relative(ROOT, url.replace(/^file:\/\//, ''))
+  const { functionName } = node.callFrame
+  const { file, lineNumber } = node.callFrame.url === '' ? { file: '', lineNumber: 0 } : originalFrame(node.callFrame)
+  const where = file === '' ? '' : file.startsWith('node:') ? file : relative(ROOT, file)
   const key = `${functionName || '(anonymous)'} ${where}${where === '' ? '' : `:${lineNumber + 1}`}`
   byFunction.set(key, (byFunction.get(key) ?? 0) + micros)
   const pkg = where === '' ? functionName : /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ?? (where.startsWith('template/') ? 'template (app code)' : where.startsWith('node:') ? 'node internals' : where)
   byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + micros)
 }
+// Self time per response as well as share: two runs (app and --floor) compare in µs directly.
 const top = (map, count) => [...map].sort((a, b) => b[1] - a[1]).slice(0, count)
-  .map(([name, micros]) => `${(100 * micros / total).toFixed(1).padStart(5)}%  ${name}`).join('\n')
-console.log(`\nself time by package (${(total / 1e6).toFixed(1)} s sampled):\n${top(byPackage, 15)}`)
-console.log(`\nself time by function:\n${top(byFunction, 30)}`)
+  .map(([name, micros]) => `${(100 * micros / total).toFixed(1).padStart(5)}% ${(micros / result.requests).toFixed(2).padStart(7)} µs/req  ${name}`).join('\n')
+console.log(`\nself time by package (${(total / 1e6).toFixed(1)} s sampled, ${result.requests} responses):\n${top(byPackage, 15)}`)
+console.log(`\nself time by function:\n${top(byFunction, 45)}`)
 console.log(`\nprofile: ${join(directory, file)}`)
 cleanup()

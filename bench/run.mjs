@@ -8,6 +8,7 @@
  *   npm run bench -- --quick        smoke run for CI: 1 round of 1 s, no budgets, no file written;
  *                                   exit 1 only when a scenario answers an unexpected status
  *   options: --rounds N  --duration S  --connections N  --no-build  --no-write
+ *            --scenarios auth,health  (a partial run: no budgets checked, nothing written)
  *
  * Both servers listen on 127.0.0.1 and are pinned to CPU 0; this harness (and so autocannon) is
  * re-executed pinned to CPU 1, when `taskset` exists and there are two CPUs. Every child process
@@ -33,7 +34,7 @@ const END = '<!-- bench:end -->'
 // Options
 
 function parseOptions (argv) {
-  const options = { quick: false, rounds: 3, duration: 4, warmup: 1, connections: 10, build: true, write: true, coldStarts: 5 }
+  const options = { quick: false, rounds: 3, duration: 4, warmup: 1, connections: 10, build: true, write: true, coldStarts: 5, scenarios: undefined }
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]
     const number = () => {
@@ -47,6 +48,7 @@ function parseOptions (argv) {
     else if (arg === '--connections') options.connections = Math.floor(number())
     else if (arg === '--no-build') options.build = false
     else if (arg === '--no-write') options.write = false
+    else if (arg === '--scenarios') options.scenarios = String(argv[++index] ?? '').split(',').filter(Boolean)
     else throw new Error(`unknown option ${arg}`)
   }
   if (options.quick) Object.assign(options, { rounds: 1, duration: 1, warmup: 0, write: false, coldStarts: 1 })
@@ -133,7 +135,12 @@ async function main (options) {
   const appEnv = (port) => appEnvironment(port, keyMaterial)
   const floorEnv = (port) => floorEnvironment(port, floorSecret)
   const devNull = openSync('/dev/null', 'w')
-  const scenarios = buildScenarios(cookies, floorSecret)
+  const all = buildScenarios(cookies, floorSecret)
+  const unknown = (options.scenarios ?? []).filter((id) => !all.some((scenario) => scenario.id === id))
+  if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; ids: ${all.map((scenario) => scenario.id).join(' ')}`)
+  const scenarios = options.scenarios === undefined ? all : all.filter((scenario) => options.scenarios.includes(scenario.id))
+  // A partial run checks no budgets and writes nothing: the table must always show every scenario.
+  if (options.scenarios !== undefined) Object.assign(options, { write: false, partial: true })
 
   // Cold start: separate spawns, each stopped before the next.
   const coldStarts = []
@@ -204,7 +211,7 @@ async function main (options) {
 
   const ratio = (id, field = 'rps') => median(results.get(id).map((round) => round.app[field] / round.floor[field]))
   const budgets = []
-  if (!options.quick) {
+  if (!options.quick && options.partial !== true) {
     const atLeast = (name, id, limit) => {
       const value = ratio(id)
       budgets.push({ name, measured: `${fixed(value, 2)}×`, limit: `≥ ${limit}×`, pass: value >= limit })
