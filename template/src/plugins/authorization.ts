@@ -88,7 +88,10 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
     return fallbackRequiresUser ? { kind: 'policy', name: ApplicationAuthorizationPolicyNames.AuthenticatedUser } : { kind: 'anonymous' }
   }
 
-  function addHook (route: RouteOptions, name: 'onRequest' | 'preHandler', hook: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>): void {
+  type Hook = ((request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) |
+  ((request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void)
+
+  function addHook (route: RouteOptions, name: 'onRequest' | 'preHandler', hook: Hook): void {
     const existing = route[name]
     const list = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
     route[name] = [hook, ...list] as never
@@ -103,18 +106,28 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
       // Name the first route that uses the policy (not the HEAD route Fastify adds for a GET).
       if (!referencedPolicies.has(access.name)) referencedPolicies.set(access.name, `${methods.join(',')} ${route.url}`)
       const policyName = access.name
-      addHook(route, 'onRequest', async function authorize (request, reply) {
-        const principal = app.session.authenticate(request, reply)
-        // Resolved at ready(): every referenced name exists.
-        const outcome = evaluatePolicy(policies.get(policyName) as AuthorizationPolicy, principal)
-        if (outcome === 'challenge') return await app.authentication.challenge(request, reply)
-        if (outcome === 'forbid') return app.authentication.forbid(request, reply)
-        return undefined
+      const policy = () => policies.get(policyName) as AuthorizationPolicy // resolved at ready(): every referenced name exists
+      // Callback style: an authorized request passes synchronously, with no promise per request.
+      addHook(route, 'onRequest', function authorize (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) {
+        const outcome = evaluatePolicy(policy(), app.session.authenticate(request, reply))
+        if (outcome === 'allow') {
+          done()
+          return
+        }
+        // The challenge or forbid sends the answer and ends the request: done is never called
+        // without an error, so the route handler cannot run.
+        const fail = (error: unknown): void => { done(error instanceof Error ? error : new Error(String(error))) }
+        try {
+          const answer = outcome === 'challenge' ? app.authentication.challenge(request, reply) : app.authentication.forbid(request, reply)
+          if (answer instanceof Promise) answer.then(undefined, fail)
+        } catch (error) {
+          fail(error)
+        }
       })
     }
     const action = route.config?.governance?.action
     if (action !== undefined) {
-      addHook(route, 'preHandler', async function governance (request, reply) {
+      addHook(route, 'preHandler', async function governance (request: FastifyRequest, reply: FastifyReply) {
         if (evaluator === undefined) return undefined
         const permitted = await evaluator({ action, principal: app.session.authenticate(request, reply), request })
         if (permitted) return undefined

@@ -10,7 +10,8 @@ import type { CookieSerializeOptions } from '@fastify/cookie'
 import { announcedChunks, chunkName, joinCookieValue, MAX_CHUNKS, splitCookieValue } from '../auth/cookie-chunks.js'
 import type { KeyRing } from '../auth/key-ring.js'
 import { Principal, type AuthenticationTicket, type Claim } from '../auth/principal.js'
-import { openTicket, sealTicket } from '../auth/ticket.js'
+import { sealTicket } from '../auth/ticket.js'
+import { TicketCache } from '../auth/ticket-cache.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 import { AppError } from '../errors.js'
 
@@ -78,15 +79,15 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
   const enabled = config.Authentication.Enabled && cookieSettings.Enabled
   const lifetimeSeconds = cookieSettings.ExpireMinutes * 60
   const deleteOptions: CookieSerializeOptions = { ...cookie.options, maxAge: 0, expires: new Date(0) }
+  // A browser sends the same sealed value on every request: open it once per process.
+  const tickets = new TicketCache(keyRing)
+  const chunkNames = Array.from({ length: MAX_CHUNKS }, (_, index) => chunkName(cookie.name, index + 1))
 
   /** Chunk cookies the request carries (announced or stray), so sign-out removes them all. */
   function presentChunkNames (request: FastifyRequest): string[] {
     const cookies = request.cookies
     const names: string[] = []
-    for (let index = 1; index <= MAX_CHUNKS; index++) {
-      const name = chunkName(cookie.name, index)
-      if (cookies[name] !== undefined) names.push(name)
-    }
+    for (const name of chunkNames) if (cookies[name] !== undefined) names.push(name)
     return names
   }
 
@@ -115,7 +116,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
       return undefined
     }
     const now = Math.floor(Date.now() / 1000)
-    let ticket = openTicket(sealed, keyRing, now)
+    let ticket = tickets.open(sealed, now)
     if (ticket === undefined) {
       request.log.debug({ event: 'session.cookie.rejected' }, 'session cookie rejected')
       clearCookies(request, reply)

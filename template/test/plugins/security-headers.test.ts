@@ -4,7 +4,30 @@
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import helmet from 'helmet'
 import { buildTestApp } from '../helpers/app.js'
+import { helmetOptions } from '../../src/plugins/security-headers.js'
+
+/** The headers helmet's own middleware sets on a real Node response with the app's options. */
+async function headersFromHelmet (environmentName: string): Promise<Record<string, string>> {
+  const middleware = helmet(helmetOptions(environmentName))
+  const server = createServer((request, response) => {
+    middleware(request, response, () => { response.end() })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  try {
+    const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`)
+    const headers: Record<string, string> = {}
+    for (const [name, value] of response.headers) {
+      if (!['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(name)) headers[name] = value
+    }
+    return headers
+  } finally {
+    server.close()
+  }
+}
 
 const CSP = "default-src 'self';base-uri 'none';object-src 'none';script-src 'self';style-src 'self';img-src 'self' data:;font-src 'self';connect-src 'self';form-action 'self';frame-ancestors 'none'"
 
@@ -38,6 +61,22 @@ describe('security headers', () => {
       await t.app.close()
     }
   })
+
+  for (const [nodeEnv, environmentName] of [['production', 'Production'], ['development', 'Development']] as const) {
+    test(`${environmentName}: every response carries exactly the headers helmet's middleware sets (computed once at startup)`, async () => {
+      const expected = await headersFromHelmet(environmentName)
+      assert.ok(Object.keys(expected).length >= 10, JSON.stringify(expected))
+      const t = await buildTestApp({ nodeEnv })
+      try {
+        for (const url of ['/Account/Login', '/', '/css/site.css', '/no/such/page', '/health/live', '/api/application-information']) {
+          const response = await t.app.inject({ url })
+          for (const [name, value] of Object.entries(expected)) assert.equal(response.headers[name], value, `${url} ${name}`)
+        }
+      } finally {
+        await t.app.close()
+      }
+    })
+  }
 
   test('pages carry no inline script or style that the CSP would have to allow', async () => {
     const t = await buildTestApp()
