@@ -68,7 +68,8 @@ type StdoutStream = ReturnType<typeof pino.destination>
  * Gathers lines and hands them to pino's own stdout stream (sonic-boom) in batches. sonic-boom
  * measures the byte length of its whole pending buffer on every write, which cost about 4 µs per
  * line even with its `minLength` (docs/performance.md); one write per batch pays that once.
- * sonic-boom still does the writing: asynchronously, retrying on EAGAIN, and synchronously at exit.
+ * sonic-boom still does the writing, synchronously (pino's default; an asynchronous write costs
+ * more CPU than the whole batch's synchronous write(2)), retrying on EAGAIN.
  */
 export class BatchedDestination implements DestinationStream {
   #pending = ''
@@ -85,7 +86,7 @@ export class BatchedDestination implements DestinationStream {
     if (this.#pending.length >= this.#batchCharacters) this.flush()
   }
 
-  /** Hands the pending lines to the stream, which writes them asynchronously. */
+  /** Hands the pending lines to the stream. */
   flush (): void {
     if (this.#pending === '') return
     const batch = this.#pending
@@ -93,7 +94,7 @@ export class BatchedDestination implements DestinationStream {
     this.#target.write(batch)
   }
 
-  /** Writes everything pending before returning (exit, fatal errors). */
+  /** Writes everything pending before returning (exit), whatever the stream's mode. */
   flushSync (): void {
     this.flush()
     this.#target.flushSync()
@@ -108,7 +109,7 @@ export class BatchedDestination implements DestinationStream {
  */
 export function createLogger (level: string, destination?: DestinationStream): Logger {
   if (destination !== undefined) return pino(loggerOptions(level), destination)
-  const batched = new BatchedDestination(pino.destination({ dest: 1, sync: false }))
+  const batched = new BatchedDestination(pino.destination({ dest: 1, sync: true }))
   setInterval(() => { batched.flush() }, LOG_FLUSH_INTERVAL_MS).unref()
   process.once('exit', () => { batched.flushSync() })
   return pino(loggerOptions(level), batched)

@@ -26,6 +26,43 @@ const isJsonType = (type: string): boolean => type === 'application/json' || typ
 const isHtmlType = (type: string): boolean => type === 'text/html' || type === 'text/*' || type === '*/*'
 
 /**
+ * Accept-header answers by header value. Clients send a handful of distinct Accept values, and
+ * parsing one costs microseconds on every challenged or failed request (docs/performance.md).
+ * Bounded: when full it starts over, so unusual values cost a parse, never memory.
+ */
+class AcceptAnswers {
+  readonly #answers = new Map<string, boolean>()
+  readonly #decide: (accept: string) => boolean
+
+  constructor (decide: (accept: string) => boolean) {
+    this.#decide = decide
+  }
+
+  get (accept: string): boolean {
+    let answer = this.#answers.get(accept)
+    if (answer === undefined) {
+      answer = this.#decide(accept)
+      if (this.#answers.size >= MAX_REMEMBERED_ACCEPT_VALUES) this.#answers.clear()
+      if (accept.length <= MAX_REMEMBERED_ACCEPT_LENGTH) this.#answers.set(accept, answer)
+    }
+    return answer
+  }
+}
+
+const MAX_REMEMBERED_ACCEPT_VALUES = 128
+const MAX_REMEMBERED_ACCEPT_LENGTH = 512
+
+const prefersJson = new AcceptAnswers((accept) => {
+  const json = qualityOf(accept, isJsonType)
+  return json > 0 && json > qualityOf(accept, isHtmlType)
+})
+
+const prefersHtml = new AcceptAnswers((accept) => {
+  const html = qualityOf(accept, (type) => type === 'text/html')
+  return html > 0 && html >= qualityOf(accept, isJsonType)
+})
+
+/**
  * True when the caller wants JSON: a path under `/api/`, `X-Requested-With: XMLHttpRequest`, or
  * an Accept header that prefers JSON over HTML.
  */
@@ -35,8 +72,7 @@ export function wantsJson (request: FastifyRequest): boolean {
   if (request.headers['x-requested-with'] === 'XMLHttpRequest') return true
   const accept = request.headers.accept
   if (accept === undefined || accept === '') return false
-  const json = qualityOf(accept, isJsonType)
-  return json > 0 && json > qualityOf(accept, isHtmlType)
+  return prefersJson.get(accept)
 }
 
 /**
@@ -49,8 +85,7 @@ export function isPageNavigation (request: FastifyRequest): boolean {
   if (request.headers['x-requested-with'] === 'XMLHttpRequest') return false
   const accept = request.headers.accept
   if (accept === undefined || accept === '') return false
-  const html = qualityOf(accept, (type) => type === 'text/html')
-  return html > 0 && html >= qualityOf(accept, isJsonType)
+  return prefersHtml.get(accept)
 }
 
 export function titleOf (statusCode: number): string {

@@ -107,7 +107,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     const flagged = request as RequestWithFlag
     if (flagged[AUTHENTICATED] === true) return request.user
     flagged[AUTHENTICATED] = true
-    if (!enabled) return undefined
+    if (!enabled || request.headers.cookie === undefined) return undefined
     const sealed = joinCookieValue(request.cookies, cookie.name)
     if (sealed === undefined) {
       // A chunk header without its chunks, or stray chunks: remove the debris.

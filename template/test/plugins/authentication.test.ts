@@ -86,6 +86,25 @@ describe('challenge and forbid', () => {
     assert.equal(response.statusCode, 302)
   })
 
+  test('negotiation answers stay right when remembered and after many distinct Accept values', async () => {
+    const json = 'application/json, text/html;q=0.5'
+    const html = 'text/html, application/json;q=0.9'
+    const status = async (accept: string): Promise<number> => (await t.app.inject({ url: '/reports', headers: { accept } })).statusCode
+    for (let round = 0; round < 2; round++) {
+      assert.equal(await status(json), 401)
+      assert.equal(await status(html), 302)
+    }
+    // More distinct values than are remembered, alternating preferences, each answered by its own content.
+    for (let index = 0; index < 300; index++) {
+      const prefersJson = index % 2 === 0
+      const accept = prefersJson ? `application/json, text/x-${index};q=0.1` : `text/html, application/x-${index};q=0.1`
+      assert.equal(await status(accept), prefersJson ? 401 : 302, accept)
+    }
+    assert.equal(await status(json), 401)
+    assert.equal(await status(html), 302)
+    assert.equal(await status(`application/json, ${'x'.repeat(600)}`), 401, 'a long value too large to remember')
+  })
+
   test('a path that merely starts with /api (/apix) is not an API path', async () => {
     const response = await t.app.inject({ url: '/apix', headers: { accept: 'text/html' } })
     assert.equal(response.statusCode, 302)
