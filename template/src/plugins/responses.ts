@@ -98,17 +98,35 @@ export interface ProblemOptions {
   readonly detail?: string
 }
 
-/** Sends `application/problem+json` with the request id as an extension member. */
-export function sendProblem (request: FastifyRequest, reply: FastifyReply, statusCode: number, options: ProblemOptions = {}): FastifyReply {
+/**
+ * The problem document up to its last member, by status and code: the same few documents are sent
+ * over and over (every anonymous API call gets the 401), so they are serialized once. A detail
+ * varies, so a document with one is serialized each time.
+ */
+const problemHeads = new Map<string, string>()
+
+function problemHead (statusCode: number, options: ProblemOptions): string {
+  const key = options.detail === undefined ? `${statusCode} ${options.code ?? ''}` : undefined
+  const known = key === undefined ? undefined : problemHeads.get(key)
+  if (known !== undefined) return known
   const title = options.code === undefined ? titleOf(statusCode) : ERRORS[options.code].title
-  return reply.code(statusCode).type('application/problem+json; charset=utf-8').send(JSON.stringify({
+  const document = JSON.stringify({
     type: 'about:blank',
     title,
     status: statusCode,
     ...(options.detail === undefined ? {} : { detail: options.detail }),
-    ...(options.code === undefined ? {} : { code: options.code }),
-    requestId: request.id
-  }))
+    ...(options.code === undefined ? {} : { code: options.code })
+  })
+  const head = `${document.slice(0, -1)},`
+  // Status codes (400-599) and catalogue codes are both finite: the map stays small.
+  if (key !== undefined) problemHeads.set(key, head)
+  return head
+}
+
+/** Sends `application/problem+json` with the request id as an extension member. */
+export function sendProblem (request: FastifyRequest, reply: FastifyReply, statusCode: number, options: ProblemOptions = {}): FastifyReply {
+  return reply.code(statusCode).type('application/problem+json; charset=utf-8')
+    .send(`${problemHead(statusCode, options)}"requestId":${JSON.stringify(request.id)}}`)
 }
 
 /** Sends the terminal error page (HTML) or a problem, by negotiation. Never a stack outside Development. */

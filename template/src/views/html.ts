@@ -16,8 +16,12 @@ export class SafeHtml {
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' }
 
+const SPECIAL = /[&<>"'`]/
+const SPECIALS = /[&<>"'`]/g
+
 export function escapeHtml (text: string): string {
-  return text.replace(/[&<>"'`]/g, (character) => ESCAPES[character] ?? character)
+  // Most values have nothing to escape: one scan, no replacement callback.
+  return SPECIAL.test(text) ? text.replace(SPECIALS, (character) => ESCAPES[character] ?? character) : text
 }
 
 function render (value: unknown): string {
