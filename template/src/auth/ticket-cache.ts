@@ -4,9 +4,10 @@
  * base64url check and JSON parsing cost 20-40 µs per request, more for a chunked ticket:
  * docs/performance.md at the repository root).
  *
- * Safe because the key is the whole authenticated value: only a value that opened successfully is
- * remembered, a hit is exactly that value again, and expiry is checked on every hit as on every
- * open. Failures are never remembered, so garbage cannot fill the cache. Entries are frozen, so a
+ * Safe because a hit is the whole authenticated value again: only a value that opened successfully
+ * is remembered, a hit compares the complete sealed value, and expiry is checked on every hit as
+ * on every open. The map is keyed by the value's two ends (key id, IV, tag) because hashing a whole
+ * chunked value (7-30 KB) costs more than opening it; the full comparison is what decides. Failures are never remembered, so garbage cannot fill the cache. Entries are frozen, so a
  * request cannot change the ticket the next request sees. Bounded by entries and by characters of
  * sealed value (least recently used goes first); per process, emptied on restart.
  */
@@ -17,6 +18,18 @@ import { openTicket } from './ticket.js'
 export const DEFAULT_TICKET_CACHE_ENTRIES = 1024
 /** About 2 MB of cookie text, and a similar amount of opened tickets. */
 export const DEFAULT_TICKET_CACHE_CHARACTERS = 2_000_000
+
+/** Characters taken from each end of a sealed value for the map key. */
+const KEY_END_LENGTH = 48
+
+function keyOf (sealed: string): string {
+  return sealed.length <= 2 * KEY_END_LENGTH ? sealed : sealed.slice(0, KEY_END_LENGTH) + sealed.slice(-KEY_END_LENGTH)
+}
+
+interface Entry {
+  readonly sealed: string
+  readonly ticket: AuthenticationTicket
+}
 
 export interface TicketCacheLimits {
   readonly maxEntries?: number
@@ -32,7 +45,7 @@ function frozen (ticket: AuthenticationTicket): AuthenticationTicket {
 
 export class TicketCache {
   readonly #ring: KeyRing
-  readonly #entries = new Map<string, AuthenticationTicket>()
+  readonly #entries = new Map<string, Entry>()
   readonly #maxEntries: number
   readonly #maxCharacters: number
   #characters = 0
@@ -56,31 +69,37 @@ export class TicketCache {
 
   /** Same answer as {@link openTicket}: the ticket, or undefined when not authentic, malformed or expired. */
   open (sealed: string, nowSeconds: number): AuthenticationTicket | undefined {
-    const cached = this.#entries.get(sealed)
-    if (cached !== undefined) {
-      this.#entries.delete(sealed)
-      if (!(cached.expiresAt > nowSeconds)) {
-        this.#characters -= sealed.length
-        return undefined
-      }
-      this.#entries.set(sealed, cached)
-      return cached
+    const key = keyOf(sealed)
+    const cached = this.#entries.get(key)
+    if (cached !== undefined && cached.sealed === sealed) {
+      this.#delete(key, cached)
+      if (!(cached.ticket.expiresAt > nowSeconds)) return undefined
+      this.#entries.set(key, cached)
+      this.#characters += sealed.length
+      return cached.ticket
     }
     const ticket = openTicket(sealed, this.#ring, nowSeconds)
     if (ticket === undefined) return undefined
-    this.#remember(sealed, frozen(ticket))
+    this.#remember(key, { sealed, ticket: frozen(ticket) })
     return ticket
   }
 
-  #remember (sealed: string, ticket: AuthenticationTicket): void {
-    if (this.#maxEntries === 0 || sealed.length > this.#maxCharacters) return
-    while (this.#entries.size >= this.#maxEntries || this.#characters + sealed.length > this.#maxCharacters) {
-      const oldest = this.#entries.keys().next().value
+  #delete (key: string, entry: Entry): void {
+    this.#entries.delete(key)
+    this.#characters -= entry.sealed.length
+  }
+
+  #remember (key: string, entry: Entry): void {
+    const length = entry.sealed.length
+    if (this.#maxEntries === 0 || length > this.#maxCharacters) return
+    const existing = this.#entries.get(key)
+    if (existing !== undefined) this.#delete(key, existing)
+    while (this.#entries.size >= this.#maxEntries || this.#characters + length > this.#maxCharacters) {
+      const oldest = this.#entries.entries().next().value
       if (oldest === undefined) break
-      this.#entries.delete(oldest)
-      this.#characters -= oldest.length
+      this.#delete(oldest[0], oldest[1])
     }
-    this.#entries.set(sealed, ticket)
-    this.#characters += sealed.length
+    this.#entries.set(key, entry)
+    this.#characters += length
   }
 }

@@ -54,6 +54,19 @@ describe('ticket cache', () => {
     assert.equal(cache.size, 0)
   })
 
+  test('a value that shares a cached value\'s ends but differs in the middle is not served from the cache', () => {
+    const cache = new TicketCache(ring)
+    const sealed = sealTicket(ticketFor('erin'), ring)
+    assert.ok(sealed.length > 200)
+    const opened = cache.open(sealed, NOW)
+    const middle = Math.floor(sealed.length / 2)
+    const swapped = sealed[middle] === 'A' ? 'B' : 'A'
+    const tampered = `${sealed.slice(0, middle)}${swapped}${sealed.slice(middle + 1)}`
+    assert.equal(cache.open(tampered, NOW), undefined)
+    assert.equal(cache.open(sealed, NOW), opened, 'the authentic entry was disturbed')
+    assert.equal(cache.size, 1)
+  })
+
   test('cached tickets are frozen: a request cannot change what the next one sees', () => {
     const cache = new TicketCache(ring)
     const opened = cache.open(sealTicket(ticketFor('dave'), ring), NOW) as AuthenticationTicket
