@@ -3,10 +3,16 @@
  * scenario, and a signed cookie (HMAC-SHA256, constant-time comparison) checked in an `onRequest`
  * hook. It is what the app's request path costs at the least; the app is measured against it.
  *
+ * With FLOOR_POSTURE=1 it is the reference "floor + posture": the same server plus the two things
+ * the app must do on every request and the floor by definition does not, taken from the built app
+ * itself: its security headers (helmet's, computed once) and its request completion log line (the
+ * app's pino logger and fields, stdout). The difference between the two floors is what the posture
+ * costs; the difference between this one and the app is the scaffold's own overhead.
+ *
  * Environment: HOST, PORT, FLOOR_SECRET (base64), STATIC_FILE (path of the file served at
- * /css/site.css). Answers SIGTERM/SIGINT by closing.
+ * /css/site.css), FLOOR_POSTURE. Answers SIGTERM/SIGINT by closing.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import Fastify from 'fastify'
@@ -37,8 +43,35 @@ function verified (value, secret) {
   return given.length === expected.length && timingSafeEqual(given, expected)
 }
 
-export function buildFloor ({ secret, staticFile }) {
-  const app = Fastify({ logger: false, http: { maxHeaderSize: 32 * 1024 } })
+/** The app's security headers and logger, from its build (template/dist). */
+export async function postureOfApp () {
+  const dist = new URL('../template/dist/', import.meta.url)
+  const { securityHeaderValues } = await import(new URL('plugins/security-headers.js', dist).href)
+  const { createLogger, pathOf } = await import(new URL('logger.js', dist).href)
+  return { headers: securityHeaderValues('Production'), logger: createLogger('info'), pathOf }
+}
+
+export function buildFloor ({ secret, staticFile, posture }) {
+  const app = Fastify({ logger: false, http: { maxHeaderSize: 32 * 1024 }, ...(posture === undefined ? {} : { genReqId: () => randomUUID() }) })
+
+  if (posture !== undefined) {
+    const { headers, logger, pathOf } = posture
+    app.addHook('onRequest', (_request, reply, done) => {
+      reply.headers(headers)
+      done()
+    })
+    app.addHook('onResponse', (request, reply, done) => {
+      logger.info({
+        reqId: request.id,
+        event: 'request.completed',
+        method: request.method,
+        path: pathOf(request.url),
+        statusCode: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100
+      }, 'request completed')
+      done()
+    })
+  }
   const information = JSON.stringify({ applicationName: 'ProjectTemplate', apiVersion: '1.0' })
   const live = JSON.stringify({ status: 'Healthy' })
   const login = '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Sign in - ProjectTemplate</title>' +
@@ -65,7 +98,11 @@ export function buildFloor ({ secret, staticFile }) {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const app = buildFloor({ secret: Buffer.from(process.env.FLOOR_SECRET ?? '', 'base64'), staticFile: process.env.STATIC_FILE })
+  const app = buildFloor({
+    secret: Buffer.from(process.env.FLOOR_SECRET ?? '', 'base64'),
+    staticFile: process.env.STATIC_FILE,
+    posture: process.env.FLOOR_POSTURE === '1' ? await postureOfApp() : undefined
+  })
   const close = () => { app.close().finally(() => process.exit(0)) }
   process.once('SIGTERM', close)
   process.once('SIGINT', close)

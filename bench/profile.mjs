@@ -89,6 +89,6 @@ for (const node of profile.nodes) {
 const top = (map, count) => [...map].sort((a, b) => b[1] - a[1]).slice(0, count)
   .map(([name, micros]) => `${(100 * micros / total).toFixed(1).padStart(5)}% ${(micros / result.requests).toFixed(2).padStart(7)} µs/req  ${name}`).join('\n')
 console.log(`\nself time by package (${(total / 1e6).toFixed(1)} s sampled, ${result.requests} responses):\n${top(byPackage, 15)}`)
-console.log(`\nself time by function:\n${top(byFunction, 45)}`)
+console.log(`\nself time by function:\n${top(byFunction, Number(process.env.PROFILE_TOP ?? 45))}`)
 console.log(`\nprofile: ${join(directory, file)}`)
 cleanup()

@@ -29,6 +29,8 @@ import {
 const DOC = join(ROOT, 'docs', 'performance.md')
 const BEGIN = '<!-- bench:begin (written by npm run bench; edit outside the markers) -->'
 const END = '<!-- bench:end -->'
+/** Scenarios also run against the reference "floor + posture" (the ones with a 0.9× budget). */
+const REFERENCE_SCENARIOS = ['challenge', 'api401', 'health']
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -74,7 +76,7 @@ function render ({ options, command, scenarios, results, run, budgets, date }) {
     `${canPin ? 'servers pinned to CPU 0, load generator to CPU 1 (taskset)' : 'no CPU pinning (taskset or a second CPU missing)'}`)
   lines.push('')
   lines.push(`Command: \`${command}\` · autocannon ${run.autocannonVersion}, ${options.connections} connections, ` +
-    `${options.rounds} round(s) of ${options.duration} s per scenario and server, interleaved floor then app` +
+    `${options.rounds} round(s) of ${options.duration} s per scenario and server, interleaved floor (then floor + posture where shown) then app` +
     `${options.warmup > 0 ? `, after ${options.warmup} s of warm-up each` : ''}` +
     ' · app: built output, Production, log level info, stdout to /dev/null')
   lines.push('')
@@ -91,6 +93,21 @@ function render ({ options, command, scenarios, results, run, budgets, date }) {
       `${fixed(median(app.map((r) => r.p50)), 2)} / ${fixed(median(app.map((r) => r.p99)), 2)} | ` +
       `${fixed(median(floor.map((r) => r.cpuUs)), 0)} / ${fixed(median(app.map((r) => r.cpuUs)), 0)} | ` +
       `${floor.reduce((sum, r) => sum + r.unexpected, 0)} / ${app.reduce((sum, r) => sum + r.unexpected, 0)} |`)
+  }
+  const referenced = scenarios.filter((scenario) => results.get(scenario.id).some((round) => round.posture !== undefined))
+  if (referenced.length > 0) {
+    lines.push('')
+    lines.push('Reference, same rounds: **floor + posture** is the floor plus the app\'s own security headers and request completion log line (`bench/floor-server.mjs`, `FLOOR_POSTURE=1`). Posture/floor is what those two cost; app/(floor + posture) is the scaffold\'s own overhead.')
+    lines.push('')
+    lines.push('| Scenario | Floor req/s | Floor + posture req/s | App req/s | Posture/floor (median) | App/(floor + posture) (median) | Server CPU µs/req floor / floor + posture / app |')
+    lines.push('|---|---:|---:|---:|---:|---:|---:|')
+    for (const scenario of referenced) {
+      const rounds = results.get(scenario.id).filter((round) => round.posture !== undefined)
+      const cpu = (which) => fixed(median(rounds.map((round) => round[which].cpuUs)), 0)
+      lines.push(`| ${scenario.title} | ${thousands(median(rounds.map((r) => r.floor.rps)))} | ${thousands(median(rounds.map((r) => r.posture.rps)))} | ` +
+        `${thousands(median(rounds.map((r) => r.app.rps)))} | ${fixed(median(rounds.map((r) => r.posture.rps / r.floor.rps)), 2)} | ` +
+        `${fixed(median(rounds.map((r) => r.app.rps / r.posture.rps)), 2)} | ${cpu('floor')} / ${cpu('posture')} / ${cpu('app')} |`)
+    }
   }
   lines.push('')
   lines.push('| Whole run | App | Floor |')
@@ -156,8 +173,12 @@ async function main (options) {
 
   const appPort = await freePort()
   const floorPort = await freePort()
+  const posturePort = await freePort()
   const app = await startServer({ script: join(DIST, 'server.js'), env: appEnv(appPort), port: appPort, stdout: devNull })
   const floor = await startServer({ script: join(ROOT, 'bench', 'floor-server.mjs'), env: floorEnv(floorPort), port: floorPort, stdout: devNull })
+  // The reference "floor + posture" (bench/floor-server.mjs), loaded only in the scenarios of REFERENCE_SCENARIOS.
+  const posture = await startServer({ script: join(ROOT, 'bench', 'floor-server.mjs'), env: { ...floorEnv(posturePort), FLOOR_POSTURE: '1' }, port: posturePort, stdout: devNull })
+  const withReference = (scenario) => REFERENCE_SCENARIOS.includes(scenario.id)
   await sleep(1000)
   const appIdle = rssKiB(app.child.pid)
   const floorIdle = rssKiB(floor.child.pid)
@@ -165,7 +186,9 @@ async function main (options) {
   // Each scenario must answer as expected before it is loaded.
   let failures = 0
   for (const scenario of scenarios) {
-    for (const [name, port, headers] of [['floor', floorPort, scenario.floor], ['app', appPort, scenario.app]]) {
+    const servers = [['floor', floorPort, scenario.floor], ['app', appPort, scenario.app]]
+    if (withReference(scenario)) servers.push(['floor + posture', posturePort, scenario.floor])
+    for (const [name, port, headers] of servers) {
       const response = await get(port, scenario.path, headers)
       if (response.status !== scenario.expected) {
         console.error(`${name} ${scenario.id}: expected ${scenario.expected}, got ${response.status}`)
@@ -174,18 +197,19 @@ async function main (options) {
     }
   }
 
+  const server = { app: [app, appPort], floor: [floor, floorPort], posture: [posture, posturePort] }
   const target = (which, scenario, duration) => ({
-    pid: which === 'app' ? app.child.pid : floor.child.pid,
-    port: which === 'app' ? appPort : floorPort,
+    pid: server[which][0].child.pid,
+    port: server[which][1],
     path: scenario.path,
-    headers: scenario[which],
+    headers: scenario[which === 'app' ? 'app' : 'floor'],
     expected: scenario.expected,
     duration,
     connections: options.connections
   })
   if (options.warmup > 0) {
     for (const scenario of scenarios) {
-      for (const which of ['floor', 'app']) await load(target(which, scenario, options.warmup))
+      for (const which of withReference(scenario) ? ['floor', 'posture', 'app'] : ['floor', 'app']) await load(target(which, scenario, options.warmup))
     }
   }
 
@@ -193,21 +217,24 @@ async function main (options) {
   for (let round = 1; round <= options.rounds; round++) {
     for (const scenario of scenarios) {
       const floorResult = await load(target('floor', scenario, options.duration))
+      const postureResult = withReference(scenario) ? await load(target('posture', scenario, options.duration)) : undefined
       const appResult = await load(target('app', scenario, options.duration))
-      results.get(scenario.id).push({ floor: floorResult, app: appResult })
-      for (const [name, result] of [['floor', floorResult], ['app', appResult]]) {
+      results.get(scenario.id).push({ floor: floorResult, app: appResult, posture: postureResult })
+      for (const [name, result] of [['floor', floorResult], ['app', appResult], ['floor + posture', postureResult ?? { unexpected: 0 }]]) {
         if (result.unexpected > 0) {
           console.error(`${name} ${scenario.id}: ${result.unexpected} unexpected responses ${JSON.stringify(result.statuses)}`)
           failures++
         }
       }
-      console.error(`round ${round} ${scenario.id.padEnd(9)} floor ${floorResult.rps.toFixed(0).padStart(6)} req/s  app ${appResult.rps.toFixed(0).padStart(6)} req/s  ratio ${(appResult.rps / floorResult.rps).toFixed(2)}  cpu µs/req ${floorResult.cpuUs.toFixed(0)} / ${appResult.cpuUs.toFixed(0)}`)
+      console.error(`round ${round} ${scenario.id.padEnd(9)} floor ${floorResult.rps.toFixed(0).padStart(6)} req/s  app ${appResult.rps.toFixed(0).padStart(6)} req/s  ratio ${(appResult.rps / floorResult.rps).toFixed(2)}  cpu µs/req ${floorResult.cpuUs.toFixed(0)} / ${appResult.cpuUs.toFixed(0)}` +
+        (postureResult === undefined ? '' : `  floor + posture ${postureResult.rps.toFixed(0)} req/s, ${postureResult.cpuUs.toFixed(0)} µs/req`))
     }
   }
   const appAfter = rssKiB(app.child.pid)
   const floorAfter = rssKiB(floor.child.pid)
   await stopServer(app.child)
   await stopServer(floor.child)
+  await stopServer(posture.child)
 
   const ratio = (id, field = 'rps') => median(results.get(id).map((round) => round.app[field] / round.floor[field]))
   const budgets = []
