@@ -4,7 +4,7 @@
  * run, with rounds interleaved floor, app, floor, app so that machine drift cancels. Writes the
  * table to docs/performance.md (between the bench markers) and prints it. Issue 5 is the spec.
  *
- *   npm run bench                   full run: 3 rounds, budgets asserted (exit 1 when one fails)
+ *   npm run bench                   full run: 5 rounds of 2 s, budgets asserted (exit 1 when one fails)
  *   npm run bench -- --quick        smoke run for CI: 1 round of 1 s, no budgets, no file written;
  *                                   exit 1 only when a scenario answers an unexpected status
  *   options: --rounds N  --duration S  --connections N  --no-build  --no-write
@@ -36,7 +36,7 @@ const REFERENCE_SCENARIOS = ['challenge', 'api401', 'health']
 // Options
 
 function parseOptions (argv) {
-  const options = { quick: false, rounds: 3, duration: 4, warmup: 1, connections: 10, build: true, write: true, coldStarts: 5, scenarios: undefined }
+  const options = { quick: false, rounds: 5, duration: 2, warmup: 1, connections: 10, build: true, write: true, coldStarts: 5, scenarios: undefined }
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]
     const number = () => {
