@@ -3,8 +3,7 @@
  * (authenticated + anti-forgery) and the access-denied page (403, never redirects).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { isLocalUrl } from '../auth/local-url.js'
-import { sendError } from '../plugins/responses.js'
+import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../plugins/request-input.js'
 import { accessDeniedPage, loginPage } from '../views/pages.js'
 
 /** Fixed texts for `?failure=<class>` after a failed sign-in flow; nothing from the request is echoed. */
@@ -13,30 +12,6 @@ export const SIGN_IN_FAILURE_MESSAGES: Readonly<Record<string, string>> = {
   correlation: 'Sign-in could not be completed because the sign-in request could not be matched. Please try again.',
   unavailable: 'The sign-in provider is unavailable right now. Please try again later.',
   failed: 'Sign-in failed. Please try again or contact your administrator.'
-}
-
-/** Reads an optional single-valued query or form field, with case-insensitive name matching. */
-export function singleValue (source: unknown, name: string): string | undefined | null {
-  if (source === null || typeof source !== 'object') return undefined
-  const lower = name.toLowerCase()
-  let found: unknown
-  for (const [key, value] of Object.entries(source)) {
-    if (key.toLowerCase() !== lower) continue
-    if (found !== undefined) return null
-    found = value
-  }
-  if (found === undefined) return undefined
-  return typeof found === 'string' ? found : null
-}
-
-/** A return URL given more than once (`null` from {@link singleValue}) or not local. Absent is fine. */
-export function isRejectedReturnUrl (value: string | null | undefined): boolean {
-  return value === null || (value !== undefined && !isLocalUrl(value))
-}
-
-/** The safe 400 answer to a rejected return URL: no redirect, the value never echoed. */
-export function sendReturnUrlRejected (request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendError(request, reply, 400, { code: 'APP_ERR_RETURN_URL_INVALID', detail: 'The return URL must be a local path such as /orders?id=1.' })
 }
 
 function rejectReturnUrl (request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { sendError } from '../plugins/responses.js'
-import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from './account.js'
+import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../plugins/request-input.js'
 
 export default async function externalRoutes (app: FastifyInstance): Promise<void> {
   app.get('/External/Challenge', { config: { allowAnonymous: true } }, async (request, reply) => {

@@ -19,7 +19,7 @@ import {
 } from '../../auth/oauth-vendor.js'
 import { ReplayCache } from '../../auth/replay-cache.js'
 import type { VendorConfiguration } from '../../config/schema.js'
-import { singleValue } from '../../routes/account.js'
+import { singleValue } from '../request-input.js'
 import type { ProviderRegistration } from '../external-providers.js'
 
 type VendorName = 'VendorA' | 'VendorB' | 'VendorC'

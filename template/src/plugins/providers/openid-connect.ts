@@ -16,7 +16,7 @@ import {
   ProviderMetadata
 } from '../../auth/openid-connect.js'
 import { ReplayCache } from '../../auth/replay-cache.js'
-import { singleValue } from '../../routes/account.js'
+import { singleValue } from '../request-input.js'
 import type { ProviderRegistration } from '../external-providers.js'
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
