@@ -94,7 +94,11 @@ export class BatchedDestination implements DestinationStream {
     this.#target.write(batch)
   }
 
-  /** Writes everything pending before returning (exit), whatever the stream's mode. */
+  /**
+   * Hands everything pending to the stream and has it write out what it holds (exit). With the
+   * synchronous stream {@link createLogger} uses, everything is written before this returns; an
+   * asynchronous sonic-boom would not wait for a write already in flight.
+   */
   flushSync (): void {
     this.flush()
     this.#target.flushSync()

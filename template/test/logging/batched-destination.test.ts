@@ -38,15 +38,16 @@ test('lines wait for a full batch, then arrive whole and in order', () => {
   }
 })
 
-test('flushSync writes what is pending through an asynchronous stream before it returns', () => {
+test('flushSync (the exit path) writes what is pending, through the synchronous stdout stream the app uses, before it returns', () => {
   const directory = mkdtempSync(join(tmpdir(), 'batched-destination-'))
   const file = join(directory, 'log')
-  // An open descriptor, as stdout is: sonic-boom is ready at once.
-  const stream = pino.destination({ dest: openSync(file, 'w'), sync: false })
+  // An open descriptor, as stdout is, and synchronous, as createLogger makes it.
+  const stream = pino.destination({ dest: openSync(file, 'w'), sync: true })
   try {
     const batched = new BatchedDestination(stream)
     const logger = pino(loggerOptions('info'), batched)
     for (let index = 0; index < 50; index++) logger.info({ event: 'test.line', index }, 'line')
+    assert.equal(readFileSync(file, 'utf8'), '', 'lines were written before the batch was full')
     // What the process's exit handler calls.
     batched.flushSync()
     const records = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { index: number })
