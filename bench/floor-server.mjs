@@ -47,28 +47,23 @@ function verified (value, secret) {
 export async function postureOfApp () {
   const dist = new URL('../template/dist/', import.meta.url)
   const { securityHeaderValues } = await import(new URL('plugins/security-headers.js', dist).href)
-  const { createLogger, pathOf } = await import(new URL('logger.js', dist).href)
-  return { headers: securityHeaderValues('Production'), logger: createLogger('info'), pathOf }
+  const { createLogger } = await import(new URL('logger.js', dist).href)
+  const { logRequestCompleted } = await import(new URL('plugins/request-logging.js', dist).href)
+  return { headers: securityHeaderValues('Production'), logger: createLogger('info'), logRequestCompleted }
 }
 
 export function buildFloor ({ secret, staticFile, posture }) {
   const app = Fastify({ logger: false, http: { maxHeaderSize: 32 * 1024 }, ...(posture === undefined ? {} : { genReqId: () => randomUUID() }) })
 
   if (posture !== undefined) {
-    const { headers, logger, pathOf } = posture
+    const { headers, logger, logRequestCompleted } = posture
     app.addHook('onRequest', (_request, reply, done) => {
       reply.headers(headers)
       done()
     })
+    // The app's own function, with a child bound to the request id as Fastify makes for the app.
     app.addHook('onResponse', (request, reply, done) => {
-      logger.info({
-        reqId: request.id,
-        event: 'request.completed',
-        method: request.method,
-        path: pathOf(request.url),
-        statusCode: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100
-      }, 'request completed')
+      logRequestCompleted(logger.child({ reqId: request.id }), request, reply)
       done()
     })
   }
