@@ -1,7 +1,7 @@
 /**
  * buildApp: the application as a Fastify instance, not listening. Registration is explicit and
  * ordered as the security argument reads: logging and error rendering, cookies and body parsing,
- * security headers, static files (ahead of routing, outside authorization), session,
+ * security headers, static files (ahead of routing, outside authorization), the state store, session,
  * authentication schemes, anti-forgery, authorization (fallback policy, not-found), external
  * sign-in (correlation, completion) and the enabled providers, then the routes. It never reads process.env.
  */
@@ -21,12 +21,14 @@ import externalSignIn from './plugins/external-sign-in.js'
 import requestLogging from './plugins/request-logging.js'
 import securityHeaders from './plugins/security-headers.js'
 import session, { sessionCookieSettings } from './plugins/session.js'
+import state from './plugins/state.js'
 import staticFiles from './plugins/static-files.js'
 import accountRoutes from './routes/account.js'
 import apiRoutes from './routes/api.js'
 import externalRoutes from './routes/external.js'
 import healthRoutes from './routes/health.js'
 import homeRoutes from './routes/home.js'
+import type { StateStore } from './state/state-store.js'
 
 export interface BuildAppOptions {
   readonly config: ApplicationConfiguration
@@ -36,9 +38,13 @@ export interface BuildAppOptions {
   readonly logger: FastifyBaseLogger
   /** Supply to skip loading/generating keys (tests, benchmarks). */
   readonly keyRing?: KeyRing
+  /** Supply to use this state store instead of the configured one (tests, benchmarks); the caller closes it. */
+  readonly stateStore?: StateStore
+  /** Milliseconds since the epoch; injectable so session lifetimes can be tested. Default Date.now. */
+  readonly now?: () => number
 }
 
-/** Largest accepted request header block: room for a chunked session ticket. */
+/** Largest accepted request header block. */
 export const MAX_HEADER_BYTES = 32 * 1024
 
 export const AUTHENTICATION_DISABLED_MESSAGE =
@@ -65,6 +71,9 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
   const { config, environmentName, contentRoot, logger } = options
   const development = environmentName === 'Development'
   const keyRing = resolveKeyRing(options)
+  const now = options.now ?? Date.now
+  const sessionCookie = sessionCookieSettings(config, environmentName)
+  const insecureCookies = sessionCookie.options.secure !== true
 
   const app = Fastify({
     loggerInstance: logger,
@@ -91,11 +100,12 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
   await app.register(formbody, { bodyLimit: 16 * 1024 })
   await app.register(securityHeaders, { environmentName })
   await app.register(staticFiles, { root: join(contentRoot, 'public') })
-  await app.register(session, { config, environmentName, keyRing })
+  await app.register(state, { config, now, ...(options.stateStore === undefined ? {} : { store: options.stateStore }) })
+  await app.register(session, { config, cookie: sessionCookie, keyRing, now })
   await app.register(authentication, { config })
-  await app.register(csrf, { keyRing, secure: sessionCookieSettings(config, environmentName).options.secure === true })
+  await app.register(csrf, { keyRing, secure: !insecureCookies })
   await app.register(authorization, { config, environmentName })
-  await app.register(externalSignIn, { config, environmentName, keyRing })
+  await app.register(externalSignIn, { config, insecureCookies, keyRing, now })
   await app.register(externalProviders, { config, environmentName, keyRing })
 
   await app.register(homeRoutes)

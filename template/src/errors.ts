@@ -15,6 +15,8 @@ export const ERRORS = {
   APP_ERR_PROVIDER_UNAVAILABLE: { status: 503, title: 'Sign-in provider unavailable' },
   APP_ERR_AUTH_CORRELATION_FAILED: { status: 400, title: 'Sign-in could not be correlated' },
   APP_ERR_AUTH_PROVIDER_FAILED: { status: 400, title: 'Sign-in failed' },
+  APP_ERR_STATE_UNAVAILABLE: { status: 503, title: 'Service temporarily unavailable' },
+  APP_ERR_STATE_FULL: { status: 503, title: 'Too many sign-ins in progress' },
   APP_ERR_SESSION_DISABLED: { status: 500, title: 'Cookie session is disabled' },
   APP_ERR_BAD_REQUEST: { status: 400, title: 'Bad request' },
   APP_ERR_NOT_FOUND: { status: 404, title: 'Not found' },

@@ -20,15 +20,19 @@ export interface Claim {
   readonly issuer: string
 }
 
-/** What the session cookie carries, sealed. Times are seconds since the epoch. */
+/** A session as the state store keeps it (sealed). Times are seconds since the epoch. */
 export interface AuthenticationTicket {
   /** Random per sign-in; anti-forgery tokens are bound to it. */
   readonly sessionId: string
   /** Scheme that authenticated the user (OpenIdConnect, Saml2, VendorA, ... or a consumer's). */
   readonly scheme: string
   readonly claims: readonly Claim[]
+  /** When the ticket was issued or last renewed (sliding expiration). */
   readonly issuedAt: number
+  /** Sliding expiry: renewal moves it, never past {@link absoluteExpiresAt}. */
   readonly expiresAt: number
+  /** Absolute expiry, fixed at sign-in: the session ends then whatever renewals happened. */
+  readonly absoluteExpiresAt: number
   /** Provider tokens, present only when that provider's SaveTokens is true. */
   readonly tokens?: Readonly<Record<string, string>>
 }

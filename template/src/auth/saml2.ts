@@ -369,7 +369,7 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
   if (verifiedXml === undefined) throw new Saml2ResponseError('malformed', 'no verified assertion')
   assertSingleAssertion(input.envelope.xml)
   const assertion = readVerifiedAssertion(input, verifiedXml, nowMs)
-  if (!input.replayCache.remember(assertion.assertionId, assertion.expiresAtMs, nowMs)) {
+  if (!(await input.replayCache.remember(assertion.assertionId, assertion.expiresAtMs, nowMs))) {
     throw new Saml2ResponseError('replay', 'assertion already used')
   }
   return { assertionId: assertion.assertionId, nameId: assertion.nameId, claims: assertion.claims }

@@ -1,6 +1,9 @@
 /**
- * Sealing and opening the session ticket: a compact JSON form sealed with AES-256-GCM
- * (authenticated-encryption.ts). Why not a library: docs/security.md, "Cookie format".
+ * Sealing and opening the two halves of a session (docs/security.md, "Session format"), both
+ * AES-256-GCM (authenticated-encryption.ts) with their own purpose strings:
+ * - the session record, kept in the state store: a compact JSON form of the ticket (claims,
+ *   optional provider tokens, lifetimes), so the store never holds claims or tokens in the clear;
+ * - the session reference, the session cookie's value: the session id, about 90 characters.
  * Anything that fails to parse, authenticate, decode or is expired opens as `undefined`.
  */
 import { openBytes, sealBytes } from './authenticated-encryption.js'
@@ -8,9 +11,14 @@ import type { KeyRing } from './key-ring.js'
 import type { AuthenticationTicket, Claim } from './principal.js'
 
 const FORMAT_VERSION = 1
-const AAD = Buffer.from('ProjectTemplate.Web.Authentication.v1')
-/** Longer sealed values are refused before any work (8 chunks of cookie). */
-export const MAX_SEALED_LENGTH = 32_768
+const RECORD_PURPOSE = Buffer.from('ProjectTemplate.Web.SessionRecord.v1')
+const REFERENCE_PURPOSE = Buffer.from('ProjectTemplate.Web.Authentication.v2')
+/** Longer sealed records are refused before any work; a larger principal fails sign-in. */
+export const MAX_SEALED_LENGTH = 1_048_576
+/** Longer cookie values are refused before any work. */
+export const MAX_REFERENCE_LENGTH = 256
+/** A session id: a random UUID. */
+export const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** Claims grouped by issuer, then type: `[issuer, [[type, [value, ...]], ...]]`. */
 type CompactClaims = Array<[string, Array<[string, string[]]>]>
@@ -21,6 +29,7 @@ interface CompactTicket {
   sch: string
   iat: number
   exp: number
+  aexp: number
   c: CompactClaims
   tk?: Record<string, string>
 }
@@ -62,10 +71,11 @@ export function sealTicket (ticket: AuthenticationTicket, ring: KeyRing): string
     sch: ticket.scheme,
     iat: ticket.issuedAt,
     exp: ticket.expiresAt,
+    aexp: ticket.absoluteExpiresAt,
     c: compactClaims(ticket.claims),
     ...(ticket.tokens === undefined ? {} : { tk: { ...ticket.tokens } })
   }
-  return sealBytes(JSON.stringify(compact), ring, AAD)
+  return sealBytes(JSON.stringify(compact), ring, RECORD_PURPOSE)
 }
 
 function isStringRecord (value: unknown): value is Record<string, string> {
@@ -75,7 +85,7 @@ function isStringRecord (value: unknown): value is Record<string, string> {
 
 /** Opens a sealed ticket; undefined when it is not authentic, not well formed or expired. */
 export function openTicket (sealed: string, ring: KeyRing, nowSeconds: number): AuthenticationTicket | undefined {
-  const plain = openBytes(sealed, ring, AAD, MAX_SEALED_LENGTH)
+  const plain = openBytes(sealed, ring, RECORD_PURPOSE, MAX_SEALED_LENGTH)
   if (plain === undefined) return undefined
   let parsed: Partial<CompactTicket>
   try {
@@ -84,11 +94,29 @@ export function openTicket (sealed: string, ring: KeyRing, nowSeconds: number): 
     return undefined
   }
   if (parsed === null || typeof parsed !== 'object' || parsed.v !== FORMAT_VERSION) return undefined
-  const { sid, sch, iat, exp, tk } = parsed
-  if (typeof sid !== 'string' || typeof sch !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') return undefined
-  if (!(exp > nowSeconds)) return undefined
+  const { sid, sch, iat, exp, aexp, tk } = parsed
+  if (typeof sid !== 'string' || typeof sch !== 'string' || typeof iat !== 'number' || typeof exp !== 'number' || typeof aexp !== 'number') return undefined
+  if (!(exp > nowSeconds) || !(aexp > nowSeconds)) return undefined
   if (tk !== undefined && !isStringRecord(tk)) return undefined
   const claims = expandClaims(parsed.c)
   if (claims === undefined) return undefined
-  return { sessionId: sid, scheme: sch, claims, issuedAt: iat, expiresAt: exp, ...(tk === undefined ? {} : { tokens: tk }) }
+  return { sessionId: sid, scheme: sch, claims, issuedAt: iat, expiresAt: exp, absoluteExpiresAt: aexp, ...(tk === undefined ? {} : { tokens: tk }) }
+}
+
+/** The session cookie's value for a session id. */
+export function sealSessionReference (sessionId: string, ring: KeyRing): string {
+  return sealBytes(JSON.stringify({ v: FORMAT_VERSION, sid: sessionId }), ring, REFERENCE_PURPOSE)
+}
+
+/** The session id a cookie value names, or undefined when it is not an authentic reference. */
+export function openSessionReference (sealed: string, ring: KeyRing): string | undefined {
+  const plain = openBytes(sealed, ring, REFERENCE_PURPOSE, MAX_REFERENCE_LENGTH)
+  if (plain === undefined) return undefined
+  try {
+    const parsed = JSON.parse(plain.toString('utf8')) as { v?: unknown, sid?: unknown } | null
+    if (parsed === null || parsed.v !== FORMAT_VERSION || typeof parsed.sid !== 'string' || !SESSION_ID.test(parsed.sid)) return undefined
+    return parsed.sid
+  } catch {
+    return undefined
+  }
 }

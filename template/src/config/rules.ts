@@ -199,6 +199,41 @@ export const dataProtectionKeysAreStrong: Rule = ({ config }) =>
     return bytes >= 32 ? [] : [problem(path, `${path} must be base64 of at least 32 random bytes.`)]
   })
 
+export const absoluteLifetimeCoversIdleLifetime: Rule = ({ config }) =>
+  config.Authentication.Cookie.AbsoluteExpireMinutes < config.Authentication.Cookie.ExpireMinutes
+    ? [problem(`${AUTH}:Cookie:AbsoluteExpireMinutes`, `${AUTH}:Cookie:AbsoluteExpireMinutes must be at least ${AUTH}:Cookie:ExpireMinutes.`)]
+    : []
+
+const STATE = `${ROOT_KEY}:State`
+
+/** A Redis connection string: redis://, rediss:// or unix:/path. The message never repeats it (it may hold a password). */
+export function checkRedisConnectionString (value: string): string | undefined {
+  const key = `${STATE}:Redis:ConnectionString`
+  const text = value.trim()
+  if (text.startsWith('unix:')) {
+    return /^unix:(\/\/)?\/[^\s?#]+$/.test(text) ? undefined : `${key} must be unix: followed by an absolute socket path.`
+  }
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return `${key} must be a redis://, rediss:// or unix: connection string.`
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return `${key} must use redis://, rediss:// or unix:.`
+  if (url.hostname === '') return `${key} must name a host.`
+  if (!/^(\/\d{0,2})?$/.test(url.pathname)) return `${key} may name only a database number as its path.`
+  return undefined
+}
+
+export const stateStoreSettings: Rule = ({ config }) => {
+  const state = config.State
+  if (state.Provider !== 'Redis') return []
+  const key = `${STATE}:Redis:ConnectionString`
+  if (isMissing(state.Redis.ConnectionString)) return [problem(key, `${key} is required when ${STATE}:Provider is Redis.`)]
+  const message = checkRedisConnectionString(state.Redis.ConnectionString.reveal())
+  return message === undefined ? [] : [problem(key, message)]
+}
+
 /** Every cross-key rule, in the order their messages are reported. */
 export const RULES: readonly Rule[] = [
   authenticationDisabledRequiresNoFallback,
@@ -213,7 +248,9 @@ export const RULES: readonly Rule[] = [
   vendorSettings,
   callbackPathsAreLocalAndDistinct,
   forwardedHeadersNeedKnownProxies,
-  dataProtectionKeysAreStrong
+  dataProtectionKeysAreStrong,
+  absoluteLifetimeCoversIdleLifetime,
+  stateStoreSettings
 ]
 
 export function applyRules (context: RuleContext): ConfigurationProblem[] {

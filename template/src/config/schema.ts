@@ -89,8 +89,9 @@ export const AuthenticationSchema = Type.Object({
   Cookie: Type.Object({
     Enabled: Type.Boolean({ default: true, description: 'Extension. Cookie session authentication. false only together with Authentication:Enabled false (the --authProvider none posture).' }),
     AllowInsecureHttp: Type.Boolean({ default: false, description: 'DANGEROUS, Development only: the session cookie drops the __Host- prefix and Secure. Rejected outside Development.' }),
-    ExpireMinutes: Type.Integer({ default: 60, minimum: 1, maximum: 43200, description: 'Extension. Session lifetime in minutes, enforced from the sealed ticket.' }),
-    SlidingExpiration: Type.Boolean({ default: true, description: 'Extension. Renews the ticket once more than half of its lifetime has passed.' })
+    ExpireMinutes: Type.Integer({ default: 60, minimum: 1, maximum: 43200, description: 'Extension. Idle session lifetime in minutes: the session ends after this long without renewal. Enforced from the server-side session record.' }),
+    SlidingExpiration: Type.Boolean({ default: true, description: 'Extension. Renews the session once more than half of ExpireMinutes has passed, never beyond AbsoluteExpireMinutes.' }),
+    AbsoluteExpireMinutes: Type.Integer({ default: 720, minimum: 1, maximum: 43200, description: 'Extension. Absolute session lifetime in minutes from sign-in (OWASP ASVS V3.3.2): sliding renewal never extends it; the user signs in again. At least ExpireMinutes.' })
   }, { additionalProperties: false, default: {} }),
   ClaimsTransformation: Type.Object({
     Enabled: Type.Boolean({ default: true, description: 'Extension. Maps provider claims into the application claim types at sign-in.' }),
@@ -124,6 +125,23 @@ export const ApplicationSchema = Type.Object({
     Enabled: Type.Boolean({ default: false, description: 'Extension. Trusts X-Forwarded-Proto/Host/For from KnownProxies (TLS-terminating proxy). Default false.' }),
     KnownProxies: strings([], 'Extension. Proxy addresses or CIDR ranges whose forwarded headers are trusted. Required when Enabled.')
   }, { additionalProperties: false, default: {} }),
+  State: Type.Object({
+    Provider: Type.Union([Type.Literal('Embedded'), Type.Literal('Redis')], {
+      default: 'Embedded',
+      description: 'Extension. Where server-side state lives (session records, pending sign-ins, replay records): Embedded (in-process memory, one instance, nothing to run) or Redis (Redis or Valkey, shared by every instance). docs/scale-out.md.'
+    }),
+    Redis: Type.Object({
+      ConnectionString: secret('Extension. redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or unix:/path/to/socket. Required when Provider is Redis. Secret: it may carry a password; never logged.'),
+      KeyPrefix: Type.String({ default: `${ROOT_KEY}:`, description: 'Extension. Prefix of every key and of the invalidation channel, so several applications can share one Redis.' }),
+      TimeoutMilliseconds: Type.Integer({ default: 1000, minimum: 50, maximum: 30000, description: 'Extension. Connect and command timeout; a request needing Redis answers 503 after it.' })
+    }, { additionalProperties: false, default: {} }),
+    Embedded: Type.Object({
+      MaxSessions: Type.Integer({ default: 50_000, minimum: 1, description: 'Extension. Most session records; when full, the least recently written session ends.' }),
+      MaxPendingSignIns: Type.Integer({ default: 20_000, minimum: 1, description: 'Extension. Most sign-in flows in progress (10 minutes each); when full, new sign-ins are refused with a try-again page.' }),
+      MaxReplayRecords: Type.Integer({ default: 100_000, minimum: 1, description: 'Extension. Most replay records (used SAML2 assertion ids); when full, sign-ins are refused rather than a record forgotten.' }),
+      MaxMegabytes: Type.Integer({ default: 256, minimum: 1, description: 'Extension. Most memory for stored values, in megabytes (characters / 1,048,576).' })
+    }, { additionalProperties: false, default: {} })
+  }, { additionalProperties: false, default: {} }),
   Logging: Type.Object({
     Level: Type.Union([
       Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')
@@ -144,6 +162,7 @@ export type AuthenticationConfiguration = Static<typeof AuthenticationSchema>
 export type AuthorizationConfiguration = Static<typeof AuthorizationSchema>
 export type OpenIdConnectConfiguration = Static<typeof OpenIdConnectSchema>
 export type Saml2Configuration = Static<typeof Saml2Schema>
+export type StateConfiguration = Static<typeof ApplicationSchema>['State']
 export type VendorConfiguration = Static<ReturnType<typeof vendor>>
 export type ProviderName = keyof AuthenticationConfiguration['Providers']
 export const PROVIDER_NAMES: readonly ProviderName[] = ['OpenIdConnect', 'Saml2', 'VendorA', 'VendorB', 'VendorC']

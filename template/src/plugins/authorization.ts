@@ -109,27 +109,34 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
       const policy = () => policies.get(policyName) as AuthorizationPolicy // resolved at ready(): every referenced name exists
       // Callback style: an authorized request passes synchronously, with no promise per request.
       addHook(route, 'onRequest', function authorize (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) {
-        const outcome = evaluatePolicy(policy(), app.session.authenticate(request, reply))
-        if (outcome === 'allow') {
-          done()
-          return
-        }
-        // The challenge or forbid sends the answer and ends the request: done is never called
-        // without an error, so the route handler cannot run.
-        const fail = (error: unknown): void => { done(error instanceof Error ? error : new Error(String(error))) }
-        try {
-          const answer = outcome === 'challenge' ? app.authentication.challenge(request, reply) : app.authentication.forbid(request, reply)
-          if (answer instanceof Promise) answer.then(undefined, fail)
-        } catch (error) {
-          fail(error)
-        }
+        app.session.resolve(request, reply, (sessionError, principal) => {
+          // A session the store cannot verify fails closed: the error handler answers 503.
+          if (sessionError !== null) {
+            done(sessionError)
+            return
+          }
+          const outcome = evaluatePolicy(policy(), principal)
+          if (outcome === 'allow') {
+            done()
+            return
+          }
+          // The challenge or forbid sends the answer and ends the request: done is never called
+          // without an error, so the route handler cannot run.
+          const fail = (error: unknown): void => { done(error instanceof Error ? error : new Error(String(error))) }
+          try {
+            const answer = outcome === 'challenge' ? app.authentication.challenge(request, reply) : app.authentication.forbid(request, reply)
+            if (answer instanceof Promise) answer.then(undefined, fail)
+          } catch (error) {
+            fail(error)
+          }
+        })
       })
     }
     const action = route.config?.governance?.action
     if (action !== undefined) {
       addHook(route, 'preHandler', async function governance (request: FastifyRequest, reply: FastifyReply) {
         if (evaluator === undefined) return undefined
-        const permitted = await evaluator({ action, principal: app.session.authenticate(request, reply), request })
+        const permitted = await evaluator({ action, principal: await app.session.authenticate(request, reply), request })
         if (permitted) return undefined
         request.log.info({ event: 'governance.denied', action }, 'governed action denied')
         return wantsJson(request)
@@ -146,7 +153,7 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
   })
 
   app.setNotFoundHandler(async (request, reply) => {
-    if (fallbackRequiresUser && app.session.authenticate(request, reply) === undefined) {
+    if (fallbackRequiresUser && await app.session.authenticate(request, reply) === undefined) {
       return await app.authentication.challenge(request, reply)
     }
     return sendError(request, reply, 404, { code: 'APP_ERR_NOT_FOUND' })

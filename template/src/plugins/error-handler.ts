@@ -7,6 +7,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
+import { StateStoreFullError, StateStoreUnavailableError } from '../state/state-store.js'
 import { errorPage } from '../views/pages.js'
 import { sendError, titleOf, wantsJson } from './responses.js'
 
@@ -16,7 +17,22 @@ export interface ErrorHandlerOptions {
 
 const CSRF_CODES = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN'])
 
+/** Store failures fail closed: 503, a log event naming the cause, never a 500 or a stack trace. */
+function stateStoreError (error: Error, request: FastifyRequest): AppError | undefined {
+  if (error instanceof StateStoreUnavailableError) {
+    request.log.warn({ event: 'state.unavailable', reason: error.reason }, 'state store unavailable; request refused')
+    return new AppError('APP_ERR_STATE_UNAVAILABLE', 'The service cannot verify sessions right now. Please try again shortly.')
+  }
+  if (error instanceof StateStoreFullError) {
+    request.log.warn({ event: 'state.full', kind: error.kind }, 'state store full; request refused')
+    return new AppError('APP_ERR_STATE_FULL', 'Too many sign-ins are in progress. Please try again in a few minutes.')
+  }
+  return undefined
+}
+
 export function renderError (development: boolean, error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const stateError = stateStoreError(error, request)
+  if (stateError !== undefined) return sendError(request, reply.header('retry-after', '10'), 503, { code: stateError.code, detail: stateError.message })
   const code = (error as FastifyError).code
   if (typeof code === 'string' && CSRF_CODES.has(code)) {
     request.log.warn({ event: 'antiforgery.rejected' }, 'anti-forgery validation failed')

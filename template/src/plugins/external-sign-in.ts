@@ -1,14 +1,19 @@
 /**
- * What every external provider shares: the correlation cookie that binds a callback to the flow
- * that started it, and the two ways a flow ends (signed in, or a safe failure).
+ * What every external provider shares: the pending sign-in flow that binds a callback to the
+ * browser that started it, and the two ways a flow ends (signed in, or a safe failure).
  *
- * Correlation: `__Host-ProjectTemplate.Correlation.<flow id>`, sealed (AES-256-GCM, its own
- * purpose), 10 minutes, HttpOnly, Secure, SameSite=None so that a cross-site POST callback
- * (SAML) carries it; deleted when the callback reads it. The flow id travels as OAuth `state` or
- * SAML `RelayState`; the sealed content repeats the scheme and flow id, so a cookie from another
- * flow or provider never matches.
+ * A flow's state (scheme, return URL, PKCE verifier, nonce, SAML request id) lives in the state
+ * store under `flow:<flow id>` for 10 minutes, sealed with its own purpose. The browser holds a
+ * small correlation cookie, `__Host-ProjectTemplate.Correlation.<flow id>` = `<time>.<binding>`
+ * (about 90 bytes: docs/security.md, "Correlation cookies"), HttpOnly, Secure, SameSite=None so a
+ * cross-site POST callback (SAML, form_post) carries it. The flow id travels as OAuth `state` or
+ * SAML `RelayState`; the callback must bring the cookie whose random binding the stored state
+ * names, and the stored state is then marked used, atomically, on every instance: a replayed
+ * callback is refused as `replay`. A browser holds at most {@link MAX_FLOWS_PER_BROWSER}
+ * correlation cookies: starting another prunes the oldest, so parallel challenges cannot pile
+ * cookies up to the header limit.
  */
-import { randomBytes } from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
@@ -18,7 +23,6 @@ import type { KeyRing } from '../auth/key-ring.js'
 import { isLocalUrl } from '../auth/local-url.js'
 import { ApplicationClaimTypes, type Claim } from '../auth/principal.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
-import { sessionCookieSettings } from './session.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
 export interface FlowState {
@@ -56,12 +60,19 @@ export interface SignInResult {
 declare module 'fastify' {
   interface FastifyInstance {
     externalSignIn: {
-      /** Seals the flow's state into its correlation cookie; returns the flow id (use as state/RelayState). */
-      beginFlow: (reply: FastifyReply, scheme: string, returnUrl: string, data: Readonly<Record<string, string>>) => string
-      /** Reads and deletes the flow's correlation cookie; undefined when missing, foreign, tampered or expired. */
-      takeFlow: (request: FastifyRequest, reply: FastifyReply, scheme: string, flowId: unknown) => FlowState | undefined
+      /**
+       * Stores the flow's state and sets its correlation cookie; returns the flow id (use as
+       * state/RelayState). Rejects with a 503 error when the store is full or unavailable.
+       */
+      beginFlow: (reply: FastifyReply, scheme: string, returnUrl: string, data: Readonly<Record<string, string>>) => Promise<string>
+      /**
+       * Deletes the flow's correlation cookie and, when the cookie's binding matches, marks the
+       * stored flow used and returns its state; undefined when missing, foreign, tampered, expired
+       * or already used (a following `fail(..., 'correlation')` then logs `replay` for the latter).
+       */
+      takeFlow: (request: FastifyRequest, reply: FastifyReply, scheme: string, flowId: unknown) => Promise<FlowState | undefined>
       /** Normalizes claims, signs in with Cookies and redirects to the return URL. */
-      complete: (request: FastifyRequest, reply: FastifyReply, result: SignInResult) => FastifyReply
+      complete: (request: FastifyRequest, reply: FastifyReply, result: SignInResult) => Promise<FastifyReply>
       /** Logs the failure class (never a code, token or assertion) and shows the login page's safe message. */
       fail: (request: FastifyRequest, reply: FastifyReply, scheme: string, failure: FailureClass, error?: unknown) => FastifyReply
       /** `https://host` of this request (forwarded headers only from trusted proxies). */
@@ -72,60 +83,120 @@ declare module 'fastify' {
 
 export interface ExternalSignInOptions {
   readonly config: ApplicationConfiguration
-  readonly environmentName: string
+  /** The session cookie's Development override decides for the correlation cookie's name too. */
+  readonly insecureCookies: boolean
   readonly keyRing: KeyRing
+  /** Milliseconds since the epoch. */
+  readonly now: () => number
 }
 
 export const FLOW_LIFETIME_SECONDS = 600
-const PURPOSE = Buffer.from('ProjectTemplate.Web.Correlation.v1')
+/** Most correlation cookies one browser holds; starting another flow prunes the oldest. */
+export const MAX_FLOWS_PER_BROWSER = 4
+const PURPOSE = Buffer.from('ProjectTemplate.Web.Correlation.v2')
 const FLOW_ID = /^[A-Za-z0-9_-]{22}$/
+const COOKIE_VALUE = /^([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/
+/** What a taken flow's record becomes: a used flow is told apart from an unknown one. */
+const USED = 'used'
+const TAKE_FAILURE = Symbol('externalSignIn.takeFailure')
+type RequestWithTakeFailure = FastifyRequest & { [TAKE_FAILURE]?: FailureClass }
+
+interface StoredFlow extends FlowState {
+  readonly binding: string
+}
+
+const flowKey = (flowId: string): string => `flow:${flowId}`
+
+function sameText (a: string, b: string): boolean {
+  const left = Buffer.from(a)
+  const right = Buffer.from(b)
+  return left.length === right.length && timingSafeEqual(left, right)
+}
 
 async function externalSignIn (app: FastifyInstance, options: ExternalSignInOptions): Promise<void> {
-  const { config, keyRing } = options
-  // The session cookie's Development override decides for the correlation cookie too.
-  const insecure = sessionCookieSettings(config, options.environmentName).options.secure !== true
-  const prefix = insecure ? '.ProjectTemplate.Correlation.' : '__Host-ProjectTemplate.Correlation.'
-  const cookieOptions: CookieSerializeOptions = insecure
-    ? { httpOnly: true, secure: false, sameSite: 'lax', path: '/', maxAge: FLOW_LIFETIME_SECONDS }
-    : { httpOnly: true, secure: true, sameSite: 'none', path: '/', maxAge: FLOW_LIFETIME_SECONDS }
+  const { config, keyRing, now } = options
+  // Over http in Development the cookie drops the __Host- prefix but stays Secure and
+  // SameSite=None: browsers treat http://localhost as a secure context, and a cross-site POST
+  // callback (SAML, form_post) from a real IdP still carries it (docs/providers.md).
+  const prefix = options.insecureCookies ? '.ProjectTemplate.Correlation.' : '__Host-ProjectTemplate.Correlation.'
+  const cookieOptions: CookieSerializeOptions = { httpOnly: true, secure: true, sameSite: 'none', path: '/', maxAge: FLOW_LIFETIME_SECONDS }
   const deleteOptions: CookieSerializeOptions = { ...cookieOptions, maxAge: 0, expires: new Date(0) }
   const transformation = config.Authentication.ClaimsTransformation
 
-  function beginFlow (reply: FastifyReply, scheme: string, returnUrl: string, data: Readonly<Record<string, string>>): string {
+  /** Correlation cookies this request carries, oldest first: [flow id, issued at]. */
+  function presentFlows (request: FastifyRequest): Array<[string, number]> {
+    const flows: Array<[string, number]> = []
+    for (const [name, value] of Object.entries(request.cookies)) {
+      if (!name.startsWith(prefix) || value === undefined) continue
+      const match = COOKIE_VALUE.exec(value)
+      flows.push([name.slice(prefix.length), match === null ? 0 : Number.parseInt(match[1] ?? '0', 36)])
+    }
+    return flows.sort((a, b) => a[1] - b[1])
+  }
+
+  async function beginFlow (reply: FastifyReply, scheme: string, returnUrl: string, data: Readonly<Record<string, string>>): Promise<string> {
+    const request = reply.request
+    const issuedAt = Math.floor(now() / 1000)
     const flowId = randomBytes(16).toString('base64url')
-    const state: FlowState = { scheme, flowId, returnUrl, expiresAt: Math.floor(Date.now() / 1000) + FLOW_LIFETIME_SECONDS, data: { ...data } }
-    reply.setCookie(`${prefix}${flowId}`, sealBytes(JSON.stringify(state), keyRing, PURPOSE), cookieOptions)
+    const binding = randomBytes(16).toString('base64url')
+    const state: StoredFlow = { scheme, flowId, returnUrl, expiresAt: issuedAt + FLOW_LIFETIME_SECONDS, data: { ...data }, binding }
+    await app.state.add(flowKey(flowId), sealBytes(JSON.stringify(state), keyRing, PURPOSE), FLOW_LIFETIME_SECONDS * 1000)
+    const present = presentFlows(request)
+    const pruned = present.slice(0, Math.max(0, present.length - (MAX_FLOWS_PER_BROWSER - 1)))
+    for (const [oldFlowId] of pruned) reply.setCookie(`${prefix}${oldFlowId}`, '', deleteOptions)
+    if (pruned.length > 0) {
+      request.log.debug({ event: 'external.flow.pruned', count: pruned.length }, 'older sign-in flows of this browser abandoned')
+      const stale = pruned.map(([id]) => id).filter((id) => FLOW_ID.test(id)).map(flowKey)
+      app.state.delete(stale).catch(() => { /* they expire by themselves */ })
+    }
+    reply.setCookie(`${prefix}${flowId}`, `${issuedAt.toString(36)}.${binding}`, cookieOptions)
     return flowId
   }
 
-  function takeFlow (request: FastifyRequest, reply: FastifyReply, scheme: string, flowId: unknown): FlowState | undefined {
+  async function takeFlow (request: FastifyRequest, reply: FastifyReply, scheme: string, flowId: unknown): Promise<FlowState | undefined> {
     if (typeof flowId !== 'string' || !FLOW_ID.test(flowId)) return undefined
     const name = `${prefix}${flowId}`
-    const sealed = request.cookies[name]
-    if (sealed === undefined) return undefined
+    const cookie = request.cookies[name]
+    if (cookie === undefined) return undefined
     reply.setCookie(name, '', deleteOptions)
-    const plain = openBytes(sealed, keyRing, PURPOSE, 8192)
+    const binding = COOKIE_VALUE.exec(cookie)?.[2]
+    if (binding === undefined) return undefined
+    const sealed = await app.state.get(flowKey(flowId))
+    if (sealed === undefined) return undefined
+    if (sealed === USED) {
+      (request as RequestWithTakeFailure)[TAKE_FAILURE] = 'replay'
+      return undefined
+    }
+    const plain = openBytes(sealed, keyRing, PURPOSE, 16_384)
     if (plain === undefined) return undefined
-    let state: Partial<FlowState>
+    let state: Partial<StoredFlow>
     try {
-      state = JSON.parse(plain.toString('utf8')) as Partial<FlowState>
+      state = JSON.parse(plain.toString('utf8')) as Partial<StoredFlow>
     } catch {
       return undefined
     }
+    if (typeof state.binding !== 'string' || !sameText(state.binding, binding)) return undefined
     if (state.scheme !== scheme || state.flowId !== flowId || typeof state.expiresAt !== 'number' ||
-      state.expiresAt <= Math.floor(Date.now() / 1000) || !isLocalUrl(state.returnUrl) ||
+      state.expiresAt <= Math.floor(now() / 1000) || !isLocalUrl(state.returnUrl) ||
       state.data === null || typeof state.data !== 'object') return undefined
-    return state as FlowState
+    // One use, on every instance: whoever swaps the record for the marker first owns the flow.
+    if (await app.state.replace(flowKey(flowId), USED) !== sealed) {
+      (request as RequestWithTakeFailure)[TAKE_FAILURE] = 'replay'
+      return undefined
+    }
+    return { scheme: state.scheme, flowId: state.flowId, returnUrl: state.returnUrl, expiresAt: state.expiresAt, data: state.data }
   }
 
-  function fail (request: FastifyRequest, reply: FastifyReply, scheme: string, failure: FailureClass, error?: unknown): FastifyReply {
+  function fail (request: FastifyRequest, reply: FastifyReply, scheme: string, reported: FailureClass, error?: unknown): FastifyReply {
+    const takeFailure = (request as RequestWithTakeFailure)[TAKE_FAILURE]
+    const failure = reported === 'correlation' && takeFailure !== undefined ? takeFailure : reported
     const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code } : {}
     request.log.warn({ event: 'external.sign_in.failed', provider: scheme, failure, ...details }, 'external sign-in failed')
     const page = PAGE_MESSAGE_OF[failure] ?? 'failed'
     return reply.redirect(`/Account/Login?failure=${page}`, 302)
   }
 
-  function complete (request: FastifyRequest, reply: FastifyReply, result: SignInResult): FastifyReply {
+  async function complete (request: FastifyRequest, reply: FastifyReply, result: SignInResult): Promise<FastifyReply> {
     const claims = normalizeClaims(result.claims, {
       enabled: transformation.Enabled,
       removeOriginalClaims: transformation.RemoveOriginalClaims,
@@ -136,10 +207,10 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
       (!transformation.Enabled && claims.length > 0)
     if (!hasSubject) return fail(request, reply, result.scheme, 'claims')
     try {
-      reply.signIn({ scheme: result.scheme, claims, ...(result.tokens === undefined ? {} : { tokens: result.tokens }) })
+      await reply.signIn({ scheme: result.scheme, claims, ...(result.tokens === undefined ? {} : { tokens: result.tokens }) })
     } catch (error) {
-      // More claims than the chunked session cookie can carry (a user in hundreds of groups):
-      // a failed sign-in, not a 500. Nothing has been written yet.
+      // More claims than a session record may hold (far beyond hundreds of groups): a failed
+      // sign-in, not a 500. Nothing has been written yet. Store failures answer 503.
       if (error instanceof RangeError) return fail(request, reply, result.scheme, 'claims', error)
       throw error
     }

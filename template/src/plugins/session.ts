@@ -1,17 +1,18 @@
 /**
- * The cookie session (the `Cookies` scheme): reads the sealed ticket from the session cookie and
- * its chunks, renews it when sliding expiration says so, and offers the sign-in/sign-out API that
- * providers and a consumer-supplied identity flow call. It verifies no credentials itself.
+ * The cookie session (the `Cookies` scheme): the session cookie carries a sealed reference, the
+ * session itself lives in the state store (auth/session-store.ts). Checks it once per request
+ * (from a local cache, no round trip while the store vouches for its invalidations), renews it
+ * when sliding expiration says so (never past the absolute lifetime), and offers the sign-in,
+ * sign-out and revocation API that providers, routes and a consuming application call. It verifies
+ * no credentials itself.
  */
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
-import { announcedChunks, chunkName, joinCookieValue, MAX_CHUNKS, splitCookieValue } from '../auth/cookie-chunks.js'
 import type { KeyRing } from '../auth/key-ring.js'
 import { Principal, type AuthenticationTicket, type Claim } from '../auth/principal.js'
-import { sealTicket } from '../auth/ticket.js'
-import { TicketCache } from '../auth/ticket-cache.js'
+import { SessionStore } from '../auth/session-store.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 import { AppError } from '../errors.js'
 
@@ -30,30 +31,44 @@ export interface SessionCookieSettings {
   readonly options: CookieSerializeOptions
 }
 
+/** Callback form of {@link FastifyInstance.session.authenticate}, for hooks that avoid a promise per request. */
+export type ResolveCallback = (error: Error | null, principal: Principal | undefined) => void
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The signed-in principal; set by {@link FastifyInstance.session.authenticate}. */
     user: Principal | undefined
   }
   interface FastifyReply {
-    /** Signs the user in with the Cookies scheme: seals a new ticket into the session cookie. */
-    signIn: (request: SignInRequest) => Principal
-    /** Deletes the session cookie and every chunk. */
-    signOut: () => void
+    /** Signs the user in with the Cookies scheme: stores a new session and sets its cookie. */
+    signIn: (request: SignInRequest) => Promise<Principal>
+    /** Ends this request's session everywhere and deletes the session cookie. */
+    signOut: () => Promise<void>
   }
   interface FastifyInstance {
     session: {
       readonly cookie: SessionCookieSettings
-      /** Reads the session once per request; returns the principal or undefined. */
-      authenticate: (request: FastifyRequest, reply: FastifyReply) => Principal | undefined
+      /**
+       * Reads the session once per request; the principal or undefined. Rejects with a 503
+       * error when the state store cannot vouch for the session (fails closed).
+       */
+      authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<Principal | undefined>
+      /** The same, callback style (the authorization hook). */
+      resolve: (request: FastifyRequest, reply: FastifyReply, done: ResolveCallback) => void
+      /** Ends every session of `subject` (the application:subject claim) on every instance; returns how many. */
+      revokeSubject: (subject: string) => Promise<number>
+      /** Ends the session with this id on every instance. */
+      revokeSession: (sessionId: string) => Promise<void>
     }
   }
 }
 
 export interface SessionPluginOptions {
   readonly config: ApplicationConfiguration
-  readonly environmentName: string
+  readonly cookie: SessionCookieSettings
   readonly keyRing: KeyRing
+  /** Milliseconds since the epoch (injectable for lifetime tests). */
+  readonly now: () => number
 }
 
 const AUTHENTICATED = Symbol('session.authenticated')
@@ -72,91 +87,146 @@ export function sessionCookieSettings (config: ApplicationConfiguration, environ
   }
 }
 
+/** Store failures reach the error handler as they are; it renders them as 503 (error-handler.ts). */
+function asRequestError (error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error))
+}
+
 async function sessionPlugin (app: FastifyInstance, options: SessionPluginOptions): Promise<void> {
-  const { config, keyRing } = options
-  const cookie = sessionCookieSettings(config, options.environmentName)
+  const { config, keyRing, cookie, now } = options
   const cookieSettings = config.Authentication.Cookie
   const enabled = config.Authentication.Enabled && cookieSettings.Enabled
-  const lifetimeSeconds = cookieSettings.ExpireMinutes * 60
+  const idleSeconds = cookieSettings.ExpireMinutes * 60
+  const absoluteSeconds = cookieSettings.AbsoluteExpireMinutes * 60
   const deleteOptions: CookieSerializeOptions = { ...cookie.options, maxAge: 0, expires: new Date(0) }
-  // A browser sends the same sealed value on every request: open it once per process.
-  const tickets = new TicketCache(keyRing)
-  const chunkNames = Array.from({ length: MAX_CHUNKS }, (_, index) => chunkName(cookie.name, index + 1))
+  const sessions = new SessionStore({ store: app.state, ring: keyRing })
+  const nowSeconds = (): number => Math.floor(now() / 1000)
 
-  /** Chunk cookies the request carries (announced or stray), so sign-out removes them all. */
-  function presentChunkNames (request: FastifyRequest): string[] {
-    const cookies = request.cookies
-    const names: string[] = []
-    for (const name of chunkNames) if (cookies[name] !== undefined) names.push(name)
-    return names
+  function clearCookie (reply: FastifyReply): void {
+    reply.setCookie(cookie.name, '', deleteOptions)
   }
 
-  function clearCookies (request: FastifyRequest, reply: FastifyReply, keep: ReadonlySet<string> = new Set()): void {
-    for (const name of [cookie.name, ...presentChunkNames(request)]) {
-      if (!keep.has(name)) reply.setCookie(name, '', deleteOptions)
+  /** Sets the principal, renewing the session in the background when sliding expiration says so. */
+  function accept (request: FastifyRequest, ticket: AuthenticationTicket, at: number): Principal {
+    let current = ticket
+    if (cookieSettings.SlidingExpiration && at - ticket.issuedAt > (ticket.expiresAt - ticket.issuedAt) / 2) {
+      const expiresAt = Math.min(at + idleSeconds, ticket.absoluteExpiresAt)
+      if (expiresAt > ticket.expiresAt) {
+        current = { ...ticket, issuedAt: at, expiresAt }
+        sessions.renew(current, at).then((stored) => {
+          if (!stored) request.log.debug({ event: 'session.renewal.skipped' }, 'session ended before its renewal was stored')
+        }, (error: unknown) => {
+          request.log.warn({ event: 'session.renewal.failed', errorName: (error as Error).name }, 'session renewal not stored')
+        })
+      }
     }
-  }
-
-  function writeTicket (request: FastifyRequest, reply: FastifyReply, ticket: AuthenticationTicket): void {
-    const cookies = splitCookieValue(cookie.name, sealTicket(ticket, keyRing))
-    for (const [name, value] of cookies) reply.setCookie(name, value, cookie.options)
-    clearCookies(request, reply, new Set(cookies.map(([name]) => name)))
-  }
-
-  function authenticate (request: FastifyRequest, reply: FastifyReply): Principal | undefined {
-    const flagged = request as RequestWithFlag
-    if (flagged[AUTHENTICATED] === true) return request.user
-    flagged[AUTHENTICATED] = true
-    if (!enabled || request.headers.cookie === undefined) return undefined
-    const sealed = joinCookieValue(request.cookies, cookie.name)
-    if (sealed === undefined) {
-      // A chunk header without its chunks, or stray chunks: remove the debris.
-      const main = request.cookies[cookie.name]
-      if ((main !== undefined && announcedChunks(main) !== 0) || presentChunkNames(request).length > 0) clearCookies(request, reply)
-      return undefined
-    }
-    const now = Math.floor(Date.now() / 1000)
-    let ticket = tickets.open(sealed, now)
-    if (ticket === undefined) {
-      request.log.debug({ event: 'session.cookie.rejected' }, 'session cookie rejected')
-      clearCookies(request, reply)
-      return undefined
-    }
-    if (cookieSettings.SlidingExpiration && now - ticket.issuedAt > (ticket.expiresAt - ticket.issuedAt) / 2) {
-      ticket = { ...ticket, issuedAt: now, expiresAt: now + lifetimeSeconds }
-      writeTicket(request, reply, ticket)
-    }
-    request.user = new Principal(ticket)
+    request.user = new Principal(current)
     return request.user
   }
 
-  app.decorate('session', { cookie, authenticate })
+  function resolve (request: FastifyRequest, reply: FastifyReply, done: ResolveCallback): void {
+    const flagged = request as RequestWithFlag
+    if (flagged[AUTHENTICATED] === true) {
+      done(null, request.user)
+      return
+    }
+    flagged[AUTHENTICATED] = true
+    if (!enabled || request.headers.cookie === undefined) {
+      done(null, undefined)
+      return
+    }
+    const value = request.cookies[cookie.name]
+    if (value === undefined || value === '') {
+      done(null, undefined)
+      return
+    }
+    const sessionId = sessions.sessionIdOf(value)
+    if (sessionId === undefined) {
+      request.log.debug({ event: 'session.cookie.rejected' }, 'session cookie rejected')
+      clearCookie(reply)
+      done(null, undefined)
+      return
+    }
+    const at = nowSeconds()
+    let ticket: AuthenticationTicket | undefined
+    try {
+      ticket = sessions.cached(sessionId, at)
+    } catch (error) {
+      done(asRequestError(error), undefined)
+      return
+    }
+    if (ticket !== undefined) {
+      done(null, accept(request, ticket, at))
+      return
+    }
+    sessions.load(sessionId, at).then((loaded) => {
+      if (loaded === undefined) {
+        // Missing, expired or revoked: anonymous, and the cookie goes.
+        request.log.debug({ event: 'session.ended' }, 'session cookie refers to no live session')
+        clearCookie(reply)
+        done(null, undefined)
+        return
+      }
+      done(null, accept(request, loaded, at))
+    }, (error: unknown) => { done(asRequestError(error), undefined) })
+  }
+
+  async function authenticate (request: FastifyRequest, reply: FastifyReply): Promise<Principal | undefined> {
+    return await new Promise((_resolve, reject) => {
+      resolve(request, reply, (error, principal) => { if (error === null) _resolve(principal); else reject(error) })
+    })
+  }
+
+  app.decorate('session', {
+    cookie,
+    authenticate,
+    resolve,
+    revokeSubject: async (subject: string) => await sessions.endSubject(subject),
+    revokeSession: async (sessionId: string) => { await sessions.endById(sessionId) }
+  })
   app.decorateRequest('user', undefined)
 
-  app.decorateReply('signIn', function signIn (this: FastifyReply, signInRequest: SignInRequest): Principal {
+  app.decorateReply('signIn', async function signIn (this: FastifyReply, signInRequest: SignInRequest): Promise<Principal> {
     if (!enabled) throw new AppError('APP_ERR_SESSION_DISABLED', 'Sign-in needs ProjectTemplate:Authentication:Enabled and Cookie:Enabled.')
-    const now = Math.floor(Date.now() / 1000)
+    const request = this.request
+    const at = nowSeconds()
     const ticket: AuthenticationTicket = {
       sessionId: randomUUID(),
       scheme: signInRequest.scheme,
       claims: signInRequest.claims.map((claim) => ({ type: claim.type, value: claim.value, issuer: claim.issuer })),
-      issuedAt: now,
-      expiresAt: now + lifetimeSeconds,
+      issuedAt: at,
+      expiresAt: at + Math.min(idleSeconds, absoluteSeconds),
+      absoluteExpiresAt: at + absoluteSeconds,
       ...(signInRequest.tokens === undefined ? {} : { tokens: { ...signInRequest.tokens } })
     }
-    writeTicket(this.request, this, ticket)
+    // A new session id on every sign-in (no fixation); the session this browser had ends.
+    const previous = request.cookies[cookie.name]
+    const previousId = previous === undefined ? undefined : sessions.sessionIdOf(previous)
+    const reference = await sessions.create(ticket, at)
+    if (previousId !== undefined) {
+      await sessions.endById(previousId).catch((error: unknown) => {
+        request.log.warn({ event: 'session.end_failed', errorName: (error as Error).name }, 'previous session not ended')
+      })
+    }
+    this.setCookie(cookie.name, reference, cookie.options)
     const principal = new Principal(ticket)
-    this.request.user = principal
-    ;(this.request as RequestWithFlag)[AUTHENTICATED] = true
-    this.request.log.info({ event: 'session.signed_in', scheme: ticket.scheme }, 'signed in')
+    request.user = principal
+    ;(request as RequestWithFlag)[AUTHENTICATED] = true
+    request.log.info({ event: 'session.signed_in', scheme: ticket.scheme }, 'signed in')
     return principal
   })
 
-  app.decorateReply('signOut', function signOut (this: FastifyReply): void {
-    clearCookies(this.request, this)
-    this.request.user = undefined
-    ;(this.request as RequestWithFlag)[AUTHENTICATED] = true
+  app.decorateReply('signOut', async function signOut (this: FastifyReply): Promise<void> {
+    const request = this.request
+    const ticket = request.user?.ticket
+    const value = request.cookies[cookie.name]
+    const sessionId = ticket?.sessionId ?? (value === undefined || value === '' ? undefined : sessions.sessionIdOf(value))
+    clearCookie(this)
+    request.user = undefined
+    ;(request as RequestWithFlag)[AUTHENTICATED] = true
+    if (ticket !== undefined) await sessions.end(ticket)
+    else if (sessionId !== undefined) await sessions.endById(sessionId)
   })
 }
 
-export default fp(sessionPlugin, { name: 'session', dependencies: ['@fastify/cookie'] })
+export default fp(sessionPlugin, { name: 'session', dependencies: ['@fastify/cookie', 'state'] })

@@ -1,6 +1,7 @@
 /**
- * /Account: the login page (lists registered providers; no credential form ever), logout
- * (authenticated + anti-forgery) and the access-denied page (403, never redirects).
+ * /Account: the login page (lists registered providers; no credential form ever), logout and
+ * "sign out everywhere" (authenticated + anti-forgery) and the access-denied page (403, never
+ * redirects).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../plugins/request-input.js'
@@ -40,13 +41,26 @@ export default async function accountRoutes (app: FastifyInstance): Promise<void
   }, async (request, reply) => {
     const returnUrl = singleValue(request.body, 'returnUrl')
     if (isRejectedReturnUrl(returnUrl)) return rejectReturnUrl(request, reply)
-    reply.signOut()
+    await reply.signOut()
     request.log.info({ event: 'session.signed_out' }, 'signed out')
     return reply.redirect(returnUrl ?? '/', 302)
   })
 
+  // Ends every session of the signed-in subject, on every instance (other browsers and devices
+  // included), then this one. A principal without a subject claim ends only this session.
+  app.post('/Account/LogoutEverywhere', {
+    config: { authorize: true },
+    preHandler: app.csrfProtection
+  }, async (request, reply) => {
+    const subject = request.user?.subject
+    const ended = subject === undefined ? 0 : await app.session.revokeSubject(subject)
+    await reply.signOut()
+    request.log.info({ event: 'session.signed_out_everywhere', sessions: ended }, 'signed out everywhere')
+    return reply.redirect('/', 302)
+  })
+
   app.get('/Account/AccessDenied', { config: { allowAnonymous: true } }, async (request, reply) => {
-    const principal = app.session.authenticate(request, reply)
+    const principal = await app.session.authenticate(request, reply)
     return reply.code(403).type('text/html; charset=utf-8').send(accessDeniedPage(principal?.name))
   })
 }

@@ -16,7 +16,7 @@ export function errorStatusFrom (segment: string | undefined): number {
 
 export default async function homeRoutes (app: FastifyInstance): Promise<void> {
   app.get('/', async (request, reply) => {
-    const principal = app.session.authenticate(request, reply)
+    const principal = await app.session.authenticate(request, reply)
     if (principal === undefined) {
       // Only reachable when the fallback is off (the --authProvider none posture).
       return reply.type('text/html; charset=utf-8').send(homePage({ userName: 'guest', scheme: 'no authentication', claims: [], csrfToken: '' }))

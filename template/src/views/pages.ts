@@ -106,5 +106,9 @@ export function homePage (model: HomePageModel): string {
 <form method="post" action="/Account/Logout">
 <input type="hidden" name="__RequestVerificationToken" value="${model.csrfToken}">
 <button type="submit" id="logout">Sign out</button>
+</form>
+<form method="post" action="/Account/LogoutEverywhere">
+<input type="hidden" name="__RequestVerificationToken" value="${model.csrfToken}">
+<button type="submit" id="logout-everywhere">Sign out everywhere</button>
 </form>`)
 }

@@ -1,6 +1,7 @@
 /**
- * The sealed session ticket: round trip, and every damaged, foreign or expired form opens as
- * nothing (never throws); key rotation at the ticket level.
+ * The sealed session record (kept in the state store) and the sealed session reference (the
+ * cookie): round trip, and every damaged, foreign or expired form opens as nothing (never
+ * throws); key rotation at the ticket level.
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -8,7 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { sealBytes } from '../../src/auth/authenticated-encryption.js'
 import { createKeyRing } from '../../src/auth/key-ring.js'
 import type { AuthenticationTicket } from '../../src/auth/principal.js'
-import { MAX_SEALED_LENGTH, openTicket, sealTicket } from '../../src/auth/ticket.js'
+import { MAX_SEALED_LENGTH, openSessionReference, openTicket, sealSessionReference, sealTicket } from '../../src/auth/ticket.js'
 
 const NOW = 1_800_000_000
 const ring = createKeyRing([randomBytes(32)])
@@ -23,6 +24,7 @@ const ticket: AuthenticationTicket = {
   ],
   issuedAt: NOW - 10,
   expiresAt: NOW + 3600,
+  absoluteExpiresAt: NOW + 7200,
   tokens: { id_token: 'eyJ.id.token' }
 }
 
@@ -60,6 +62,12 @@ describe('session ticket', () => {
     assert.notEqual(openTicket(sealed, ring, ticket.expiresAt - 1), undefined)
     assert.equal(openTicket(sealed, ring, ticket.expiresAt), undefined)
     assert.equal(openTicket(sealed, ring, ticket.expiresAt + 86_400), undefined)
+  })
+
+  test('the absolute expiry is enforced too, whatever the sliding expiry says', () => {
+    const renewedPastAbsolute = sealTicket({ ...ticket, expiresAt: NOW + 9000, absoluteExpiresAt: NOW + 100 }, ring)
+    assert.notEqual(openTicket(renewedPastAbsolute, ring, NOW + 99), undefined)
+    assert.equal(openTicket(renewedPastAbsolute, ring, NOW + 100), undefined)
   })
 
   const sealed = sealTicket(ticket, ring)
@@ -108,22 +116,25 @@ describe('session ticket', () => {
   })
 
   test('a value sealed for another purpose with the same key opens as nothing', () => {
-    const payload = JSON.stringify({ v: 1, sid: 's', sch: 'x', iat: NOW, exp: NOW + 60, c: [] })
-    assert.equal(openTicket(sealBytes(payload, ring, Buffer.from('ProjectTemplate.Web.Correlation.v1')), ring, NOW), undefined)
+    const payload = JSON.stringify({ v: 1, sid: 's', sch: 'x', iat: NOW, exp: NOW + 60, aexp: NOW + 60, c: [] })
+    assert.notEqual(openTicket(sealBytes(payload, ring, Buffer.from('ProjectTemplate.Web.SessionRecord.v1')), ring, NOW), undefined, 'the payload itself is valid')
+    assert.equal(openTicket(sealBytes(payload, ring, Buffer.from('ProjectTemplate.Web.Correlation.v2')), ring, NOW), undefined)
+    assert.equal(openTicket(sealBytes(payload, ring, Buffer.from('ProjectTemplate.Web.Authentication.v2')), ring, NOW), undefined)
   })
 
   const malformedPayloads: Array<[string, unknown]> = [
-    ['another format version', { v: 2, sid: 's', sch: 'x', iat: NOW, exp: NOW + 60, c: [] }],
-    ['a missing expiry', { v: 1, sid: 's', sch: 'x', iat: NOW, c: [] }],
-    ['a string expiry', { v: 1, sid: 's', sch: 'x', iat: NOW, exp: String(NOW + 60), c: [] }],
-    ['claims that are not arrays', { v: 1, sid: 's', sch: 'x', iat: NOW, exp: NOW + 60, c: { a: 1 } }],
-    ['a numeric claim value', { v: 1, sid: 's', sch: 'x', iat: NOW, exp: NOW + 60, c: [['iss', [['t', [1]]]]] }],
-    ['non-string tokens', { v: 1, sid: 's', sch: 'x', iat: NOW, exp: NOW + 60, c: [], tk: { a: 1 } }],
+    ['another format version', { v: 2, sid: 's', sch: 'x', iat: NOW, exp: NOW + 60, aexp: NOW + 60, c: [] }],
+    ['a missing expiry', { v: 1, sid: 's', sch: 'x', iat: NOW, aexp: NOW + 60, c: [] }],
+    ['a missing absolute expiry', { v: 1, sid: 's', sch: 'x', iat: NOW, exp: NOW + 60, c: [] }],
+    ['a string expiry', { v: 1, sid: 's', sch: 'x', iat: NOW, exp: String(NOW + 60), aexp: NOW + 60, c: [] }],
+    ['claims that are not arrays', { v: 1, sid: 's', sch: 'x', iat: NOW, exp: NOW + 60, aexp: NOW + 60, c: { a: 1 } }],
+    ['a numeric claim value', { v: 1, sid: 's', sch: 'x', iat: NOW, exp: NOW + 60, aexp: NOW + 60, c: [['iss', [['t', [1]]]]] }],
+    ['non-string tokens', { v: 1, sid: 's', sch: 'x', iat: NOW, exp: NOW + 60, aexp: NOW + 60, c: [], tk: { a: 1 } }],
     ['JSON null', null]
   ]
   for (const [name, payload] of malformedPayloads) {
     test(`an authentic ticket with ${name} opens as nothing`, () => {
-      const authentic = sealBytes(JSON.stringify(payload), ring, Buffer.from('ProjectTemplate.Web.Authentication.v1'))
+      const authentic = sealBytes(JSON.stringify(payload), ring, Buffer.from('ProjectTemplate.Web.SessionRecord.v1'))
       assert.equal(openTicket(authentic, ring, NOW), undefined)
     })
   }
@@ -138,5 +149,31 @@ describe('session ticket', () => {
     assert.equal(newSealed.slice(0, 8), rotated.sealing.id, 'the first key seals')
     assert.equal(openTicket(newSealed, createKeyRing([oldKey]), NOW), undefined)
     assert.equal(openTicket(oldSealed, createKeyRing([newKey]), NOW), undefined, 'a removed key no longer opens')
+  })
+})
+
+describe('session reference (the cookie value)', () => {
+  const sessionId = 'b6f1c9e2-0000-4000-8000-000000000001'
+
+  test('round trip names the session id and nothing else, in under 200 characters', () => {
+    const sealed = sealSessionReference(sessionId, ring)
+    assert.ok(sealed.length < 200)
+    assert.equal(openSessionReference(sealed, ring), sessionId)
+    assert.ok(!sealed.includes(sessionId), 'the id is not readable from the cookie')
+  })
+
+  test('a record is not a reference, a reference is not a record, and a foreign key opens neither', () => {
+    assert.equal(openSessionReference(sealTicket(ticket, ring), ring), undefined)
+    assert.equal(openTicket(sealSessionReference(sessionId, ring), ring, NOW), undefined)
+    assert.equal(openSessionReference(sealSessionReference(sessionId, createKeyRing([randomBytes(32)])), ring), undefined)
+  })
+
+  test('an authentic reference whose id is not a session id opens as nothing', () => {
+    for (const sid of ['', 'x', `${sessionId}\n`, 42]) {
+      const sealed = sealBytes(JSON.stringify({ v: 1, sid }), ring, Buffer.from('ProjectTemplate.Web.Authentication.v2'))
+      assert.equal(openSessionReference(sealed, ring), undefined, JSON.stringify(sid))
+    }
+    const valid = sealBytes(JSON.stringify({ v: 1, sid: sessionId }), ring, Buffer.from('ProjectTemplate.Web.Authentication.v2'))
+    assert.equal(openSessionReference(valid, ring), sessionId)
   })
 })

@@ -14,6 +14,9 @@ import type { Claim } from '../../src/auth/principal.js'
 import { loadConfiguration, type LoadedConfiguration } from '../../src/config/load.js'
 import { ROOT_KEY } from '../../src/config/schema.js'
 import { createLogger } from '../../src/logger.js'
+import { SessionStore } from '../../src/auth/session-store.js'
+import type { AuthenticationTicket } from '../../src/auth/principal.js'
+import type { StateStore } from '../../src/state/state-store.js'
 
 export const TEMPLATE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -61,6 +64,10 @@ export interface TestAppOptions {
   readonly keyRing?: KeyRing
   /** Registers the test-only sign-in route before ready(). Default true. */
   readonly testSignIn?: boolean
+  /** Milliseconds since the epoch, for session lifetime tests. */
+  readonly now?: () => number
+  /** A state store shared with other apps (the caller closes it). */
+  readonly stateStore?: StateStore
   /** Called with the app before ready() (register routes, policies, evaluators). */
   readonly configure?: (app: FastifyInstance) => void | Promise<void>
 }
@@ -111,11 +118,13 @@ export async function buildTestApp (options: TestAppOptions = {}): Promise<TestA
     environmentName: loaded.environmentName,
     contentRoot: TEMPLATE_ROOT,
     logger: createLogger('debug', logs),
-    keyRing
+    keyRing,
+    ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.stateStore === undefined ? {} : { stateStore: options.stateStore })
   })
   if (options.testSignIn !== false) {
     app.post<{ Body: { claims: Claim[], scheme?: string } }>(TEST_SIGN_IN_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
-      reply.signIn({ scheme: request.body.scheme ?? 'TestFlow', claims: request.body.claims })
+      await reply.signIn({ scheme: request.body.scheme ?? 'TestFlow', claims: request.body.claims })
       return reply.code(204).send()
     })
   }
@@ -146,3 +155,19 @@ export const standardUser = (): Claim[] => [
   claim('application:group', 'engineering'),
   claim('application:permission', 'application.read')
 ]
+
+export const SESSION_COOKIE = '__Host-ProjectTemplate.Web.Authentication'
+
+/** The session value of a Cookie header (or a bare cookie value). */
+export function sessionValueOf (cookie: string, name = SESSION_COOKIE): string {
+  if (!cookie.includes('=')) return cookie
+  const pair = cookie.split('; ').find((part) => part.startsWith(`${name}=`))
+  return pair === undefined ? '' : pair.slice(name.length + 1)
+}
+
+/** The stored session a cookie refers to, read from the app's state store as another instance would. */
+export async function storedSession (app: FastifyInstance, keyRing: KeyRing, cookie: string, nowSeconds = Math.floor(Date.now() / 1000)): Promise<AuthenticationTicket | undefined> {
+  const sessions = new SessionStore({ store: app.state, ring: keyRing })
+  const sessionId = sessions.sessionIdOf(sessionValueOf(cookie))
+  return sessionId === undefined ? undefined : await sessions.load(sessionId, nowSeconds)
+}

@@ -1,32 +1,38 @@
 /**
  * The cookie session as the browser sees it: contract cookie attributes (and the Development-only
- * override), damaged or expired cookies mean anonymous with the cookie cleared (never a 500),
- * chunking of large tickets with 300 group claims, sliding renewal and expiry from the ticket.
+ * override); the cookie is a small sealed reference and the session lives in the state store, so
+ * a 300-group principal signs in; damaged, forged, missing, expired or revoked sessions mean
+ * anonymous with the cookie cleared (never a 500); idle and absolute lifetimes with an injected
+ * clock; logout, "sign out everywhere" and the revocation API end sessions for every copy of the
+ * cookie.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { createKeyRing } from '../../src/auth/key-ring.js'
-import type { AuthenticationTicket, Claim } from '../../src/auth/principal.js'
-import { openTicket, sealTicket } from '../../src/auth/ticket.js'
-import { buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, TEST_SIGN_IN_PATH, type TestApp } from '../helpers/app.js'
+import type { Claim } from '../../src/auth/principal.js'
+import { sealSessionReference } from '../../src/auth/ticket.js'
+import {
+  buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, storedSession, TEST_SIGN_IN_PATH, type TestApp
+} from '../helpers/app.js'
 
 const SECURE_NAME = '__Host-ProjectTemplate.Web.Authentication'
 const INSECURE_NAME = '.ProjectTemplate.Web.Authentication'
 const CLAIMS_PATH = '/test-only/claims'
+const API = '/api/application-information'
 
 function setCookies (headers: Record<string, unknown>): string[] {
   const value = headers['set-cookie']
   return value === undefined ? [] : Array.isArray(value) ? value.map(String) : [String(value)]
 }
 
-/** Attribute list after the name=value pair, in order, lower-cased names. */
+/** Attribute list after the name=value pair, in order. */
 function attributes (setCookie: string): string[] {
   return setCookie.split(';').slice(1).map((part) => part.trim())
 }
 
-const withClaimsRoute = (t: { app: TestApp['app'] }): void => {
-  t.app.get(CLAIMS_PATH, { config: { authorize: true } }, async (request) => ({ claims: request.user?.claims ?? [] }))
+const withClaimsRoute = (app: TestApp['app']): void => {
+  app.get(CLAIMS_PATH, { config: { authorize: true } }, async (request) => ({ claims: request.user?.claims ?? [] }))
 }
 
 async function claimsOf (app: TestApp['app'], cookie: string): Promise<Claim[]> {
@@ -35,10 +41,25 @@ async function claimsOf (app: TestApp['app'], cookie: string): Promise<Claim[]> 
   return (response.json() as { claims: Claim[] }).claims
 }
 
-const now = (): number => Math.floor(Date.now() / 1000)
+/** A clock the test moves. */
+function testClock (start = Date.now()): { now: () => number, advance: (minutes: number) => void } {
+  let current = start
+  return { now: () => current, advance: (minutes) => { current += minutes * 60_000 } }
+}
+
+const status = async (app: TestApp['app'], cookie: string): Promise<number> => (await app.inject({ url: API, headers: { cookie } })).statusCode
+
+async function csrfTokenFor (app: TestApp['app'], cookie: string): Promise<{ token: string, cookie: string }> {
+  const page = await app.inject({ url: '/', headers: { cookie } })
+  assert.equal(page.statusCode, 200)
+  const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(page.body)?.[1]
+  assert.ok(token !== undefined, 'the starter page carries an anti-forgery token')
+  const secret = cookieHeaderFrom(page)
+  return { token, cookie: secret === '' ? cookie : `${cookie}; ${secret}` }
+}
 
 describe('session cookie attributes', () => {
-  test('sign-in sets __Host-ProjectTemplate.Web.Authentication with HttpOnly, Secure, SameSite=Lax, Path=/ and no Domain', async () => {
+  test('sign-in sets __Host-ProjectTemplate.Web.Authentication with HttpOnly, Secure, SameSite=Lax, Path=/ and no Domain, as one small cookie', async () => {
     const t = await buildTestApp()
     try {
       const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
@@ -46,6 +67,7 @@ describe('session cookie attributes', () => {
       assert.equal(cookies.length, 1)
       const [pair = ''] = (cookies[0] ?? '').split(';')
       assert.ok(pair.startsWith(`${SECURE_NAME}=`) && pair.length > SECURE_NAME.length + 20)
+      assert.ok(pair.length < 200, `the cookie is a reference, not the ticket (${pair.length} characters)`)
       assert.deepEqual(attributes(cookies[0] ?? '').sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax', 'Secure'])
     } finally {
       await t.app.close()
@@ -72,10 +94,9 @@ describe('session cookie attributes', () => {
       assert.ok(cookie.startsWith(`${INSECURE_NAME}=`), cookie)
       assert.deepEqual(attributes(cookie).sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax'])
       const session = cookieHeaderFrom(response)
-      assert.equal((await t.app.inject({ url: '/api/application-information', headers: { cookie: session } })).statusCode, 200)
+      assert.equal(await status(t.app, session), 200)
       // The secure name is not read under the override.
-      const renamed = session.replace(INSECURE_NAME, SECURE_NAME)
-      assert.equal((await t.app.inject({ url: '/api/application-information', headers: { cookie: renamed } })).statusCode, 401)
+      assert.equal(await status(t.app, session.replace(INSECURE_NAME, SECURE_NAME)), 401)
     } finally {
       await t.app.close()
     }
@@ -90,7 +111,7 @@ describe('session cookie attributes', () => {
   })
 })
 
-describe('damaged session cookies', () => {
+describe('damaged, forged and orphaned session cookies', () => {
   let t: TestApp
   let valid: string
   before(async () => {
@@ -99,18 +120,15 @@ describe('damaged session cookies', () => {
   })
   after(async () => { await t.app.close() })
 
-  const seal = (ticket: Partial<AuthenticationTicket>, ring = t.keyRing): string => sealTicket({
-    sessionId: 's-1', scheme: 'TestFlow', claims: standardUser(), issuedAt: now() - 60, expiresAt: now() + 3600, ...ticket
-  }, ring)
-
   const cases: Array<[string, () => string]> = [
     ['tampered', () => `${valid.slice(0, 20)}${valid[20] === 'A' ? 'B' : 'A'}${valid.slice(21)}`],
     ['truncated', () => valid.slice(0, -5)],
-    ['sealed under a foreign key', () => seal({}, createKeyRing([randomBytes(32)]))],
-    ['expired by the ticket', () => seal({ issuedAt: now() - 7200, expiresAt: now() - 1 })],
+    ['forged (a reference sealed under a foreign key)', () => sealSessionReference(randomUUID(), createKeyRing([randomBytes(32)]))],
+    ['authentic but naming no stored session', () => sealSessionReference(randomUUID(), t.keyRing)],
     ['non-canonical base64 (padding appended)', () => `${valid}==`],
     ['not base64 at all', () => '%%%not-a-ticket%%%'],
-    ['a chunk header without chunks', () => 'chunks-2']
+    ['a legacy chunk header', () => 'chunks-2'],
+    ['oversized', () => 'A'.repeat(4000)]
   ]
   for (const [name, value] of cases) {
     test(`a ${name} cookie is anonymous (302 to login, 401 for the API) and is cleared`, async () => {
@@ -122,131 +140,172 @@ describe('damaged session cookies', () => {
       assert.ok(cleared !== undefined, `the cookie is cleared: ${JSON.stringify(page.headers['set-cookie'])}`)
       assert.match(cleared, /Max-Age=0/)
       assert.ok(attributes(cleared).includes('Secure') && attributes(cleared).includes('Path=/'), 'deleted with the same attributes, or the browser keeps it')
-      const api = await t.app.inject({ url: '/api/application-information', headers: { cookie } })
-      assert.equal(api.statusCode, 401)
+      assert.equal(await status(t.app, cookie), 401)
     })
   }
 
   test('a valid cookie is not cleared and no cookie is written when nothing changes', async () => {
-    const response = await t.app.inject({ url: '/api/application-information', headers: { cookie: `${SECURE_NAME}=${valid}` } })
+    const response = await t.app.inject({ url: API, headers: { cookie: `${SECURE_NAME}=${valid}` } })
     assert.equal(response.statusCode, 200)
     assert.deepEqual(setCookies(response.headers), [])
   })
-
-  test('stray chunk cookies without a header are cleared', async () => {
-    const response = await t.app.inject({ url: '/api/application-information', headers: { cookie: `${SECURE_NAME}C1=abc; ${SECURE_NAME}C2=def` } })
-    assert.equal(response.statusCode, 401)
-    const names = setCookies(response.headers).map((header) => header.split('=')[0])
-    assert.ok(names.includes(`${SECURE_NAME}C1`) && names.includes(`${SECURE_NAME}C2`))
-  })
 })
 
-describe('chunked session', () => {
+describe('large principals live in the state store', () => {
   let t: TestApp
-  const groups = Array.from({ length: 300 }, (_, index) => claim('application:group', `group-${String(index).padStart(3, '0')}-${'g'.repeat(12)}`))
-  before(async () => { t = await buildTestApp({ configure: (app) => { withClaimsRoute({ app }) } }) })
+  // 37 characters each, the length of the GUIDs Entra ID sends as group ids.
+  const groups = Array.from({ length: 300 }, (_, index) => claim('application:group', `group-number-${String(index).padStart(3, '0')}-of-a-large-directory`))
+  before(async () => { t = await buildTestApp({ configure: withClaimsRoute }) })
   after(async () => { await t.app.close() })
 
-  test('a principal with 300 group claims is split into chunk cookies with the same attributes', async () => {
+  test('a principal with 300 group claims of 37 characters signs in with one small cookie', async () => {
+    assert.equal(groups[299]?.value, 'group-number-299-of-a-large-directory')
     const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: [...standardUser(), ...groups] } })
+    assert.equal(response.statusCode, 204)
     const cookies = setCookies(response.headers)
-    assert.ok(cookies.length >= 3, `expected a header and at least two chunks, got ${cookies.length}`)
-    const main = cookies.find((header) => header.startsWith(`${SECURE_NAME}=`)) ?? ''
-    assert.match(main, new RegExp(`^${SECURE_NAME.replace(/[.-]/g, '\\$&')}=chunks-${cookies.length - 1};`))
-    for (const header of cookies) {
-      assert.ok(header.length < 4096, 'each cookie fits a browser cookie')
-      assert.deepEqual(attributes(header).sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax', 'Secure'])
-    }
+    assert.equal(cookies.length, 1)
+    assert.ok((cookies[0] ?? '').length < 300)
   })
 
-  test('the chunked principal reads back with all 300 groups', async () => {
+  test('the principal reads back with all 300 groups, in order, from the store', async () => {
     const cookie = await signIn(t.app, [...standardUser(), ...groups])
     const claims = await claimsOf(t.app, cookie)
-    const readGroups = claims.filter((c) => c.type === 'application:group' && c.value.startsWith('group-')).map((c) => c.value)
+    const readGroups = claims.filter((c) => c.type === 'application:group' && c.value.startsWith('group-number-')).map((c) => c.value)
     assert.deepEqual(readGroups, groups.map((g) => g.value))
     assert.equal(claims.length, standardUser().length + 300)
-  })
-
-  test('a chunked session with one chunk missing is anonymous and every chunk is cleared', async () => {
-    const cookie = await signIn(t.app, [...standardUser(), ...groups])
-    const damaged = cookie.split('; ').filter((pair) => !pair.startsWith(`${SECURE_NAME}C2=`)).join('; ')
-    const response = await t.app.inject({ url: CLAIMS_PATH, headers: { cookie: damaged } })
-    assert.equal(response.statusCode, 302)
-    const cleared = setCookies(response.headers).filter((header) => /=;/.test(header)).map((header) => header.split('=')[0])
-    const present = damaged.split('; ').map((pair) => pair.split('=')[0])
-    assert.deepEqual(cleared.sort(), present.sort())
-  })
-
-  test('signing in again with a small principal removes the chunks of the earlier large one', async () => {
-    const large = await signIn(t.app, [...standardUser(), ...groups])
-    const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() }, headers: { cookie: large } })
-    const written = setCookies(response.headers)
-    const chunkNames = large.split('; ').map((pair) => pair.split('=')[0]).filter((name) => name !== SECURE_NAME)
-    for (const name of chunkNames) assert.ok(written.some((header) => header.startsWith(`${name}=;`)), `${name ?? ''} is deleted`)
-    assert.ok(written.some((header) => header.startsWith(`${SECURE_NAME}=`) && !header.startsWith(`${SECURE_NAME}=;`)))
+    const stored = await storedSession(t.app, t.keyRing, cookie)
+    assert.equal(stored?.claims.length, standardUser().length + 300)
   })
 })
 
-describe('lifetime', () => {
-  test('expiry is enforced from the ticket even when the browser still sends the cookie', async () => {
-    const t = await buildTestApp({ settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
-    try {
-      const sealed = sealTicket({ sessionId: 's', scheme: 'TestFlow', claims: standardUser(), issuedAt: now() - 700, expiresAt: now() - 100 }, t.keyRing)
-      const response = await t.app.inject({ url: '/api/application-information', headers: { cookie: `${SECURE_NAME}=${sealed}` } })
-      assert.equal(response.statusCode, 401)
-    } finally {
-      await t.app.close()
-    }
-  })
-
-  test('a new ticket expires ExpireMinutes after sign-in', async () => {
-    const t = await buildTestApp({ settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
+describe('lifetime (injected clock)', () => {
+  test('a session ends ExpireMinutes after its last renewal when idle', async () => {
+    const clock = testClock()
+    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
     try {
       const cookie = await signIn(t.app, standardUser())
-      const opened = openTicket(cookie.slice(SECURE_NAME.length + 1), t.keyRing, now())
-      assert.ok(opened !== undefined)
-      assert.equal(opened.expiresAt - opened.issuedAt, 600)
-      assert.ok(Math.abs(opened.issuedAt - now()) <= 2)
+      clock.advance(9)
+      // Past half its lifetime: renewed to 10 minutes from now.
+      assert.equal(await status(t.app, cookie), 200)
+      clock.advance(9)
+      assert.equal(await status(t.app, cookie), 200, 'renewal moved the idle expiry')
+      clock.advance(11)
+      const response = await t.app.inject({ url: API, headers: { cookie } })
+      assert.equal(response.statusCode, 401, 'idle past ExpireMinutes')
+      assert.ok(setCookies(response.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)), 'the cookie is cleared')
     } finally {
       await t.app.close()
     }
   })
 
-  for (const sliding of [true, false]) {
-    test(`past half its lifetime a ticket is ${sliding ? 'renewed' : 'not renewed'} when SlidingExpiration is ${String(sliding)}`, async () => {
-      const t = await buildTestApp({ settings: { Authentication: { Cookie: { ExpireMinutes: 10, SlidingExpiration: sliding } } } })
-      try {
-        const old = { sessionId: 'sliding-session', scheme: 'TestFlow', claims: standardUser(), issuedAt: now() - 360, expiresAt: now() + 240 }
-        const response = await t.app.inject({ url: '/api/application-information', headers: { cookie: `${SECURE_NAME}=${sealTicket(old, t.keyRing)}` } })
-        assert.equal(response.statusCode, 200)
-        const written = setCookies(response.headers)
-        if (!sliding) {
-          assert.deepEqual(written, [])
-          return
-        }
-        assert.equal(written.length, 1)
-        assert.deepEqual(attributes(written[0] ?? '').sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax', 'Secure'])
-        const renewed = openTicket((written[0] ?? '').split(';')[0]?.slice(SECURE_NAME.length + 1) ?? '', t.keyRing, now())
-        assert.ok(renewed !== undefined)
-        assert.ok(Math.abs(renewed.issuedAt - now()) <= 2)
-        assert.equal(renewed.expiresAt - renewed.issuedAt, 600)
-        assert.equal(renewed.sessionId, 'sliding-session', 'renewal keeps the session (anti-forgery tokens stay valid)')
-        assert.deepEqual(renewed.claims, old.claims)
-      } finally {
-        await t.app.close()
-      }
-    })
-  }
-
-  test('before half its lifetime a ticket is not rewritten', async () => {
-    const t = await buildTestApp({ settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
+  test('sliding renewal never extends a session beyond AbsoluteExpireMinutes', async () => {
+    const clock = testClock()
+    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10, AbsoluteExpireMinutes: 30 } } } })
     try {
-      const fresh = sealTicket({ sessionId: 's', scheme: 'TestFlow', claims: standardUser(), issuedAt: now() - 120, expiresAt: now() + 480 }, t.keyRing)
-      const response = await t.app.inject({ url: '/api/application-information', headers: { cookie: `${SECURE_NAME}=${fresh}` } })
-      assert.equal(response.statusCode, 200)
-      assert.deepEqual(setCookies(response.headers), [])
+      const cookie = await signIn(t.app, standardUser())
+      for (let minute = 6; minute < 30; minute += 6) {
+        clock.advance(6)
+        assert.equal(await status(t.app, cookie), 200, `active at minute ${minute}`)
+      }
+      clock.advance(6)
+      assert.equal(await status(t.app, cookie), 401, 'ended at the absolute lifetime although it was renewed every 6 minutes')
     } finally {
       await t.app.close()
     }
+  })
+
+  test('with SlidingExpiration false the session ends ExpireMinutes after sign-in however active', async () => {
+    const clock = testClock()
+    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10, SlidingExpiration: false } } } })
+    try {
+      const cookie = await signIn(t.app, standardUser())
+      clock.advance(6)
+      assert.equal(await status(t.app, cookie), 200)
+      clock.advance(5)
+      assert.equal(await status(t.app, cookie), 401)
+    } finally {
+      await t.app.close()
+    }
+  })
+
+  test('renewal keeps the session id (anti-forgery tokens stay valid) and the cookie unchanged', async () => {
+    const clock = testClock()
+    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
+    try {
+      const cookie = await signIn(t.app, standardUser())
+      const before = await storedSession(t.app, t.keyRing, cookie, Math.floor(clock.now() / 1000))
+      clock.advance(6)
+      const response = await t.app.inject({ url: API, headers: { cookie } })
+      assert.equal(response.statusCode, 200)
+      assert.deepEqual(setCookies(response.headers), [], 'nothing to rewrite in the browser')
+      await new Promise((resolve) => setImmediate(resolve))
+      const after = await storedSession(t.app, t.keyRing, cookie, Math.floor(clock.now() / 1000))
+      assert.equal(after?.sessionId, before?.sessionId)
+      assert.equal((after?.expiresAt ?? 0) - Math.floor(clock.now() / 1000), 600)
+      assert.equal(after?.absoluteExpiresAt, before?.absoluteExpiresAt)
+    } finally {
+      await t.app.close()
+    }
+  })
+
+  test('AbsoluteExpireMinutes below ExpireMinutes is rejected at startup, naming the key', () => {
+    const loaded = loadTestConfiguration({ settings: { Authentication: { Cookie: { ExpireMinutes: 60, AbsoluteExpireMinutes: 30 } } } })
+    assert.deepEqual(loaded.errors.map((problem) => problem.message), ['ProjectTemplate:Authentication:Cookie:AbsoluteExpireMinutes must be at least ProjectTemplate:Authentication:Cookie:ExpireMinutes.'])
+  })
+})
+
+describe('revocation (embedded store)', () => {
+  let t: TestApp
+  before(async () => { t = await buildTestApp() })
+  after(async () => { await t.app.close() })
+
+  test('after logout a copy of the old cookie is refused and cleared', async () => {
+    const cookie = await signIn(t.app, standardUser())
+    const { token, cookie: withSecret } = await csrfTokenFor(t.app, cookie)
+    const logout = await t.app.inject({ method: 'POST', url: '/Account/Logout', headers: { cookie: withSecret }, payload: { __RequestVerificationToken: token } })
+    assert.equal(logout.statusCode, 302)
+    const copy = await t.app.inject({ url: API, headers: { cookie } })
+    assert.equal(copy.statusCode, 401, 'the stolen copy no longer works')
+    assert.ok(setCookies(copy.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)))
+    assert.equal(await storedSession(t.app, t.keyRing, cookie), undefined, 'the record is gone from the store')
+  })
+
+  test('sign out everywhere ends every session of the subject, and only that subject', async () => {
+    const laptop = await signIn(t.app, standardUser())
+    const phone = await signIn(t.app, standardUser())
+    const other = await signIn(t.app, [claim('application:subject', 'user-2'), claim('application:name', 'Grace')])
+    const { token, cookie: withSecret } = await csrfTokenFor(t.app, laptop)
+    const response = await t.app.inject({ method: 'POST', url: '/Account/LogoutEverywhere', headers: { cookie: withSecret }, payload: { __RequestVerificationToken: token } })
+    assert.equal(response.statusCode, 302)
+    assert.equal(await status(t.app, laptop), 401)
+    assert.equal(await status(t.app, phone), 401, 'the other device is signed out too')
+    assert.equal(await status(t.app, other), 200, 'another subject keeps its session')
+    assert.equal(t.logs.events('session.signed_out_everywhere')[0]?.sessions, 2)
+  })
+
+  test('sign out everywhere without a valid anti-forgery token is rejected and ends nothing', async () => {
+    const cookie = await signIn(t.app, standardUser())
+    const response = await t.app.inject({ method: 'POST', url: '/Account/LogoutEverywhere', headers: { cookie }, payload: { __RequestVerificationToken: 'forged' } })
+    assert.equal(response.statusCode, 400)
+    assert.equal(await status(t.app, cookie), 200)
+  })
+
+  test('app.session.revokeSubject ends the sessions of a subject (an account disabled at the IdP)', async () => {
+    const subject = claim('application:subject', 'disabled-user')
+    const first = await signIn(t.app, [subject])
+    const second = await signIn(t.app, [subject])
+    assert.equal(await t.app.session.revokeSubject('disabled-user'), 2)
+    assert.equal(await status(t.app, first), 401)
+    assert.equal(await status(t.app, second), 401)
+    assert.equal(await t.app.session.revokeSubject('disabled-user'), 0, 'nothing left to revoke')
+  })
+
+  test('signing in again ends the session the browser had (a new session id, the old one refused)', async () => {
+    const old = await signIn(t.app, standardUser())
+    const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() }, headers: { cookie: old } })
+    const fresh = cookieHeaderFrom(response)
+    assert.notEqual(fresh, old)
+    assert.equal(await status(t.app, fresh), 200)
+    assert.equal(await status(t.app, old), 401)
   })
 })

@@ -7,9 +7,8 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { joinCookieValue } from '../../src/auth/cookie-chunks.js'
-import { openTicket } from '../../src/auth/ticket.js'
 import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from './helpers/http-session.js'
+import { storedSession } from '../helpers/app.js'
 import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
 
@@ -132,8 +131,7 @@ describe('OpenID Connect against oidc-provider', () => {
     assert.equal(admin.response.status, 200)
     assert.deepEqual(JSON.parse(admin.body), { subject: 'ada', name: 'Ada Lovelace' })
 
-    const sealed = joinCookieValue(Object.fromEntries(session.jar.names(new URL(app.origin)).map((name) => [name, session.jar.get(new URL(app.origin), name)])), SESSION_COOKIE)
-    const ticket = openTicket(sealed ?? '', app.keyRing, Math.floor(Date.now() / 1000))
+    const ticket = await storedSession(app.app, app.keyRing, session.jar.get(new URL(app.origin), SESSION_COOKIE) ?? '')
     assert.equal(ticket?.scheme, 'OpenIdConnect')
     assert.equal(ticket?.tokens, undefined, 'SaveTokens false keeps tokens out of the ticket')
     assert.equal(app.logs.events('external.sign_in.succeeded').at(-1)?.provider, 'OpenIdConnect')

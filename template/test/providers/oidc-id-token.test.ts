@@ -9,9 +9,8 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { joinCookieValue } from '../../src/auth/cookie-chunks.js'
-import { openTicket } from '../../src/auth/ticket.js'
 import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-session.js'
+import { storedSession } from '../helpers/app.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
 import { startTokenIdp, type TokenAnswer, type TokenIdp } from './helpers/token-idp.js'
 
@@ -143,8 +142,7 @@ describe('OpenID Connect options and outages', () => {
       const { session, callback } = await callbackWith(saving, idp, async (nonce) => await idp.validAnswer(nonce))
       assert.equal(sessionCookiesSet(callback.response).length, 1)
       const origin = new URL(saving.origin)
-      const cookies = Object.fromEntries(session.jar.names(origin).map((name) => [name, session.jar.get(origin, name)]))
-      const ticket = openTicket(joinCookieValue(cookies, '__Host-ProjectTemplate.Web.Authentication') ?? '', saving.keyRing, now())
+      const ticket = await storedSession(saving.app, saving.keyRing, session.jar.get(origin, '__Host-ProjectTemplate.Web.Authentication') ?? '')
       const tokenRequest = idp.tokenRequests.at(-1)
       assert.ok(tokenRequest !== undefined)
       assert.equal(typeof ticket?.tokens?.id_token, 'string')

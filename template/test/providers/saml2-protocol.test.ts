@@ -11,6 +11,8 @@ import { classifyLibraryError, readResponseEnvelope, Saml2ResponseError } from '
 import { isCurrentlyValid, partitionByValidity, readCertificate } from '../../src/auth/saml2-certificates.js'
 import { parseIdentityProviderMetadata, Saml2MetadataError } from '../../src/auth/saml2-metadata.js'
 import { ReplayCache } from '../../src/auth/replay-cache.js'
+import { EmbeddedStateStore } from '../../src/state/embedded-store.js'
+import { StateStoreFullError } from '../../src/state/state-store.js'
 import { parseXmlDocument, Saml2XmlError, textOf } from '../../src/auth/saml2-xml.js'
 import { createSigningKey, expiredValidity } from './saml-helpers/certificates.js'
 
@@ -97,25 +99,30 @@ describe('XML reading', () => {
   })
 })
 
-describe('assertion replay cache', () => {
-  test('an id is accepted once until it expires, then may be recorded again', () => {
-    const cache = new ReplayCache()
-    assert.equal(cache.remember('_a', 2000, 1000), true)
-    assert.equal(cache.remember('_a', 2000, 1500), false)
-    assert.equal(cache.remember('_a', 4000, 2000), true)
+describe('assertion replay records', () => {
+  const store = (maxReplay = 3): EmbeddedStateStore => new EmbeddedStateStore({ maxEntries: { session: 10, index: 10, flow: 10, replay: maxReplay }, maxCharacters: 1_000_000 }, () => clock)
+  let clock = 1000
+
+  test('an id is accepted once until it expires, then may be recorded again', async () => {
+    clock = 1000
+    const cache = new ReplayCache(store(), 'saml2-assertion')
+    assert.equal(await cache.remember('_a', 2000, 1000), true)
+    clock = 1500
+    assert.equal(await cache.remember('_a', 2000, 1500), false)
+    clock = 2000
+    assert.equal(await cache.remember('_a', 4000, 2000), true)
   })
 
-  test('the cache is bounded: expired ids are swept first, then the oldest id goes', () => {
-    const cache = new ReplayCache(3)
-    cache.remember('_1', 1500, 1000)
-    cache.remember('_2', 9000, 1000)
-    cache.remember('_3', 9000, 1000)
-    assert.equal(cache.remember('_4', 9000, 2000), true)
-    assert.equal(cache.size, 3)
-    assert.equal(cache.remember('_2', 9000, 2000), false, 'unexpired ids survive the sweep')
-    assert.equal(cache.remember('_5', 9000, 2000), true)
-    assert.equal(cache.size, 3)
-    assert.equal(cache.remember('_2', 9000, 2000), true, 'the oldest id was evicted when nothing had expired')
+  test('when full, expired ids are swept, and an unexpired id is never forgotten: the write is refused instead', async () => {
+    clock = 1000
+    const cache = new ReplayCache(store(3), 'saml2-assertion')
+    await cache.remember('_1', 1500, 1000)
+    await cache.remember('_2', 9000, 1000)
+    await cache.remember('_3', 9000, 1000)
+    clock = 2000
+    assert.equal(await cache.remember('_4', 9000, 2000), true, 'the expired _1 made room')
+    await assert.rejects(cache.remember('_5', 9000, 2000), (error: unknown) => error instanceof StateStoreFullError && error.kind === 'replay')
+    assert.equal(await cache.remember('_2', 9000, 2000), false, 'unexpired ids survive')
   })
 })
 

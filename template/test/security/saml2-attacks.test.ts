@@ -27,6 +27,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { SignedXml } from 'xml-crypto'
 import { validateResponse, type Saml2FailureClass, classifyLibraryError } from '../../src/auth/saml2.js'
 import { ReplayCache } from '../../src/auth/replay-cache.js'
+import { EmbeddedStateStore } from '../../src/state/embedded-store.js'
 import { cookieHeaderFrom, type TestApp } from '../helpers/app.js'
 import {
   assertNoLeak, buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2, type StartedFlow
@@ -582,7 +583,7 @@ describe('XSW1-XSW8 against validateResponse() alone (readResponseEnvelope bypas
           idp: description,
           acsUrl,
           expectedRequestId: requestId,
-          replayCache: new ReplayCache()
+          replayCache: new ReplayCache(new EmbeddedStateStore({ maxEntries: { session: 1, index: 1, flow: 1, replay: 100 }, maxCharacters: 100_000 }), 'saml2-assertion')
         }
         let outcome: string
         try {

@@ -17,7 +17,6 @@ import {
   VendorFlowError,
   type VendorEndpoints
 } from '../../auth/oauth-vendor.js'
-import { ReplayCache } from '../../auth/replay-cache.js'
 import type { VendorConfiguration } from '../../config/schema.js'
 import { singleValue } from '../request-input.js'
 import type { ProviderRegistration } from '../external-providers.js'
@@ -38,13 +37,12 @@ export const VENDOR_SLOTS: Readonly<Record<VendorName, VendorSlot>> = {
   VendorC: { providerDefaults: VENDOR_DEFAULT_CLAIM_MAPPINGS, authorizationParameters: {} }
 }
 
-/** One slot's handler: its own settings, endpoints and replay cache. */
+/** One slot's handler: its own settings and endpoints. */
 class VendorHandler {
   readonly #app: FastifyInstance
   readonly #settings: VendorConfiguration
   readonly #slot: VendorSlot
   readonly #endpoints: VendorEndpoints
-  readonly #usedFlowIds = new ReplayCache()
 
   constructor (app: FastifyInstance, settings: VendorConfiguration, slot: VendorSlot) {
     this.#app = app
@@ -67,9 +65,9 @@ class VendorHandler {
     return `${this.#app.externalSignIn.publicOrigin(request)}${this.#settings.CallbackPath}`
   }
 
-  challenge (request: FastifyRequest, reply: FastifyReply, returnUrl: string): FastifyReply {
+  async challenge (request: FastifyRequest, reply: FastifyReply, returnUrl: string): Promise<FastifyReply> {
     const codeVerifier = this.#settings.UsePkce ? newCodeVerifier() : undefined
-    const state = this.#app.externalSignIn.beginFlow(reply, this.scheme, returnUrl, codeVerifier === undefined ? {} : { codeVerifier })
+    const state = await this.#app.externalSignIn.beginFlow(reply, this.scheme, returnUrl, codeVerifier === undefined ? {} : { codeVerifier })
     const url = buildAuthorizationUrl(this.#endpoints, {
       redirectUri: this.#redirectUri(request),
       scopes: this.#settings.Scopes,
@@ -82,7 +80,7 @@ class VendorHandler {
 
   async callback (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const signIn = this.#app.externalSignIn
-    const flow = signIn.takeFlow(request, reply, this.scheme, singleValue(request.query, 'state'))
+    const flow = await signIn.takeFlow(request, reply, this.scheme, singleValue(request.query, 'state'))
     const error = singleValue(request.query, 'error')
     if (error !== undefined) return signIn.fail(request, reply, this.scheme, error === 'access_denied' ? 'cancelled' : 'provider_error')
     if (flow === undefined) return signIn.fail(request, reply, this.scheme, 'correlation')
@@ -90,11 +88,10 @@ class VendorHandler {
     if (typeof code !== 'string' || code === '') return signIn.fail(request, reply, this.scheme, 'provider_error')
     const codeVerifier = flow.data.codeVerifier
     if (this.#settings.UsePkce && codeVerifier === undefined) return signIn.fail(request, reply, this.scheme, 'correlation')
-    if (!this.#usedFlowIds.remember(flow.flowId, flow.expiresAt * 1000)) return signIn.fail(request, reply, this.scheme, 'replay')
     try {
       const tokens = await redeemAuthorizationCode(this.#endpoints, { code, redirectUri: this.#redirectUri(request), codeVerifier })
       const information = await fetchUserInformation(this.#endpoints, tokens.accessToken)
-      return signIn.complete(request, reply, {
+      return await signIn.complete(request, reply, {
         scheme: this.scheme,
         claims: userInformationClaims(information, this.scheme),
         returnUrl: flow.returnUrl,
@@ -117,7 +114,7 @@ export const registerVendor: ProviderRegistration = async (app, options) => {
     scheme: handler.scheme,
     displayName: settings.DisplayName,
     paths: [settings.CallbackPath],
-    challenge: (request, reply, returnUrl) => handler.challenge(request, reply, returnUrl),
+    challenge: async (request, reply, returnUrl) => await handler.challenge(request, reply, returnUrl),
     status: () => ({ available: true })
   })
 }

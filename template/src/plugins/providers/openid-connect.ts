@@ -15,7 +15,6 @@ import {
   OpenIdConnectError,
   ProviderMetadata
 } from '../../auth/openid-connect.js'
-import { ReplayCache } from '../../auth/replay-cache.js'
 import { singleValue } from '../request-input.js'
 import type { ProviderRegistration } from '../external-providers.js'
 
@@ -43,7 +42,6 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     },
     onLoaded: () => { log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded') }
   })
-  const usedFlowIds = new ReplayCache()
 
   app.addHook('onReady', async () => { metadata.start() })
   app.addHook('onClose', async () => { metadata.stop() })
@@ -52,7 +50,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     const config = metadata.current
     if (config === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
     const { nonce, codeVerifier } = newCorrelationValues()
-    const state = app.externalSignIn.beginFlow(reply, scheme, returnUrl, { nonce, codeVerifier })
+    const state = await app.externalSignIn.beginFlow(reply, scheme, returnUrl, { nonce, codeVerifier })
     const url = await buildAuthorizationRequest(config, {
       redirectUri: `${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}`,
       scopes: settings.Scopes,
@@ -65,11 +63,10 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
 
   app.get(settings.CallbackPath, { config: { allowAnonymous: true } }, async (request, reply) => {
     const state = singleValue(request.query, 'state')
-    const flow = app.externalSignIn.takeFlow(request, reply, scheme, state)
+    const flow = await app.externalSignIn.takeFlow(request, reply, scheme, state)
     const error = singleValue(request.query, 'error')
     if (error !== undefined) return app.externalSignIn.fail(request, reply, scheme, error === 'access_denied' ? 'cancelled' : 'provider_error')
     if (flow === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
-    if (!usedFlowIds.remember(flow.flowId, flow.expiresAt * 1000)) return app.externalSignIn.fail(request, reply, scheme, 'replay')
     const config = metadata.current
     if (config === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
     const nonce = flow.data.nonce
@@ -80,7 +77,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     const callbackUrl = new URL(`${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}${query}`)
     try {
       const result = await completeAuthorizationCodeFlow(config, callbackUrl, { state: flow.flowId, nonce, codeVerifier })
-      return app.externalSignIn.complete(request, reply, {
+      return await app.externalSignIn.complete(request, reply, {
         scheme,
         claims: result.claims,
         returnUrl: flow.returnUrl,

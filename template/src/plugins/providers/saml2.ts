@@ -13,6 +13,7 @@ import { partitionByValidity, readCertificate } from '../../auth/saml2-certifica
 import type { IdentityProviderDescription } from '../../auth/saml2-metadata.js'
 import { IdentityProviderMetadataSource } from '../../auth/saml2-metadata-source.js'
 import { ReplayCache } from '../../auth/replay-cache.js'
+import { StateStoreFullError, StateStoreUnavailableError } from '../../state/state-store.js'
 import { checkEndpointUrl } from '../../config/rules.js'
 import { ROOT_KEY } from '../../config/schema.js'
 import type { ProviderRegistrationOptions } from '../external-providers.js'
@@ -66,7 +67,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     allowUnsolicitedResponses: saml.AllowUnsolicitedResponses,
     clockSkewSeconds: saml.ClockSkewSeconds
   }
-  const replayCache = new ReplayCache()
+  const replayCache = new ReplayCache(app.state, 'saml2-assertion')
   const log = app.log.child({ provider: scheme })
 
   function reportCertificates (description: IdentityProviderDescription): void {
@@ -115,7 +116,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     const idp = source.current
     if (idp === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
     const requestId = newRequestId()
-    const flowId = app.externalSignIn.beginFlow(reply, scheme, returnUrl, { requestId })
+    const flowId = await app.externalSignIn.beginFlow(reply, scheme, returnUrl, { requestId })
     const url = await buildAuthnRequestUrl({ settings, idp, acsUrl: acsUrlOf(request), requestId, relayState: flowId })
     request.log.info({ event: 'external.challenge', provider: scheme }, 'SAML2 AuthnRequest sent')
     return reply.redirect(url, 302)
@@ -128,7 +129,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     }
     const samlResponse = formField(request.body, 'SAMLResponse')
     const relayState = formField(request.body, 'RelayState')
-    const flow = typeof relayState === 'string' ? app.externalSignIn.takeFlow(request, reply, scheme, relayState) : undefined
+    const flow = typeof relayState === 'string' ? await app.externalSignIn.takeFlow(request, reply, scheme, relayState) : undefined
     if (typeof samlResponse !== 'string' || samlResponse === '' || relayState === null) return fail('malformed')
     const idp = source.current
     if (idp === undefined) return fail('unavailable')
@@ -148,11 +149,13 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     try {
       assertion = await validateResponse({ envelope, settings, idp, acsUrl: acsUrlOf(request), expectedRequestId, replayCache })
     } catch (error) {
+      // The replay record could not be written: 503 (try again), never a sign-in without it.
+      if (error instanceof StateStoreFullError || error instanceof StateStoreUnavailableError) throw error
       const failure = classifyLibraryError(error)
       if (failure === 'signature' || failure === 'certificate') source.refreshAfterFailure()
       return fail(failure, error)
     }
-    return app.externalSignIn.complete(request, reply, {
+    return await app.externalSignIn.complete(request, reply, {
       scheme,
       claims: assertion.claims,
       returnUrl: flow?.returnUrl ?? '/',

@@ -1,0 +1,220 @@
+/**
+ * Server-side sessions (the idea of ASP.NET Core's ITicketStore) on top of the state store:
+ * the record (the sealed ticket) lives in the store under `session:<id>` until its expiry, the
+ * session cookie carries only a sealed reference to it (ticket.ts), and an index per subject
+ * (`index:subject:<sha-256 of the subject>`) lets "sign out everywhere" find every session.
+ *
+ * Per request, a session is checked against a local cache of opened records, so the hot path has
+ * no store round trip. The cache stays correct because every deletion is published as an
+ * invalidation (Redis pub/sub reaches every instance; the embedded store calls back at once), the
+ * cache is emptied whenever invalidations may have been missed, and it is not consulted at all
+ * while the store cannot vouch for its invalidations (then the request fails closed with 503).
+ * Sliding renewal rewrites the record only if it still exists, so a renewal racing a sign-out
+ * never brings the session back.
+ */
+import { createHash } from 'node:crypto'
+import type { KeyRing } from './key-ring.js'
+import { ApplicationClaimTypes, type AuthenticationTicket } from './principal.js'
+import { MAX_SEALED_LENGTH, openSessionReference, openTicket, SESSION_ID, sealSessionReference, sealTicket } from './ticket.js'
+import { StateStoreUnavailableError, type StateStore } from '../state/state-store.js'
+
+export const DEFAULT_SESSION_CACHE_ENTRIES = 4096
+/** About 8 MB of sealed records in the local cache (a 300-group principal is about 20 KB). */
+export const DEFAULT_SESSION_CACHE_CHARACTERS = 8_000_000
+const INVALIDATION_PREFIX = 'sessions:'
+
+/** A least-recently-used map bounded by entries and by a size measure. */
+class BoundedCache<V> {
+  readonly #entries = new Map<string, { value: V, size: number }>()
+  readonly #maxEntries: number
+  readonly #maxSize: number
+  #size = 0
+
+  constructor (maxEntries: number, maxSize: number) {
+    this.#maxEntries = maxEntries
+    this.#maxSize = maxSize
+  }
+
+  get size (): number {
+    return this.#entries.size
+  }
+
+  get (key: string): V | undefined {
+    const entry = this.#entries.get(key)
+    if (entry === undefined) return undefined
+    this.#entries.delete(key)
+    this.#entries.set(key, entry)
+    return entry.value
+  }
+
+  set (key: string, value: V, size: number): void {
+    this.delete(key)
+    if (this.#maxEntries === 0 || size > this.#maxSize) return
+    while (this.#entries.size >= this.#maxEntries || this.#size + size > this.#maxSize) {
+      const oldest = this.#entries.keys().next().value
+      if (oldest === undefined) break
+      this.delete(oldest)
+    }
+    this.#entries.set(key, { value, size })
+    this.#size += size
+  }
+
+  delete (key: string): void {
+    const entry = this.#entries.get(key)
+    if (entry === undefined) return
+    this.#entries.delete(key)
+    this.#size -= entry.size
+  }
+
+  clear (): void {
+    this.#entries.clear()
+    this.#size = 0
+  }
+}
+
+export interface SessionStoreOptions {
+  readonly store: StateStore
+  readonly ring: KeyRing
+  readonly cacheEntries?: number
+  readonly cacheCharacters?: number
+}
+
+const sessionKey = (sessionId: string): string => `session:${sessionId}`
+
+/** The index key of a subject: hashed, so the store does not list user identifiers. */
+export function subjectIndexKey (subject: string): string {
+  return `index:subject:${createHash('sha256').update(subject, 'utf8').digest('base64url')}`
+}
+
+function frozen (ticket: AuthenticationTicket): AuthenticationTicket {
+  for (const claim of ticket.claims) Object.freeze(claim)
+  Object.freeze(ticket.claims)
+  if (ticket.tokens !== undefined) Object.freeze(ticket.tokens)
+  return Object.freeze(ticket)
+}
+
+const subjectOf = (ticket: AuthenticationTicket): string | undefined =>
+  ticket.claims.find((claim) => claim.type === ApplicationClaimTypes.Subject)?.value
+
+export class SessionStore {
+  readonly #store: StateStore
+  readonly #ring: KeyRing
+  readonly #tickets: BoundedCache<AuthenticationTicket>
+  /** Cookie value -> session id: a browser sends the same reference on every request. */
+  readonly #references: BoundedCache<string>
+  /** Counts invalidations; a load that saw it change may be stale and is not cached. */
+  #epoch = 0
+
+  constructor (options: SessionStoreOptions) {
+    this.#store = options.store
+    this.#ring = options.ring
+    this.#tickets = new BoundedCache(options.cacheEntries ?? DEFAULT_SESSION_CACHE_ENTRIES, options.cacheCharacters ?? DEFAULT_SESSION_CACHE_CHARACTERS)
+    this.#references = new BoundedCache(options.cacheEntries ?? DEFAULT_SESSION_CACHE_ENTRIES, Number.MAX_SAFE_INTEGER)
+    this.#store.subscribe({
+      onInvalidate: (message) => {
+        if (!message.startsWith(INVALIDATION_PREFIX)) return
+        this.#epoch++
+        for (const sessionId of message.slice(INVALIDATION_PREFIX.length).split(' ')) this.#tickets.delete(sessionId)
+      },
+      onReset: () => {
+        this.#epoch++
+        this.#tickets.clear()
+      }
+    })
+  }
+
+  /** Whether sessions can be checked right now (the store vouches for its invalidations). */
+  get available (): boolean {
+    return this.#store.status().available
+  }
+
+  /** The session id a cookie value refers to; undefined for anything not sealed by this key ring. */
+  sessionIdOf (cookieValue: string): string | undefined {
+    const known = this.#references.get(cookieValue)
+    if (known !== undefined) return known
+    const sessionId = openSessionReference(cookieValue, this.#ring)
+    if (sessionId !== undefined) this.#references.set(cookieValue, sessionId, 1)
+    return sessionId
+  }
+
+  /**
+   * The session from the local cache, without a round trip: the ticket, or undefined when the
+   * cache cannot answer (then {@link load}). Throws {@link StateStoreUnavailableError} when the
+   * store cannot vouch for its invalidations, because a cached session may have been revoked.
+   */
+  cached (sessionId: string, nowSeconds: number): AuthenticationTicket | undefined {
+    const status = this.#store.status()
+    if (!status.available) throw new StateStoreUnavailableError(status.reason ?? 'unavailable')
+    const ticket = this.#tickets.get(sessionId)
+    if (ticket === undefined) return undefined
+    // Another instance may have renewed it: an expired copy is read again, not trusted.
+    if (!(ticket.expiresAt > nowSeconds) || !(ticket.absoluteExpiresAt > nowSeconds)) {
+      this.#tickets.delete(sessionId)
+      return undefined
+    }
+    return ticket
+  }
+
+  /** Reads the session from the store (and caches it); undefined when missing, expired or forged. */
+  async load (sessionId: string, nowSeconds: number): Promise<AuthenticationTicket | undefined> {
+    const epoch = this.#epoch
+    const sealed = await this.#store.get(sessionKey(sessionId))
+    if (sealed === undefined) return undefined
+    const opened = openTicket(sealed, this.#ring, nowSeconds)
+    if (opened === undefined || opened.sessionId !== sessionId) return undefined
+    const ticket = frozen(opened)
+    if (epoch === this.#epoch) this.#tickets.set(sessionId, ticket, sealed.length)
+    return ticket
+  }
+
+  /** Stores a new session and returns the session cookie's value. Index first, so revocation never misses it. */
+  async create (ticket: AuthenticationTicket, nowSeconds: number): Promise<string> {
+    const sealed = sealTicket(ticket, this.#ring)
+    if (sealed.length > MAX_SEALED_LENGTH) throw new RangeError(`A session record may hold at most ${MAX_SEALED_LENGTH} characters.`)
+    const ttlMs = (Math.min(ticket.expiresAt, ticket.absoluteExpiresAt) - nowSeconds) * 1000
+    const subject = subjectOf(ticket)
+    if (subject !== undefined) await this.#store.addMember(subjectIndexKey(subject), ticket.sessionId, (ticket.absoluteExpiresAt - nowSeconds) * 1000)
+    await this.#store.set(sessionKey(ticket.sessionId), sealed, ttlMs)
+    this.#tickets.set(ticket.sessionId, frozen(ticket), sealed.length)
+    return sealSessionReference(ticket.sessionId, this.#ring)
+  }
+
+  /** Writes a renewed ticket; false when the session is gone meanwhile (it stays gone). */
+  async renew (ticket: AuthenticationTicket, nowSeconds: number): Promise<boolean> {
+    const sealed = sealTicket(ticket, this.#ring)
+    const ttlMs = (Math.min(ticket.expiresAt, ticket.absoluteExpiresAt) - nowSeconds) * 1000
+    const epoch = this.#epoch
+    const stored = await this.#store.update(sessionKey(ticket.sessionId), sealed, ttlMs)
+    if (stored && epoch === this.#epoch) this.#tickets.set(ticket.sessionId, frozen(ticket), sealed.length)
+    return stored
+  }
+
+  /** Ends one session on every instance. */
+  async end (ticket: AuthenticationTicket): Promise<void> {
+    await this.endById(ticket.sessionId)
+    const subject = subjectOf(ticket)
+    if (subject !== undefined) await this.#store.removeMember(subjectIndexKey(subject), ticket.sessionId)
+  }
+
+  /** Ends the session with this id on every instance (its index entry, if any, expires by itself). */
+  async endById (sessionId: string): Promise<void> {
+    this.#tickets.delete(sessionId)
+    await this.#store.delete([sessionKey(sessionId)])
+    await this.#store.publish(`${INVALIDATION_PREFIX}${sessionId}`)
+  }
+
+  /**
+   * Ends every session of a subject on every instance; returns how many were listed. Only the
+   * listed ids leave the index, so a sign-in completing meanwhile keeps its entry.
+   */
+  async endSubject (subject: string): Promise<number> {
+    const indexKey = subjectIndexKey(subject)
+    const sessionIds = (await this.#store.members(indexKey)).filter((id) => SESSION_ID.test(id))
+    if (sessionIds.length === 0) return 0
+    for (const sessionId of sessionIds) this.#tickets.delete(sessionId)
+    await this.#store.delete(sessionIds.map(sessionKey))
+    await this.#store.publish(`${INVALIDATION_PREFIX}${sessionIds.join(' ')}`)
+    for (const sessionId of sessionIds) await this.#store.removeMember(indexKey, sessionId)
+    return sessionIds.length
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * The state store of this app (`ProjectTemplate:State`): created from configuration, or supplied
+ * by the caller (tests, benchmarks), started when the app is built and closed with it. Connection
+ * events are logged without the connection string; readiness reports the store (routes/health.ts).
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import type { ApplicationConfiguration } from '../config/schema.js'
+import { EmbeddedStateStore } from '../state/embedded-store.js'
+import { RedisStateStore } from '../state/redis-store.js'
+import type { StateStore } from '../state/state-store.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Server-side state shared by sessions, sign-in flows and replay records. */
+    state: StateStore
+  }
+}
+
+export interface StatePluginOptions {
+  readonly config: ApplicationConfiguration
+  /** A store to use instead of the configured one; the caller closes it. */
+  readonly store?: StateStore
+  readonly now: () => number
+}
+
+const CHARACTERS_PER_MEGABYTE = 1_048_576
+
+export function createStateStore (config: ApplicationConfiguration, log: FastifyInstance['log'], now: () => number): StateStore {
+  const state = config.State
+  if (state.Provider === 'Redis') {
+    const redisLog = log.child({ stateStore: 'Redis' })
+    let lastError = ''
+    return new RedisStateStore({
+      connectionString: state.Redis.ConnectionString,
+      keyPrefix: state.Redis.KeyPrefix,
+      timeoutMs: state.Redis.TimeoutMilliseconds,
+      onEvent (event) {
+        if (event.kind === 'ready') {
+          lastError = ''
+          redisLog.info({ event: 'state.store.ready' }, 'state store connected')
+          return
+        }
+        // A reconnect loop repeats the same error: log it once until the store is ready again.
+        const signature = `${event.connection}:${event.errorName}:${event.errorCode ?? ''}`
+        if (signature === lastError) return
+        lastError = signature
+        redisLog.warn({ event: 'state.store.unavailable', connection: event.connection, errorName: event.errorName, errorCode: event.errorCode }, 'state store unreachable; requests that need it answer 503 until it is back')
+      }
+    })
+  }
+  const embedded = state.Embedded
+  return new EmbeddedStateStore({
+    maxEntries: {
+      session: embedded.MaxSessions,
+      index: embedded.MaxSessions * 2,
+      flow: embedded.MaxPendingSignIns,
+      replay: embedded.MaxReplayRecords
+    },
+    maxCharacters: embedded.MaxMegabytes * CHARACTERS_PER_MEGABYTE
+  }, now)
+}
+
+async function statePlugin (app: FastifyInstance, options: StatePluginOptions): Promise<void> {
+  const store = options.store ?? createStateStore(options.config, app.log, options.now)
+  app.decorate('state', store)
+  store.start()
+  if (options.store === undefined) app.addHook('onClose', async () => { await store.close() })
+}
+
+export default fp(statePlugin, { name: 'state' })

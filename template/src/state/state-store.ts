@@ -1,0 +1,88 @@
+/**
+ * The state store: everything the app must remember on the server (session records, pending
+ * sign-in flows, replay records), behind one small interface with two implementations:
+ * - `Embedded` (embedded-store.ts): in-process memory, bounded per kind, TTLs; one instance only.
+ * - `Redis` (redis-store.ts): Redis or Valkey, shared by every instance, with invalidations pushed
+ *   over pub/sub so each instance may keep a local cache of what it read.
+ *
+ * Keys are `<kind>:<id>`; the kind decides the embedded store's bounds and its policy when full
+ * (docs/scale-out.md). Values are opaque strings: callers seal what they store (the store never
+ * sees claims or tokens in the clear).
+ */
+
+/** The kinds of state, each bounded on its own in the embedded store. */
+export const STATE_KINDS = ['session', 'index', 'flow', 'replay'] as const
+export type StateKind = typeof STATE_KINDS[number]
+
+export interface StateStoreStatus {
+  readonly available: boolean
+  /** Failure class when unavailable (`unreachable`, `connecting`...), never a connection string. */
+  readonly reason?: string
+}
+
+/**
+ * What the app asks of a store. Every method rejects with {@link StateStoreUnavailableError} when
+ * the store cannot answer (never with the client's own error, whose message may name the host),
+ * and `add`/`set` of a kind that refuses when full reject with {@link StateStoreFullError}.
+ */
+export interface StateStore {
+  readonly provider: 'Embedded' | 'Redis'
+  /** Whether answers, and pushed invalidations, can be trusted right now. */
+  status: () => StateStoreStatus
+  get: (key: string) => Promise<string | undefined>
+  /** Stores `value` for `ttlMs`, replacing any value. */
+  set: (key: string, value: string, ttlMs: number) => Promise<void>
+  /** Stores `value` only when `key` is absent (or expired): true when stored, false when present. */
+  add: (key: string, value: string, ttlMs: number) => Promise<boolean>
+  /** Stores `value` for `ttlMs` only when `key` exists: true when stored (never resurrects a deleted key). */
+  update: (key: string, value: string, ttlMs: number) => Promise<boolean>
+  /**
+   * Atomically replaces the value of an existing key, keeping its TTL, and returns the old value;
+   * undefined (and nothing stored) when the key is absent. One-time records use it to mark a
+   * value used while telling "used before" apart from "never existed".
+   */
+  replace: (key: string, value: string) => Promise<string | undefined>
+  delete: (keys: readonly string[]) => Promise<void>
+  /** Adds `member` to the set at `key`; the set lives at least `ttlMs` from now. */
+  addMember: (key: string, member: string, ttlMs: number) => Promise<void>
+  members: (key: string) => Promise<string[]>
+  removeMember: (key: string, member: string) => Promise<void>
+  /** Sends an invalidation to every instance, this one included. */
+  publish: (message: string) => Promise<void>
+  /**
+   * `onInvalidate` receives each published message; `onReset` is called whenever messages may
+   * have been missed (the subscription was lost and is back), so local caches must be emptied.
+   */
+  subscribe: (listeners: { onInvalidate: (message: string) => void, onReset: () => void }) => void
+  /** Connects (Redis) without waiting; failures show in {@link status} and the log. */
+  start: () => void
+  close: () => Promise<void>
+}
+
+/** The store cannot answer: requests that need it fail closed with 503. */
+export class StateStoreUnavailableError extends Error {
+  readonly reason: string
+
+  constructor (reason: string, options?: ErrorOptions) {
+    super(`The state store is unavailable (${reason}).`, options)
+    this.name = 'StateStoreUnavailableError'
+    this.reason = reason
+  }
+}
+
+/** The embedded store holds as many records of this kind as it may: refuse rather than forget one. */
+export class StateStoreFullError extends Error {
+  readonly kind: StateKind
+
+  constructor (kind: StateKind) {
+    super(`The state store holds the maximum number of ${kind} records.`)
+    this.name = 'StateStoreFullError'
+    this.kind = kind
+  }
+}
+
+export function kindOf (key: string): StateKind {
+  const kind = key.slice(0, key.indexOf(':'))
+  if (!(STATE_KINDS as readonly string[]).includes(kind)) throw new RangeError(`State key ${key} has no known kind.`)
+  return kind as StateKind
+}
