@@ -5,7 +5,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import type { ApplicationConfiguration } from '../config/schema.js'
+import type { ApplicationConfiguration, StateConfiguration } from '../config/schema.js'
 import { EmbeddedStateStore } from '../state/embedded-store.js'
 import { RedisStateStore } from '../state/redis-store.js'
 import type { StateStore } from '../state/state-store.js'
@@ -25,6 +25,14 @@ export interface StatePluginOptions {
 }
 
 const CHARACTERS_PER_MEGABYTE = 1_048_576
+
+/** The embedded store with the configured bounds (the subject index may hold two entries per session). */
+export function createEmbeddedStore (embedded: StateConfiguration['Embedded'], now: () => number = Date.now): EmbeddedStateStore {
+  return new EmbeddedStateStore({
+    maxEntries: { session: embedded.MaxSessions, index: embedded.MaxSessions * 2, flow: embedded.MaxPendingSignIns, replay: embedded.MaxReplayRecords },
+    maxCharacters: embedded.MaxMegabytes * CHARACTERS_PER_MEGABYTE
+  }, now)
+}
 
 export function createStateStore (config: ApplicationConfiguration, log: FastifyInstance['log'], now: () => number): StateStore {
   const state = config.State
@@ -49,16 +57,7 @@ export function createStateStore (config: ApplicationConfiguration, log: Fastify
       }
     })
   }
-  const embedded = state.Embedded
-  return new EmbeddedStateStore({
-    maxEntries: {
-      session: embedded.MaxSessions,
-      index: embedded.MaxSessions * 2,
-      flow: embedded.MaxPendingSignIns,
-      replay: embedded.MaxReplayRecords
-    },
-    maxCharacters: embedded.MaxMegabytes * CHARACTERS_PER_MEGABYTE
-  }, now)
+  return createEmbeddedStore(state.Embedded, now)
 }
 
 async function statePlugin (app: FastifyInstance, options: StatePluginOptions): Promise<void> {

@@ -239,7 +239,7 @@ describe('startup validation rules', () => {
 
   test('the default configuration passes every rule', () => {
     assert.deepEqual(loadTestConfiguration().errors, [])
-    assert.equal(RULES.length, 13)
+    assert.equal(RULES.length, 15)
   })
 
   test('every failure is collected and reported together, in rule order', () => {

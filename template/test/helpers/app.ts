@@ -17,6 +17,8 @@ import { createLogger } from '../../src/logger.js'
 import { SessionStore } from '../../src/auth/session-store.js'
 import type { AuthenticationTicket } from '../../src/auth/principal.js'
 import type { StateStore } from '../../src/state/state-store.js'
+import type { EmbeddedStateStore } from '../../src/state/embedded-store.js'
+import { createEmbeddedStore } from '../../src/plugins/state.js'
 
 export const TEMPLATE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -155,6 +157,11 @@ export const standardUser = (): Claim[] => [
   claim('application:group', 'engineering'),
   claim('application:permission', 'application.read')
 ]
+
+/** An embedded state store with the default bounds, to share between test apps. */
+export function testStateStore (): EmbeddedStateStore {
+  return createEmbeddedStore(loadTestConfiguration().config.State.Embedded)
+}
 
 export const SESSION_COOKIE = '__Host-ProjectTemplate.Web.Authentication'
 

@@ -25,7 +25,7 @@ describe('request logging', () => {
           return 'ok'
         })
         app.post('/careless-sign-in', { config: { allowAnonymous: true } }, async (_request, reply) => {
-          reply.signIn({ scheme: 'TestFlow', claims: [claim('application:subject', 'careless')] })
+          await reply.signIn({ scheme: 'TestFlow', claims: [claim('application:subject', 'careless')] })
           return 'ok'
         })
         // Set-Cookie is written on send, so a careless consumer would log it after the response.

@@ -11,9 +11,9 @@ describe('health probes', () => {
     const t = await buildTestApp()
     try {
       const expected: Record<string, unknown> = {
-        '/health': { status: 'Healthy', checks: { configuration: { status: 'Healthy' }, providers: {} } },
+        '/health': { status: 'Healthy', checks: { configuration: { status: 'Healthy' }, state: { status: 'Healthy', provider: 'Embedded' }, providers: {} } },
         '/health/live': { status: 'Healthy' },
-        '/health/ready': { status: 'Healthy', checks: { configuration: { status: 'Healthy' }, providers: {} } }
+        '/health/ready': { status: 'Healthy', checks: { configuration: { status: 'Healthy' }, state: { status: 'Healthy', provider: 'Embedded' }, providers: {} } }
       }
       for (const [url, body] of Object.entries(expected)) {
         const response = await t.app.inject({ url, headers: { accept: 'text/html' } })
@@ -43,7 +43,7 @@ describe('health probes', () => {
       for (const url of ['/health', '/health/ready']) {
         const response = await t.app.inject({ url })
         assert.equal(response.statusCode, 503, url)
-        assert.deepEqual(response.json(), { status: 'Unhealthy', checks: { configuration: { status: 'Healthy' }, providers: { Probe: { status: 'Unhealthy', reason: 'metadata_unavailable' } } } })
+        assert.deepEqual(response.json(), { status: 'Unhealthy', checks: { configuration: { status: 'Healthy' }, state: { status: 'Healthy', provider: 'Embedded' }, providers: { Probe: { status: 'Unhealthy', reason: 'metadata_unavailable' } } } })
       }
       assert.equal((await t.app.inject({ url: '/health/live' })).statusCode, 200)
     } finally {

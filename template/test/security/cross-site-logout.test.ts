@@ -25,7 +25,7 @@ before(async () => {
     configure: (app) => {
       // Test-only: lets the browser receive the session cookie the way it would after a provider callback.
       app.get('/test-only/browser-sign-in', { config: { allowAnonymous: true } }, async (_request, reply) => {
-        reply.signIn({ scheme: 'TestFlow', claims: standardUser() })
+        await reply.signIn({ scheme: 'TestFlow', claims: standardUser() })
         return reply.redirect('/', 302)
       })
     }

@@ -98,8 +98,12 @@ describe('return URL corpus', () => {
       assertNotEmitted(response, value)
     }
     for (const value of local) {
+      // Logout ends the session, so each local value gets a session of its own.
+      const fresh = await signIn(t.app, standardUser())
+      const page = await t.app.inject({ url: '/', headers: { cookie: fresh } })
+      const freshToken = /name="__RequestVerificationToken" value="([^"]+)"/.exec(page.body)?.[1] ?? ''
       const response = await t.app.inject({
-        method: 'POST', url: '/Account/Logout', headers: { cookie }, payload: { __RequestVerificationToken: token, returnUrl: value }
+        method: 'POST', url: '/Account/Logout', headers: { cookie: `${fresh}; ${cookieHeaderFrom(page)}` }, payload: { __RequestVerificationToken: freshToken, returnUrl: value }
       })
       assert.equal(response.statusCode, 302, JSON.stringify(value))
       assert.equal(response.headers.location, value)
