@@ -36,6 +36,7 @@ export type RedisStoreEvent =
 
 const RESET_PREFIX = '\u0000reset:'
 const MAX_RECONNECT_DELAY_MS = 5_000
+const PROOF_INTERVAL_MS = 100
 
 /** node-redis options for a connection string, which was validated at startup (config/rules.ts). */
 export function clientOptions (connectionString: string, timeoutMs: number): RedisClientOptions {
@@ -66,6 +67,7 @@ export class RedisStateStore implements StateStore {
   #resetToken: string | undefined
   #reason = 'connecting'
   #started = false
+  #proofTimer: NodeJS.Timeout | undefined
   #closed = false
 
   constructor (options: RedisStoreOptions) {
@@ -78,8 +80,8 @@ export class RedisStateStore implements StateStore {
 
     this.#commands.on('error', (error: unknown) => { this.#failed('commands', error) })
     this.#subscriber.on('error', (error: unknown) => { this.#failed('subscriber', error) })
-    this.#subscriber.on('end', () => { this.#subscribed = false })
-    this.#subscriber.on('reconnecting', () => { this.#subscribed = false })
+    this.#subscriber.on('end', () => { this.#subscribed = false; this.#proveSubscription() })
+    this.#subscriber.on('reconnecting', () => { this.#subscribed = false; this.#proveSubscription() })
     // Each (re)connection of either side re-proves the subscription before caches are trusted.
     this.#subscriber.on('ready', () => { this.#subscribed = false; this.#proveSubscription() })
     this.#commands.on('ready', () => { if (!this.#subscribed) this.#proveSubscription() })
@@ -92,13 +94,29 @@ export class RedisStateStore implements StateStore {
     this.#onEvent({ kind: 'error', connection, ...details })
   }
 
+  /**
+   * Publishes a token every {@link PROOF_INTERVAL_MS} until it comes back on the channel: only then
+   * is the subscription known to be live (a resubscription after a reconnect may land after the
+   * 'ready' event).
+   */
   #proveSubscription (): void {
-    if (this.#closed || !this.#commands.isReady || !this.#subscriber.isReady) return
-    const token = randomBytes(12).toString('base64url')
-    this.#resetToken = token
-    this.#commands.publish(this.#channel, `${RESET_PREFIX}${token}`).catch(() => {
-      // The commands connection dropped in between; its 'ready' proves the subscription again.
-    })
+    if (this.#closed || this.#proofTimer !== undefined) return
+    const attempt = (): void => {
+      if (this.#closed || this.#subscribed) {
+        clearInterval(this.#proofTimer)
+        this.#proofTimer = undefined
+        return
+      }
+      if (!this.#commands.isReady || !this.#subscriber.isReady) return
+      const token = randomBytes(12).toString('base64url')
+      this.#resetToken = token
+      this.#commands.publish(this.#channel, `${RESET_PREFIX}${token}`).catch(() => {
+        // The commands connection dropped in between; the next attempt tries again.
+      })
+    }
+    this.#proofTimer = setInterval(attempt, PROOF_INTERVAL_MS)
+    this.#proofTimer.unref()
+    attempt()
   }
 
   #message (message: string): void {
@@ -125,13 +143,18 @@ export class RedisStateStore implements StateStore {
     // A first connection that fails keeps retrying under the reconnect strategy.
     this.#commands.connect().catch((error: unknown) => { this.#failed('commands', error) })
     this.#subscriber.connect()
-      .then(async () => { await this.#subscriber.subscribe(this.#channel, (message) => { this.#message(message) }) })
+      .then(async () => {
+        await this.#subscriber.subscribe(this.#channel, (message) => { this.#message(message) })
+        this.#proveSubscription()
+      })
       .catch((error: unknown) => { this.#failed('subscriber', error) })
   }
 
   async close (): Promise<void> {
     this.#closed = true
     this.#subscribed = false
+    clearInterval(this.#proofTimer)
+    this.#proofTimer = undefined
     await Promise.allSettled([this.#commands, this.#subscriber].map(async (client) => { if (client.isOpen) await client.close() }))
   }
 

@@ -1,0 +1,91 @@
+/**
+ * A real redis-server (Debian's package, installed by scripts/install-test-dependencies.sh) for
+ * the tests: started on a unix socket in a temporary directory (no port to collide with), without
+ * persistence, stopped or killed by the test, restartable on the same socket. Bounded waits.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+export const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server'
+
+export class RedisServer {
+  readonly directory = mkdtempSync(join(tmpdir(), 'pt-redis-'))
+  readonly socket = join(this.directory, 'redis.sock')
+  #process: ChildProcess | undefined
+  #output = ''
+
+  /** The connection string the app is configured with. */
+  get connectionString (): string {
+    return `unix:${this.socket}`
+  }
+
+  get output (): string {
+    return this.#output
+  }
+
+  async start (timeoutMs = 10_000): Promise<void> {
+    if (!existsSync(REDIS_SERVER)) throw new Error(`${REDIS_SERVER} is missing: run npm run test:setup (installs Debian's redis-server)`)
+    rmSync(this.socket, { force: true })
+    const child = spawn(REDIS_SERVER, [
+      '--port', '0', '--unixsocket', this.socket, '--unixsocketperm', '700',
+      '--save', '', '--appendonly', 'no', '--dir', this.directory, '--loglevel', 'warning'
+    ], { stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout?.on('data', (chunk: Buffer) => { this.#output += chunk.toString('utf8') })
+    child.stderr?.on('data', (chunk: Buffer) => { this.#output += chunk.toString('utf8') })
+    this.#process = child
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited: ${this.#output}`)
+      if (existsSync(this.socket) && this.#ping()) return
+      await sleep(25)
+    }
+    throw new Error(`redis-server did not start within ${timeoutMs} ms: ${this.#output}`)
+  }
+
+  #ping (): boolean {
+    const result = spawnSync('redis-cli', ['-s', this.socket, 'ping'], { encoding: 'utf8', timeout: 2000 })
+    return result.stdout?.trim() === 'PONG'
+  }
+
+  /** Runs a redis-cli command against the server (test inspection only). */
+  cli (...args: string[]): string {
+    const result = spawnSync('redis-cli', ['-s', this.socket, ...args], { encoding: 'utf8', timeout: 5000 })
+    return result.stdout?.trim() ?? ''
+  }
+
+  /** Ends the server abruptly (SIGKILL), as a crash or a lost host would. */
+  async kill (): Promise<void> {
+    await this.#stop('SIGKILL')
+  }
+
+  async stop (): Promise<void> {
+    await this.#stop('SIGTERM')
+  }
+
+  async #stop (signal: NodeJS.Signals): Promise<void> {
+    const child = this.#process
+    this.#process = undefined
+    if (child === undefined || child.exitCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill(signal)
+    await Promise.race([exited, sleep(5000)])
+  }
+
+  async dispose (): Promise<void> {
+    await this.stop()
+    rmSync(this.directory, { recursive: true, force: true })
+  }
+}
+
+/** Waits (bounded) until `condition` holds. */
+export async function waitFor (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (await condition()) return
+    await sleep(20)
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+}
