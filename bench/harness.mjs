@@ -5,14 +5,13 @@
  * server's CPU time per response.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { createServer } from 'node:net'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import { FLOOR_COOKIE, signFloorCookie } from './floor-server.mjs'
@@ -126,38 +125,52 @@ export function rssKiB (pid) {
 // ---------------------------------------------------------------------------------------------
 // Cookies
 
-export async function sessionCookies (keyMaterial) {
-  const { createKeyRing } = await import(pathToFileURL(join(DIST, 'auth', 'key-ring.js')).href)
-  const { sealTicket } = await import(pathToFileURL(join(DIST, 'auth', 'ticket.js')).href)
-  const { splitCookieValue } = await import(pathToFileURL(join(DIST, 'auth', 'cookie-chunks.js')).href)
-  const ring = createKeyRing([keyMaterial])
-  const now = Math.floor(Date.now() / 1000)
-  const claim = (type, value) => ({ type, value, issuer: 'Bench' })
-  const standard = [
-    claim('application:subject', 'user-1'),
-    claim('application:name', 'Ada Lovelace'),
-    claim('application:email', 'ada@example.test'),
-    claim('application:role', 'Reader'),
-    claim('application:group', 'engineering'),
-    claim('application:permission', 'application.read')
-  ]
-  // Ticket issued now with a 60-minute lifetime: no sliding renewal during the run.
-  const seal = (claims) => sealTicket({ sessionId: randomUUID(), scheme: 'Bench', claims, issuedAt: now, expiresAt: now + 3600 }, ring)
-  const header = (sealed) => splitCookieValue(SESSION_COOKIE, sealed).map(([name, value]) => `${name}=${value}`).join('; ')
+const benchClaim = (type, value) => ({ type, value, issuer: 'Bench' })
+export const STANDARD_CLAIMS = [
+  benchClaim('application:subject', 'user-1'),
+  benchClaim('application:name', 'Ada Lovelace'),
+  benchClaim('application:email', 'ada@example.test'),
+  benchClaim('application:role', 'Reader'),
+  benchClaim('application:group', 'engineering'),
+  benchClaim('application:permission', 'application.read')
+]
+/** The principal of the session-state issue: 300 groups with names of 37 characters (Entra ID GUID length). */
+export const LARGE_CLAIMS = [
+  ...STANDARD_CLAIMS,
+  ...Array.from({ length: 300 }, (_, index) => benchClaim('application:group', `group-number-${String(index).padStart(3, '0')}-of-a-large-directory`))
+]
 
-  const large = [...standard]
-  let sealed = seal(large)
-  // Grow the claim set until the ticket needs exactly three chunks (a main cookie plus C1..C3).
-  for (let index = 0; index < 1000 && splitCookieValue(SESSION_COOKIE, sealed).length < 4; index++) {
-    large.push(claim('application:group', `directory-group-${String(index).padStart(4, '0')}-with-a-realistic-name`))
-    sealed = seal(large)
-  }
-  const chunks = splitCookieValue(SESSION_COOKIE, sealed)
-  if (chunks.length !== 4) throw new Error(`expected a 3-chunk cookie, got ${chunks.length - 1} chunks`)
-  return {
-    standard: { header: header(seal(standard)), claims: standard.length },
-    chunked: { header: header(sealed), claims: large.length, sealedLength: sealed.length }
-  }
+/** Signs `claims` in through bench/app-server.mjs's bench-only route; returns the Cookie header. */
+export async function signInCookie (port, claims) {
+  const body = JSON.stringify({ claims })
+  const cookie = await new Promise((resolveCookie, reject) => {
+    const req = httpRequest({ host: HOST, port, path: '/bench-only/sign-in', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, timeout: 5000 }, (res) => {
+      res.resume()
+      res.on('end', () => {
+        if (res.statusCode !== 204) { reject(new Error(`bench sign-in answered ${res.statusCode}`)); return }
+        const setCookie = res.headers['set-cookie'] ?? []
+        resolveCookie(setCookie.map((line) => line.split(';')[0]).filter((pair) => !pair.endsWith('=')).join('; '))
+      })
+    })
+    req.on('timeout', () => { req.destroy(new Error('timeout')) })
+    req.on('error', reject)
+    req.end(body)
+  })
+  if (!cookie.startsWith(`${SESSION_COOKIE}=`)) throw new Error('bench sign-in set no session cookie')
+  return cookie
+}
+
+/** A redis-server on a unix socket in a temporary directory, no persistence; undefined when Debian's redis-server is missing. */
+export async function startRedis () {
+  if (!existsSync('/usr/bin/redis-server')) return undefined
+  const directory = mkdtempSync(join(tmpdir(), 'bench-redis-'))
+  const socket = join(directory, 'redis.sock')
+  const child = spawn('/usr/bin/redis-server', ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700', '--save', '', '--appendonly', 'no', '--dir', directory], { stdio: 'ignore' })
+  children.add(child)
+  const deadline = performance.now() + START_TIMEOUT_MS
+  while (performance.now() < deadline && !existsSync(socket)) await sleep(10)
+  if (!existsSync(socket)) throw new Error('redis-server did not start')
+  return { child, connectionString: `unix:${socket}`, directory }
 }
 
 /** The floor's cookie: same header length as the app's, signed with HMAC-SHA256. */
@@ -210,9 +223,11 @@ export async function load ({ pid, port, path, headers, expected, duration, conn
 export function buildScenarios (cookies, floorSecret) {
   const json = { accept: 'application/json' }
   const html = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
+  const authenticated = (id, title, cookie, server) => ({ id, title, path: '/api/application-information', expected: 200, server, app: { ...json, cookie }, floor: { ...json, cookie: floorCookie(cookie, floorSecret) } })
   return [
-    { id: 'auth', title: 'Authenticated `GET /api/application-information` (6 claims)', path: '/api/application-information', expected: 200, app: { ...json, cookie: cookies.standard.header }, floor: { ...json, cookie: floorCookie(cookies.standard.header, floorSecret) } },
-    { id: 'chunked', title: `Same, 3-chunk cookie (${cookies.chunked.claims} claims, ${cookies.chunked.sealedLength} chars sealed)`, path: '/api/application-information', expected: 200, app: { ...json, cookie: cookies.chunked.header }, floor: { ...json, cookie: floorCookie(cookies.chunked.header, floorSecret) } },
+    authenticated('auth', 'Authenticated `GET /api/application-information` (6 claims, embedded store)', cookies.standard, 'app'),
+    authenticated('large', `Same, ${LARGE_CLAIMS.length} claims (300 groups of 37 characters, embedded store)`, cookies.large, 'app'),
+    ...(cookies.redis === undefined ? [] : [authenticated('redis', 'Same, 6 claims, Redis store (one redis-server on a unix socket)', cookies.redis, 'appRedis')]),
     { id: 'challenge', title: 'Anonymous `GET /` (challenge redirect)', path: '/', expected: 302, app: html, floor: html },
     { id: 'api401', title: 'Anonymous JSON `GET /api/application-information`', path: '/api/application-information', expected: 401, app: json, floor: json },
     { id: 'login', title: '`GET /Account/Login`', path: '/Account/Login', expected: 200, app: html, floor: html },
@@ -222,9 +237,10 @@ export function buildScenarios (cookies, floorSecret) {
 }
 
 /** Environment for the built app: Production (NODE_ENV unset), a configured key, nothing inherited under ProjectTemplate__. */
-export function appEnvironment (port, keyMaterial) {
+export function appEnvironment (port, keyMaterial, redisConnectionString) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ProjectTemplate__') && name !== 'NODE_ENV'))
-  return { ...base, HOST, PORT: String(port), ProjectTemplate__DataProtection__Keys__0: keyMaterial.toString('base64') }
+  const state = redisConnectionString === undefined ? {} : { ProjectTemplate__State__Provider: 'Redis', ProjectTemplate__State__Redis__ConnectionString: redisConnectionString }
+  return { ...base, HOST, PORT: String(port), ProjectTemplate__DataProtection__Keys__0: keyMaterial.toString('base64'), ...state }
 }
 
 export function floorEnvironment (port, floorSecret) {

@@ -4,7 +4,7 @@
  * .cpuprofile path (open it in Chrome DevTools or speedscope for the flame graph).
  *
  *   node bench/profile.mjs [scenario id, default auth] [--seconds N] [--floor] [--no-build]
- *   scenario ids: auth chunked challenge api401 login static health
+ *   scenario ids: auth large challenge api401 login static health (the Redis scenario: npm run bench)
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { SourceMap } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
 import {
-  appEnvironment, buildScenarios, cleanup, DIST, floorEnvironment, freePort, load, ROOT, sessionCookies, startServer, stopServer
+  appEnvironment, buildScenarios, cleanup, floorEnvironment, freePort, LARGE_CLAIMS, load, ROOT, signInCookie, STANDARD_CLAIMS, startServer, stopServer
 } from './harness.mjs'
 
 const args = process.argv.slice(2)
@@ -30,19 +30,26 @@ if (!args.includes('--no-build')) {
   if (build.status !== 0) throw new Error('build failed')
 }
 
+let cookiePort = 0
 const keyMaterial = randomBytes(32)
 const floorSecret = randomBytes(32)
-const scenario = buildScenarios(await sessionCookies(keyMaterial), floorSecret).find((candidate) => candidate.id === id)
-if (scenario === undefined) throw new Error(`unknown scenario ${id}`)
 const directory = mkdtempSync(join(tmpdir(), 'bench-profile-'))
 const port = await freePort()
+// bench/app-server.mjs: the built buildApp plus the bench-only sign-in route that makes real sessions.
 const server = await startServer({
-  script: floorMode ? join(ROOT, 'bench', 'floor-server.mjs') : join(DIST, 'server.js'),
+  script: floorMode ? join(ROOT, 'bench', 'floor-server.mjs') : join(ROOT, 'bench', 'app-server.mjs'),
   env: floorMode ? floorEnvironment(port, floorSecret) : appEnvironment(port, keyMaterial),
   port,
   stdout: openSync('/dev/null', 'w'),
   nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${directory}`]
 })
+// The floor needs cookies of the app's length only: sign in at a throw-away app server then.
+const cookieSource = floorMode ? await startServer({ script: join(ROOT, 'bench', 'app-server.mjs'), env: appEnvironment(await freePort().then((p) => { cookiePort = p; return p }), keyMaterial), port: cookiePort, stdout: openSync('/dev/null', 'w') }) : undefined
+const signInPort = floorMode ? cookiePort : port
+const cookies = { standard: await signInCookie(signInPort, STANDARD_CLAIMS), large: await signInCookie(signInPort, LARGE_CLAIMS) }
+if (cookieSource !== undefined) await stopServer(cookieSource.child)
+const scenario = buildScenarios(cookies, floorSecret).find((candidate) => candidate.id === id)
+if (scenario === undefined) throw new Error(`unknown scenario ${id}`)
 const which = floorMode ? 'floor' : 'app'
 const result = await load({ pid: server.child.pid, port, path: scenario.path, headers: scenario[which], expected: scenario.expected, duration: seconds, connections: 10 })
 await stopServer(server.child)
