@@ -31,6 +31,8 @@ export const DEFAULT_CLAIM_MAPPINGS: Readonly<Record<string, ApplicationClaimTyp
   groups: ApplicationClaimTypes.Group,
   memberof: ApplicationClaimTypes.Group,
   'http://schemas.xmlsoap.org/claims/group': ApplicationClaimTypes.Group,
+  // Entra ID (SAML and WS-Fed): group object ids; ADFS sends the same URI for group names.
+  'http://schemas.microsoft.com/ws/2008/06/identity/claims/groups': ApplicationClaimTypes.Group,
   permission: ApplicationClaimTypes.Permission,
   permissions: ApplicationClaimTypes.Permission,
   scope: ApplicationClaimTypes.Permission,

@@ -2,17 +2,27 @@
  * The OAuth 2.0 authorization-code client behind the VendorA/B/C slots (auth-contract.md,
  * "Providers:VendorA, Providers:VendorB, Providers:VendorC"; RFC 6749 section 4.1, RFC 7636),
  * without Fastify types: the authorization URL (PKCE S256 when UsePkce), the token request with
- * client_secret_basic (RFC 6749 section 2.3.1), and the user-information request with the access
- * token. Every outbound call has a timeout and refuses redirects.
+ * client_secret_basic or client_secret_post (RFC 6749 section 2.3.1), the user-information
+ * request with the access token and, for GitHub-like vendors, a second request for the verified
+ * primary e-mail address. Every outbound call has a timeout, refuses redirects and reads at most
+ * {@link MAX_RESPONSE_BYTES}, stopping at the limit.
+ *
+ * Why not openid-client here (it serves OpenID Connect): its token-response processing validates
+ * any `id_token` a vendor includes against an issuer a vendor slot does not have, requires
+ * `token_type`, and reports GitHub's 200-status error bodies only as a non-conform response. A
+ * vendor slot is plain OAuth 2.0 with no cryptography of its own: the PKCE helpers are
+ * openid-client's; the rest is a few HTTP requests (docs/providers.md, "Why the vendor slots do
+ * not use openid-client").
  */
-import { createHash, randomBytes } from 'node:crypto'
+import * as client from 'openid-client'
 import type { Claim } from './principal.js'
 import type { Secret } from '../config/secret.js'
+import { bearerChallengeError, networkCauseCode, oauthErrorCode, readBodyLimited } from './outbound-diagnostics.js'
 
 /** Milliseconds an outbound call (token, user information) may take. */
 export const VENDOR_TIMEOUT_MS = 10_000
-/** Largest accepted token or user-information response body. */
-const MAX_RESPONSE_BYTES = 256 * 1024
+/** Largest accepted token, user-information or e-mail response body; reading stops here. */
+export const MAX_RESPONSE_BYTES = 256 * 1024
 
 /** Defaults below the configured ClaimMappings: numeric `id` and `login` as most vendors name them. */
 export const VENDOR_DEFAULT_CLAIM_MAPPINGS: Readonly<Record<string, string>> = { id: 'subject', login: 'name' }
@@ -20,15 +30,30 @@ export const VENDOR_DEFAULT_CLAIM_MAPPINGS: Readonly<Record<string, string>> = {
 /** `token` (token endpoint refused or unreachable) or `userinfo` (user information unusable). */
 export type VendorFailure = 'token' | 'userinfo'
 
+/** RFC 6749 section 2.3.1 client authentication methods a vendor slot can use. */
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post'
+
+/**
+ * Safe log fields of a failure: the HTTP status, the vendor's OAuth `error` code (reduced to a
+ * plain code; never the description) and the network cause code. Read by the shared `fail()`.
+ */
+export interface VendorDiagnostics {
+  readonly httpStatus?: number
+  readonly oauthError?: string
+  readonly causeCode?: string
+}
+
 export class VendorFlowError extends Error {
   readonly failure: VendorFailure
   readonly code: string
+  readonly diagnostics: VendorDiagnostics
 
-  constructor (failure: VendorFailure, code: string, options?: ErrorOptions) {
+  constructor (failure: VendorFailure, code: string, options?: ErrorOptions & { diagnostics?: VendorDiagnostics }) {
     super(`OAuth sign-in failed (${failure}: ${code})`, options)
     this.name = 'VendorFlowError'
     this.failure = failure
     this.code = code
+    this.diagnostics = options?.diagnostics ?? {}
   }
 }
 
@@ -36,28 +61,33 @@ export interface VendorEndpoints {
   readonly clientId: string
   /** Revealed only while the token request is built. */
   readonly clientSecret: Secret
+  /** Default client_secret_basic. */
+  readonly tokenEndpointAuthMethod?: TokenEndpointAuthMethod
   readonly authorizationEndpoint: string
   readonly tokenEndpoint: string
   readonly userInformationEndpoint: string
+  /** GitHub's `/user/emails` shape: an array of `{ email, primary, verified }`. Optional. */
+  readonly emailsEndpoint?: string | undefined
   readonly timeoutMs?: number
+  readonly maxResponseBytes?: number
 }
 
 /** A PKCE verifier (RFC 7636 section 4.1: 43 characters of base64url). */
 export function newCodeVerifier (): string {
-  return randomBytes(32).toString('base64url')
+  return client.randomPKCECodeVerifier()
 }
 
-export function codeChallengeOf (verifier: string): string {
-  return createHash('sha256').update(verifier, 'ascii').digest('base64url')
+export async function codeChallengeOf (verifier: string): Promise<string> {
+  return await client.calculatePKCECodeChallenge(verifier)
 }
 
-export function buildAuthorizationUrl (endpoints: VendorEndpoints, options: {
+export async function buildAuthorizationUrl (endpoints: VendorEndpoints, options: {
   readonly redirectUri: string
   readonly scopes: readonly string[]
   readonly state: string
   readonly codeVerifier?: string | undefined
   readonly extraParameters?: Readonly<Record<string, string>>
-}): URL {
+}): Promise<URL> {
   const url = new URL(endpoints.authorizationEndpoint)
   const parameters: Record<string, string> = {
     ...options.extraParameters,
@@ -68,45 +98,62 @@ export function buildAuthorizationUrl (endpoints: VendorEndpoints, options: {
   }
   if (options.scopes.length > 0) parameters.scope = options.scopes.join(' ')
   if (options.codeVerifier !== undefined) {
-    parameters.code_challenge = codeChallengeOf(options.codeVerifier)
+    parameters.code_challenge = await codeChallengeOf(options.codeVerifier)
     parameters.code_challenge_method = 'S256'
   }
   for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value)
   return url
 }
 
-async function readJson (response: Response): Promise<unknown> {
-  const declared = Number(response.headers.get('content-length') ?? '0')
-  if (declared > MAX_RESPONSE_BYTES) throw new Error('response too large')
-  const text = await response.text()
-  if (text.length > MAX_RESPONSE_BYTES) throw new Error('response too large')
-  return JSON.parse(text) as unknown
-}
-
 interface EndpointFailureCodes {
   readonly unreachable: string
   readonly invalid: string
+  readonly tooLarge: string
   readonly error: string
 }
 
+/** The `error` member of a JSON object body, as a safe code. */
+function errorMemberOf (json: unknown): string | undefined {
+  return isObject(json) ? oauthErrorCode(json.error) : undefined
+}
+
 /**
- * One JSON call to a provider endpoint: no redirects, a timeout, a size limit. Failures become a
- * {@link VendorFlowError} of `failure` with the step's own codes; the JSON of a 2xx answer is returned.
+ * One JSON call to a provider endpoint: no redirects, a timeout, a hard size limit. Failures
+ * become a {@link VendorFlowError} of `failure` with the step's own codes and the safe
+ * diagnostics (status, OAuth error code, network cause); the JSON of a 2xx answer is returned.
  */
-async function callJsonEndpoint (url: string, init: RequestInit, timeoutMs: number, failure: VendorFailure, codes: EndpointFailureCodes): Promise<unknown> {
+async function callJsonEndpoint (endpoints: VendorEndpoints, url: string, init: RequestInit, failure: VendorFailure, codes: EndpointFailureCodes): Promise<unknown> {
+  const timeoutMs = endpoints.timeoutMs ?? VENDOR_TIMEOUT_MS
+  const signal = AbortSignal.timeout(timeoutMs)
   let response: Response
   try {
-    response = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) })
+    response = await fetch(url, { ...init, redirect: 'error', signal })
   } catch (error) {
-    throw new VendorFlowError(failure, codes.unreachable, { cause: error })
+    const causeCode = networkCauseCode(error)
+    throw new VendorFlowError(failure, codes.unreachable, { cause: error, diagnostics: causeCode === undefined ? {} : { causeCode } })
+  }
+  const httpStatus = response.status
+  let text: string
+  try {
+    text = (await readBodyLimited(response, endpoints.maxResponseBytes ?? MAX_RESPONSE_BYTES)).toString('utf8')
+  } catch (error) {
+    const tooLarge = (error as { code?: unknown }).code === 'RESPONSE_TOO_LARGE'
+    throw new VendorFlowError(failure, tooLarge ? codes.tooLarge : codes.unreachable, { cause: error, diagnostics: { httpStatus } })
   }
   let json: unknown
   try {
-    json = await readJson(response)
+    json = JSON.parse(text) as unknown
   } catch (error) {
-    throw new VendorFlowError(failure, codes.invalid, { cause: error })
+    if (!response.ok) {
+      const oauthError = bearerChallengeError(response.headers.get('www-authenticate'))
+      throw new VendorFlowError(failure, codes.error, { diagnostics: { httpStatus, ...(oauthError === undefined ? {} : { oauthError }) } })
+    }
+    throw new VendorFlowError(failure, codes.invalid, { cause: error, diagnostics: { httpStatus } })
   }
-  if (!response.ok) throw new VendorFlowError(failure, codes.error)
+  if (!response.ok) {
+    const oauthError = errorMemberOf(json) ?? bearerChallengeError(response.headers.get('www-authenticate'))
+    throw new VendorFlowError(failure, codes.error, { diagnostics: { httpStatus, ...(oauthError === undefined ? {} : { oauthError }) } })
+  }
   return json
 }
 
@@ -124,6 +171,10 @@ export interface VendorTokens {
   readonly accessToken: string
 }
 
+const TOKEN_CODES: EndpointFailureCodes = { unreachable: 'TOKEN_ENDPOINT_UNREACHABLE', invalid: 'TOKEN_RESPONSE_INVALID', tooLarge: 'TOKEN_RESPONSE_TOO_LARGE', error: 'TOKEN_ENDPOINT_ERROR' }
+const USERINFO_CODES: EndpointFailureCodes = { unreachable: 'USERINFO_UNREACHABLE', invalid: 'USERINFO_RESPONSE_INVALID', tooLarge: 'USERINFO_RESPONSE_TOO_LARGE', error: 'USERINFO_ENDPOINT_ERROR' }
+const EMAILS_CODES: EndpointFailureCodes = { unreachable: 'EMAILS_UNREACHABLE', invalid: 'EMAILS_RESPONSE_INVALID', tooLarge: 'EMAILS_RESPONSE_TOO_LARGE', error: 'EMAILS_ENDPOINT_ERROR' }
+
 /** Exchanges the authorization code at the token endpoint. Throws {@link VendorFlowError} `token`. */
 export async function redeemAuthorizationCode (endpoints: VendorEndpoints, options: {
   readonly code: string
@@ -132,17 +183,19 @@ export async function redeemAuthorizationCode (endpoints: VendorEndpoints, optio
 }): Promise<VendorTokens> {
   const body = new URLSearchParams({ grant_type: 'authorization_code', code: options.code, redirect_uri: options.redirectUri })
   if (options.codeVerifier !== undefined) body.set('code_verifier', options.codeVerifier)
-  const json = await callJsonEndpoint(endpoints.tokenEndpoint, {
-    method: 'POST',
-    headers: {
-      accept: 'application/json',
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${basicCredentials(endpoints.clientId, endpoints.clientSecret)}`
-    },
-    body
-  }, endpoints.timeoutMs ?? VENDOR_TIMEOUT_MS, 'token', { unreachable: 'TOKEN_ENDPOINT_UNREACHABLE', invalid: 'TOKEN_RESPONSE_INVALID', error: 'TOKEN_ENDPOINT_ERROR' })
+  const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' }
+  if (endpoints.tokenEndpointAuthMethod === 'client_secret_post') {
+    body.set('client_id', endpoints.clientId)
+    body.set('client_secret', endpoints.clientSecret.reveal())
+  } else {
+    headers.authorization = `Basic ${basicCredentials(endpoints.clientId, endpoints.clientSecret)}`
+  }
+  const json = await callJsonEndpoint(endpoints, endpoints.tokenEndpoint, { method: 'POST', headers, body }, 'token', TOKEN_CODES)
+  // GitHub answers a refused code with HTTP 200 and an OAuth error body.
+  const errorIn200 = errorMemberOf(json)
+  if (errorIn200 !== undefined) throw new VendorFlowError('token', 'TOKEN_ENDPOINT_ERROR', { diagnostics: { httpStatus: 200, oauthError: errorIn200 } })
   if (!isObject(json) || typeof json.access_token !== 'string' || json.access_token === '') {
-    throw new VendorFlowError('token', 'TOKEN_RESPONSE_INVALID')
+    throw new VendorFlowError('token', 'TOKEN_RESPONSE_INVALID', { diagnostics: { httpStatus: 200 } })
   }
   if (json.token_type !== undefined && (typeof json.token_type !== 'string' || json.token_type.toLowerCase() !== 'bearer')) {
     throw new VendorFlowError('token', 'TOKEN_TYPE_UNSUPPORTED')
@@ -150,29 +203,75 @@ export async function redeemAuthorizationCode (endpoints: VendorEndpoints, optio
   return { accessToken: json.access_token }
 }
 
+function bearerRequest (accessToken: string): RequestInit {
+  return { method: 'GET', headers: { accept: 'application/json', authorization: `Bearer ${accessToken}` } }
+}
+
 /** GETs the user-information endpoint with the access token; a JSON object. Throws `userinfo`. */
 export async function fetchUserInformation (endpoints: VendorEndpoints, accessToken: string): Promise<Record<string, unknown>> {
-  const json = await callJsonEndpoint(endpoints.userInformationEndpoint, {
-    method: 'GET',
-    headers: { accept: 'application/json', authorization: `Bearer ${accessToken}` }
-  }, endpoints.timeoutMs ?? VENDOR_TIMEOUT_MS, 'userinfo', { unreachable: 'USERINFO_UNREACHABLE', invalid: 'USERINFO_RESPONSE_INVALID', error: 'USERINFO_ENDPOINT_ERROR' })
-  if (!isObject(json)) throw new VendorFlowError('userinfo', 'USERINFO_RESPONSE_INVALID')
+  const json = await callJsonEndpoint(endpoints, endpoints.userInformationEndpoint, bearerRequest(accessToken), 'userinfo', USERINFO_CODES)
+  if (!isObject(json)) throw new VendorFlowError('userinfo', 'USERINFO_RESPONSE_INVALID', { diagnostics: { httpStatus: 200 } })
   return json
 }
 
 /**
- * Top-level user-information fields as provider claims: strings as they are, numbers and booleans
- * as strings, arrays one claim per scalar element; nested objects and nulls are left out.
+ * GETs the e-mail endpoint (GitHub's `/user/emails`) and returns the address that is both
+ * `primary` and `verified`, or undefined when there is none. Throws `userinfo` when the endpoint
+ * fails (for GitHub: the `user:email` scope was not granted).
  */
-export function userInformationClaims (information: Readonly<Record<string, unknown>>, issuer: string): Claim[] {
+export async function fetchVerifiedPrimaryEmail (endpoints: VendorEndpoints, accessToken: string): Promise<string | undefined> {
+  if (endpoints.emailsEndpoint === undefined || endpoints.emailsEndpoint === '') return undefined
+  const json = await callJsonEndpoint(endpoints, endpoints.emailsEndpoint, bearerRequest(accessToken), 'userinfo', EMAILS_CODES)
+  if (!Array.isArray(json)) throw new VendorFlowError('userinfo', 'EMAILS_RESPONSE_INVALID', { diagnostics: { httpStatus: 200 } })
+  const primary = json.find((entry: unknown) => isObject(entry) && entry.primary === true && entry.verified === true && typeof entry.email === 'string' && entry.email !== '') as { email: string } | undefined
+  return primary?.email
+}
+
+/** True for a ClaimMappings source that addresses a nested field: `/data/id` or `data.id`. */
+export function isFieldPath (source: string): boolean {
+  return source.startsWith('/') || source.includes('.')
+}
+
+/**
+ * The value at `path` in `document`: a JSON pointer (RFC 6901, `/data/id`, `~1` and `~0`
+ * escapes) or a dotted path (`data.id`); numeric segments index arrays. Undefined when absent.
+ */
+export function valueAtPath (document: unknown, path: string): unknown {
+  const segments = path.startsWith('/')
+    ? path.slice(1).split('/').map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))
+    : path.split('.')
+  let current: unknown = document
+  for (const segment of segments.slice(0, 32)) {
+    if (Array.isArray(current) && /^\d{1,6}$/.test(segment)) current = current[Number(segment)]
+    else if (isObject(current) && Object.hasOwn(current, segment)) current = current[segment]
+    else return undefined
+  }
+  return segments.length > 32 ? undefined : current
+}
+
+const scalarText = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined
+
+function pushValues (claims: Claim[], type: string, value: unknown, issuer: string): void {
+  for (const item of Array.isArray(value) ? value : [value]) {
+    const text = scalarText(item)
+    if (text !== undefined && text !== '') claims.push({ type, value: text, issuer })
+  }
+}
+
+/**
+ * User-information fields as provider claims: top-level strings as they are, numbers and
+ * booleans as strings, arrays one claim per scalar element; nested objects and nulls are left
+ * out, except where a `fieldPaths` entry (a ClaimMappings source such as `data.id` or
+ * `/data/id`) addresses them: that field becomes a claim typed with the path as written. A
+ * top-level field whose name is the path itself wins over the nested lookup.
+ */
+export function userInformationClaims (information: Readonly<Record<string, unknown>>, issuer: string, fieldPaths: readonly string[] = []): Claim[] {
   const claims: Claim[] = []
-  const scalar = (value: unknown): string | undefined =>
-    typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined
-  for (const [type, value] of Object.entries(information)) {
-    for (const item of Array.isArray(value) ? value : [value]) {
-      const text = scalar(item)
-      if (text !== undefined && text !== '') claims.push({ type, value: text, issuer })
-    }
+  for (const [type, value] of Object.entries(information)) pushValues(claims, type, value, issuer)
+  for (const path of fieldPaths) {
+    if (!isFieldPath(path) || Object.hasOwn(information, path)) continue
+    pushValues(claims, path, valueAtPath(information, path), issuer)
   }
   return claims
 }

@@ -13,6 +13,7 @@
 import * as client from 'openid-client'
 import type { Claim } from './principal.js'
 import type { Secret } from '../config/secret.js'
+import { networkCauseCode, oauthErrorCode } from './outbound-diagnostics.js'
 
 /** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
 export const OUTBOUND_TIMEOUT_SECONDS = 10
@@ -46,17 +47,53 @@ export interface OpenIdConnectSettings {
  */
 export type OpenIdConnectFailure = 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'userinfo'
 
+/**
+ * Safe log fields of a failure: the HTTP status and OAuth `error` code of a token or userinfo
+ * endpoint refusal (`invalid_client` for a wrong client secret), the network cause code. Never
+ * the error description, never a token.
+ */
+export interface OpenIdConnectDiagnostics {
+  readonly httpStatus?: number
+  readonly oauthError?: string
+  readonly causeCode?: string
+}
+
 /** A coded failure; `cause` holds the library error for the log's error name and code only. */
 export class OpenIdConnectError extends Error {
   readonly failure: OpenIdConnectFailure
   readonly code: string | undefined
+  readonly diagnostics: OpenIdConnectDiagnostics
 
   constructor (failure: OpenIdConnectFailure, code: string | undefined, options?: ErrorOptions) {
     super(`OpenID Connect sign-in failed (${failure})`, options)
     this.name = 'OpenIdConnectError'
     this.failure = failure
     this.code = code
+    this.diagnostics = diagnosticsOf(options?.cause)
   }
+}
+
+/**
+ * The endpoint's answer as openid-client reports it: a ResponseBodyError carries the OAuth
+ * `error` body member, a WWWAuthenticateChallengeError (HTTP 401 with `WWW-Authenticate`, as a
+ * provider answers a wrong client secret) its challenge parameters.
+ */
+export function diagnosticsOf (error: unknown): OpenIdConnectDiagnostics {
+  const result: { httpStatus?: number, oauthError?: string, causeCode?: string } = {}
+  if (error instanceof client.ResponseBodyError) {
+    result.httpStatus = error.status
+    const code = oauthErrorCode(error.error)
+    if (code !== undefined) result.oauthError = code
+  } else if (error instanceof client.WWWAuthenticateChallengeError) {
+    result.httpStatus = error.status
+    const challenges: readonly client.WWWAuthenticateChallenge[] = Array.isArray(error.cause) ? error.cause : []
+    const code = challenges.map((challenge) => oauthErrorCode(challenge.parameters.error)).find((value) => value !== undefined)
+    if (code !== undefined) result.oauthError = code
+  } else {
+    const causeCode = networkCauseCode(error)
+    if (causeCode !== undefined) result.causeCode = causeCode
+  }
+  return result
 }
 
 /**
@@ -70,6 +107,13 @@ function clientSecretAuthentication (secret: Secret): client.ClientAuth {
     const method = usePost ? client.ClientSecretPost(secret.reveal()) : client.ClientSecretBasic(secret.reveal())
     method(as, metadata, body, headers)
   }
+}
+
+/** The discovery document URL openid-client requests for `authority` (OpenID Connect Discovery 1.0, section 4). */
+export function discoveryUrlOf (authority: string): string {
+  const url = new URL(authority)
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/.well-known/openid-configuration`
+  return url.href
 }
 
 /** Fetches `<Authority>/.well-known/openid-configuration` and prepares the client. */
@@ -127,7 +171,9 @@ function isNetworkFailure (error: unknown): boolean {
 
 /** Maps an openid-client error thrown by the code grant to a failure class. */
 export function classifyGrantError (error: unknown): OpenIdConnectFailure {
-  if (error instanceof client.ResponseBodyError || isNetworkFailure(error)) return 'token'
+  // A 401 with a WWW-Authenticate challenge from the token endpoint: the client authentication
+  // (secret) was refused.
+  if (error instanceof client.ResponseBodyError || error instanceof client.WWWAuthenticateChallengeError || isNetworkFailure(error)) return 'token'
   const code = (error as { code?: unknown } | null)?.code
   const cause = (error as { cause?: unknown } | null)?.cause as { code?: unknown, cause?: { claim?: unknown } } | undefined
   const claim = cause?.cause?.claim

@@ -4,7 +4,7 @@
  * collected; none stops the walk.
  */
 import { Secret } from './secret.js'
-import { SECRET_KEYWORD, type TSchema } from './schema.js'
+import { CLAIM_MAPPINGS_KEYWORD, SECRET_KEYWORD, type TSchema } from './schema.js'
 import type { FlatConfiguration, ScalarValue } from './sources.js'
 
 export interface ConfigurationProblem {
@@ -30,6 +30,7 @@ interface SchemaNode {
   minimum?: number
   maximum?: number
   [SECRET_KEYWORD]?: boolean
+  [CLAIM_MAPPINGS_KEYWORD]?: boolean
 }
 
 function childKeys (context: BindContext, path: string): Map<string, string> {
@@ -134,9 +135,52 @@ function bindRecord (context: BindContext, schema: SchemaNode, path: string): Re
   return result
 }
 
+/**
+ * A ClaimMappings key, from either form: `ClaimMappings:<claim>` (the JSON object form; the claim
+ * name may contain colons) or `ClaimMappings:<index>:From` / `:To` (the array form, which
+ * environment variables and key-per-file names can express). The result is one map; array
+ * entries are applied after object entries.
+ */
+function bindClaimMappings (context: BindContext, path: string): Record<string, string> {
+  const prefix = `${path.toLowerCase()}:`
+  const result: Record<string, string> = {}
+  const entries = new Map<number, { from?: string, to?: string }>()
+  if (context.flat.has(path.toLowerCase())) {
+    context.consumed.add(path.toLowerCase())
+    context.errors.push({ key: path, message: `${path} must be an array of { From, To } objects or an object (in environment variables: ${path.split(':').join('__')}__0__From and __0__To).` })
+  }
+  for (const [key, entry] of context.flat) {
+    if (!key.startsWith(prefix)) continue
+    context.consumed.add(key)
+    const name = entry.path.slice(prefix.length)
+    const text = entry.value === null ? '' : String(entry.value)
+    const indexed = /^(\d{1,4})(?::(.*))?$/.exec(name)
+    if (indexed === null) {
+      result[name] = text
+      continue
+    }
+    const member = indexed[2]?.toLowerCase()
+    if (member !== 'from' && member !== 'to') {
+      context.errors.push({ key: `${path}:${name}`, message: `${path}:${indexed[1] ?? ''} must be an object with From and To.` })
+      continue
+    }
+    const index = Number(indexed[1])
+    entries.set(index, { ...entries.get(index), [member]: text })
+  }
+  for (const [index, { from, to }] of [...entries].sort((a, b) => a[0] - b[0])) {
+    if (from === undefined || from.trim() === '') {
+      context.errors.push({ key: `${path}:${index}:From`, message: `${path}:${index}:From is required (the provider claim name).` })
+      continue
+    }
+    result[from.trim()] = to ?? ''
+  }
+  return result
+}
+
 /** Binds `schema` at `path`. */
 export function bindNode (context: BindContext, schema: TSchema | SchemaNode, path: string): unknown {
   const node = schema as SchemaNode
+  if (node[CLAIM_MAPPINGS_KEYWORD] === true) return bindClaimMappings(context, path)
   if (node.type === 'object' && node.properties !== undefined) {
     const result: Record<string, unknown> = {}
     for (const [name, child] of Object.entries(node.properties)) {

@@ -3,7 +3,7 @@
  * `appsettings.schema.json` (editor autocomplete and typo flags) and the key table of
  * docs/configuration.md (between its `keys:start` / `keys:end` markers).
  */
-import { ApplicationSchema, ROOT_KEY, SECRET_KEYWORD, toJsonSchema } from './schema.js'
+import { ApplicationSchema, CLAIM_MAPPINGS_KEYWORD, ROOT_KEY, SECRET_KEYWORD, toJsonSchema } from './schema.js'
 
 export const JSON_SCHEMA_FILE = 'appsettings.schema.json'
 export const CONFIGURATION_DOC = 'docs/configuration.md'
@@ -19,11 +19,17 @@ interface Node {
   items?: Node
   anyOf?: Array<{ const?: string }>
   [SECRET_KEYWORD]?: boolean
+  [CLAIM_MAPPINGS_KEYWORD]?: boolean
 }
 
 function rows (node: Node, path: string[], out: string[]): void {
   if (node.type === 'object' && node.properties !== undefined) {
     for (const [key, child] of Object.entries(node.properties)) rows(child, [...path, key], out)
+    return
+  }
+  if (node[CLAIM_MAPPINGS_KEYWORD] === true) {
+    const description = (node.description ?? '').replace(/\|/g, '\\|')
+    out.push(`| \`${path.join(':')}\` | array of { From, To }, or map of string | \`[]\` | ${description} | \`${ROOT_KEY}__${path.join('__')}__0__From\`, \`__0__To\` |`)
     return
   }
   let type = node.anyOf !== undefined ? node.anyOf.map((option) => option.const).join(' \\| ') : node.type ?? ''

@@ -150,7 +150,7 @@ export const vendorSettings: Rule = ({ config, environmentName }) => {
       TokenEndpoint: vendor.TokenEndpoint,
       UserInformationEndpoint: vendor.UserInformationEndpoint
     }))
-    for (const key of ['AuthorizationEndpoint', 'TokenEndpoint', 'UserInformationEndpoint'] as const) {
+    for (const key of ['AuthorizationEndpoint', 'TokenEndpoint', 'UserInformationEndpoint', 'EmailsEndpoint'] as const) {
       if (!isMissing(vendor[key])) problems.push(...checkEndpointUrl(vendor[key], providerKey(name, key), environmentName))
     }
   }

@@ -21,6 +21,39 @@ function secretArray (description: string): TUnsafe<Secret[]> {
   return Type.Unsafe<Secret[]>({ type: 'array', items: { type: 'string', [SECRET_KEYWORD]: true }, default: [], description })
 }
 
+/** Marks a claim-mapping key: bound from either form into one provider claim -> application claim type map. */
+export const CLAIM_MAPPINGS_KEYWORD = 'x-claim-mappings'
+
+/**
+ * A provider's ClaimMappings in either form: the JSON object `{ "<provider claim>": "<application
+ * claim type>" }`, or an array of `{ From, To }` objects, which every configuration source can
+ * express (environment variables and key-per-file names cannot contain the `:` and `/` of claim
+ * URIs: `..._ClaimMappings__0__From=http://...`). Bound to the object form; an array entry wins
+ * over an object entry with the same name. An empty To removes a mapping.
+ */
+function claimMappings (description: string): TUnsafe<Record<string, string>> {
+  return Type.Unsafe<Record<string, string>>({
+    [CLAIM_MAPPINGS_KEYWORD]: true,
+    anyOf: [
+      { type: 'object', additionalProperties: { type: 'string' } },
+      {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            From: { type: 'string', description: 'Provider claim name, attribute URI or (vendors) field path such as data.id or /data/id.' },
+            To: { type: 'string', description: 'Application claim type (subject, name, email, role, group, permission or application:*); empty removes the mapping.' }
+          },
+          required: ['From'],
+          additionalProperties: false
+        }
+      }
+    ],
+    default: {},
+    description
+  })
+}
+
 const strings = (defaults: string[], description: string) =>
   Type.Array(Type.String(), { default: defaults, description })
 
@@ -43,11 +76,13 @@ function vendor (name: 'VendorA' | 'VendorB' | 'VendorC', callbackPath: string, 
     AuthorizationEndpoint: Type.String({ default: '', description: 'Extension. Absolute https URL of the authorization endpoint. Required when enabled.' }),
     TokenEndpoint: Type.String({ default: '', description: 'Extension. Absolute https URL of the token endpoint. Required when enabled.' }),
     UserInformationEndpoint: Type.String({ default: '', description: 'Extension. Absolute https URL of the user-information endpoint. Required when enabled.' }),
+    EmailsEndpoint: Type.String({ default: '', description: 'Extension. Optional absolute https URL of a second endpoint listing the user\'s e-mail addresses in GitHub\'s /user/emails shape; the primary, verified address becomes the email claim (and replaces the user-information email). Empty: not used.' }),
+    TokenEndpointAuthMethod: Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post')], {
+      default: 'client_secret_basic',
+      description: 'Extension. How the client authenticates at the token endpoint (RFC 6749 section 2.3.1): client_secret_basic (Authorization header) or client_secret_post (form body).'
+    }),
     UsePkce: Type.Boolean({ default: true, description: 'Extension. Sends a PKCE S256 code challenge. Turn off only for a provider that rejects PKCE.' }),
-    ClaimMappings: Type.Record(Type.String(), Type.String(), {
-      default: {},
-      description: 'Extension. Maps user-information fields (provider claim names) to application claim types, for example { "login": "name" }. Merged over the default table and the vendor defaults (id -> subject, login -> name).'
-    })
+    ClaimMappings: claimMappings('Extension. Maps user-information fields to application claim types: an array of { From, To } (From may be a nested field path such as data.id or /data/id) or a JSON object { "login": "name" }. Merged over the default table and the vendor defaults (id -> subject, login -> name).')
   }, { additionalProperties: false, default: {} })
 }
 
@@ -61,7 +96,7 @@ export const OpenIdConnectSchema = Type.Object({
   SaveTokens: Type.Boolean({ default: false, description: 'When true, the provider tokens are stored in the sealed session ticket.' }),
   Scopes: strings(['openid', 'profile', 'email'], 'Scopes requested at the authorization endpoint.'),
   IdTokenSignedResponseAlg: Type.String({ default: 'RS256', description: 'Extension. The only JWS algorithm accepted for ID tokens (pinned; the provider\'s advertised list is not trusted).' }),
-  ClaimMappings: Type.Record(Type.String(), Type.String(), { default: {}, description: 'Extension. Per-provider claim mapping overrides (provider claim name -> application claim type).' })
+  ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (provider claim name -> application claim type) or a JSON object { "<claim>": "<type>" }.')
 }, { additionalProperties: false, default: {} })
 
 export const Saml2Schema = Type.Object({
@@ -78,7 +113,7 @@ export const Saml2Schema = Type.Object({
   AllowUnsolicitedResponses: Type.Boolean({ default: false, description: 'Extension. DANGEROUS: accepts IdP-initiated responses without a matching AuthnRequest. Default false.' }),
   ClockSkewSeconds: Type.Integer({ default: 60, minimum: 0, maximum: 300, description: 'Extension. Clock skew allowed on NotBefore/NotOnOrAfter, 0-300 seconds.' }),
   MetadataRefreshMinutes: Type.Integer({ default: 60, minimum: 1, description: 'Extension. How often IdP metadata is refreshed.' }),
-  ClaimMappings: Type.Record(Type.String(), Type.String(), { default: {}, description: 'Extension. Per-provider claim mapping overrides (attribute name -> application claim type).' })
+  ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (attribute name or URI -> application claim type) or a JSON object { "<attribute>": "<type>" }.')
 }, { additionalProperties: false, default: {} })
 
 export const AuthenticationSchema = Type.Object({

@@ -90,6 +90,16 @@ export interface ExternalSignInOptions {
   readonly now: () => number
 }
 
+/**
+ * A provider error's `diagnostics`: safe log fields it chose (HTTP status, OAuth error code,
+ * network cause code; never a description, token or secret), or nothing.
+ */
+function diagnosticsOf (error: Error): Record<string, string | number> {
+  const diagnostics = (error as { diagnostics?: unknown }).diagnostics
+  if (diagnostics === null || typeof diagnostics !== 'object') return {}
+  return Object.fromEntries(Object.entries(diagnostics).filter(([, value]) => typeof value === 'string' || typeof value === 'number')) as Record<string, string | number>
+}
+
 export const FLOW_LIFETIME_SECONDS = 600
 /** Most correlation cookies one browser holds; starting another flow prunes the oldest. */
 export const MAX_FLOWS_PER_BROWSER = 4
@@ -190,7 +200,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
   function fail (request: FastifyRequest, reply: FastifyReply, scheme: string, reported: FailureClass, error?: unknown): FastifyReply {
     const takeFailure = (request as RequestWithTakeFailure)[TAKE_FAILURE]
     const failure = reported === 'correlation' && takeFailure !== undefined ? takeFailure : reported
-    const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code } : {}
+    const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code, ...diagnosticsOf(error) } : {}
     request.log.warn({ event: 'external.sign_in.failed', provider: scheme, failure, ...details }, 'external sign-in failed')
     const page = PAGE_MESSAGE_OF[failure] ?? 'failed'
     return reply.redirect(`/Account/Login?failure=${page}`, 302)

@@ -44,14 +44,14 @@ export class LogCapture extends Writable {
   }
 }
 
-type Settings = { [key: string]: string | number | boolean | string[] | Settings }
+type Settings = { [key: string]: string | number | boolean | string[] | Settings[] | Settings }
 
 /** `{ Authentication: { Enabled: false } }` -> `ProjectTemplate__Authentication__Enabled=false`. */
 export function settingsToEnv (settings: Settings, prefix = ROOT_KEY): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(settings)) {
     const name = `${prefix}__${key}`
-    if (Array.isArray(value)) value.forEach((item, index) => { env[`${name}__${index}`] = item })
+    if (Array.isArray(value)) value.forEach((item: string | Settings, index) => { if (typeof item === 'object') Object.assign(env, settingsToEnv(item, `${name}__${index}`)); else env[`${name}__${index}`] = item })
     else if (typeof value === 'object') Object.assign(env, settingsToEnv(value, name))
     else env[name] = String(value)
   }

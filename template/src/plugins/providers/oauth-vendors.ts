@@ -2,14 +2,17 @@
  * The VendorA, VendorB and VendorC slots (auth-contract.md, "Providers:VendorA, Providers:VendorB,
  * Providers:VendorC"): one OAuth 2.0 authorization-code handler instance per enabled slot, with
  * its own configuration, anonymous callback at CallbackPath and entry on the login page. After the
- * code exchange the user-information JSON becomes provider claims; `id` -> subject and
- * `login` -> name are the vendor defaults, ClaimMappings override them. Vendor-specific needs
+ * code exchange the user-information JSON becomes provider claims (nested fields where a
+ * ClaimMappings source is a path such as `data.id`); with an EmailsEndpoint, the verified primary
+ * address from it replaces the user-information `email`. `id` -> subject and `login` -> name are
+ * the vendor defaults, ClaimMappings override them. Vendor-specific needs
  * (extra authorization parameters, other defaults) go into {@link VENDOR_SLOTS}.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   buildAuthorizationUrl,
   fetchUserInformation,
+  fetchVerifiedPrimaryEmail,
   newCodeVerifier,
   redeemAuthorizationCode,
   userInformationClaims,
@@ -51,6 +54,8 @@ class VendorHandler {
     this.#endpoints = {
       clientId: settings.ClientId,
       clientSecret: settings.ClientSecret,
+      tokenEndpointAuthMethod: settings.TokenEndpointAuthMethod,
+      emailsEndpoint: settings.EmailsEndpoint.trim() === '' ? undefined : settings.EmailsEndpoint,
       authorizationEndpoint: settings.AuthorizationEndpoint,
       tokenEndpoint: settings.TokenEndpoint,
       userInformationEndpoint: settings.UserInformationEndpoint
@@ -68,7 +73,7 @@ class VendorHandler {
   async challenge (request: FastifyRequest, reply: FastifyReply, returnUrl: string): Promise<FastifyReply> {
     const codeVerifier = this.#settings.UsePkce ? newCodeVerifier() : undefined
     const state = await this.#app.externalSignIn.beginFlow(reply, this.scheme, returnUrl, codeVerifier === undefined ? {} : { codeVerifier })
-    const url = buildAuthorizationUrl(this.#endpoints, {
+    const url = await buildAuthorizationUrl(this.#endpoints, {
       redirectUri: this.#redirectUri(request),
       scopes: this.#settings.Scopes,
       state,
@@ -91,9 +96,16 @@ class VendorHandler {
     try {
       const tokens = await redeemAuthorizationCode(this.#endpoints, { code, redirectUri: this.#redirectUri(request), codeVerifier })
       const information = await fetchUserInformation(this.#endpoints, tokens.accessToken)
+      let claims = userInformationClaims(information, this.scheme, Object.keys(this.#settings.ClaimMappings))
+      if (this.#endpoints.emailsEndpoint !== undefined) {
+        // The user-information address may be unverified (GitHub: the public profile address).
+        const email = await fetchVerifiedPrimaryEmail(this.#endpoints, tokens.accessToken)
+        claims = claims.filter((claim) => claim.type !== 'email')
+        if (email !== undefined) claims.push({ type: 'email', value: email, issuer: this.scheme })
+      }
       return await signIn.complete(request, reply, {
         scheme: this.scheme,
-        claims: userInformationClaims(information, this.scheme),
+        claims,
         returnUrl: flow.returnUrl,
         providerDefaults: this.#slot.providerDefaults,
         claimMappings: this.#settings.ClaimMappings

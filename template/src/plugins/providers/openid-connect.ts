@@ -11,10 +11,12 @@ import {
   buildAuthorizationRequest,
   completeAuthorizationCodeFlow,
   discoverProvider,
+  discoveryUrlOf,
   newCorrelationValues,
   OpenIdConnectError,
   ProviderMetadata
 } from '../../auth/openid-connect.js'
+import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
 import { singleValue } from '../request-input.js'
 import type { ProviderRegistration } from '../external-providers.js'
 
@@ -38,7 +40,16 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     allowInsecureRequests: allowsInsecureRequests(settings.Authority, options.environmentName)
   }), {
     onFailure: (reason, error) => {
-      log.warn({ event: 'external.metadata.failed', reason, errorName: (error as Error | null)?.name, errorCode: (error as { code?: unknown } | null)?.code }, 'provider metadata could not be loaded')
+      // The URL without credentials or query, and the cause code (ENOTFOUND, ECONNREFUSED,
+      // certificate errors) that undici keeps in error.cause.
+      log.warn({
+        event: 'external.metadata.failed',
+        reason,
+        url: urlForLog(discoveryUrlOf(settings.Authority)),
+        causeCode: networkCauseCode(error),
+        errorName: (error as Error | null)?.name,
+        errorCode: (error as { code?: unknown } | null)?.code
+      }, 'provider metadata could not be loaded')
     },
     onLoaded: () => { log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded') }
   })

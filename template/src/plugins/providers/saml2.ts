@@ -12,6 +12,7 @@ import {
 import { partitionByValidity, readCertificate } from '../../auth/saml2-certificates.js'
 import type { IdentityProviderDescription } from '../../auth/saml2-metadata.js'
 import { IdentityProviderMetadataSource } from '../../auth/saml2-metadata-source.js'
+import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
 import { ReplayCache } from '../../auth/replay-cache.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../../state/state-store.js'
 import { checkEndpointUrl } from '../../config/rules.js'
@@ -99,8 +100,8 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
           const description = (source as IdentityProviderMetadataSource).current
           if (description !== undefined) reportCertificates(description)
         } else {
-          const error = event.error instanceof Error ? { errorName: event.error.name } : {}
-          log.warn({ event: 'saml2.metadata.failed', reason: event.reason, detail: event.detail, ...error }, 'IdP metadata not loaded')
+          const error = event.error instanceof Error ? { errorName: event.error.name, causeCode: networkCauseCode(event.error) } : {}
+          log.warn({ event: 'saml2.metadata.failed', reason: event.reason, detail: event.detail, url: urlForLog(saml.MetadataUrl), ...error }, 'IdP metadata not loaded')
         }
       }
     })
