@@ -6,6 +6,7 @@
 import type { Logger } from 'pino'
 import { buildApp } from './app.js'
 import { environmentNameFrom, loadConfiguration } from './config/load.js'
+import { PROVIDER_NAMES } from './config/schema.js'
 import { DOTENV_FILE, readDotEnv } from './config/sources.js'
 import { createProcessLogger } from './logger.js'
 import { CONTENT_ROOT, reportConfiguration } from './startup.js'
@@ -48,6 +49,11 @@ async function main (): Promise<void> {
     return
   }
   logger.info({ event: 'configuration.loaded', environment: loaded.environmentName, sources: loaded.sources }, 'configuration loaded')
+  const enabledProviders = PROVIDER_NAMES.filter((name) => loaded.config.Authentication.Providers[name].Enabled)
+  if (loaded.config.Authentication.Enabled && enabledProviders.length === 0) {
+    // The operator's hint; the login page only tells visitors that no provider is configured.
+    logger.info({ event: 'authentication.no_provider', docs: 'docs/providers.md' }, 'no sign-in provider is enabled, so nobody can sign in; enable OpenID Connect, SAML2 or an OAuth vendor in configuration (docs/providers.md)')
+  }
   if (dotenv !== undefined) logger.info({ event: 'configuration.dotenv', file: DOTENV_FILE, variables: Object.keys(dotenv).length }, 'variables read from .env (Development)')
 
   const app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: CONTENT_ROOT, logger })
