@@ -1,15 +1,25 @@
 /**
- * `npm run check-config`: loads and validates the configuration exactly as startup does, prints
- * the findings, and exits 0 (valid) or 1 (invalid) without starting the server.
+ * `npm run check-config [-- --json]` (built: `node dist/check-config.js`): loads and validates the
+ * configuration exactly as startup does (`.env` included in Development), prints a readable
+ * summary (or, with `--json`, one JSON document for machines) and exits 0 (valid) or 1 (invalid)
+ * without starting the server. Exit 2: an unknown argument. Never prints a configured value.
  */
-import { loadConfiguration } from './config/load.js'
-import { createLogger } from './logger.js'
-import { CONTENT_ROOT, reportConfiguration } from './startup.js'
+import { environmentNameFrom, loadConfiguration } from './config/load.js'
+import { readDotEnv } from './config/sources.js'
+import { formatSummary, summarizeConfiguration } from './config/summary.js'
+import { CONTENT_ROOT } from './startup.js'
 
-const loaded = loadConfiguration({ env: process.env, contentRoot: CONTENT_ROOT })
-const logger = createLogger(loaded.config.Logging.Level === 'silent' ? 'info' : loaded.config.Logging.Level)
-if (reportConfiguration(loaded, logger)) {
-  logger.info({ event: 'configuration.valid', environment: loaded.environmentName, sources: loaded.sources }, 'configuration is valid')
+const USAGE = 'Usage: npm run check-config [-- --json]\n'
+const args = process.argv.slice(2)
+const unknown = args.filter((arg) => arg !== '--json')
+if (args.includes('--help') || args.includes('-h')) {
+  process.stdout.write(USAGE)
+} else if (unknown.length > 0) {
+  process.stderr.write(`check-config: unknown argument ${unknown[0] ?? ''}${/^-*js/i.test(unknown[0] ?? '') ? ' (did you mean --json?)' : ''}\n${USAGE}`)
+  process.exitCode = 2
 } else {
-  process.exitCode = 1
+  const dotenv = environmentNameFrom(process.env.NODE_ENV) === 'Development' ? readDotEnv(CONTENT_ROOT) : undefined
+  const summary = summarizeConfiguration(loadConfiguration({ env: process.env, contentRoot: CONTENT_ROOT, dotenv }))
+  process.stdout.write(args.includes('--json') ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary))
+  process.exitCode = summary.valid ? 0 : 1
 }

@@ -61,6 +61,11 @@ export const LOG_FLUSH_INTERVAL_MS = 250
 /** Characters gathered before a batch is handed to the stdout stream. */
 export const LOG_BATCH_CHARACTERS = 8192
 
+/** True for a JSON line from these options at level error (50) or fatal (60). */
+function isErrorLine (line: string): boolean {
+  return line.startsWith('{"level":50') || line.startsWith('{"level":60')
+}
+
 /** pino's stdout stream (sonic-boom). */
 type StdoutStream = ReturnType<typeof pino.destination>
 
@@ -83,7 +88,9 @@ export class BatchedDestination implements DestinationStream {
 
   write (line: string): void {
     this.#pending += line
-    if (this.#pending.length >= this.#batchCharacters) this.flush()
+    // An error or fatal line goes out at once, after everything before it: the line that explains
+    // a crash is never left in a buffer, and the order of lines holds. pino writes the level first.
+    if (this.#pending.length >= this.#batchCharacters || isErrorLine(line)) this.flush()
   }
 
   /** Hands the pending lines to the stream. */
@@ -107,9 +114,10 @@ export class BatchedDestination implements DestinationStream {
 
 /**
  * Without a destination: stdout through {@link BatchedDestination}, flushed at least every
- * {@link LOG_FLUSH_INTERVAL_MS} and synchronously when the process exits, instead of one write(2)
- * per line (the biggest logging cost in the profile, docs/performance.md). Only a killed process
- * (SIGKILL, OOM) can lose the last lines.
+ * {@link LOG_FLUSH_INTERVAL_MS}, at once for an error or fatal line, and synchronously when the
+ * process exits, instead of one write(2) per line (the biggest logging cost in the profile,
+ * docs/performance.md). Only a killed process (SIGKILL, OOM) can lose the last lines. A process
+ * makes one such logger (server.ts): two buffers over one stdout would reorder lines.
  */
 export function createLogger (level: string, destination?: DestinationStream): Logger {
   if (destination !== undefined) return pino(loggerOptions(level), destination)
@@ -117,6 +125,29 @@ export function createLogger (level: string, destination?: DestinationStream): L
   setInterval(() => { batched.flush() }, LOG_FLUSH_INTERVAL_MS).unref()
   process.once('exit', () => { batched.flushSync() })
   return pino(loggerOptions(level), batched)
+}
+
+/**
+ * The process logger of the server: in Development with a terminal on stdout, readable lines
+ * through pino-pretty (a devDependency, loaded only then; synchronous, so lines keep their order);
+ * otherwise JSON lines ({@link createLogger}). Without pino-pretty installed (a production-only
+ * install run in Development) it falls back to JSON. Redaction and serializers are the same.
+ */
+export async function createProcessLogger (level: string, environmentName: string, interactive: boolean): Promise<Logger> {
+  if (environmentName !== 'Development' || !interactive) return createLogger(level)
+  let pretty: typeof import('pino-pretty')
+  try {
+    pretty = (await import('pino-pretty')).default
+  } catch {
+    return createLogger(level)
+  }
+  return pino(loggerOptions(level), pretty({
+    sync: true,
+    colorize: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname',
+    singleLine: false
+  }))
 }
 
 export { pathOf }

@@ -3,9 +3,12 @@
  * app, listen on HOST:PORT (default 127.0.0.1:5000), close gracefully on SIGTERM/SIGINT.
  * The only module besides check-config.ts that reads process.env.
  */
+import type { Logger } from 'pino'
 import { buildApp } from './app.js'
-import { loadConfiguration } from './config/load.js'
-import { createLogger } from './logger.js'
+import { environmentNameFrom, loadConfiguration } from './config/load.js'
+import { PROVIDER_NAMES } from './config/schema.js'
+import { DOTENV_FILE, readDotEnv } from './config/sources.js'
+import { createProcessLogger } from './logger.js'
 import { CONTENT_ROOT, reportConfiguration } from './startup.js'
 
 export const DEFAULT_HOST = '127.0.0.1'
@@ -19,13 +22,24 @@ function parsePort (value: string | undefined): number | undefined {
   return port <= 65535 ? port : undefined
 }
 
+/**
+ * The process's one logger once created (main().catch writes the fatal line through it, so that
+ * line comes last, after everything logged before it, from the same buffer).
+ */
+let processLogger: Logger | undefined
+
 async function main (): Promise<void> {
-  const loaded = loadConfiguration({ env: process.env, contentRoot: CONTENT_ROOT })
-  const logger = createLogger(loaded.config.Logging.Level)
-  // Logging:Level silent must not hide why the process refuses to start.
-  const startupLogger = loaded.config.Logging.Level === 'silent' ? createLogger('warn') : logger
-  const port = parsePort(process.env.PORT)
-  const host = process.env.HOST === undefined || process.env.HOST === '' ? DEFAULT_HOST : process.env.HOST
+  // `.env` in the app root, Development only; the real environment wins (docs/configuration.md).
+  const dotenv = environmentNameFrom(process.env.NODE_ENV) === 'Development' ? readDotEnv(CONTENT_ROOT) : undefined
+  const env: NodeJS.ProcessEnv = { ...dotenv, ...process.env }
+  const loaded = loadConfiguration({ env: process.env, contentRoot: CONTENT_ROOT, dotenv })
+  const level = loaded.config.Logging.Level
+  // Logging:Level silent must not hide why the process refuses to start: a child at warn, same stream.
+  const logger = await createProcessLogger(level, loaded.environmentName, process.stdout.isTTY === true)
+  const startupLogger = level === 'silent' ? logger.child({}, { level: 'warn' }) : logger
+  processLogger = startupLogger
+  const port = parsePort(env.PORT)
+  const host = env.HOST === undefined || env.HOST === '' ? DEFAULT_HOST : env.HOST
   const valid = reportConfiguration(loaded, startupLogger)
   if (port === undefined) {
     startupLogger.error({ event: 'configuration.invalid', code: 'APP_ERR_CONFIG_INVALID', errors: ['PORT must be an integer from 0 to 65535.'] }, 'configuration is invalid; the application will not start')
@@ -35,6 +49,12 @@ async function main (): Promise<void> {
     return
   }
   logger.info({ event: 'configuration.loaded', environment: loaded.environmentName, sources: loaded.sources }, 'configuration loaded')
+  const enabledProviders = PROVIDER_NAMES.filter((name) => loaded.config.Authentication.Providers[name].Enabled)
+  if (loaded.config.Authentication.Enabled && enabledProviders.length === 0) {
+    // The operator's hint; the login page only tells visitors that no provider is configured.
+    logger.info({ event: 'authentication.no_provider', docs: 'docs/providers.md' }, 'no sign-in provider is enabled, so nobody can sign in; enable OpenID Connect, SAML2 or an OAuth vendor in configuration (docs/providers.md)')
+  }
+  if (dotenv !== undefined) logger.info({ event: 'configuration.dotenv', file: DOTENV_FILE, variables: Object.keys(dotenv).length }, 'variables read from .env (Development)')
 
   const app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: CONTENT_ROOT, logger })
   let closing = false
@@ -66,7 +86,8 @@ async function main (): Promise<void> {
   await app.listen({ host, port })
 }
 
-main().catch((error: unknown) => {
-  createLogger('error').fatal({ err: error, event: 'server.start_failed' }, 'the application failed to start')
+main().catch(async (error: unknown) => {
+  const logger = processLogger ?? await createProcessLogger('error', 'Production', false)
+  logger.fatal({ err: error, event: 'server.start_failed', code: (error as { code?: unknown } | null)?.code }, 'the application failed to start')
   process.exitCode = 1
 })

@@ -10,10 +10,10 @@ import type { LoadedConfiguration } from './config/load.js'
 /** The app root: `src/..` when run with tsx, `dist/..` when built. */
 export const CONTENT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 
-/** Logs unknown keys as warnings and the failures as one structured error; true when valid. */
+/** Logs the warnings (unknown keys, secrets in settings files, insecure http) and the failures as one structured error; true when valid. */
 export function reportConfiguration (loaded: LoadedConfiguration, logger: Logger): boolean {
   for (const warning of loaded.warnings) {
-    logger.warn({ event: 'configuration.unknown_key', key: warning.key }, warning.message)
+    logger.warn({ event: warning.event, key: warning.key, ...(warning.file === undefined ? {} : { file: warning.file }) }, warning.message)
   }
   if (loaded.errors.length === 0) return true
   logger.error({

@@ -1,47 +1,69 @@
 /**
- * `npm run check-config` (src/check-config.ts) as a child process: invalid configuration exits 1
- * with one structured error line listing every sentence, and a planted secret appears nowhere in
- * its output; valid configuration exits 0.
+ * `npm run check-config` (src/check-config.ts) as a child process: the readable summary and the
+ * `--json` document report the same findings; invalid configuration exits 1 listing every
+ * sentence, valid exits 0, an unknown argument exits 2; a planted secret appears nowhere in the
+ * output, only its key and source.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { EXPECTED_SENTENCES, INVALID_WITH_PLANTED_SECRET, PLANTED_SECRET } from './helpers/planted-secret.js'
-import { cleanEnv, jsonLines, runEntryPoint, type Running } from './helpers/process.js'
+import { TEMPLATE_ROOT } from './helpers/app.js'
+import { cleanEnv, runProcess, type Running } from './helpers/process.js'
 
 const P = 'ProjectTemplate:Authentication:Providers'
+const checkConfig = (args: string[], env: NodeJS.ProcessEnv): Running =>
+  runProcess(process.execPath, ['--import', 'tsx', 'src/check-config.ts', ...args], { cwd: TEMPLATE_ROOT, env })
 
 describe('check-config', () => {
-  let invalidRun: Running
-  let validRun: Running
+  let invalidJson: Running
+  let invalidText: Running
+  let validText: Running
+  let typo: Running
   before(() => {
-    invalidRun = runEntryPoint('src/check-config.ts', cleanEnv(INVALID_WITH_PLANTED_SECRET))
-    validRun = runEntryPoint('src/check-config.ts', cleanEnv({ ProjectTemplate__Authentication__Providers__OpenIdConnect__ClientSecret: PLANTED_SECRET }))
+    invalidJson = checkConfig(['--json'], cleanEnv(INVALID_WITH_PLANTED_SECRET))
+    invalidText = checkConfig([], cleanEnv(INVALID_WITH_PLANTED_SECRET))
+    validText = checkConfig([], cleanEnv({ ProjectTemplate__Authentication__Providers__OpenIdConnect__ClientSecret: PLANTED_SECRET }))
+    typo = checkConfig(['--jsn'], cleanEnv({}))
   })
-  after(() => { invalidRun.kill(); validRun.kill() })
+  after(() => { for (const run of [invalidJson, invalidText, validText, typo]) run.kill() })
 
-  test('invalid configuration exits 1 with one structured error listing every sentence and no secret value', async () => {
-    const run = invalidRun
+  test('--json: invalid configuration exits 1 with every sentence, the unknown key, the secret\'s source and no secret value', async () => {
+    const run = invalidJson
     assert.equal(await run.exited(), 1)
-    const records = jsonLines(run.stdout())
-    const invalid = records.filter((record) => record.event === 'configuration.invalid')
-    assert.equal(invalid.length, 1)
-    assert.equal(invalid[0]?.code, 'APP_ERR_CONFIG_INVALID')
-    assert.equal(invalid[0]?.level, 50)
-    assert.deepEqual(invalid[0]?.errors, EXPECTED_SENTENCES)
-    const unknown = records.filter((record) => record.event === 'configuration.unknown_key')
-    assert.deepEqual(unknown.map((record) => record.key), [`${P}:VendorB:ClientSecert`])
+    const summary = JSON.parse(run.stdout()) as { valid: boolean, environment: string, errors: Array<{ message: string }>, warnings: Array<{ event: string, key: string }>, secrets: Array<{ key: string, source: string }> }
+    assert.equal(summary.valid, false)
+    assert.equal(summary.environment, 'Production')
+    assert.deepEqual(summary.errors.map((problem) => problem.message), EXPECTED_SENTENCES)
+    assert.deepEqual(summary.warnings.filter((warning) => warning.event === 'configuration.unknown_key').map((warning) => warning.key), [`${P}:VendorB:ClientSecert`])
+    assert.ok(summary.secrets.length > 0 && summary.secrets.every((secret) => secret.source === 'environment'))
     assert.ok(!run.stdout().includes(PLANTED_SECRET), 'the planted secret appears in stdout')
     assert.ok(!run.stderr().includes(PLANTED_SECRET), 'the planted secret appears in stderr')
-    assert.ok(!records.some((record) => record.event === 'configuration.valid'))
   })
 
-  test('valid configuration exits 0 and says so', async () => {
-    const run = validRun
+  test('readable: invalid configuration exits 1 and lists every sentence under Errors', async () => {
+    const run = invalidText
+    assert.equal(await run.exited(), 1)
+    const text = run.stdout()
+    assert.match(text, /^Configuration: INVALID \(\d+ errors?\); the application would not start\n/)
+    for (const sentence of EXPECTED_SENTENCES) assert.ok(text.includes(`  - ${sentence}\n`), sentence)
+    assert.ok(!text.includes(PLANTED_SECRET))
+  })
+
+  test('readable: valid configuration exits 0 and names environment, sources, providers and where the secret came from', async () => {
+    const run = validText
     assert.equal(await run.exited(), 0)
-    const valid = jsonLines(run.stdout()).filter((record) => record.event === 'configuration.valid')
-    assert.equal(valid.length, 1)
-    assert.equal(valid[0]?.environment, 'Production')
-    assert.ok(!run.stdout().includes(PLANTED_SECRET))
+    const text = run.stdout()
+    assert.match(text, /^Configuration: valid\n/)
+    assert.match(text, /^Environment: +Production/m)
+    assert.match(text, /^Sources: +appsettings\.json -> environment/m)
+    assert.match(text, /^Providers: +none enabled/m)
+    assert.ok(text.includes(`  ${P}:OpenIdConnect:ClientSecret  from environment\n`))
+    assert.ok(!text.includes(PLANTED_SECRET))
     assert.equal(run.stderr(), '')
+  })
+
+  test('an unknown argument exits 2 with the usage', async () => {
+    assert.equal(await typo.exited(), 2)
+    assert.match(typo.stderr(), /unknown argument --jsn/)
   })
 })

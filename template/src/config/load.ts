@@ -2,14 +2,14 @@
  * Loads, binds and validates the configuration. The same function serves `server.ts` and
  * `npm run check-config`; only those entry points pass in `process.env`.
  */
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { bindConfiguration, type ConfigurationProblem } from './bind.js'
 import { applyRules } from './rules.js'
-import { ApplicationSchema, ROOT_KEY, type ApplicationConfiguration } from './schema.js'
+import { ApplicationSchema, ROOT_KEY, SECRET_KEYWORD, type ApplicationConfiguration } from './schema.js'
 import {
-  ConfigurationSourceError, mergeLayers, readEnvironment, readJsonFile, readKeyPerFile, userSecretsPath,
-  type ConfigurationLayer
+  ConfigurationSourceError, DOTENV_FILE, mergeLayers, readEnvironment, readJsonFile, readKeyPerFile, userSecretsPath,
+  type ConfigurationLayer, type FlatConfiguration
 } from './sources.js'
 
 export interface LoadOptions {
@@ -17,6 +17,27 @@ export interface LoadOptions {
   readonly env: NodeJS.ProcessEnv
   /** Directory holding `appsettings*.json` and `package.json`. */
   readonly contentRoot: string
+  /**
+   * Variables read from `.env` (Development only; see sources.ts `readDotEnv`). A variable set in
+   * `env` too keeps the `env` value.
+   */
+  readonly dotenv?: Readonly<Record<string, string>> | undefined
+}
+
+/** A non-fatal finding: logged as a warning with its event name; never contains a value. */
+export interface ConfigurationWarning extends ConfigurationProblem {
+  /** Log event: `configuration.unknown_key`, `configuration.secret_in_file`, `configuration.insecure_http`. */
+  readonly event: string
+  /** The settings file concerned, when there is one (`appsettings.json`). */
+  readonly file?: string
+}
+
+/** Where a configured secret's value came from (never the value). */
+export interface SecretOrigin {
+  /** Full colon path as written by its source, canonical root (`ProjectTemplate:...:ClientSecret`). */
+  readonly key: string
+  /** Source name: `appsettings.json`, `user secrets file`, `key-per-file directory`, `.env`, `environment`. */
+  readonly source: string
 }
 
 export interface LoadedConfiguration {
@@ -26,10 +47,12 @@ export interface LoadedConfiguration {
   readonly contentRoot: string
   /** Startup validation failures: the app must not start when any is present. */
   readonly errors: readonly ConfigurationProblem[]
-  /** Non-fatal findings (unknown keys: typo protection). */
-  readonly warnings: readonly ConfigurationProblem[]
+  /** Non-fatal findings: unknown keys (typo protection), secrets in settings files, insecure http. */
+  readonly warnings: readonly ConfigurationWarning[]
   /** Names of the sources read, in order (never their content). */
   readonly sources: readonly string[]
+  /** Every secret key with a value, and the source it came from. */
+  readonly secretOrigins: readonly SecretOrigin[]
 }
 
 /**
@@ -101,15 +124,89 @@ export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
       errors.push({ key: directoryKey, message: `${directoryKey} ${error.message}` })
     }
   }
+  if (options.dotenv !== undefined) {
+    const fromFile = Object.fromEntries(Object.entries(options.dotenv).filter(([name]) => env[name] === undefined))
+    layers.push(readEnvironment(fromFile, DOTENV_FILE))
+    sources.push(DOTENV_FILE)
+  }
   layers.push(environment)
   sources.push('environment')
 
-  const bound = bindConfiguration<ApplicationConfiguration>(mergeLayers(layers), ApplicationSchema, ROOT_KEY)
+  const merged = mergeLayers(layers)
+  const bound = bindConfiguration<ApplicationConfiguration>(merged, ApplicationSchema, ROOT_KEY)
   errors.push(...bound.errors)
   errors.push(...applyRules({ config: bound.value, environmentName }))
-  const warnings = bound.unknownKeys.map((key) => ({
+  const warnings: ConfigurationWarning[] = bound.unknownKeys.map((key) => ({
     key,
+    event: 'configuration.unknown_key',
     message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.`
   }))
-  return { config: deepFreeze(bound.value), environmentName, contentRoot, errors, warnings, sources }
+  warnings.push(...secretsInSettingsFiles(contentRoot))
+  if (bound.value.Authentication.Cookie.AllowInsecureHttp) warnings.push(insecureHttpWarning(environmentName))
+  return { config: deepFreeze(bound.value), environmentName, contentRoot, errors, warnings, sources, secretOrigins: secretOriginsOf(merged) }
+}
+
+interface SchemaNode { properties?: Record<string, SchemaNode>, items?: SchemaNode, [SECRET_KEYWORD]?: boolean }
+
+/**
+ * Lower-cased colon paths of the schema's secret keys (`x-secret`): a string key itself, an array
+ * of secrets as its path (its elements are `<path>:<index>`).
+ */
+function secretPaths (node: SchemaNode = ApplicationSchema as SchemaNode, prefix = ROOT_KEY.toLowerCase()): string[] {
+  if (node[SECRET_KEYWORD] === true || node.items?.[SECRET_KEYWORD] === true) return [prefix]
+  return Object.entries(node.properties ?? {}).flatMap(([name, child]) => secretPaths(child, `${prefix}:${name.toLowerCase()}`))
+}
+
+const SECRET_PATHS = secretPaths()
+
+/** True for a flat (lower-cased) key that holds a secret. */
+export function isSecretKey (key: string): boolean {
+  const lower = key.toLowerCase()
+  return SECRET_PATHS.some((path) => lower === path || (lower.startsWith(`${path}:`) && /^\d+$/.test(lower.slice(path.length + 1))))
+}
+
+const hasValue = (value: unknown): boolean =>
+  typeof value === 'string' ? value.trim() !== '' && !/^<[^>]*>$/.test(value.trim()) : value !== null && value !== undefined
+
+function secretOriginsOf (merged: FlatConfiguration): SecretOrigin[] {
+  return [...merged.entries()]
+    .filter(([key, entry]) => isSecretKey(key) && hasValue(entry.value))
+    .map(([, entry]) => ({ key: entry.path, source: entry.source }))
+    .sort((a, b) => a.key.localeCompare(b.key, 'en'))
+}
+
+/**
+ * `appsettings*.json` files sit in the app root and are committed with the code (the contract's
+ * Authentication rule 8: secrets are not). Every such file is checked, the current environment's
+ * or not; a file that is not valid JSON is reported by loading, when it is read.
+ */
+function secretsInSettingsFiles (contentRoot: string): ConfigurationWarning[] {
+  const files = readdirSync(contentRoot).filter((name) => /^appsettings(\.[^.]+)?\.json$/i.test(name) && name !== 'appsettings.schema.json').sort()
+  return files.flatMap((file) => {
+    let layer: ConfigurationLayer
+    try {
+      layer = readJsonFile(join(contentRoot, file), file, true)
+    } catch {
+      return []
+    }
+    return [...layer.entries.entries()]
+      .filter(([key, entry]) => isSecretKey(key) && hasValue(entry.value))
+      .map(([, entry]) => ({
+        key: entry.path,
+        file,
+        event: 'configuration.secret_in_file',
+        message: `${entry.path} is set in ${file}, a file committed with the code; move it to user secrets (Development), an environment variable or a key-per-file directory, and replace it at the provider if it was ever pushed.`
+      }))
+  })
+}
+
+function insecureHttpWarning (environmentName: string): ConfigurationWarning {
+  const key = `${ROOT_KEY}:Authentication:Cookie:AllowInsecureHttp`
+  return {
+    key,
+    event: 'configuration.insecure_http',
+    message: environmentName === 'Development'
+      ? `${key} is true: the session, anti-forgery and sign-in correlation cookies drop the __Host- prefix and Secure and are sent over plain http. Use it only on this machine; anyone on the network path can read and replay them. Keep it false and use https (or http://localhost, which browsers treat as secure) for anything else.`
+      : `${key} is true outside Development, where it is rejected.`
+  }
 }

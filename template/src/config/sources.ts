@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { parseEnv } from 'node:util'
 import { ROOT_KEY } from './schema.js'
 
 export type ScalarValue = string | number | boolean | null
@@ -72,25 +73,57 @@ export function readJsonFile (path: string, source: string, optional: boolean): 
     throw new ConfigurationSourceError(source, `${source} was not found.`)
   }
   let document: unknown
+  const text = readFileSync(path, 'utf8')
   try {
-    document = JSON.parse(readFileSync(path, 'utf8'))
+    document = JSON.parse(text)
   } catch (error) {
-    // The parser's message may quote file content (a secret in user secrets), so it is not kept.
-    throw new ConfigurationSourceError(source, `${source} is not valid JSON.`, { cause: error instanceof SyntaxError ? undefined : error })
+    // The parser's message may quote file content (a secret in user secrets), so it is not kept:
+    // only the position it names, turned into a line and column.
+    if (!(error instanceof SyntaxError)) throw new ConfigurationSourceError(source, `${source} could not be read.`, { cause: error })
+    throw new ConfigurationSourceError(source, `${source} is not valid JSON: ${describeJsonErrorPosition(text, error.message)}.`)
   }
   return flattenJson(document, source)
 }
 
 /**
+ * Where JSON.parse stopped, as `line L, column C` (1-based), from the `position N` its message
+ * names (V8 on Node 20, 22 and 24); the end of the file for "Unexpected end of JSON input".
+ * Nothing of the message itself is returned: it can quote the file's content.
+ */
+export function describeJsonErrorPosition (text: string, parserMessage: string): string {
+  const match = /position (\d+)/.exec(parserMessage)
+  const offset = match !== null ? Math.min(Number(match[1]), text.length) : /end of JSON input/i.test(parserMessage) ? text.length : undefined
+  if (offset === undefined) return 'the parser gave no position'
+  const before = text.slice(0, offset)
+  const line = before.split('\n').length
+  const column = offset - (before.lastIndexOf('\n') + 1) + 1
+  return offset === text.length ? `unexpected end of file at line ${line}, column ${column}` : `line ${line}, column ${column}`
+}
+
+/** The Development `.env` file's name, in the app root. */
+export const DOTENV_FILE = '.env'
+
+/**
+ * Reads `.env` in `directory` (Node's own parser, `util.parseEnv`: `NAME=value` lines, `#`
+ * comments, quoted values); undefined when there is none. Only entry points call it, and only in
+ * Development; variables already in the real environment win (see load.ts).
+ */
+export function readDotEnv (directory: string): Record<string, string> | undefined {
+  const path = join(directory, DOTENV_FILE)
+  if (!existsSync(path) || !statSync(path).isFile()) return undefined
+  return parseEnv(readFileSync(path, 'utf8')) as Record<string, string>
+}
+
+/**
  * Environment variables that start with `<ROOT_KEY>__` (any case); `__` separates path segments.
  */
-export function readEnvironment (env: NodeJS.ProcessEnv): ConfigurationLayer {
+export function readEnvironment (env: NodeJS.ProcessEnv, source = 'environment'): ConfigurationLayer {
   const flat: FlatConfiguration = new Map()
   const prefix = `${ROOT_KEY.toLowerCase()}__`
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || !name.toLowerCase().startsWith(prefix)) continue
     const path = name.split('__').join(':')
-    flat.set(path.toLowerCase(), { path, value, source: 'environment' })
+    flat.set(path.toLowerCase(), { path, value, source })
   }
   return { entries: flat, replacesArrays: [] }
 }

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { sendError } from '../plugins/responses.js'
-import { homePage } from '../views/pages.js'
+import { homePage, publicHomePage } from '../views/pages.js'
 
 /** `/Home/Error/<n>` answers with n for 400-599, 500 when absent, 400 for anything else. */
 export function errorStatusFrom (segment: string | undefined): number {
@@ -19,12 +19,14 @@ export default async function homeRoutes (app: FastifyInstance): Promise<void> {
     const principal = await app.session.authenticate(request, reply)
     if (principal === undefined) {
       // Only reachable when the fallback is off (the --authProvider none posture).
-      return reply.type('text/html; charset=utf-8').send(homePage({ userName: 'guest', scheme: 'no authentication', claims: [], csrfToken: '' }))
+      return reply.type('text/html; charset=utf-8').send(publicHomePage())
     }
     const csrfToken = reply.generateCsrf({ userInfo: principal.ticket.sessionId })
+    const scheme = principal.ticket.scheme
     return reply.type('text/html; charset=utf-8').send(homePage({
       userName: principal.name,
-      scheme: principal.ticket.scheme,
+      // A ticket from a provider since disabled still names its scheme.
+      providerName: app.authentication.providers.get(scheme)?.displayName ?? scheme,
       claims: principal.claims,
       csrfToken
     }))

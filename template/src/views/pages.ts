@@ -52,8 +52,7 @@ export function loginPage (model: LoginPageModel): string {
   if (model.providers.length === 0) {
     return layout({ title: 'Sign in' }, html`<h1>Sign in</h1>
 ${failure}
-<p id="no-provider">${NO_PROVIDER_STATEMENT}</p>
-<p>An operator enables an external provider (OpenID Connect, SAML2 or an OAuth vendor) in configuration; see docs/providers.md.</p>`)
+<p id="no-provider">${NO_PROVIDER_STATEMENT}</p>`)
   }
   const items = model.providers.map((provider) => {
     const query = new URLSearchParams({ provider: provider.scheme })
@@ -92,15 +91,17 @@ ${model.detail === undefined ? '' : html`<pre class="detail">${model.detail}</pr
 
 export interface HomePageModel {
   readonly userName: string
-  readonly scheme: string
+  /** The provider's display name (DisplayName), not its scheme. */
+  readonly providerName: string
   readonly claims: readonly Claim[]
   readonly csrfToken: string
 }
 
+/** The starter page for a signed-in user: who, through which provider, their claims, sign out. */
 export function homePage (model: HomePageModel): string {
   const rows = model.claims.map((claim) => html`<tr><td>${claim.type}</td><td>${claim.value}</td><td>${claim.issuer}</td></tr>`)
   return layout({ title: 'Home', userName: model.userName }, html`<h1>Welcome, <span id="user-name">${model.userName}</span></h1>
-<p>Signed in with ${model.scheme}.</p>
+<p id="signed-in-with">Signed in with ${model.providerName}.</p>
 <h2>Your claims</h2>
 <table class="claims"><thead><tr><th>Type</th><th>Value</th><th>Issuer</th></tr></thead><tbody>${rows}</tbody></table>
 <form method="post" action="/Account/Logout">
@@ -111,4 +112,14 @@ export function homePage (model: HomePageModel): string {
 <input type="hidden" name="__RequestVerificationToken" value="${model.csrfToken}">
 <button type="submit" id="logout-everywhere">Sign out everywhere</button>
 </form>`)
+}
+
+/**
+ * The starter page when nobody is signed in and the page is public (the `--authProvider none`
+ * posture, or the fallback policy turned off): no user, no claims, no sign-out.
+ */
+export function publicHomePage (): string {
+  return layout({ title: 'Home' }, html`<h1>Welcome</h1>
+<p id="public-notice">This page is public: application authentication is off, so routes without authorization metadata need no sign-in.</p>
+<p>Nobody is signed in, and this application has no sign-in yet.</p>`)
 }

@@ -133,7 +133,7 @@ describe('unknown keys', () => {
     test(`${key} produces a warning naming the key, and is not an error`, () => {
       const loaded = load({ [variable]: 'PLANTED-UNKNOWN-VALUE' })
       assert.deepEqual(loaded.errors, [])
-      assert.deepEqual(loaded.warnings, [{ key, message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.` }])
+      assert.deepEqual(loaded.warnings, [{ key, event: 'configuration.unknown_key', message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.` }])
       assert.ok(!JSON.stringify(loaded.warnings).includes('PLANTED-UNKNOWN-VALUE'))
     })
   }

@@ -103,7 +103,7 @@ describe('configuration layering', () => {
     content.writeUserSecrets('{"ProjectTemplate": {"X": "PLANTED-USER-SECRET-91c2"')
     try {
       const loaded = load('development')
-      assert.deepEqual(loaded.errors.map((e) => e.message), ['user secrets file is not valid JSON.'])
+      assert.deepEqual(loaded.errors.map((e) => e.message), ['user secrets file is not valid JSON: unexpected end of file at line 1, column 53.'])
       assert.ok(!JSON.stringify(loaded.errors).includes('PLANTED-USER-SECRET-91c2'))
     } finally {
       content.writeUserSecrets(settingsFile(providers({ VendorA: 'user-secrets', VendorB: 'user-secrets', VendorC: 'user-secrets' })))

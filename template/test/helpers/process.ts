@@ -31,7 +31,15 @@ export interface Running {
 
 export function runEntryPoint (script: string, env: NodeJS.ProcessEnv): Running {
   // `node --import tsx` is `tsx <script>` in one process, so signals reach the app itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: TEMPLATE_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  return runProcess(process.execPath, ['--import', 'tsx', script], { cwd: TEMPLATE_ROOT, env })
+}
+
+/**
+ * Any command, output collected as for {@link runEntryPoint}. `detached` puts it in its own process
+ * group (for `npm start`, whose shell and node child are then signalled together by `kill(-pid)`).
+ */
+export function runProcess (command: string, args: readonly string[], options: { cwd: string, env: NodeJS.ProcessEnv, detached?: boolean }): Running {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: options.detached === true, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   const listeners = new Set<() => void>()
@@ -61,7 +69,14 @@ export function runEntryPoint (script: string, env: NodeJS.ProcessEnv): Running 
       exit.then(() => { check(); if (listeners.has(check)) { listeners.delete(check); clearTimeout(timer); reject(new Error(`process exited; stdout: ${out} stderr: ${err}`)) } })
       check()
     }),
-    kill: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') }
+    kill: () => {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      if (options.detached === true && child.pid !== undefined) {
+        try { process.kill(-child.pid, 'SIGKILL') } catch { child.kill('SIGKILL') }
+      } else {
+        child.kill('SIGKILL')
+      }
+    }
   }
 }
 

@@ -57,3 +57,21 @@ test('flushSync (the exit path) writes what is pending, through the synchronous 
     rmSync(directory, { recursive: true, force: true })
   }
 })
+
+test('an error or fatal line goes out at once, after the lines buffered before it', () => {
+  const { stream, read, remove } = fileStream()
+  try {
+    const batched = new BatchedDestination(stream, 1 << 20)
+    const logger = pino(loggerOptions('info'), batched)
+    logger.info({ n: 1 }, 'first')
+    logger.warn({ n: 2 }, 'second')
+    assert.equal(read(), '', 'info and warn lines wait for the batch')
+    logger.error({ n: 3 }, 'third')
+    assert.deepEqual(read().trim().split('\n').map((line) => (JSON.parse(line) as { n: number }).n), [1, 2, 3])
+    logger.info({ n: 4 }, 'fourth')
+    logger.fatal({ n: 5 }, 'fifth')
+    assert.deepEqual(read().trim().split('\n').map((line) => (JSON.parse(line) as { n: number }).n), [1, 2, 3, 4, 5])
+  } finally {
+    remove()
+  }
+})

@@ -42,6 +42,7 @@ describe('login page without providers', () => {
     assert.equal(response.statusCode, 200)
     assert.equal(response.headers['content-type'], 'text/html; charset=utf-8')
     assert.ok(response.body.includes(`<p id="no-provider">${NO_PROVIDER}</p>`))
+    assert.ok(!response.body.includes('docs/'), 'the end-user page points visitors at operator documentation')
     assert.doesNotMatch(response.body, /<form/i)
     assert.doesNotMatch(response.body, /<input/i)
     assert.doesNotMatch(response.body, /password/i)

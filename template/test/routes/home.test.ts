@@ -5,7 +5,8 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, claim, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { registerTestProvider, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
 
 const PLANTED_EXCEPTION = 'PLANTED-EXCEPTION-5b7e connection string Password=hunter2'
 
@@ -39,6 +40,38 @@ describe('starter page', () => {
   test('is authenticated by the fallback policy', async () => {
     const response = await t.app.inject({ url: '/' })
     assert.equal(response.statusCode, 302)
+  })
+})
+
+describe('starter page: provider name and the public posture', () => {
+  test('names the provider by its display name, not its scheme', async () => {
+    const t = await buildTestApp({ configure: (app) => { registerTestProvider(app) } })
+    try {
+      const challenge = await t.app.inject({ url: `/External/Challenge?provider=${TEST_PROVIDER}` })
+      const state = new URL(String(challenge.headers.location)).searchParams.get('state') ?? ''
+      const callback = await t.app.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${state}`, headers: { cookie: cookieHeaderFrom(challenge) } })
+      const home = await t.app.inject({ url: '/', headers: { cookie: cookieHeaderFrom(callback) } })
+      assert.equal(home.statusCode, 200)
+      assert.match(home.body, /<p id="signed-in-with">Signed in with Test IdP TestIdP\.<\/p>/)
+    } finally {
+      await t.app.close()
+    }
+  })
+
+  test('with authentication off (--authProvider none) the page is public and coherent: no user, no claims table, no sign-out', async () => {
+    const t = await buildTestApp({
+      settings: { Authentication: { Enabled: false, Cookie: { Enabled: false } }, Authorization: { RequireAuthenticatedUserByDefault: false } }
+    })
+    try {
+      const response = await t.app.inject({ url: '/' })
+      assert.equal(response.statusCode, 200)
+      assert.match(response.body, /<p id="public-notice">This page is public: application authentication is off/)
+      for (const absent of ['Signed in', 'guest', '<table', 'Your claims', 'Sign out', '/Account/Logout', 'class="user"']) {
+        assert.ok(!response.body.includes(absent), absent)
+      }
+    } finally {
+      await t.app.close()
+    }
   })
 })
 

@@ -1,0 +1,68 @@
+/**
+ * What `npm run check-config` reports: a summary of a loaded configuration (environment, sources,
+ * posture, enabled providers, where each secret came from, warnings, errors) as plain data, and
+ * its readable form. Never a configured value: secrets appear as their key and source only.
+ */
+import type { LoadedConfiguration } from './load.js'
+import { PROVIDER_NAMES, ROOT_KEY } from './schema.js'
+
+export interface ConfigurationSummary {
+  readonly valid: boolean
+  readonly environment: string
+  /** Sources read, in order; later wins. */
+  readonly sources: readonly string[]
+  readonly authentication: { readonly enabled: boolean, readonly requireAuthenticatedUserByDefault: boolean }
+  readonly providers: ReadonlyArray<{ readonly name: string, readonly displayName: string }>
+  /** Configured secrets by key, and where each came from. */
+  readonly secrets: ReadonlyArray<{ readonly key: string, readonly source: string }>
+  /** The data-protection keys: configured (shared), or a local key directory (one instance only). */
+  readonly dataProtection: { readonly keys: number, readonly keyDirectory?: string }
+  readonly warnings: ReadonlyArray<{ readonly event: string, readonly key: string, readonly file?: string, readonly message: string }>
+  readonly errors: ReadonlyArray<{ readonly key: string, readonly message: string }>
+}
+
+export function summarizeConfiguration (loaded: LoadedConfiguration): ConfigurationSummary {
+  const { config } = loaded
+  const keys = config.DataProtection.Keys.length
+  return {
+    valid: loaded.errors.length === 0,
+    environment: loaded.environmentName,
+    sources: [...loaded.sources],
+    authentication: {
+      enabled: config.Authentication.Enabled,
+      requireAuthenticatedUserByDefault: config.Authorization.RequireAuthenticatedUserByDefault
+    },
+    providers: PROVIDER_NAMES
+      .filter((name) => config.Authentication.Enabled && config.Authentication.Providers[name].Enabled)
+      .map((name) => ({ name, displayName: config.Authentication.Providers[name].DisplayName })),
+    secrets: loaded.secretOrigins.map((origin) => ({ key: origin.key, source: origin.source })),
+    dataProtection: keys > 0 ? { keys } : { keys, keyDirectory: config.DataProtection.KeyDirectory },
+    warnings: loaded.warnings.map((warning) => ({ event: warning.event, key: warning.key, ...(warning.file === undefined ? {} : { file: warning.file }), message: warning.message })),
+    errors: loaded.errors.map((problem) => ({ key: problem.key, message: problem.message }))
+  }
+}
+
+/** The readable report: a few labelled lines, then warnings and errors as lists. */
+export function formatSummary (summary: ConfigurationSummary): string {
+  const lines: string[] = []
+  lines.push(`Configuration: ${summary.valid ? 'valid' : `INVALID (${summary.errors.length} ${summary.errors.length === 1 ? 'error' : 'errors'}); the application would not start`}`)
+  lines.push(`Environment:   ${summary.environment} (from NODE_ENV)`)
+  lines.push(`Sources:       ${summary.sources.join(' -> ')} (later wins)`)
+  const { enabled, requireAuthenticatedUserByDefault } = summary.authentication
+  lines.push(`Posture:       ${enabled ? 'authentication on' : 'authentication OFF'}; ${requireAuthenticatedUserByDefault ? 'routes without metadata require a signed-in user' : 'routes without metadata are PUBLIC'}`)
+  lines.push(`Providers:     ${summary.providers.length === 0
+    ? (enabled ? 'none enabled (nobody can sign in yet; see docs/providers.md)' : 'none')
+    : summary.providers.map((provider) => `${provider.displayName} (${provider.name})`).join(', ')}`)
+  lines.push(`Session keys:  ${summary.dataProtection.keys > 0
+    ? `${summary.dataProtection.keys} configured (${ROOT_KEY}:DataProtection:Keys)`
+    : `none configured; one is generated in ${summary.dataProtection.keyDirectory ?? '.keys'} (one instance only; npm run generate-key makes a shared one)`}`)
+  lines.push(`Secrets:       ${summary.secrets.length === 0 ? 'none configured' : `${summary.secrets.length} configured (values not shown)`}`)
+  for (const secret of summary.secrets) lines.push(`  ${secret.key}  from ${secret.source}`)
+  lines.push(`Warnings:      ${summary.warnings.length}`)
+  for (const warning of summary.warnings) lines.push(`  - ${warning.message}`)
+  if (summary.errors.length > 0) {
+    lines.push(`Errors:        ${summary.errors.length}`)
+    for (const problem of summary.errors) lines.push(`  - ${problem.message}`)
+  }
+  return `${lines.join('\n')}\n`
+}

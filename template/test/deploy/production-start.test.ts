@@ -1,0 +1,87 @@
+/**
+ * The production start contract, without containers: the bundle (`npm run bundle`, the step of
+ * `npm run build` after the type check) copied with what the Dockerfile copies (package.json,
+ * appsettings*.json, public/) into a directory with no node_modules anywhere above it, started
+ * with the production command (`npm start`), answers /health/live and the login page, and exits 0
+ * on SIGTERM. A directory without node_modules is stricter than `npm ci --omit=dev`: it proves
+ * dist/ is self-contained, so a production-only install (or none) is enough.
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { TEMPLATE_ROOT } from '../helpers/app.js'
+import { cleanEnv, jsonLines, runProcess, type Running } from '../helpers/process.js'
+
+const KEY = Buffer.alloc(32, 23).toString('base64')
+const LISTENING = /^Server listening at (http:\/\/127\.0\.0\.1:\d+)$/
+const manifest = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+
+function nodeModulesAbove (directory: string): string[] {
+  const found: string[] = []
+  for (let current = directory; ; current = dirname(current)) {
+    if (existsSync(join(current, 'node_modules'))) found.push(join(current, 'node_modules'))
+    if (dirname(current) === current) return found
+  }
+}
+
+describe('production start contract', () => {
+  const root = mkdtempSync(join(tmpdir(), 'pt-production-'))
+  let run: Running
+  let origin = ''
+  let serverPid = 0
+
+  before(async () => {
+    const bundle = runProcess('npm', ['run', 'bundle', '--', `--outdir=${join(root, 'dist')}`], { cwd: TEMPLATE_ROOT, env: process.env })
+    assert.equal(await bundle.exited(120_000), 0, bundle.stderr())
+    cpSync(join(TEMPLATE_ROOT, 'package.json'), join(root, 'package.json'))
+    cpSync(join(TEMPLATE_ROOT, 'public'), join(root, 'public'), { recursive: true })
+    for (const file of readdirSync(TEMPLATE_ROOT).filter((name) => /^appsettings.*\.json$/.test(name))) {
+      cpSync(join(TEMPLATE_ROOT, file), join(root, file))
+    }
+    run = runProcess('npm', ['start', '--silent'], {
+      cwd: root,
+      env: cleanEnv({ NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', ProjectTemplate__DataProtection__Keys__0: KEY }),
+      detached: true
+    })
+    const line = await run.waitForLine((record) => typeof record.msg === 'string' && LISTENING.test(record.msg), 30_000)
+    origin = LISTENING.exec(String(line.msg))?.[1] ?? ''
+    serverPid = Number(line.pid)
+  })
+  after(() => {
+    run?.kill()
+    rmSync(root, { recursive: true, force: true })
+  })
+
+  test('start runs the built server and never builds, and there is no prestart', () => {
+    assert.equal(manifest.scripts.prestart, undefined)
+    assert.match(manifest.scripts.start ?? '', /^node (--enable-source-maps )?dist\/server\.js$/)
+    assert.match(manifest.scripts.build ?? '', /npm run bundle$/)
+  })
+
+  test('the built output runs with no node_modules in its directory or any directory above it', () => {
+    assert.deepEqual(nodeModulesAbove(root), [])
+    assert.ok(existsSync(join(root, 'dist', 'server.js')))
+    assert.ok(existsSync(join(root, 'dist', 'check-config.js')), 'check-config is bundled for production images')
+  })
+
+  test('/health/live, the login page and a static file answer', async () => {
+    const live = await fetch(`${origin}/health/live`, { signal: AbortSignal.timeout(5000) })
+    assert.equal(live.status, 200)
+    const login = await fetch(`${origin}/Account/Login`, { signal: AbortSignal.timeout(5000) })
+    assert.equal(login.status, 200)
+    assert.match(await login.text(), /No sign-in provider is configured/)
+    const css = await fetch(`${origin}/css/site.css`, { signal: AbortSignal.timeout(5000) })
+    assert.equal(css.status, 200)
+  })
+
+  test('the server logs JSON in Production; SIGTERM to it (as an orchestrator sends) closes it and npm start exits 0', async () => {
+    assert.ok(serverPid > 0 && serverPid !== run.child.pid, 'the listening line carries the node process id')
+    process.kill(serverPid, 'SIGTERM')
+    assert.equal(await run.exited(20_000), 0, run.stderr())
+    const records = jsonLines(run.stdout())
+    assert.ok(records.some((record) => record.event === 'configuration.loaded' && record.environment === 'Production'))
+    assert.ok(records.some((record) => record.event === 'server.closed'))
+  })
+})
