@@ -1,17 +1,21 @@
 /**
- * The app for the load scenarios: the built app (template/dist/app.js, the same buildApp as
- * dist/server.js, Production, JSON logs to stdout) plus one bench-only route, POST
+ * The app for the load scenarios: the same buildApp as dist/server.js (Production, JSON logs to
+ * stdout), loaded from template/src through tsx (the build bundles only the entry points; the
+ * compiled code is the same esbuild transform, paid once at start), plus one bench-only route, POST
  * /bench-only/sign-in, which signs in the claims it is sent, so the harness gets real session
  * cookies from the real session store (embedded or Redis, from configuration). The route lives
  * here, never in the shipped app. Listens on HOST:PORT (127.0.0.1).
  */
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { DIST, TEMPLATE } from './harness.mjs'
+import { register } from 'tsx/esm/api'
+import { TEMPLATE } from './harness.mjs'
 
-const { buildApp } = await import(pathToFileURL(join(DIST, 'app.js')).href)
-const { loadConfiguration } = await import(pathToFileURL(join(DIST, 'config', 'load.js')).href)
-const { createLogger } = await import(pathToFileURL(join(DIST, 'logger.js')).href)
+register()
+const source = (path) => pathToFileURL(join(TEMPLATE, 'src', path)).href
+const { buildApp } = await import(source('app.ts'))
+const { loadConfiguration } = await import(source('config/load.ts'))
+const { createLogger } = await import(source('logger.ts'))
 
 const loaded = loadConfiguration({ env: process.env, contentRoot: TEMPLATE })
 if (loaded.errors.length > 0) throw new Error(`bench configuration invalid: ${loaded.errors.map((problem) => problem.message).join(' ')}`)
