@@ -21,7 +21,7 @@ export const TEMPLATE = join(ROOT, 'template')
 export const DIST = join(TEMPLATE, 'dist')
 export const HOST = '127.0.0.1'
 export const SESSION_COOKIE = '__Host-ProjectTemplate.Web.Authentication'
-const START_TIMEOUT_MS = 15_000
+const START_TIMEOUT_MS = 60_000
 
 // ---------------------------------------------------------------------------------------------
 // CPU pinning: servers on CPU 0, this process (the load generator) on CPU 1.
