@@ -6,7 +6,8 @@
 import { buildApp } from './app.js'
 import { loadConfiguration } from './config/load.js'
 import { createLogger } from './logger.js'
-import { CONTENT_ROOT, reportConfiguration } from './startup.js'
+import { ConfigurationError } from './errors.js'
+import { CONTENT_ROOT, reportConfiguration, reportConfigurationError } from './startup.js'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 5000
@@ -36,7 +37,16 @@ async function main (): Promise<void> {
   }
   logger.info({ event: 'configuration.loaded', environment: loaded.environmentName, sources: loaded.sources }, 'configuration loaded')
 
-  const app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: CONTENT_ROOT, logger })
+  let app: Awaited<ReturnType<typeof buildApp>>
+  try {
+    app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: CONTENT_ROOT, logger })
+  } catch (error) {
+    // A problem found only when a resource is opened (the key directory): reported like validation.
+    if (!(error instanceof ConfigurationError)) throw error
+    reportConfigurationError(error, loaded.environmentName, startupLogger)
+    process.exitCode = 1
+    return
+  }
   let closing = false
   const shutdown = (signal: string): void => {
     if (closing) return

@@ -106,7 +106,7 @@ export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
 
   const bound = bindConfiguration<ApplicationConfiguration>(mergeLayers(layers), ApplicationSchema, ROOT_KEY)
   errors.push(...bound.errors)
-  errors.push(...applyRules({ config: bound.value, environmentName }))
+  errors.push(...applyRules({ config: bound.value, environmentName, contentRoot }))
   const warnings = bound.unknownKeys.map((key) => ({
     key,
     message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.`

@@ -231,7 +231,9 @@ const cases: RuleCase[] = [
 describe('startup validation rules', () => {
   for (const { name, settings, nodeEnv, messages } of cases) {
     test(name, () => {
-      const loaded = loadTestConfiguration({ settings, ...(nodeEnv === undefined ? {} : { nodeEnv }) })
+      // Every case names the public origin, which an enabled provider needs outside Development (tested below on its own).
+      const withOrigin = { ...settings, Hosting: { PublicOrigin: 'https://app.example.test' } }
+      const loaded = loadTestConfiguration({ settings: withOrigin, ...(nodeEnv === undefined ? {} : { nodeEnv }) })
       assert.deepEqual(loaded.errors.map((problem) => problem.message), messages)
       for (const problem of loaded.errors) assert.ok(problem.message.startsWith(problem.key), `${problem.message} starts with its key ${problem.key}`)
     })
@@ -239,7 +241,7 @@ describe('startup validation rules', () => {
 
   test('the default configuration passes every rule', () => {
     assert.deepEqual(loadTestConfiguration().errors, [])
-    assert.equal(RULES.length, 13)
+    assert.equal(RULES.length, 19)
   })
 
   test('every failure is collected and reported together, in rule order', () => {
