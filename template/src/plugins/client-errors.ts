@@ -36,7 +36,9 @@ export function createClientErrorHandler (logger: FastifyBaseLogger): (error: Er
     if (error.code === 'ECONNRESET' || socket.destroyed) return
     const statusCode = STATUS_OF[error.code ?? ''] ?? 400
     logger.info({ event: 'request.client_error', statusCode, errorCode: error.code }, 'request rejected by the HTTP parser')
-    if (socket.writable) socket.end(clientErrorResponse(statusCode), () => { socket.destroy() })
+    // As Node does: never write into a response that has already started on this socket.
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage
+    if (socket.writable && inFlight?.headersSent !== true) socket.end(clientErrorResponse(statusCode), () => { socket.destroy() })
     else socket.destroy()
   }
 }
