@@ -11,8 +11,8 @@
  * naming `ProjectTemplate:DataProtection:KeyDirectory`, never a key or the file's content.
  */
 import { randomBytes, hkdfSync } from 'node:crypto'
-import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
-import { isAbsolute, join, resolve } from 'node:path'
+import { accessSync, chmodSync, constants, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
 import type { ConfigurationProblem } from '../config/bind.js'
 import type { Secret } from '../config/secret.js'
 import { ConfigurationError } from '../errors.js'
@@ -106,9 +106,34 @@ interface StoreInspection {
 }
 
 /** Reads and checks the key directory and key file without creating or changing anything. */
+/** Why a missing key directory could not be created (its nearest existing ancestor), if it could not. */
+function creationProblem (directory: string): string | undefined {
+  let ancestor = dirname(directory)
+  for (let depth = 0; depth < 64; depth++) {
+    const stats = statOrUndefined(ancestor)
+    if (stats instanceof Error) return stats.code ?? 'error'
+    if (stats !== undefined) {
+      if (!stats.isDirectory()) return 'ENOTDIR'
+      try {
+        accessSync(ancestor, constants.W_OK | constants.X_OK)
+      } catch (error) {
+        return (error as NodeJS.ErrnoException).code ?? 'error'
+      }
+      return undefined
+    }
+    const parent = dirname(ancestor)
+    if (parent === ancestor) return undefined
+    ancestor = parent
+  }
+  return undefined
+}
+
 function readKeyStore (directory: string): StoreInspection {
   const directoryStats = statOrUndefined(directory)
-  if (directoryStats === undefined) return { problems: [] }
+  if (directoryStats === undefined) {
+    const reason = creationProblem(directory)
+    return { problems: reason === undefined ? [] : [problem(`does not exist and cannot be created (${reason}).`)] }
+  }
   if (directoryStats instanceof Error) return { problems: [problem(`cannot be read (${directoryStats.code ?? 'error'}).`)] }
   if (!directoryStats.isDirectory()) return { problems: [problem('must name a directory; a file is in its place.')] }
   const problems: ConfigurationProblem[] = []

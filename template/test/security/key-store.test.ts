@@ -28,6 +28,8 @@ interface StoreCase {
   /** Creates the store under `directory` (which does not exist yet). */
   readonly prepare: (directory: string) => void
   readonly message: string
+  /** The configured directory below the prepared path (default: the prepared path itself). */
+  readonly below?: string
 }
 
 const keyFile = (directory: string, content: string, mode = 0o600): void => {
@@ -49,6 +51,7 @@ const cases: StoreCase[] = [
   { name: 'a key file that is not JSON (its content is never quoted)', prepare: (d) => { keyFile(d, `${PLANTED_MATERIAL}==" }`) }, message: `${KEY} holds a ${GENERATED_KEY_FILE} that is not valid JSON.` },
   { name: 'a file where the key directory should be', prepare: (d) => { writeFileSync(d, PLANTED_MATERIAL) }, message: `${KEY} must name a directory; a file is in its place.` },
   { name: 'a directory where the key file should be', prepare: (d) => { mkdirSync(join(d, GENERATED_KEY_FILE), { recursive: true, mode: 0o700 }); chmodSync(d, 0o700) }, message: `${KEY} holds a ${GENERATED_KEY_FILE} that is not a regular file.` },
+  { name: 'a key directory that cannot be created (its parent is a file)', prepare: (d) => { writeFileSync(d, 'x') }, below: 'keys', message: `${KEY} does not exist and cannot be created (ENOTDIR).` },
   {
     name: 'a key directory with mode 0777',
     prepare: (d) => { mkdirSync(d); chmodSync(d, 0o777) },
@@ -67,10 +70,11 @@ const cases: StoreCase[] = [
 ]
 
 describe('key store problems are configuration errors naming the key directory', () => {
-  cases.forEach(({ name, prepare, message }, index) => {
+  cases.forEach(({ name, prepare, message, below }, index) => {
     test(name, async () => {
-      const directory = join(temp, `case-${index}`)
-      prepare(directory)
+      const prepared = join(temp, `case-${index}`)
+      prepare(prepared)
+      const directory = below === undefined ? prepared : join(prepared, below)
       // check-config's path: loading and validation.
       const loaded = loadTestConfiguration({ settings: { DataProtection: { KeyDirectory: directory } } })
       assert.deepEqual(loaded.errors, [{ key: KEY, message }])
