@@ -14,6 +14,7 @@ import { randomBytes, hkdfSync } from 'node:crypto'
 import { accessSync, chmodSync, constants, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import type { ConfigurationProblem } from '../config/bind.js'
+import { ROOT_KEY } from '../config/schema.js'
 import type { Secret } from '../config/secret.js'
 import { ConfigurationError } from '../errors.js'
 
@@ -35,7 +36,7 @@ const PURPOSE = 'ProjectTemplate.Web.Authentication.SessionTicket.v2'
 /** Key material must be at least this long (the rule for configured keys and key-file entries). */
 export const MINIMUM_KEY_BYTES = 32
 
-const KEY_DIRECTORY_KEY = 'ProjectTemplate:DataProtection:KeyDirectory'
+const KEY_DIRECTORY_KEY = `${ROOT_KEY}:DataProtection:KeyDirectory`
 
 /** HKDF info: the label, a zero byte, then the discriminator (unambiguous for any discriminator). */
 function info (label: string, applicationDiscriminator: string): Buffer {
@@ -221,7 +222,7 @@ export function loadKeyRing (configured: readonly Secret[], keyDirectory: string
     const materials = configured.map((key, index) => {
       const material = keyMaterialOf(key.reveal())
       if (material === undefined) {
-        const path = `ProjectTemplate:DataProtection:Keys:${index}`
+        const path = `${ROOT_KEY}:DataProtection:Keys:${index}`
         throw new ConfigurationError([{ key: path, message: `${path} must be base64 of at least ${MINIMUM_KEY_BYTES} random bytes.` }])
       }
       return material
