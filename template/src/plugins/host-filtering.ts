@@ -37,19 +37,28 @@ async function hostFiltering (app: FastifyInstance, options: HostFilteringOption
     return sendError(request, reply, 400, { code: 'APP_ERR_HOST_NOT_ALLOWED' })
   }
 
+  // A deployment sees a handful of Host values: decide each once. Bounded: when full it starts
+  // over, so a flood of distinct hosts costs a regular expression each, never memory.
+  const verdicts = new Map<string, 'ok' | 'malformed' | 'not_allowed'>()
+  const verdictOf = (host: string): 'ok' | 'malformed' | 'not_allowed' => {
+    let verdict = verdicts.get(host)
+    if (verdict === undefined) {
+      verdict = !isValidHost(host) ? 'malformed' : filtering && !allowed(hostNameOf(host)) ? 'not_allowed' : 'ok'
+      if (verdicts.size >= 128) verdicts.clear()
+      verdicts.set(host, verdict)
+    }
+    return verdict
+  }
+
   app.addHook('onRequest', function checkHost (request, reply, done) {
     const protocol = request.protocol
     if (protocol !== 'http' && protocol !== 'https') {
       refuse(request, reply, 'forwarded_proto')
       return
     }
-    const host = request.host
-    if (!isValidHost(host)) {
-      refuse(request, reply, 'malformed')
-      return
-    }
-    if (filtering && !allowed(hostNameOf(host)) && !PROBE_PATHS.has(pathOf(request.url))) {
-      refuse(request, reply, 'not_allowed')
+    const verdict = verdictOf(request.host)
+    if (verdict === 'malformed' || (verdict === 'not_allowed' && !PROBE_PATHS.has(pathOf(request.url)))) {
+      refuse(request, reply, verdict)
       return
     }
     done()
