@@ -1,7 +1,8 @@
 /**
  * buildApp: the application as a Fastify instance, not listening. Registration is explicit and
  * ordered as the security argument reads: logging and error rendering, cookies and body parsing,
- * security headers, static files (ahead of routing, outside authorization), the state store, session,
+ * security headers, host filtering, static files (ahead of routing, outside authorization), the
+ * state store, session,
  * authentication schemes, anti-forgery, authorization (fallback policy, not-found), external
  * sign-in (correlation, completion) and the enabled providers, then the routes. It never reads process.env.
  */
@@ -10,14 +11,16 @@ import { join } from 'node:path'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
-import { loadKeyRing, type KeyRing } from './auth/key-ring.js'
+import { applicationDiscriminatorOf, loadKeyRing, type KeyRing } from './auth/key-ring.js'
 import { PROVIDER_NAMES, ROOT_KEY, type ApplicationConfiguration } from './config/schema.js'
 import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
+import { createClientErrorHandler } from './plugins/client-errors.js'
 import csrf from './plugins/csrf.js'
 import errorHandler, { renderError } from './plugins/error-handler.js'
 import externalProviders from './plugins/external-providers.js'
 import externalSignIn from './plugins/external-sign-in.js'
+import hostFiltering from './plugins/host-filtering.js'
 import requestLogging from './plugins/request-logging.js'
 import securityHeaders from './plugins/security-headers.js'
 import session, { sessionCookieSettings } from './plugins/session.js'
@@ -55,7 +58,8 @@ export const AUTHENTICATION_DISABLED_MESSAGE =
 function resolveKeyRing (options: BuildAppOptions): KeyRing {
   if (options.keyRing !== undefined) return options.keyRing
   const { config, contentRoot, logger } = options
-  const source = loadKeyRing(config.DataProtection.Keys, config.DataProtection.KeyDirectory, contentRoot)
+  const discriminator = applicationDiscriminatorOf(config.DataProtection.ApplicationDiscriminator, options.environmentName)
+  const source = loadKeyRing(config.DataProtection.Keys, config.DataProtection.KeyDirectory, contentRoot, discriminator)
   if (source.origin !== 'configuration') {
     logger.warn({
       event: 'data_protection.local_key',
@@ -74,15 +78,30 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
   const now = options.now ?? Date.now
   const sessionCookie = sessionCookieSettings(config, environmentName)
   const insecureCookies = sessionCookie.options.secure !== true
+  const hosting = config.Hosting
 
   const app = Fastify({
     loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    trustProxy: config.ForwardedHeaders.Enabled ? [...config.ForwardedHeaders.KnownProxies] : false,
+    trustProxy: config.ForwardedHeaders.Enabled ? config.ForwardedHeaders.KnownProxies.map((value) => value.trim()).filter((value) => value !== '') : false,
     bodyLimit: 64 * 1024,
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // Fastify's defaults (0) remove Node's own limits: a client sending a body one byte at a time
+    // would hold its connection for ever (docs/security.md, "Connections").
+    requestTimeout: hosting.RequestTimeoutSeconds * 1000,
+    connectionTimeout: hosting.IdleTimeoutSeconds * 1000,
+    keepAliveTimeout: hosting.KeepAliveTimeoutSeconds * 1000,
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      requestTimeout: hosting.RequestTimeoutSeconds * 1000,
+      headersTimeout: hosting.HeadersTimeoutSeconds * 1000,
+      // How often Node looks for requests past their deadline (its default is 30 s).
+      connectionsCheckingInterval: Math.min(5000, hosting.HeadersTimeoutSeconds * 500),
+      // A request without Host reaches the host check and gets the app's 400, not Node's bare one.
+      requireHostHeader: false
+    },
+    clientErrorHandler: createClientErrorHandler(logger),
     frameworkErrors: (error, request, reply) => { renderError(development, error, request, reply) }
   })
 
@@ -99,13 +118,14 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
   await app.register(cookie, { hook: 'onRequest', parseOptions: {} })
   await app.register(formbody, { bodyLimit: 16 * 1024 })
   await app.register(securityHeaders, { environmentName })
+  await app.register(hostFiltering, { config, environmentName })
   await app.register(staticFiles, { root: join(contentRoot, 'public') })
   await app.register(state, { config, now, ...(options.stateStore === undefined ? {} : { store: options.stateStore }) })
   await app.register(session, { config, cookie: sessionCookie, keyRing, now })
   await app.register(authentication, { config })
   await app.register(csrf, { keyRing, secure: !insecureCookies })
   await app.register(authorization, { config, environmentName })
-  await app.register(externalSignIn, { config, insecureCookies, keyRing, now })
+  await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now })
   await app.register(externalProviders, { config, environmentName, keyRing })
 
   await app.register(homeRoutes)

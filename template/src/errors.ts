@@ -19,6 +19,7 @@ export const ERRORS = {
   APP_ERR_STATE_FULL: { status: 503, title: 'Too many sign-ins in progress' },
   APP_ERR_SESSION_DISABLED: { status: 500, title: 'Cookie session is disabled' },
   APP_ERR_BAD_REQUEST: { status: 400, title: 'Bad request' },
+  APP_ERR_HOST_NOT_ALLOWED: { status: 400, title: 'Host not allowed' },
   APP_ERR_NOT_FOUND: { status: 404, title: 'Not found' },
   APP_ERR_INTERNAL: { status: 500, title: 'Internal server error' }
 } as const satisfies Record<string, { status: number, title: string }>
@@ -35,5 +36,26 @@ export class AppError extends Error {
     this.name = 'AppError'
     this.code = code
     this.statusCode = ERRORS[code].status
+  }
+}
+
+/** One configuration problem: the full colon path and a sentence naming it, never its value. */
+export interface KeyedProblem {
+  readonly key: string
+  readonly message: string
+}
+
+/**
+ * Startup refused for a configuration reason found only when a resource is opened (the key
+ * directory, a certificate): reported like validation failures (`APP_ERR_CONFIG_INVALID`, the
+ * sentences naming keys), never as a stack trace.
+ */
+export class ConfigurationError extends AppError {
+  readonly problems: readonly KeyedProblem[]
+
+  constructor (problems: readonly KeyedProblem[], options?: ErrorOptions) {
+    super('APP_ERR_CONFIG_INVALID', problems.map((problem) => problem.message).join(' '), options)
+    this.name = 'ConfigurationError'
+    this.problems = problems
   }
 }

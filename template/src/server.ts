@@ -8,8 +8,9 @@ import { buildApp } from './app.js'
 import { environmentNameFrom, loadConfiguration } from './config/load.js'
 import { PROVIDER_NAMES } from './config/schema.js'
 import { DOTENV_FILE, readDotEnv } from './config/sources.js'
+import { ConfigurationError } from './errors.js'
 import { createProcessLogger } from './logger.js'
-import { CONTENT_ROOT, reportConfiguration } from './startup.js'
+import { CONTENT_ROOT, reportConfiguration, reportConfigurationError } from './startup.js'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 5000
@@ -56,7 +57,16 @@ async function main (): Promise<void> {
   }
   if (dotenv !== undefined) logger.info({ event: 'configuration.dotenv', file: DOTENV_FILE, variables: Object.keys(dotenv).length }, 'variables read from .env (Development)')
 
-  const app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: CONTENT_ROOT, logger })
+  let app: Awaited<ReturnType<typeof buildApp>>
+  try {
+    app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: CONTENT_ROOT, logger })
+  } catch (error) {
+    // A problem found only when a resource is opened (the key directory): reported like validation.
+    if (!(error instanceof ConfigurationError)) throw error
+    reportConfigurationError(error, loaded.environmentName, startupLogger)
+    process.exitCode = 1
+    return
+  }
   let closing = false
   const shutdown = (signal: string): void => {
     if (closing) return

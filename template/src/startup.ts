@@ -6,6 +6,7 @@ import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Logger } from 'pino'
 import type { LoadedConfiguration } from './config/load.js'
+import type { ConfigurationError } from './errors.js'
 
 /** The app root: `src/..` when run with tsx, `dist/..` when built. */
 export const CONTENT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -23,4 +24,14 @@ export function reportConfiguration (loaded: LoadedConfiguration, logger: Logger
     errors: loaded.errors.map((problem) => problem.message)
   }, 'configuration is invalid; the application will not start')
   return false
+}
+
+/** The same structured line for a configuration problem found while building the app. */
+export function reportConfigurationError (error: ConfigurationError, environmentName: string, logger: Logger): void {
+  logger.error({
+    event: 'configuration.invalid',
+    code: error.code,
+    environment: environmentName,
+    errors: error.problems.map((problem) => problem.message)
+  }, 'configuration is invalid; the application will not start')
 }

@@ -11,7 +11,7 @@ const PLANTED = 'PLANTED-SECRET-7f3a9c'
 
 describe('contract Errors table', () => {
   test('provider enabled with a missing required value: startup fails, the message names the key, no secret is logged', () => {
-    const loaded = loadTestConfiguration({ settings: { Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: 'https://idp.example.test', ClientSecret: PLANTED } } } } })
+    const loaded = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: 'https://idp.example.test', ClientSecret: PLANTED } } } } })
     const logs = new LogCapture()
     assert.equal(reportConfiguration(loaded, createLogger('info', logs)), false)
     const [line] = logs.events('configuration.invalid')

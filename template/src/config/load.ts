@@ -135,7 +135,7 @@ export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
   const merged = mergeLayers(layers)
   const bound = bindConfiguration<ApplicationConfiguration>(merged, ApplicationSchema, ROOT_KEY)
   errors.push(...bound.errors)
-  errors.push(...applyRules({ config: bound.value, environmentName }))
+  errors.push(...applyRules({ config: bound.value, environmentName, contentRoot }))
   const warnings: ConfigurationWarning[] = bound.unknownKeys.map((key) => ({
     key,
     event: 'configuration.unknown_key',

@@ -2,6 +2,9 @@
  * Cross-key startup rules, one small named function each; read them as a list in {@link RULES}.
  * Each returns sentences that name the full colon path and never a configured value.
  */
+import { isAllowedHostPattern, isProxyAddress, parsePublicOrigin } from '../auth/host-trust.js'
+import { inspectKeyStore, keyMaterialOf } from '../auth/key-ring.js'
+import { readCertificate } from '../auth/saml2-certificates.js'
 import type { ConfigurationProblem } from './bind.js'
 import { PROVIDER_NAMES, ROOT_KEY, type ApplicationConfiguration, type ProviderName } from './schema.js'
 import type { Secret } from './secret.js'
@@ -9,11 +12,18 @@ import type { Secret } from './secret.js'
 export interface RuleContext {
   readonly config: ApplicationConfiguration
   readonly environmentName: string
+  /**
+   * The app root: relative paths (the key directory) resolve against it. Rules that look at the
+   * file system run only when it is given (loadConfiguration always gives it).
+   */
+  readonly contentRoot?: string
 }
 
 type Rule = (context: RuleContext) => ConfigurationProblem[]
 
 const AUTH = `${ROOT_KEY}:Authentication`
+const HOSTING = `${ROOT_KEY}:Hosting`
+const DATA_PROTECTION = `${ROOT_KEY}:DataProtection`
 const AUTHZ = `${ROOT_KEY}:Authorization`
 const providerKey = (name: ProviderName, key: string): string => `${AUTH}:Providers:${name}:${key}`
 const problem = (key: string, message: string): ConfigurationProblem => ({ key, message })
@@ -134,6 +144,16 @@ export const saml2Settings: Rule = ({ config, environmentName }) => {
     if (!saml.IdpSigningCertificates.some((value) => !isMissing(value))) {
       problems.push(problem(providerKey('Saml2', 'IdpSigningCertificates'), `${providerKey('Saml2', 'IdpSigningCertificates')} must contain at least one certificate when ${providerKey('Saml2', 'LoadMetadata')} is false.`))
     }
+    // The same parse the provider does at startup (plugins/providers/saml2.ts), so check-config finds it first.
+    saml.IdpSigningCertificates.forEach((value, index) => {
+      if (value.trim() === '') return
+      try {
+        readCertificate(value)
+      } catch {
+        const key = `${providerKey('Saml2', 'IdpSigningCertificates')}:${index}`
+        problems.push(problem(key, `${key} is not a PEM or base64 DER X.509 certificate.`))
+      }
+    })
   }
   return problems
 }
@@ -191,12 +211,21 @@ export const forwardedHeadersNeedKnownProxies: Rule = ({ config }) =>
     ? [problem(`${ROOT_KEY}:ForwardedHeaders:KnownProxies`, `${ROOT_KEY}:ForwardedHeaders:KnownProxies must list at least one proxy address when ${ROOT_KEY}:ForwardedHeaders:Enabled is true.`)]
     : []
 
+/** Fastify's proxy-addr throws at startup on an entry it cannot parse, quoting it: refuse it here, unquoted. */
+export const knownProxiesAreAddresses: Rule = ({ config }) =>
+  config.ForwardedHeaders.Enabled
+    ? config.ForwardedHeaders.KnownProxies.flatMap((value, index) => {
+      const key = `${ROOT_KEY}:ForwardedHeaders:KnownProxies:${index}`
+      return value.trim() === '' || isProxyAddress(value.trim())
+        ? []
+        : [problem(key, `${key} must be an IP address, an address with a prefix length or IPv4 netmask (10.0.0.0/8), or one of loopback, linklocal, uniquelocal.`)]
+    })
+    : []
+
 export const dataProtectionKeysAreStrong: Rule = ({ config }) =>
   config.DataProtection.Keys.flatMap((key, index) => {
-    const path = `${ROOT_KEY}:DataProtection:Keys:${index}`
-    const text = key.reveal().trim()
-    const bytes = /^[A-Za-z0-9+/_-]+={0,2}$/.test(text) ? Buffer.from(text, 'base64').length : 0
-    return bytes >= 32 ? [] : [problem(path, `${path} must be base64 of at least 32 random bytes.`)]
+    const path = `${DATA_PROTECTION}:Keys:${index}`
+    return keyMaterialOf(key.reveal()) !== undefined ? [] : [problem(path, `${path} must be base64 of at least 32 random bytes.`)]
   })
 
 export const absoluteLifetimeCoversIdleLifetime: Rule = ({ config }) =>
@@ -234,6 +263,46 @@ export const stateStoreSettings: Rule = ({ config }) => {
   return message === undefined ? [] : [problem(key, message)]
 }
 
+/** The key directory as startup would find it (read-only here): permissions, a missing, malformed or weak key file. */
+export const dataProtectionKeyStoreIsUsable: Rule = ({ config, contentRoot }) =>
+  contentRoot === undefined ? [] : inspectKeyStore(config.DataProtection.Keys, config.DataProtection.KeyDirectory, contentRoot)
+
+export const applicationDiscriminatorIsShort: Rule = ({ config }) =>
+  config.DataProtection.ApplicationDiscriminator.length > 200
+    ? [problem(`${DATA_PROTECTION}:ApplicationDiscriminator`, `${DATA_PROTECTION}:ApplicationDiscriminator must be at most 200 characters.`)]
+    : []
+
+/**
+ * Every absolute URL a provider needs comes from PublicOrigin outside Development: the request's
+ * Host header is the client's to choose.
+ */
+export const publicOriginIsAnOrigin: Rule = ({ config, environmentName }) => {
+  const key = `${HOSTING}:PublicOrigin`
+  const value = config.Hosting.PublicOrigin
+  if (isMissing(value)) {
+    return environmentName !== 'Development' && config.Authentication.Enabled && enabledProviders(config).length > 0
+      ? [problem(key, `${key} is required outside Development when an external provider is enabled; every redirect_uri and SAML endpoint URL is built from it.`)]
+      : []
+  }
+  return parsePublicOrigin(value, environmentName) === undefined
+    ? [problem(key, `${key} must be an absolute https origin such as https://app.example.com (scheme, host and optional port; no path, query or fragment; http only in Development).`)]
+    : []
+}
+
+export const allowedHostsArePatterns: Rule = ({ config }) =>
+  config.Hosting.AllowedHosts.flatMap((value, index) => {
+    const key = `${HOSTING}:AllowedHosts:${index}`
+    return isAllowedHostPattern(value.trim())
+      ? []
+      : [problem(key, `${key} must be a host name without scheme or port (app.example.com), a *.example.com pattern, or *.`)]
+  })
+
+/** Node refuses to create a server whose header timeout exceeds its request timeout. */
+export const headersTimeoutWithinRequestTimeout: Rule = ({ config }) =>
+  config.Hosting.HeadersTimeoutSeconds > config.Hosting.RequestTimeoutSeconds
+    ? [problem(`${HOSTING}:HeadersTimeoutSeconds`, `${HOSTING}:HeadersTimeoutSeconds must not exceed ${HOSTING}:RequestTimeoutSeconds.`)]
+    : []
+
 /** Every cross-key rule, in the order their messages are reported. */
 export const RULES: readonly Rule[] = [
   authenticationDisabledRequiresNoFallback,
@@ -248,7 +317,13 @@ export const RULES: readonly Rule[] = [
   vendorSettings,
   callbackPathsAreLocalAndDistinct,
   forwardedHeadersNeedKnownProxies,
+  knownProxiesAreAddresses,
   dataProtectionKeysAreStrong,
+  dataProtectionKeyStoreIsUsable,
+  applicationDiscriminatorIsShort,
+  publicOriginIsAnOrigin,
+  allowedHostsArePatterns,
+  headersTimeoutWithinRequestTimeout,
   absoluteLifetimeCoversIdleLifetime,
   stateStoreSettings
 ]

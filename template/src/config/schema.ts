@@ -154,7 +154,20 @@ export const ApplicationSchema = Type.Object({
   Authorization: AuthorizationSchema,
   DataProtection: Type.Object({
     Keys: secretArray('Extension. Session-ticket keys, base64 of at least 32 random bytes each. The first seals, every key opens (rotation). Secret. When empty, a key is generated in KeyDirectory.'),
-    KeyDirectory: Type.String({ default: '.keys', description: 'Extension. Directory (relative to the app root) for the generated key when Keys is empty. Created with 0700, key file 0600.' })
+    KeyDirectory: Type.String({ default: '.keys', description: 'Extension. Directory (relative to the app root) for the generated key when Keys is empty. Created with 0700, key file 0600; an existing directory or key file open to group or others is refused at startup.' }),
+    ApplicationDiscriminator: Type.String({
+      default: '',
+      maxLength: 200,
+      description: 'Extension. Bound into every key derived from the ring (session tickets, correlation cookies, anti-forgery tokens): a value sealed under one discriminator never opens under another, even with the same keys. Empty: the environment name (Development, Production, ...). Set the same value on every instance of one application, and different values for applications that share keys.'
+    })
+  }, { additionalProperties: false, default: {} }),
+  Hosting: Type.Object({
+    PublicOrigin: Type.String({ default: '', description: 'Extension. The origin users reach the application at (https://app.example.com: scheme, host, optional port). Every absolute URL the app builds (redirect_uri, SAML AssertionConsumerServiceURL, metadata Location, the expected SAML Destination and Recipient) is built from it, and requests for another host are refused with 400. Required outside Development when a provider is enabled; https outside Development. Empty (Development only): the request\'s own host.' }),
+    AllowedHosts: strings([], 'Extension. Further host names accepted besides the PublicOrigin host (no scheme or port): app.example.com, *.example.com (subdomains), or * (any). Empty with PublicOrigin empty: any host. Health probes are answered whatever the host.'),
+    RequestTimeoutSeconds: Type.Integer({ default: 30, minimum: 1, maximum: 3600, description: 'Extension. Time allowed to receive a whole request (headers and body); a slower request is answered 408 and its connection closed.' }),
+    HeadersTimeoutSeconds: Type.Integer({ default: 10, minimum: 1, maximum: 3600, description: 'Extension. Time allowed to receive the request headers; at most RequestTimeoutSeconds.' }),
+    KeepAliveTimeoutSeconds: Type.Integer({ default: 72, minimum: 1, maximum: 3600, description: 'Extension. How long an idle keep-alive connection stays open between requests. Keep it above the idle timeout of the reverse proxy in front.' }),
+    IdleTimeoutSeconds: Type.Integer({ default: 60, minimum: 1, maximum: 3600, description: 'Extension. A connection with no traffic for this long while a request is in progress is closed.' })
   }, { additionalProperties: false, default: {} }),
   ForwardedHeaders: Type.Object({
     Enabled: Type.Boolean({ default: false, description: 'Extension. Trusts X-Forwarded-Proto/Host/For from KnownProxies (TLS-terminating proxy). Default false.' }),

@@ -30,8 +30,17 @@ function tokenOf (request: FastifyRequest): string | undefined {
   return typeof header === 'string' ? header : undefined
 }
 
+/**
+ * The anti-forgery HMAC key, derived from the ring's sealing key: like every key from the ring it
+ * is bound to the application discriminator (auth/key-ring.ts), so tokens from another
+ * environment or application never validate here.
+ */
+export function antiforgeryKeyOf (keyRing: KeyRing): Buffer {
+  return Buffer.from(hkdfSync('sha256', keyRing.sealing.key, Buffer.alloc(0), 'ProjectTemplate.Antiforgery.v1', 32))
+}
+
 async function csrfPlugin (app: FastifyInstance, options: CsrfPluginOptions): Promise<void> {
-  const hmacKey = Buffer.from(hkdfSync('sha256', options.keyRing.sealing.key, Buffer.alloc(0), 'ProjectTemplate.Antiforgery.v1', 32))
+  const hmacKey = antiforgeryKeyOf(options.keyRing)
   await app.register(csrfProtection, {
     sessionPlugin: '@fastify/cookie',
     cookieKey: options.secure ? '__Host-ProjectTemplate.Antiforgery' : '.ProjectTemplate.Antiforgery',

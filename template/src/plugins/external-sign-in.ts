@@ -19,6 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import { openBytes, sealBytes } from '../auth/authenticated-encryption.js'
 import { normalizeClaims } from '../auth/claims-normalization.js'
+import { parsePublicOrigin } from '../auth/host-trust.js'
 import type { KeyRing } from '../auth/key-ring.js'
 import { isLocalUrl } from '../auth/local-url.js'
 import { ApplicationClaimTypes, type Claim } from '../auth/principal.js'
@@ -75,7 +76,10 @@ declare module 'fastify' {
       complete: (request: FastifyRequest, reply: FastifyReply, result: SignInResult) => Promise<FastifyReply>
       /** Logs the failure class (never a code, token or assertion) and shows the login page's safe message. */
       fail: (request: FastifyRequest, reply: FastifyReply, scheme: string, failure: FailureClass, error?: unknown) => FastifyReply
-      /** `https://host` of this request (forwarded headers only from trusted proxies). */
+      /**
+       * `ProjectTemplate:Hosting:PublicOrigin`; only in Development without one, the request's own
+       * scheme and host (already checked by plugins/host-filtering.ts).
+       */
       publicOrigin: (request: FastifyRequest) => string
     }
   }
@@ -85,6 +89,7 @@ export interface ExternalSignInOptions {
   readonly config: ApplicationConfiguration
   /** The session cookie's Development override decides for the correlation cookie's name too. */
   readonly insecureCookies: boolean
+  readonly environmentName: string
   readonly keyRing: KeyRing
   /** Milliseconds since the epoch. */
   readonly now: () => number
@@ -228,8 +233,10 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     return reply.redirect(isLocalUrl(result.returnUrl) ? result.returnUrl : '/', 302)
   }
 
+  // Startup validation guarantees a valid PublicOrigin outside Development when a provider is enabled.
+  const configuredOrigin = config.Hosting.PublicOrigin.trim() === '' ? undefined : parsePublicOrigin(config.Hosting.PublicOrigin, options.environmentName)
   function publicOrigin (request: FastifyRequest): string {
-    return `${request.protocol}://${request.host}`
+    return configuredOrigin ?? `${request.protocol}://${request.host}`
   }
 
   app.decorate('externalSignIn', { beginFlow, takeFlow, complete, fail, publicOrigin })

@@ -222,6 +222,51 @@ const cases: RuleCase[] = [
     messages: ['ProjectTemplate:ForwardedHeaders:KnownProxies must list at least one proxy address when ProjectTemplate:ForwardedHeaders:Enabled is true.']
   },
   {
+    name: 'an enabled provider needs a public origin outside Development',
+    settings: { Hosting: { PublicOrigin: '' }, Authentication: { Providers: { OpenIdConnect: OIDC_VALID } } },
+    nodeEnv: 'staging',
+    messages: ['ProjectTemplate:Hosting:PublicOrigin is required outside Development when an external provider is enabled; every redirect_uri and SAML endpoint URL is built from it.']
+  },
+  {
+    name: 'in Development the request host may stand in for the public origin',
+    settings: { Hosting: { PublicOrigin: '' }, Authentication: { Providers: { OpenIdConnect: { ...OIDC_VALID, Authority: 'http://127.0.0.1:9999' } } } },
+    nodeEnv: 'development',
+    messages: []
+  },
+  { name: 'without a provider no public origin is needed', settings: { Hosting: { PublicOrigin: '' } }, messages: [] },
+  ...['https://app.example.test/path', 'https://user:pw@app.example.test', 'https://app.example.test?x=1', 'https://app.example.test/#f', 'app.example.test', 'ftp://app.example.test', 'http://app.example.test', 'javascript:alert(1)'].map((value) => ({
+    name: `PublicOrigin ${value} is not an https origin`,
+    settings: { Hosting: { PublicOrigin: value } },
+    messages: ['ProjectTemplate:Hosting:PublicOrigin must be an absolute https origin such as https://app.example.com (scheme, host and optional port; no path, query or fragment; http only in Development).']
+  })),
+  { name: 'PublicOrigin may carry a port and a trailing slash', settings: { Hosting: { PublicOrigin: 'https://app.example.test:8443/' } }, messages: [] },
+  { name: 'PublicOrigin may be http in Development', settings: { Hosting: { PublicOrigin: 'http://localhost:5000' } }, nodeEnv: 'development', messages: [] },
+  {
+    name: 'AllowedHosts entries are host names, *.suffix patterns or *',
+    settings: { Hosting: { AllowedHosts: ['app.example.test', '*.example.test', '*', '10.0.0.1', '[::1]', 'https://app.example.test', 'app.example.test:443', 'a b'] } },
+    messages: [5, 6, 7].map((index) => `ProjectTemplate:Hosting:AllowedHosts:${index} must be a host name without scheme or port (app.example.com), a *.example.com pattern, or *.`)
+  },
+  {
+    name: 'the header timeout may not exceed the request timeout',
+    settings: { Hosting: { RequestTimeoutSeconds: 5, HeadersTimeoutSeconds: 6 } },
+    messages: ['ProjectTemplate:Hosting:HeadersTimeoutSeconds must not exceed ProjectTemplate:Hosting:RequestTimeoutSeconds.']
+  },
+  {
+    name: 'a KnownProxies entry must be an address or range (the value is not repeated)',
+    settings: { ForwardedHeaders: { Enabled: true, KnownProxies: ['10.0.0.1', '10.0.0.300'] } },
+    messages: ['ProjectTemplate:ForwardedHeaders:KnownProxies:1 must be an IP address, an address with a prefix length or IPv4 netmask (10.0.0.0/8), or one of loopback, linklocal, uniquelocal.']
+  },
+  {
+    name: 'an unreadable IdpSigningCertificates entry is refused, by index',
+    settings: { Authentication: { Providers: { Saml2: { Enabled: true, EntityId: 'https://sp.example.test', LoadMetadata: false, IdpEntityId: 'https://idp.example.test', IdpSingleSignOnUrl: 'https://idp.example.test/sso', IdpSigningCertificates: ['', 'not a certificate'] } } } },
+    messages: [`${P}:Saml2:IdpSigningCertificates:1 is not a PEM or base64 DER X.509 certificate.`]
+  },
+  {
+    name: 'the application discriminator is at most 200 characters',
+    settings: { DataProtection: { ApplicationDiscriminator: 'd'.repeat(201) } },
+    messages: ['ProjectTemplate:DataProtection:ApplicationDiscriminator must be at most 200 characters.']
+  },
+  {
     name: 'a data-protection key must be base64 of at least 32 bytes',
     settings: { DataProtection: { Keys: [STRONG_KEY, Buffer.alloc(16, 1).toString('base64'), 'not base64!'] } },
     messages: ['ProjectTemplate:DataProtection:Keys:1 must be base64 of at least 32 random bytes.', 'ProjectTemplate:DataProtection:Keys:2 must be base64 of at least 32 random bytes.']
@@ -231,7 +276,10 @@ const cases: RuleCase[] = [
 describe('startup validation rules', () => {
   for (const { name, settings, nodeEnv, messages } of cases) {
     test(name, () => {
-      const loaded = loadTestConfiguration({ settings, ...(nodeEnv === undefined ? {} : { nodeEnv }) })
+      // Every case names the public origin, which an enabled provider needs outside Development (tested below on its own).
+      const hosting = (settings as { Hosting?: Record<string, string | number | string[]> } | undefined)?.Hosting ?? {}
+      const withOrigin = { ...settings, Hosting: { PublicOrigin: 'https://app.example.test', ...hosting } }
+      const loaded = loadTestConfiguration({ settings: withOrigin, ...(nodeEnv === undefined ? {} : { nodeEnv }) })
       assert.deepEqual(loaded.errors.map((problem) => problem.message), messages)
       for (const problem of loaded.errors) assert.ok(problem.message.startsWith(problem.key), `${problem.message} starts with its key ${problem.key}`)
     })
@@ -239,7 +287,7 @@ describe('startup validation rules', () => {
 
   test('the default configuration passes every rule', () => {
     assert.deepEqual(loadTestConfiguration().errors, [])
-    assert.equal(RULES.length, 15)
+    assert.equal(RULES.length, 21)
   })
 
   test('every failure is collected and reported together, in rule order', () => {

@@ -9,7 +9,7 @@ import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
-import { createKeyRing, loadKeyRing, type KeyRing } from '../../src/auth/key-ring.js'
+import { applicationDiscriminatorOf, createKeyRing, loadKeyRing, type KeyRing } from '../../src/auth/key-ring.js'
 import type { Claim } from '../../src/auth/principal.js'
 import { loadConfiguration, type LoadedConfiguration } from '../../src/config/load.js'
 import { ROOT_KEY } from '../../src/config/schema.js'
@@ -113,7 +113,8 @@ export async function buildTestApp (options: TestAppOptions = {}): Promise<TestA
   const logs = new LogCapture()
   // Keys configured as DataProtection:Keys go through the same loader as production.
   const keyRing = options.keyRing ?? (loaded.config.DataProtection.Keys.length > 0
-    ? loadKeyRing(loaded.config.DataProtection.Keys, loaded.config.DataProtection.KeyDirectory, TEMPLATE_ROOT).ring
+    ? loadKeyRing(loaded.config.DataProtection.Keys, loaded.config.DataProtection.KeyDirectory, TEMPLATE_ROOT,
+      applicationDiscriminatorOf(loaded.config.DataProtection.ApplicationDiscriminator, loaded.environmentName)).ring
     : testKeyRing())
   const app = await buildApp({
     config: loaded.config,

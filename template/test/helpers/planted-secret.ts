@@ -25,5 +25,6 @@ export const EXPECTED_SENTENCES = [
   `${P}:VendorA:AuthorizationEndpoint is required when the provider is enabled.`,
   `${P}:VendorA:TokenEndpoint is required when the provider is enabled.`,
   `${P}:VendorA:UserInformationEndpoint is required when the provider is enabled.`,
-  'ProjectTemplate:DataProtection:Keys:0 must be base64 of at least 32 random bytes.'
+  'ProjectTemplate:DataProtection:Keys:0 must be base64 of at least 32 random bytes.',
+  'ProjectTemplate:Hosting:PublicOrigin is required outside Development when an external provider is enabled; every redirect_uri and SAML endpoint URL is built from it.'
 ]

@@ -29,9 +29,9 @@ export interface Running {
   kill: () => void
 }
 
-export function runEntryPoint (script: string, env: NodeJS.ProcessEnv): Running {
+export function runEntryPoint (script: string, env: NodeJS.ProcessEnv, args: readonly string[] = []): Running {
   // `node --import tsx` is `tsx <script>` in one process, so signals reach the app itself.
-  return runProcess(process.execPath, ['--import', 'tsx', script], { cwd: TEMPLATE_ROOT, env })
+  return runProcess(process.execPath, ['--import', 'tsx', script, ...args], { cwd: TEMPLATE_ROOT, env })
 }
 
 /**

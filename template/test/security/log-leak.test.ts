@@ -677,6 +677,9 @@ describe('log-leak scan: one run over every flow, then every captured line', () 
       [`${P}__VendorA__TokenEndpoint`]: 'https://vendor-a.invalid/token',
       [`${P}__VendorA__UserInformationEndpoint`]: 'https://vendor-a.invalid/userinfo',
       ProjectTemplate__DataProtection__Keys__0: DATA_PROTECTION_KEY,
+      // An enabled provider needs a public origin outside Development; the test reaches it by IP.
+      ProjectTemplate__Hosting__PublicOrigin: 'https://app.example.test',
+      ProjectTemplate__Hosting__AllowedHosts__0: '127.0.0.1',
       HOST: '127.0.0.1',
       PORT: '0'
     }

@@ -85,8 +85,8 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     if (nonce === undefined || codeVerifier === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
 
     const query = request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?'))
-    const callbackUrl = new URL(`${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}${query}`)
     try {
+      const callbackUrl = new URL(`${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}${query}`)
       const result = await completeAuthorizationCodeFlow(config, callbackUrl, { state: flow.flowId, nonce, codeVerifier })
       return await app.externalSignIn.complete(request, reply, {
         scheme,
@@ -99,6 +99,8 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
       if (failure instanceof OpenIdConnectError) {
         return app.externalSignIn.fail(request, reply, scheme, failure.failure, failure)
       }
+      // An unparsable callback URL (the host check makes it unreachable; never a 500 if it is not).
+      if ((failure as { code?: unknown }).code === 'ERR_INVALID_URL') return app.externalSignIn.fail(request, reply, scheme, 'provider_error', failure)
       throw failure
     }
   })

@@ -17,6 +17,7 @@ import { ReplayCache } from '../../auth/replay-cache.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../../state/state-store.js'
 import { checkEndpointUrl } from '../../config/rules.js'
 import { ROOT_KEY } from '../../config/schema.js'
+import { ConfigurationError } from '../../errors.js'
 import type { ProviderRegistrationOptions } from '../external-providers.js'
 
 /** Anonymous path of the SP metadata XML (reserved in config/rules.ts RESERVED_PATHS). */
@@ -46,11 +47,14 @@ interface IdentityProviderSource {
 /** LoadMetadata false: the IdP description comes from the Idp* extension keys. */
 function configuredIdentityProvider (options: ProviderRegistrationOptions): IdentityProviderSource {
   const saml = options.config.Authentication.Providers.Saml2
-  const signingCertificates = saml.IdpSigningCertificates.filter((value) => value.trim() !== '').map((value, index) => {
+  // Startup validation (config/rules.ts, saml2Settings) refuses an unreadable entry first.
+  const signingCertificates = saml.IdpSigningCertificates.flatMap((value, index) => {
+    if (value.trim() === '') return []
     try {
-      return readCertificate(value).raw.toString('base64')
+      return [readCertificate(value).raw.toString('base64')]
     } catch (error) {
-      throw new Error(`${KEY}:IdpSigningCertificates:${index} is not a PEM or base64 DER X.509 certificate.`, { cause: error })
+      const key = `${KEY}:IdpSigningCertificates:${index}`
+      throw new ConfigurationError([{ key, message: `${key} is not a PEM or base64 DER X.509 certificate.` }], { cause: error })
     }
   })
   const current: IdentityProviderDescription = { entityId: saml.IdpEntityId.trim(), singleSignOnUrl: saml.IdpSingleSignOnUrl.trim(), signingCertificates }

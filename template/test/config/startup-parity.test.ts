@@ -1,0 +1,114 @@
+/**
+ * `npm run check-config` finds every start-up failure first (issue 13, "Configuration checks that
+ * disagree with start-up"): both entry points run as child processes, both exit 1 with the same
+ * structured `configuration.invalid` line naming each key, neither repeats a value, the server
+ * never listens and prints no stack trace. Before, check-config passed these and the server
+ * crashed with a stack (a KnownProxies entry quoted in the fatal line). Each key-directory case
+ * has its own in-process test in test/security/key-store.test.ts.
+ */
+import { after, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Fastify from 'fastify'
+import { isProxyAddress } from '../../src/auth/host-trust.js'
+import { GENERATED_KEY_FILE } from '../../src/auth/key-ring.js'
+import { cleanEnv, jsonLines, runEntryPoint } from '../helpers/process.js'
+
+const temp = mkdtempSync(join(tmpdir(), 'pt-parity-'))
+after(() => { rmSync(temp, { recursive: true, force: true }) })
+
+const SAML = 'ProjectTemplate__Authentication__Providers__Saml2__'
+
+/**
+ * Every case in one configuration: validation collects all problems, so one check-config run and
+ * one server run show each is found first, by both, the same way (two child processes in all: the
+ * per-case cost of a process start is what keeps this affordable in `npm test`). The key
+ * directory is open to others and holds a key file that is not JSON: two problems, one directory.
+ */
+function brokenConfiguration (): Record<string, string> {
+  const directory = join(temp, 'open')
+  mkdirSync(directory)
+  chmodSync(directory, 0o777)
+  writeFileSync(join(directory, GENERATED_KEY_FILE), 'PLANTEDKEYMATERIAL==', { mode: 0o600 })
+  return {
+    ProjectTemplate__DataProtection__KeyDirectory: directory,
+    ProjectTemplate__ForwardedHeaders__Enabled: 'true',
+    ProjectTemplate__ForwardedHeaders__KnownProxies__0: '10.0.0.300',
+    ProjectTemplate__Hosting__PublicOrigin: 'https://app.example.test/PLANTEDPATH',
+    ProjectTemplate__Hosting__RequestTimeoutSeconds: '5',
+    ProjectTemplate__Hosting__HeadersTimeoutSeconds: '20',
+    [`${SAML}Enabled`]: 'true',
+    [`${SAML}EntityId`]: 'https://app.example.test/sp',
+    [`${SAML}LoadMetadata`]: 'false',
+    [`${SAML}IdpEntityId`]: 'https://idp.example.test',
+    [`${SAML}IdpSingleSignOnUrl`]: 'https://idp.example.test/sso',
+    [`${SAML}IdpSigningCertificates__0`]: 'PLANTEDNOTACERTIFICATE'
+  }
+}
+
+const EXPECTED = [
+  'ProjectTemplate:Authentication:Providers:Saml2:IdpSigningCertificates:0 is not a PEM or base64 DER X.509 certificate.',
+  'ProjectTemplate:ForwardedHeaders:KnownProxies:0 must be an IP address, an address with a prefix length or IPv4 netmask (10.0.0.0/8), or one of loopback, linklocal, uniquelocal.',
+  'ProjectTemplate:DataProtection:KeyDirectory must be accessible to its owner only (mode 0700); it has mode 0777. Run chmod 700 on it, and rotate the key if others could read it.',
+  `ProjectTemplate:DataProtection:KeyDirectory holds a ${GENERATED_KEY_FILE} that is not valid JSON.`,
+  'ProjectTemplate:Hosting:PublicOrigin must be an absolute https origin such as https://app.example.com (scheme, host and optional port; no path, query or fragment; http only in Development).',
+  'ProjectTemplate:Hosting:HeadersTimeoutSeconds must not exceed ProjectTemplate:Hosting:RequestTimeoutSeconds.'
+]
+/** Values that must appear in no output. */
+const VALUES = ['10.0.0.300', 'PLANTEDNOTACERTIFICATE', 'PLANTEDKEYMATERIAL', 'PLANTEDPATH', 'ERR_OUT_OF_RANGE']
+
+describe('check-config and startup agree', () => {
+  test('each start-up failure is found by check-config first and reported identically by the server, naming the key, no value, no stack', async () => {
+    const variables = cleanEnv({ ...brokenConfiguration(), PORT: '0' })
+    const check = runEntryPoint('src/check-config.ts', variables, ['--json'])
+    const server = runEntryPoint('src/server.ts', variables)
+    try {
+      const [checkExit, serverExit] = await Promise.all([check.exited(60_000), server.exited(60_000)])
+      assert.equal(checkExit, 1, 'check-config exits 1')
+      assert.equal(serverExit, 1, 'the server exits 1')
+      const summary = JSON.parse(check.stdout()) as { valid: boolean, errors: Array<{ message: string }> }
+      assert.equal(summary.valid, false)
+      assert.deepEqual(summary.errors.map((problem) => problem.message), EXPECTED, 'check-config --json')
+      for (const [label, run] of [['check-config', check], ['server', server]] as const) {
+        if (run === server) {
+          const invalid = jsonLines(run.stdout()).filter((record) => record.event === 'configuration.invalid')
+          assert.equal(invalid.length, 1, `${label}: one configuration.invalid line`)
+          assert.equal(invalid[0]?.code, 'APP_ERR_CONFIG_INVALID')
+          assert.deepEqual(invalid[0]?.errors, EXPECTED, label)
+        }
+        for (const value of VALUES) assert.ok(!run.stdout().includes(value) && !run.stderr().includes(value), `${label}: ${value} appears in the output`)
+        assert.ok(!/\n\s+at /.test(run.stdout()), `${label}: a stack trace was printed`)
+        assert.equal(run.stderr(), '', `${label}: stderr`)
+      }
+      assert.ok(!server.stdout().includes('Server listening'))
+    } finally {
+      check.kill()
+      server.kill()
+    }
+  })
+})
+
+describe('KnownProxies rule and Fastify agree', () => {
+  const accepted = ['10.0.0.1', '10.0.0.0/8', '10.0.0.0/255.0.0.0', '::1', 'fd00::/8', '2001:db8::1/128', 'loopback', 'linklocal', 'uniquelocal', '255.255.255.255/32']
+  const refused = ['10.0.0.300', '10.0.0.0/33', '10.0.0.0/0', '::1/129', '10.0.0.0/255.0.255.0', 'proxy.example.test', '10.0.0.1, 10.0.0.2', '', ' 10.0.0.1', '10.0.0.0/x', 'Loopback']
+  for (const value of accepted) {
+    test(`${JSON.stringify(value)} is accepted by the rule and by Fastify`, () => {
+      assert.equal(isProxyAddress(value), true)
+      assert.doesNotThrow(() => Fastify({ trustProxy: [value] }))
+    })
+  }
+  for (const value of refused) {
+    test(`${JSON.stringify(value)} is refused by the rule${value === '' ? '' : ' (Fastify would crash or mistrust)'}`, () => {
+      assert.equal(isProxyAddress(value), false)
+    })
+  }
+  test('every value Fastify refuses, the rule refuses', () => {
+    for (const value of [...accepted, ...refused]) {
+      let fastifyAccepts = true
+      try { Fastify({ trustProxy: [value] }) } catch { fastifyAccepts = false }
+      if (!fastifyAccepts) assert.equal(isProxyAddress(value), false, JSON.stringify(value))
+    }
+  })
+})
