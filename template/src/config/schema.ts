@@ -95,6 +95,8 @@ export const OpenIdConnectSchema = Type.Object({
   ResponseType: Type.String({ default: 'code', description: 'OAuth response type. Only "code" (authorization code flow with PKCE) is supported.' }),
   SaveTokens: Type.Boolean({ default: false, description: 'When true, the provider tokens are stored in the sealed session ticket.' }),
   Scopes: strings(['openid', 'profile', 'email'], 'Scopes requested at the authorization endpoint.'),
+  SignOutAtProvider: Type.Boolean({ default: false, description: 'Extension. RP-initiated logout: after the local sign-out, POST /Account/Logout sends the browser to the provider\'s end_session_endpoint with id_token_hint and the post-logout redirect URI (<origin><SignedOutCallbackPath>, which must be registered at the provider). Keeps the ID token in the session ticket even when SaveTokens is false.' }),
+  SignedOutCallbackPath: Type.String({ default: '/signout-callback-oidc', description: 'Extension. Path of the post-logout redirect URI the provider returns to after RP-initiated logout (SignOutAtProvider).' }),
   IdTokenSignedResponseAlg: Type.String({ default: 'RS256', description: 'Extension. The only JWS algorithm accepted for ID tokens (pinned; the provider\'s advertised list is not trusted).' }),
   ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (provider claim name -> application claim type) or a JSON object { "<claim>": "<type>" }.')
 }, { additionalProperties: false, default: {} })
