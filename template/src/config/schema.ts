@@ -113,6 +113,7 @@ export const Saml2Schema = Type.Object({
   IdpSingleSignOnUrl: Type.String({ default: '', description: 'Extension. IdP HTTP-Redirect SSO URL; required when LoadMetadata is false.' }),
   IdpSigningCertificates: strings([], 'Extension. IdP signing certificates (PEM or base64 DER); required when LoadMetadata is false.'),
   AllowUnsolicitedResponses: Type.Boolean({ default: false, description: 'Extension. DANGEROUS: accepts IdP-initiated responses without a matching AuthnRequest. Default false.' }),
+  RestartUnsolicitedSignIn: Type.Boolean({ default: false, description: 'Extension. Safe IdP-initiated sign-in (Okta tiles, Entra My Apps): an unsolicited response is not trusted but starts a fresh SP-initiated sign-in, returning to the RelayState when it is a local URL. Ignored when AllowUnsolicitedResponses is true.' }),
   ClockSkewSeconds: Type.Integer({ default: 60, minimum: 0, maximum: 300, description: 'Extension. Clock skew allowed on NotBefore/NotOnOrAfter, 0-300 seconds.' }),
   MetadataRefreshMinutes: Type.Integer({ default: 60, minimum: 1, description: 'Extension. How often IdP metadata is refreshed.' }),
   ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (attribute name or URI -> application claim type) or a JSON object { "<attribute>": "<type>" }.')
