@@ -178,11 +178,14 @@ export const vendorSettings: Rule = ({ config, environmentName }) => {
 }
 
 function callbackPaths (config: ApplicationConfiguration): Array<{ key: string, path: string }> {
-  return enabledProviders(config).map((name) => {
+  const paths = enabledProviders(config).map((name) => {
     const provider = config.Authentication.Providers[name]
     const pathKey = name === 'Saml2' ? 'ModulePath' : 'CallbackPath'
     return { key: providerKey(name, pathKey), path: 'ModulePath' in provider ? provider.ModulePath : provider.CallbackPath }
   })
+  const oidc = config.Authentication.Providers.OpenIdConnect
+  if (oidc.Enabled && oidc.SignOutAtProvider) paths.push({ key: providerKey('OpenIdConnect', 'SignedOutCallbackPath'), path: oidc.SignedOutCallbackPath })
+  return paths
 }
 
 export const callbackPathsAreLocalAndDistinct: Rule = ({ config }) => {

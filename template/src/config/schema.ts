@@ -95,6 +95,8 @@ export const OpenIdConnectSchema = Type.Object({
   ResponseType: Type.String({ default: 'code', description: 'OAuth response type. Only "code" (authorization code flow with PKCE) is supported.' }),
   SaveTokens: Type.Boolean({ default: false, description: 'When true, the provider tokens are stored in the sealed session ticket.' }),
   Scopes: strings(['openid', 'profile', 'email'], 'Scopes requested at the authorization endpoint.'),
+  SignOutAtProvider: Type.Boolean({ default: false, description: 'Extension. RP-initiated logout: after the local sign-out, POST /Account/Logout sends the browser to the provider\'s end_session_endpoint with id_token_hint and the post-logout redirect URI (<origin><SignedOutCallbackPath>, which must be registered at the provider). Keeps the ID token in the session ticket even when SaveTokens is false.' }),
+  SignedOutCallbackPath: Type.String({ default: '/signout-callback-oidc', description: 'Extension. Path of the post-logout redirect URI the provider returns to after RP-initiated logout (SignOutAtProvider).' }),
   IdTokenSignedResponseAlg: Type.String({ default: 'RS256', description: 'Extension. The only JWS algorithm accepted for ID tokens (pinned; the provider\'s advertised list is not trusted).' }),
   ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (provider claim name -> application claim type) or a JSON object { "<claim>": "<type>" }.')
 }, { additionalProperties: false, default: {} })
@@ -111,6 +113,7 @@ export const Saml2Schema = Type.Object({
   IdpSingleSignOnUrl: Type.String({ default: '', description: 'Extension. IdP HTTP-Redirect SSO URL; required when LoadMetadata is false.' }),
   IdpSigningCertificates: strings([], 'Extension. IdP signing certificates (PEM or base64 DER); required when LoadMetadata is false.'),
   AllowUnsolicitedResponses: Type.Boolean({ default: false, description: 'Extension. DANGEROUS: accepts IdP-initiated responses without a matching AuthnRequest. Default false.' }),
+  RestartUnsolicitedSignIn: Type.Boolean({ default: false, description: 'Extension. Safe IdP-initiated sign-in (Okta tiles, Entra My Apps): an unsolicited response is not trusted but starts a fresh SP-initiated sign-in, returning to the RelayState when it is a local URL. Ignored when AllowUnsolicitedResponses is true.' }),
   ClockSkewSeconds: Type.Integer({ default: 60, minimum: 0, maximum: 300, description: 'Extension. Clock skew allowed on NotBefore/NotOnOrAfter, 0-300 seconds.' }),
   MetadataRefreshMinutes: Type.Integer({ default: 60, minimum: 1, description: 'Extension. How often IdP metadata is refreshed.' }),
   ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (attribute name or URI -> application claim type) or a JSON object { "<attribute>": "<type>" }.')

@@ -6,7 +6,9 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isLocalUrl } from '../auth/local-url.js'
+import type { Principal } from '../auth/principal.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
+import { providerSignOutPage } from '../views/pages.js'
 import { isPageNavigation, sendProblem, wantsJson } from './responses.js'
 
 /** Availability of a provider (metadata or discovery loaded). */
@@ -25,6 +27,21 @@ export interface AuthenticationProvider {
   /** Starts the protocol flow for a validated local `returnUrl`. */
   challenge: (request: FastifyRequest, reply: FastifyReply, returnUrl: string) => Promise<FastifyReply> | FastifyReply
   status: () => ProviderStatus
+  /**
+   * Optional sign-out at the provider (OpenID Connect RP-initiated logout, SAML2 Single Logout).
+   * POST /Account/Logout calls it after the local session has ended, with the principal that was
+   * signed in by this provider and the validated local return URL; a URL it returns is where the
+   * browser goes next (the provider's logout endpoint), undefined keeps the sign-out local. It
+   * must not contact the provider: the local sign-out never waits for or depends on it.
+   */
+  signOutRedirect?: (request: FastifyRequest, signedOut: SignedOutPrincipal) => Promise<string | undefined> | string | undefined
+}
+
+/** What a provider learns at sign-out: who was signed in (claims, tokens it chose to keep) and where to return. */
+export interface SignedOutPrincipal {
+  readonly principal: Principal
+  /** Validated local URL. */
+  readonly returnUrl: string
 }
 
 declare module 'fastify' {
@@ -38,6 +55,12 @@ declare module 'fastify' {
       challenge: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply
       /** Authenticated caller lacking a policy: AccessDenied redirect or 403. */
       forbid: (request: FastifyRequest, reply: FastifyReply) => FastifyReply
+      /**
+       * After the local sign-out: continues at the signing-in provider's logout endpoint (a
+       * no-store page that navigates there) and returns the reply, or undefined when the
+       * sign-out stays local (no hook, nothing to do, or the hook failed, which is logged).
+       */
+      continueSignOut: (request: FastifyRequest, reply: FastifyReply, signedOut: SignedOutPrincipal) => Promise<FastifyReply | undefined>
     }
   }
 }
@@ -77,6 +100,21 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
     forbid (request: FastifyRequest, reply: FastifyReply) {
       if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 403, { code: 'APP_ERR_AUTH_FORBIDDEN' })
       return reply.redirect(withReturnUrl('/Account/AccessDenied', returnUrlOf(request)), 302)
+    },
+    async continueSignOut (request: FastifyRequest, reply: FastifyReply, signedOut: SignedOutPrincipal) {
+      const provider = providers.get(signedOut.principal.ticket.scheme)
+      if (provider?.signOutRedirect === undefined) return undefined
+      let url: string | undefined
+      try {
+        url = await provider.signOutRedirect(request, signedOut)
+      } catch (error) {
+        request.log.warn({ event: 'external.sign_out.failed', provider: provider.scheme, errorName: (error as Error | null)?.name }, 'sign-out at the provider skipped; the local session has ended')
+        return undefined
+      }
+      if (url === undefined) return undefined
+      request.log.info({ event: 'external.sign_out.redirected', provider: provider.scheme }, 'signing out at the provider')
+      // The URL may carry an id_token_hint or a signed LogoutRequest: never cached.
+      return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(providerSignOutPage({ url, displayName: provider.displayName }))
     }
   })
 }

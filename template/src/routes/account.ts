@@ -41,9 +41,12 @@ export default async function accountRoutes (app: FastifyInstance): Promise<void
   }, async (request, reply) => {
     const returnUrl = singleValue(request.body, 'returnUrl')
     if (isRejectedReturnUrl(returnUrl)) return rejectReturnUrl(request, reply)
+    const principal = request.user
     await reply.signOut()
     request.log.info({ event: 'session.signed_out' }, 'signed out')
-    return reply.redirect(returnUrl ?? '/', 302)
+    // Continues at the provider's own logout (OIDC end_session, SAML2 SLO) when it offers one.
+    const continued = principal === undefined ? undefined : await app.authentication.continueSignOut(request, reply, { principal, returnUrl: returnUrl ?? '/' })
+    return continued ?? reply.redirect(returnUrl ?? '/', 302)
   })
 
   // Ends every session of the signed-in subject, on every instance (other browsers and devices

@@ -123,3 +123,31 @@ export function publicHomePage (): string {
 <p id="public-notice">This page is public: application authentication is off, so routes without authorization metadata need no sign-in.</p>
 <p>Nobody is signed in, and this application has no sign-in yet.</p>`)
 }
+
+/**
+ * After the local sign-out, on the way to the provider's logout endpoint (OIDC end_session,
+ * SAML2 SingleLogoutService). A page, not a redirect: the logout form's POST may only lead to
+ * this origin (CSP form-action 'self', which Chromium applies to redirects too); a meta refresh
+ * is a new navigation. No script.
+ */
+export function providerSignOutPage (model: { readonly url: string, readonly displayName: string }): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="refresh" content="0;url=${model.url}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Signing out - ${APPLICATION_TITLE}</title>
+<link rel="stylesheet" href="/css/site.css">
+</head>
+<body>
+<header><a class="brand" href="/">${APPLICATION_TITLE}</a></header>
+<main>
+<h1>Signed out</h1>
+<p>You are signed out of this application. Continuing to sign out at ${model.displayName}…</p>
+<p><a id="continue-sign-out" href="${model.url}">Continue</a></p>
+</main>
+</body>
+</html>
+`.value
+}

@@ -5,10 +5,12 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { TestApp } from '../helpers/app.js'
+import { testStateStore, type TestApp } from '../helpers/app.js'
 import { buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2, assertNoLeak, type StartedFlow } from './saml-helpers/app.js'
 import { createSigningKey, expiredValidity } from './saml-helpers/certificates.js'
 import { TestIdentityProvider, type ResponseOptions, type TestUser } from './saml-helpers/identity-provider.js'
+import { readResponseEnvelope, Saml2ResponseError, validateResponse } from '../../src/auth/saml2.js'
+import { ReplayCache } from '../../src/auth/replay-cache.js'
 
 const USER: TestUser = { nameId: 'ada@example.test', attributes: { role: ['Administrator'] } }
 const MINUTE = 60_000
@@ -147,7 +149,8 @@ describe('SAML2 with ValidateCertificates true refuses an expired IdP signing ce
     await idp.start()
     idp.signingKey = createSigningKey('expired-idp', expiredValidity())
     subject = await buildSaml2App(idp, { ValidateCertificates: true })
-    await waitForSaml2(subject.app)
+    const deadline = Date.now() + 5000
+    while (subject.logs.events('saml2.metadata.loaded').length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
   })
 
   after(async () => {
@@ -155,12 +158,27 @@ describe('SAML2 with ValidateCertificates true refuses an expired IdP signing ce
     await idp.stop()
   })
 
-  test('a response signed with the expired certificate creates no session (certificate)', async () => {
-    const flow = await startSaml2SignIn(subject.app)
-    const samlResponse = idp.buildResponse({ acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user: USER, inResponseTo: flow.request.id })
-    const response = await postToAcs(subject.app, { SAMLResponse: samlResponse, RelayState: flow.relayState }, flow.cookie)
-    assertRejected(subject, response, 'certificate', 0)
+  test('no sign-in can start (certificate_expired), and a response signed with the expired certificate posted anyway creates no session', async () => {
+    assert.deepEqual(subject.app.authentication.providers.get('Saml2')?.status(), { available: false, reason: 'certificate_expired' })
+    assert.equal((await subject.app.inject({ method: 'GET', url: '/External/Challenge?provider=Saml2' })).statusCode, 503)
+    const samlResponse = idp.buildResponse({ acsUrl: 'http://localhost:80/Saml2/Acs', audience: SP_ENTITY_ID, user: USER })
+    const response = await postToAcs(subject.app, { SAMLResponse: samlResponse })
+    assertRejected(subject, response, 'unsolicited', 0)
     assert.equal(subject.logs.events('saml2.certificates.outside_validity').length >= 1, true)
     assertNoLeak(subject.logs.text(), idp.issuedResponses)
+  })
+
+  test('the ACS validation itself still refuses the expired certificate (certificate), should a flow exist', async () => {
+    const description = { entityId: idp.entityId, singleSignOnUrl: `${idp.origin}/sso`, signingCertificates: [idp.signingKey.certificateBase64] }
+    const acsUrl = 'http://127.0.0.1/Saml2/Acs'
+    const envelope = readResponseEnvelope(idp.buildResponse({ acsUrl, audience: SP_ENTITY_ID, user: USER, inResponseTo: '_request-1' }))
+    await assert.rejects(validateResponse({
+      envelope,
+      settings: { entityId: SP_ENTITY_ID, requireSignedAssertions: true, validateCertificates: true, allowUnsolicitedResponses: false, clockSkewSeconds: 60 },
+      idp: description,
+      acsUrl,
+      expectedRequestId: '_request-1',
+      replayCache: new ReplayCache(testStateStore(), 'saml2-assertion')
+    }), (error: unknown) => error instanceof Saml2ResponseError && error.failure === 'certificate')
   })
 })

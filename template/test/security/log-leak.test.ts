@@ -522,7 +522,9 @@ describe('log-leak scan: one run over every flow, then every captured line', () 
       const nonce = start.location?.searchParams.get('nonce') ?? ''
       idp.answer = async () => {
         const result = await answer(nonce)
-        for (const value of Object.values(result.body)) if (typeof value === 'string') planted.add('token-idp token response value', value)
+        // Every value but the OAuth `error` code, which the failure line carries on purpose
+        // (oauthError, issue 12); its error_description stays planted.
+        for (const [key, value] of Object.entries(result.body)) if (typeof value === 'string' && key !== 'error') planted.add('token-idp token response value', value)
         return result
       }
       const code = plantValue('OIDC-CODE')

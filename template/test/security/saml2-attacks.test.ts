@@ -314,20 +314,6 @@ const CASES: readonly AttackCase[] = [
     build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, signingKey: keys.expired }))
   },
   {
-    name: 'signing certificate expired (ValidateCertificates true, the only listed certificates are outside validity)',
-    app: 'certificatesOutsideValidity',
-    failure: 'certificate',
-    attackerNameIds: [ATTACKER_NAME_ID],
-    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, signingKey: keys.expired }))
-  },
-  {
-    name: 'signing certificate not yet valid (ValidateCertificates true)',
-    app: 'certificatesOutsideValidity',
-    failure: 'certificate',
-    attackerNameIds: [ATTACKER_NAME_ID],
-    build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, signingKey: keys.notYetValid }))
-  },
-  {
     name: 'expired: NotOnOrAfter ten minutes ago (beyond the clock skew)',
     app: 'main',
     failure: 'expired',
@@ -490,6 +476,23 @@ describe('SAML2 attack corpus against the ACS', () => {
       assert.ok(home.body.includes(`<td>NameID</td><td>${MALLORY.nameId}</td>`), name)
       const administration = await subject.app.inject({ method: 'GET', url: '/api/application-information/administration', headers: { cookie: cookieHeaderFrom(response), accept: 'application/json' } })
       assert.equal(administration.statusCode, 403, `${name}: the Reader account is not an administrator`)
+    }
+  })
+
+  // Only certificates outside their validity (expired, not yet valid): no flow can start any more
+  // (readiness and the login page say certificate_expired), so the attacker can only post.
+  test('signing certificates all outside validity (ValidateCertificates true): unavailable (certificate_expired), challenge 503, posted responses create no session', async () => {
+    const subject = appOf('certificatesOutsideValidity')
+    assert.deepEqual(subject.app.authentication.providers.get('Saml2')?.status(), { available: false, reason: 'certificate_expired' })
+    assert.equal((await subject.app.inject({ method: 'GET', url: '/External/Challenge?provider=Saml2' })).statusCode, 503)
+    for (const signingKey of [keys.expired, keys.notYetValid]) {
+      const samlResponse = idp.buildResponse({ acsUrl: 'http://localhost:80/Saml2/Acs', audience: SP_ENTITY_ID, user: ATTACKER, signingKey })
+      posted.push(samlResponse)
+      const failedBefore = subject.logs.events('external.sign_in.failed').length
+      const response = await postToAcs(subject.app, { SAMLResponse: samlResponse })
+      assert.equal(response.statusCode, 302)
+      assert.equal(setsSessionCookie(response), false)
+      assert.deepEqual(subject.logs.events('external.sign_in.failed').slice(failedBefore).map((event) => event.failure), ['unsolicited'])
     }
   })
 

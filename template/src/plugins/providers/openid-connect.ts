@@ -4,9 +4,14 @@
  * loaded in the background when the app becomes ready (startup never waits for the provider),
  * refreshed hourly, retried with backoff while it fails, and stopped when the app closes; until
  * it loads, status() is unavailable, so /health/ready answers 503 naming the provider and the
- * login page marks it unavailable. Protocol logic lives in auth/openid-connect.ts.
+ * login page marks it unavailable. With SignOutAtProvider, sign-out continues at the provider's
+ * end_session_endpoint (OpenID Connect RP-Initiated Logout 1.0) with id_token_hint, and the
+ * provider returns the browser to SignedOutCallbackPath. Protocol logic lives in
+ * auth/openid-connect.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import * as client from 'openid-client'
+import { isLocalUrl } from '../../auth/local-url.js'
 import {
   buildAuthorizationRequest,
   completeAuthorizationCodeFlow,
@@ -18,6 +23,7 @@ import {
 } from '../../auth/openid-connect.js'
 import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
 import { singleValue } from '../request-input.js'
+import type { SignedOutPrincipal } from '../authentication.js'
 import type { ProviderRegistration } from '../external-providers.js'
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
@@ -93,7 +99,10 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
         claims: result.claims,
         returnUrl: flow.returnUrl,
         claimMappings: settings.ClaimMappings,
-        ...(settings.SaveTokens ? { tokens: result.tokens } : {})
+        // RP-initiated logout needs the ID token as id_token_hint: kept alone when SaveTokens is off.
+        ...(settings.SaveTokens
+          ? { tokens: result.tokens }
+          : settings.SignOutAtProvider && result.tokens.id_token !== undefined ? { tokens: { id_token: result.tokens.id_token } } : {})
       })
     } catch (failure) {
       if (failure instanceof OpenIdConnectError) {
@@ -105,11 +114,38 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     }
   })
 
+  /**
+   * RP-initiated logout: the provider's end_session_endpoint with id_token_hint (when the ticket
+   * kept the ID token), client_id, the registered post-logout redirect URI and the local return
+   * URL as `state`. Nothing is sent to the provider from here; undefined (local sign-out only)
+   * when the option is off, the metadata is not loaded or the provider has no end_session_endpoint.
+   */
+  function signOutRedirect (request: FastifyRequest, signedOut: SignedOutPrincipal): string | undefined {
+    const config = metadata.current
+    if (!settings.SignOutAtProvider || config === undefined || config.serverMetadata().end_session_endpoint === undefined) return undefined
+    const parameters: Record<string, string> = {
+      post_logout_redirect_uri: `${app.externalSignIn.publicOrigin(request)}${settings.SignedOutCallbackPath}`,
+      state: signedOut.returnUrl
+    }
+    const idToken = signedOut.principal.ticket.tokens?.id_token
+    if (idToken !== undefined) parameters.id_token_hint = idToken
+    return client.buildEndSessionUrl(config, parameters).href
+  }
+
+  if (settings.SignOutAtProvider) {
+    // The provider's way back after logout; `state` is the local return URL we sent (anything else: /).
+    app.get(settings.SignedOutCallbackPath, { config: { allowAnonymous: true } }, async (request, reply) => {
+      const state = singleValue(request.query, 'state')
+      return reply.redirect(typeof state === 'string' && isLocalUrl(state) ? state : '/', 302)
+    })
+  }
+
   app.authentication.registerProvider({
     scheme,
     displayName: settings.DisplayName,
-    paths: [settings.CallbackPath],
+    paths: settings.SignOutAtProvider ? [settings.CallbackPath, settings.SignedOutCallbackPath] : [settings.CallbackPath],
     challenge,
-    status: () => metadata.status()
+    status: () => metadata.status(),
+    signOutRedirect
   })
 }

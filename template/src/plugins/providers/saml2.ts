@@ -15,6 +15,7 @@ import { IdentityProviderMetadataSource } from '../../auth/saml2-metadata-source
 import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
 import { ReplayCache } from '../../auth/replay-cache.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../../state/state-store.js'
+import { isLocalUrl } from '../../auth/local-url.js'
 import { checkEndpointUrl } from '../../config/rules.js'
 import { ROOT_KEY } from '../../config/schema.js'
 import { ConfigurationError } from '../../errors.js'
@@ -147,6 +148,16 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     }
     // A response answering a request needs that request's flow (RelayState + correlation cookie).
     if (envelope.inResponseTo !== undefined && flow === undefined) return fail('correlation')
+    if (flow === undefined && !settings.allowUnsolicitedResponses && saml.RestartUnsolicitedSignIn) {
+      // IdP-initiated (Okta tile, Entra My Apps): nothing in the response is trusted or used.
+      // A fresh SP-initiated flow keeps InResponseTo, the correlation cookie and replay
+      // protection, and the IdP's existing session makes it a silent round trip. A local
+      // RelayState is where the user lands; anything else is ignored.
+      const returnUrl = typeof relayState === 'string' && isLocalUrl(relayState) ? relayState : '/'
+      request.log.info({ event: 'saml2.unsolicited.restarted', provider: scheme }, 'unsolicited SAML2 response: starting an SP-initiated sign-in')
+      if (!status().available) return fail('unavailable')
+      return await challenge(request, reply, returnUrl)
+    }
     const expectedRequestId = flow?.data.requestId
     if (flow !== undefined && typeof expectedRequestId !== 'string') return fail('correlation')
 
@@ -175,13 +186,40 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     return reply.type('application/samlmetadata+xml; charset=utf-8').send(buildServiceProviderMetadata(settings, acsUrlOf(request)))
   })
 
+  // Readiness tells the truth: with ValidateCertificates, an IdP whose every signing certificate
+  // is outside its validity period cannot sign anything this SP accepts. Checked at most once a
+  // minute per description (the health endpoint and the login page ask on every request).
+  let validity: { description: IdentityProviderDescription, checkedAt: number, expired: boolean } | undefined
+  function everyCertificateOutsideValidity (description: IdentityProviderDescription): boolean {
+    if (!settings.validateCertificates) return false
+    const now = Date.now()
+    if (validity?.description === description && now - validity.checkedAt < 60_000) return validity.expired
+    let expired = false
+    try {
+      const certificates = description.signingCertificates.map((value) => readCertificate(value))
+      expired = partitionByValidity(certificates, now, settings.clockSkewSeconds * 1000).current.length === 0
+    } catch {
+      // Unreadable certificates are refused when the metadata loads; nothing to add here.
+    }
+    if (expired && validity?.expired !== true) {
+      log.error({ event: 'saml2.certificates.expired', certificates: description.signingCertificates.length }, 'every IdP signing certificate is outside its validity period; Saml2 is unavailable')
+    }
+    validity = { description, checkedAt: now, expired }
+    return expired
+  }
+
+  function status (): { available: boolean, reason?: string } {
+    const description = source.current
+    if (description === undefined) return { available: false, reason: source.reason ?? 'metadata_not_loaded' }
+    if (everyCertificateOutsideValidity(description)) return { available: false, reason: 'certificate_expired' }
+    return { available: true }
+  }
+
   app.authentication.registerProvider({
     scheme,
     displayName: saml.DisplayName,
     paths: [modulePath, SAML2_METADATA_PATH],
     challenge,
-    status: () => source.current === undefined
-      ? { available: false, reason: source.reason ?? 'metadata_not_loaded' }
-      : { available: true }
+    status
   })
 }

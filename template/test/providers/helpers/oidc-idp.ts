@@ -21,8 +21,10 @@ export interface OidcIdpOptions {
 
 export interface OidcIdp {
   readonly issuer: string
-  /** Creates the provider with the app's redirect URI; call once the app listens. */
-  configure: (redirectUri: string) => Promise<void>
+  /** Creates the provider with the app's redirect URI (and post-logout redirect URIs); call once the app listens. */
+  configure: (redirectUri: string, postLogoutRedirectUris?: string[]) => Promise<void>
+  /** Completed RP-initiated logouts (end_session confirmed). */
+  readonly endedSessions: number
   /** Authorization codes the provider issued (planted values for the log scan). */
   readonly issuedCodes: string[]
   readonly issuedTokens: string[]
@@ -44,7 +46,8 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
   const issuedTokens: string[] = []
   const issuedTokenResponseValues: string[] = []
 
-  async function configure (redirectUri: string): Promise<void> {
+  let endedSessions = 0
+  async function configure (redirectUri: string, postLogoutRedirectUris: string[] = []): Promise<void> {
     const { privateKey } = await generateKeyPair('RS256', { extractable: true })
     const jwk = { ...(await exportJWK(privateKey)), kid: 'test-rs256', alg: 'RS256', use: 'sig' }
     const provider = new Provider(issuer, {
@@ -52,6 +55,7 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
         client_id: options.clientId,
         client_secret: options.clientSecret,
         redirect_uris: [redirectUri],
+        post_logout_redirect_uris: postLogoutRedirectUris,
         response_types: ['code'],
         grant_types: ['authorization_code'],
         token_endpoint_auth_method: 'client_secret_basic',
@@ -77,6 +81,7 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
         if (typeof value === 'string') issuedTokenResponseValues.push(value)
       }
     })
+    provider.on('end_session.success', () => { endedSessions++ })
     handler = provider.callback()
     release()
   }
@@ -87,6 +92,7 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
     issuedCodes,
     issuedTokens,
     issuedTokenResponseValues,
+    get endedSessions () { return endedSessions },
     close: async () => {
       release()
       server.closeAllConnections()

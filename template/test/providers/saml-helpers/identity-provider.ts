@@ -207,6 +207,34 @@ ${relayState}
 </form></body></html>`)
       return
     }
+    if (request.method === 'GET' && url.pathname === '/idp-initiated') {
+      // A dashboard tile (Okta, Entra My Apps): an unsolicited response, no AuthnRequest.
+      const user = this.users.get(this.nextUser)
+      const acsUrl = url.searchParams.get('acs') ?? ''
+      if (user === undefined || acsUrl === '') {
+        response.writeHead(400, { 'content-type': 'text/plain' }).end('unknown test user or ACS')
+        return
+      }
+      const samlResponse = this.buildResponse({ acsUrl, audience: url.searchParams.get('audience') ?? '', user })
+      const relayState = url.searchParams.get('relayState')
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html>
+<html><head><title>Test IdP dashboard</title></head><body>
+<form method="post" action="${escapeXml(acsUrl)}">
+<input type="hidden" name="SAMLResponse" value="${samlResponse}">
+${relayState === null ? '' : `<input type="hidden" name="RelayState" value="${escapeXml(relayState)}">`}
+<button type="submit" id="idp-tile">Open the application</button>
+</form></body></html>`)
+      return
+    }
     response.writeHead(404, { 'content-type': 'text/plain' }).end('not found')
+  }
+
+  /** The IdP dashboard tile that posts an unsolicited response for {@link nextUser}. */
+  idpInitiatedUrl (acsUrl: string, audience: string, relayState?: string): string {
+    const url = new URL('/idp-initiated', this.#origin)
+    url.searchParams.set('acs', acsUrl)
+    url.searchParams.set('audience', audience)
+    if (relayState !== undefined) url.searchParams.set('relayState', relayState)
+    return url.href
   }
 }
