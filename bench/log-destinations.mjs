@@ -3,15 +3,15 @@
  * request-like child logger writing one completion line per iteration, stdout redirected by the
  * caller (a file, a pipe or /dev/null). Prints µs per line (CPU: user + system) for each option.
  *
- *   node bench/log-destinations.mjs [lines, default 200000] > /dev/null    (results on stderr)
- *   node bench/log-destinations.mjs | cat > /dev/null                       (stdout a pipe)
+ *   npx tsx bench/log-destinations.mjs [lines, default 200000] > /tmp/log.out   (results on stderr)
+ *   npx tsx bench/log-destinations.mjs | cat > /dev/null                   (stdout a pipe)
  *
  * Run from the repository root after `npm ci` (imports the template's logger options).
  */
 import { pino } from 'pino'
 
 const lines = Number(process.argv[2] ?? 200_000)
-const { loggerOptions, BatchedDestination } = await import('../template/src/logger.ts').catch(async () => await import('../template/dist/logger.js'))
+const { loggerOptions, BatchedDestination } = await import('../template/src/logger.ts')
 
 function measure (name, makeDestination) {
   const { destination, flush } = makeDestination()

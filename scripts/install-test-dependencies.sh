@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# Installs what the test suites need beyond npm packages, from Debian's packages: Chromium for the
-# headless-browser tests (playwright-core drives it; no browser is ever downloaded by npm) and
-# redis-server for the Redis state-store tests (the tests start and stop their own server on a
-# unix socket; nothing is left running).
+# Installs what the test suites need beyond npm packages, from Debian's repositories: Chromium
+# for the headless browser tests (playwright-core drives /usr/bin/chromium; no browser is ever
+# downloaded by npm) and redis-server for the Redis state-store tests and benchmark (they start
+# and stop their own server on a unix socket; the package's service is not used). One list; only
+# the packages not installed yet are fetched.
 set -euo pipefail
 PACKAGES=(chromium redis-server)
 missing=()
-[ -x /usr/bin/chromium ] || missing+=(chromium)
-[ -x /usr/bin/redis-server ] || missing+=(redis-server)
+for package in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "test dependencies (${PACKAGES[*]}):"
-/usr/bin/chromium --version 2>/dev/null || echo "chromium present"
-/usr/bin/redis-server --version
+echo "chromium: $(/usr/bin/chromium --version 2>/dev/null || echo missing)"
+echo "redis-server: $(/usr/bin/redis-server --version 2>/dev/null || echo missing)"

@@ -29,7 +29,7 @@ describe('check-config', () => {
 
   test('--json: invalid configuration exits 1 with every sentence, the unknown key, the secret\'s source and no secret value', async () => {
     const run = invalidJson
-    assert.equal(await run.exited(), 1)
+    assert.equal(await run.exited(60_000), 1)
     const summary = JSON.parse(run.stdout()) as { valid: boolean, environment: string, errors: Array<{ message: string }>, warnings: Array<{ event: string, key: string }>, secrets: Array<{ key: string, source: string }> }
     assert.equal(summary.valid, false)
     assert.equal(summary.environment, 'Production')
@@ -42,7 +42,7 @@ describe('check-config', () => {
 
   test('readable: invalid configuration exits 1 and lists every sentence under Errors', async () => {
     const run = invalidText
-    assert.equal(await run.exited(), 1)
+    assert.equal(await run.exited(60_000), 1)
     const text = run.stdout()
     assert.match(text, /^Configuration: INVALID \(\d+ errors?\); the application would not start\n/)
     for (const sentence of EXPECTED_SENTENCES) assert.ok(text.includes(`  - ${sentence}\n`), sentence)
@@ -51,7 +51,7 @@ describe('check-config', () => {
 
   test('readable: valid configuration exits 0 and names environment, sources, providers and where the secret came from', async () => {
     const run = validText
-    assert.equal(await run.exited(), 0)
+    assert.equal(await run.exited(60_000), 0)
     const text = run.stdout()
     assert.match(text, /^Configuration: valid\n/)
     assert.match(text, /^Environment: +Production/m)
@@ -63,7 +63,7 @@ describe('check-config', () => {
   })
 
   test('an unknown argument exits 2 with the usage', async () => {
-    assert.equal(await typo.exited(), 2)
+    assert.equal(await typo.exited(60_000), 2)
     assert.match(typo.stderr(), /unknown argument --jsn/)
   })
 })

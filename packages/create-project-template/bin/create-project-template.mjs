@@ -1,16 +1,22 @@
 #!/usr/bin/env node
 /**
- * create-project-template <directory> [--name <Name>] [--authProvider cookie|none]
+ * create-project-template (package @project-template/create) <directory> [--name <Name>] [--authProvider cookie|none]
  *   [--skip-install] [--force] — see docs/generator.md.
  */
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { main } from '../lib/cli.mjs'
 
-// `npm run new -- <dir>` runs in the checkout's root; resolve <dir> where the user typed it.
-const cwd = process.env.npm_lifecycle_event === 'new' && process.env.INIT_CWD ? process.env.INIT_CWD : process.cwd()
+// `npm run new -- <dir>` runs in the checkout's root; resolve <dir> where the user typed it, and
+// never inside the checkout (cli.mjs puts such a project beside the checkout and says so).
+const viaNpmRunNew = process.env.npm_lifecycle_event === 'new' && process.env.INIT_CWD
+const cwd = viaNpmRunNew ? process.env.INIT_CWD : process.cwd()
+const checkoutRoot = viaNpmRunNew ? resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..') : undefined
 
 process.exitCode = await main({
   argv: process.argv.slice(2),
   cwd,
+  checkoutRoot,
   env: process.env,
   stdout: process.stdout,
   stderr: process.stderr,

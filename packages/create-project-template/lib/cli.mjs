@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { EXIT_CANCELLED, EXIT_FAILURE, EXIT_USAGE, UsageError } from './errors.mjs'
 import { installDependencies } from './install.mjs'
-import { GENERATOR_NAME, checkName, deriveName, kebabName } from './naming.mjs'
+import { GENERATOR_NAME, PACKAGE_NAME, checkName, deriveName, kebabName } from './naming.mjs'
 import { planProject } from './plan.mjs'
 import { AUTH_PROVIDERS, POSTURE_SUMMARY, isAuthProvider } from './posture.mjs'
 import { TEST_COMMAND, runCommand, startCommand } from './project-files.mjs'
@@ -32,7 +32,10 @@ const OPTIONS = /** @type {const} */ ({
 const OPTION_LIST = '--name, --authProvider, --skip-install, --force, --help, --version'
 
 export const HELP = `Usage: ${GENERATOR_NAME} <directory> [options]
-       npm run new -- <directory> [options]     (from a checkout of the template)
+       npm create ${PACKAGE_NAME.split('/')[0]} -- <directory> [options]   (the published ${PACKAGE_NAME})
+       npm run new -- <directory> [options]     (from a checkout of the template: a relative
+                                                <directory> that would land inside the checkout
+                                                is created beside it instead)
 
 Creates a standalone web application (Fastify 5, TypeScript) in <directory>.
 
@@ -61,11 +64,21 @@ installing; 2 invalid input (nothing written); 130 cancelled.
  * @property {boolean} interactive stdin and stdout are a terminal
  * @property {() => Promise<Prompts>} [loadPrompts] defaults to importing @clack/prompts
  * @property {(directory: string, env: NodeJS.ProcessEnv) => Promise<number>} [install] defaults to npm install
+ * @property {string} [checkoutRoot] set by `npm run new`: the template's checkout, which a project must not land in
  */
 
 /** @typedef {Pick<typeof import('@clack/prompts'), 'intro' | 'outro' | 'text' | 'select' | 'confirm' | 'isCancel' | 'cancel'>} Prompts */
 
 class Cancelled extends Error {}
+
+/**
+ * @param {string} parent
+ * @param {string} child
+ */
+function isInsideDirectory (parent, child) {
+  const path = relative(resolve(parent), child)
+  return path === '' || (!path.startsWith('..') && !isAbsolute(path))
+}
 
 /**
  * Maps node:util parseArgs errors to messages naming the option.
@@ -76,12 +89,51 @@ function rethrowParseError (error) {
   const code = /** @type {NodeJS.ErrnoException} */ (error).code
   const message = error instanceof Error ? error.message : String(error)
   const option = /'(-{1,2}[^' ]+)/.exec(message)?.[1] ?? 'an option'
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`Unknown option ${option}. Valid options: ${OPTION_LIST}.`)
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const suggestion = closestOption(option)
+    throw new UsageError(`Unknown option ${option}.${suggestion === undefined ? '' : ` Did you mean ${suggestion}?`} Valid options: ${OPTION_LIST}.`)
+  }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
     if (/does not take an argument/.test(message)) throw new UsageError(`Option ${option} does not take a value.`)
     throw new UsageError(`Option ${option} needs a value.`)
   }
   throw new UsageError(message)
+}
+
+/**
+ * Levenshtein distance, case-insensitive.
+ * @param {string} a
+ * @param {string} b
+ */
+function distance (a, b) {
+  const x = a.toLowerCase()
+  const y = b.toLowerCase()
+  let previous = Array.from({ length: y.length + 1 }, (_, index) => index)
+  for (let i = 1; i <= x.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= y.length; j++) {
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (x[i - 1] === y[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[y.length] ?? Math.max(x.length, y.length)
+}
+
+/**
+ * The valid option closest to a mistyped one (`--auth-provider`, `--authprovider`, `--skipinstall`,
+ * `--froce`), or undefined when none is close (at most two edits, or a third of its length, apart).
+ * @param {string} option as typed, with its dashes
+ * @returns {string | undefined}
+ */
+export function closestOption (option) {
+  const typed = option.replace(/^-+/, '').split('=')[0] ?? ''
+  let best
+  let bestDistance = Infinity
+  for (const name of Object.keys(OPTIONS)) {
+    const d = Math.min(distance(typed, name), distance(typed.replaceAll('-', ''), name.replaceAll('-', '')))
+    if (d < bestDistance) { best = name; bestDistance = d }
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? `--${best}` : undefined
 }
 
 /** @param {string} value */
@@ -210,7 +262,13 @@ async function run (io) {
     prompts.outro('Generating')
   }
 
-  const target = resolve(io.cwd, directory)
+  let target = resolve(io.cwd, directory)
+  if (io.checkoutRoot !== undefined && isInsideDirectory(io.checkoutRoot, target)) {
+    // `npm run new -- my-app` runs in the checkout: a project there would be inside another repository.
+    const beside = join(dirname(io.checkoutRoot), basename(target))
+    io.stdout.write(`${target} is inside the template's checkout (${io.checkoutRoot}); creating the project beside it instead: ${beside}\n`)
+    target = beside
+  }
   const derived = name === undefined
   name = checkProjectName(name ?? deriveName(basename(target)), derived, basename(target))
   authProvider ??= 'cookie'

@@ -12,6 +12,13 @@ export const TEMPLATE_NAME = 'ProjectTemplate'
  */
 export const GENERATOR_NAME = 'create-project-template'
 
+/**
+ * The generator's package name on the registry: scoped, because the unscoped
+ * `create-project-template` belongs to someone else there. `npm create @project-template`
+ * runs it. Kept by the rename like {@link GENERATOR_NAME}.
+ */
+export const PACKAGE_NAME = '@project-template/create'
+
 /** Longest accepted name; it becomes part of cookie names and environment-variable names. */
 export const MAX_NAME_LENGTH = 50
 
@@ -110,7 +117,11 @@ function inCaseOf (first, separator, second, name) {
 
 const TEMPLATE_NAME_FORMS = /(project)([-_ ]?)(template)/gi
 const PROTECTED = new RegExp(`\\b${GENERATOR_NAME}\\b`, 'g')
+/** The scope alone too: `npm create @project-template` is how users type it. */
+const PACKAGE_SCOPE = PACKAGE_NAME.split('/')[0] ?? PACKAGE_NAME
+const PROTECTED_PACKAGE = new RegExp(`${PACKAGE_SCOPE}(?![\\w-])`, 'g')
 const PLACEHOLDER = '\u0000GENERATOR\u0000'
+const PACKAGE_PLACEHOLDER = '\u0000PACKAGE\u0000'
 
 /**
  * Replaces every form of the template's name in `text` (see {@link inCaseOf}); occurrences of the
@@ -121,9 +132,11 @@ const PLACEHOLDER = '\u0000GENERATOR\u0000'
  */
 export function renameText (text, name) {
   return text
+    .replace(PROTECTED_PACKAGE, PACKAGE_PLACEHOLDER)
     .replace(PROTECTED, PLACEHOLDER)
     .replace(TEMPLATE_NAME_FORMS, (_match, first, separator, second) => inCaseOf(first, separator, second, name))
     .replaceAll(PLACEHOLDER, GENERATOR_NAME)
+    .replaceAll(PACKAGE_PLACEHOLDER, PACKAGE_SCOPE)
 }
 
 /**
@@ -133,7 +146,7 @@ export function renameText (text, name) {
  * @returns {string[]}
  */
 export function findTemplateName (text) {
-  return [...text.replace(PROTECTED, '').matchAll(TEMPLATE_NAME_FORMS)]
+  return [...text.replace(PROTECTED_PACKAGE, '').replace(PROTECTED, '').matchAll(TEMPLATE_NAME_FORMS)]
     .map((match) => match[0])
     .filter((form) => !/^project template$/.test(form))
 }

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { kebabName, renameText } from './naming.mjs'
 import { appsettingsFor } from './posture.mjs'
+import { composeYaml, dockerfile, dockerignore, nginxConf } from './deploy-files.mjs'
 import { ciWorkflow, gitignore, packageJsonFor, readme } from './project-files.mjs'
 import { isText, readTemplateFiles } from './template-files.mjs'
 
@@ -71,6 +72,10 @@ export function planProject (options) {
   generated('.gitignore', gitignore())
   generated('README.md', readme(identity, JSON.parse(files.get('package.json')?.data.toString('utf8') ?? '{}'), docs))
   generated('.github/workflows/ci.yml', ciWorkflow())
+  generated('Dockerfile', dockerfile())
+  generated('.dockerignore', dockerignore())
+  generated('compose.yaml', composeYaml(name))
+  generated('deploy/nginx.conf', nginxConf())
 
   return [...files.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
 }

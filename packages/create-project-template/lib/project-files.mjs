@@ -88,6 +88,9 @@ secrets.json
 
 # Test output
 test/output/
+
+# TLS material for the local compose proxy (docs/deployment.md)
+deploy/certs/
 `
 }
 
@@ -111,7 +114,10 @@ jobs:
     runs-on: ubuntu-latest
     # Debian, so that apt-get installs the chromium package at /usr/bin/chromium,
     # the browser the end-to-end test drives (nothing downloads a browser).
-    container: node:20-bookworm
+    container: node:${'$'}{{ matrix.node }}-bookworm
+    strategy:
+      matrix:
+        node: [22, 24]
     timeout-minutes: 20
     steps:
       - uses: actions/checkout@v4
@@ -148,6 +154,10 @@ ${runCommand(manifest)}
 
 This compiles the TypeScript sources into \`dist/\` and starts the server on
 http://127.0.0.1:5000 (set \`HOST\` and \`PORT\` to change it). \`npm run dev\` runs the sources in Development with reload.
+
+Production: \`npm run build\` once, then \`npm ci --omit=dev && npm start\` (or none at all:
+\`dist/\` is self-contained). \`Dockerfile\`, \`compose.yaml\` (two instances, Redis, nginx) and
+[docs/deployment.md](docs/deployment.md) cover containers, TLS, forwarded headers and keys.
 
 ## Test it
 

@@ -194,9 +194,9 @@ describe('README, .gitignore and CI', () => {
     assert.match(read(cookieProject, 'README.md'), /Closed by default/)
   })
 
-  test('the CI workflow installs Debian chromium and runs the README test command', () => {
+  test('the CI workflow runs on Node 22 and 24 (Debian images), installs Debian chromium and runs the README test command', () => {
     const workflow = read(cookieProject, '.github/workflows/ci.yml')
-    assert.match(workflow, /container: node:20-bookworm/)
+    assert.match(workflow, /container: node:\$\{\{ matrix\.node \}\}-bookworm\n {4}strategy:\n {6}matrix:\n {8}node: \[22, 24\]\n/)
     assert.match(workflow, /run: apt-get update && apt-get install -y --no-install-recommends chromium/)
     assert.match(workflow, /\n {8}run: npm test\n/)
   })

@@ -142,7 +142,8 @@ export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
     message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.`
   }))
   warnings.push(...secretsInSettingsFiles(contentRoot))
-  if (bound.value.Authentication.Cookie.AllowInsecureHttp) warnings.push(insecureHttpWarning(environmentName))
+  // Outside Development the switch is already an error (rules.ts); the warning explains it where it works.
+  if (bound.value.Authentication.Cookie.AllowInsecureHttp && environmentName === 'Development') warnings.push(insecureHttpWarning())
   return { config: deepFreeze(bound.value), environmentName, contentRoot, errors, warnings, sources, secretOrigins: secretOriginsOf(merged) }
 }
 
@@ -200,13 +201,11 @@ function secretsInSettingsFiles (contentRoot: string): ConfigurationWarning[] {
   })
 }
 
-function insecureHttpWarning (environmentName: string): ConfigurationWarning {
+function insecureHttpWarning (): ConfigurationWarning {
   const key = `${ROOT_KEY}:Authentication:Cookie:AllowInsecureHttp`
   return {
     key,
     event: 'configuration.insecure_http',
-    message: environmentName === 'Development'
-      ? `${key} is true: the session, anti-forgery and sign-in correlation cookies drop the __Host- prefix and Secure and are sent over plain http. Use it only on this machine; anyone on the network path can read and replay them. Keep it false and use https (or http://localhost, which browsers treat as secure) for anything else.`
-      : `${key} is true outside Development, where it is rejected.`
+    message: `${key} is true: the session, anti-forgery and sign-in correlation cookies drop the __Host- prefix and Secure and are sent over plain http. Use it only on this machine; anyone on the network path can read and replay them. Keep it false and use https (or http://localhost, which browsers treat as secure) for anything else.`
   }
 }

@@ -100,10 +100,12 @@ describe('configuration layering', () => {
   })
 
   test('user secrets that are not valid JSON are reported without quoting their content', () => {
-    content.writeUserSecrets('{"ProjectTemplate": {"X": "PLANTED-USER-SECRET-91c2"')
+    const truncated = '{"ProjectTemplate": {"X": "PLANTED-USER-SECRET-91c2"'
+    content.writeUserSecrets(truncated)
     try {
       const loaded = load('development')
-      assert.deepEqual(loaded.errors.map((e) => e.message), ['user secrets file is not valid JSON: unexpected end of file at line 1, column 53.'])
+      // The parser stops after the last character: one column past the end of line 1.
+      assert.deepEqual(loaded.errors.map((e) => e.message), [`user secrets file is not valid JSON: unexpected end of file at line 1, column ${truncated.length + 1}.`])
       assert.ok(!JSON.stringify(loaded.errors).includes('PLANTED-USER-SECRET-91c2'))
     } finally {
       content.writeUserSecrets(settingsFile(providers({ VendorA: 'user-secrets', VendorB: 'user-secrets', VendorC: 'user-secrets' })))

@@ -1,0 +1,185 @@
+/**
+ * The deployment files of a generated project: a multi-stage Dockerfile, .dockerignore,
+ * compose.yaml (two app instances, Redis for the shared session state, nginx terminating TLS) and
+ * the nginx configuration. Pure functions of the project name; docs/deployment.md (copied from the
+ * template) explains them. The Dockerfile is linted by the generator's tests (dockerfile-utils).
+ */
+import { kebabName } from './naming.mjs'
+
+/** The Node.js image both stages use: the current LTS line on Debian, slim for the runtime. */
+export const NODE_IMAGE = 'node:22-bookworm-slim'
+/** Port the app listens on inside the container. */
+export const CONTAINER_PORT = 8080
+
+/** @returns {string} */
+export function dockerfile () {
+  return `# syntax=docker/dockerfile:1
+# Multi-stage build (docs/deployment.md). The image holds the bundle, static files and the
+# non-secret settings only: no sources, no devDependencies, no .env, no keys, no secrets.
+
+# Build: full install (TypeScript, esbuild), type check, bundle into dist/.
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package*.json ./
+RUN if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+COPY tsconfig*.json ./
+COPY src ./src
+RUN npm run build
+
+# Runtime: dist/ is self-contained, so no node_modules at all.
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \\
+    HOST=0.0.0.0 \\
+    PORT=${CONTAINER_PORT}
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/dist ./dist
+COPY public ./public
+COPY appsettings*.json ./
+# The image's files stay owned by root and read-only to the app's user.
+USER node
+EXPOSE ${CONTAINER_PORT}
+HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \\
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/health/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# node itself as PID 1 (not npm), so SIGTERM reaches the app and it closes gracefully.
+CMD ["node", "--enable-source-maps", "dist/server.js"]
+`
+}
+
+/** @returns {string} */
+export function dockerignore () {
+  return `# Only what the Dockerfile copies is needed; secrets and local state never enter the build context.
+.git
+.github
+node_modules
+dist
+coverage
+logs
+*.log
+test
+docs
+.keys
+.env
+.env.*
+secrets.json
+*.secrets.json
+*.pem
+*.key
+*.pfx
+deploy/certs
+appsettings.Development.json
+Dockerfile
+compose.yaml
+README.md
+`
+}
+
+/**
+ * @param {string} name PascalCase project name (configuration root key, environment prefix)
+ * @returns {string}
+ */
+export function composeYaml (name) {
+  const project = kebabName(name)
+  return `# Two instances of the app behind nginx (TLS termination), sharing Redis for session state.
+# Before \`docker compose up --build\`: create deploy/certs/tls.crt and tls.key and export
+# DATA_PROTECTION_KEY (see docs/deployment.md). Nothing secret is written in this file.
+name: ${project}
+
+x-app: &app
+  build: .
+  restart: unless-stopped
+  environment:
+    ${name}__DataProtection__Keys__0: \${DATA_PROTECTION_KEY:?set DATA_PROTECTION_KEY, from npm run --silent generate-key}
+    ${name}__ForwardedHeaders__Enabled: "true"
+    ${name}__ForwardedHeaders__KnownProxies__0: 172.30.0.10
+    ${name}__State__Provider: Redis
+    ${name}__State__Redis__ConnectionString: redis://redis:6379
+  depends_on:
+    redis:
+      condition: service_healthy
+  networks: [backend]
+
+services:
+  app1: *app
+  app2: *app
+
+  redis:
+    image: redis:7-bookworm
+    command: ["redis-server", "--save", "", "--appendonly", "no"]
+    restart: unless-stopped
+    healthcheck:
+      test: ["CMD", "redis-cli", "ping"]
+      interval: 5s
+      timeout: 3s
+      retries: 10
+    networks: [backend]
+
+  proxy:
+    image: nginx:1.27-bookworm
+    restart: unless-stopped
+    ports:
+      - "8080:80"
+      - "8443:443"
+    volumes:
+      - ./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro
+      - ./deploy/certs:/etc/nginx/certs:ro
+    depends_on:
+      app1:
+        condition: service_healthy
+      app2:
+        condition: service_healthy
+    networks:
+      backend:
+        ipv4_address: 172.30.0.10
+
+networks:
+  backend:
+    ipam:
+      config:
+        - subnet: 172.30.0.0/24
+`
+}
+
+/** @returns {string} */
+export function nginxConf () {
+  return `# nginx in front of the app instances: terminates TLS, sets the forwarded headers the app
+# trusts from this proxy only (ForwardedHeaders:KnownProxies), keeps the probes internal.
+upstream app {
+    server app1:${CONTAINER_PORT} max_fails=1 fail_timeout=5s;
+    server app2:${CONTAINER_PORT} max_fails=1 fail_timeout=5s;
+    keepalive 16;
+}
+
+server {
+    listen 80;
+    # Plain http only redirects: the session cookie is Secure and __Host- prefixed.
+    return 301 https://$host:8443$request_uri;
+}
+
+server {
+    listen 443 ssl;
+    http2 on;
+    ssl_certificate     /etc/nginx/certs/tls.crt;
+    ssl_certificate_key /etc/nginx/certs/tls.key;
+    ssl_protocols       TLSv1.2 TLSv1.3;
+
+    # Probes are for the orchestrator, not the internet (auth contract, Endpoints rule 3).
+    location /health {
+        return 404;
+    }
+
+    location / {
+        proxy_pass http://app;
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        proxy_set_header Host $http_host;
+        proxy_set_header X-Forwarded-Proto https;
+        proxy_set_header X-Forwarded-Host $http_host;
+        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+        # A restarting instance refuses connections: retry the other one (rolling restarts).
+        proxy_next_upstream error timeout http_502 http_503;
+        client_max_body_size 64k;
+    }
+}
+`
+}
