@@ -121,6 +121,7 @@ interface StoredFlow extends FlowState {
 }
 
 const flowKey = (flowId: string): string => `flow:${flowId}`
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
 
 function sameText (a: string, b: string): boolean {
   const left = Buffer.from(a)
@@ -172,7 +173,13 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     if (typeof flowId !== 'string' || !FLOW_ID.test(flowId)) return undefined
     const name = `${prefix}${flowId}`
     const cookie = request.cookies[name]
-    if (cookie === undefined) return undefined
+    if (cookie === undefined) {
+      if (request.protocol === 'http' && !LOOPBACK_HOSTS.has(request.hostname)) {
+        // Browsers drop Secure cookies over plain http to anything but localhost.
+        request.log.warn({ event: 'external.correlation.insecure_transport' }, 'a sign-in callback arrived over http without its correlation cookie: browsers keep Secure cookies only over https (or http://localhost). Serve the app over https, or behind a TLS proxy set ForwardedHeaders:Enabled with its address in ForwardedHeaders:KnownProxies')
+      }
+      return undefined
+    }
     reply.setCookie(name, '', deleteOptions)
     const binding = COOKIE_VALUE.exec(cookie)?.[2]
     if (binding === undefined) return undefined

@@ -1,0 +1,55 @@
+/**
+ * Correlation cookies cannot pile up (issue 13, "Correlation cookies"): each is about 90 bytes
+ * whatever the return URL, a browser holds at most MAX_FLOWS_PER_BROWSER (starting another flow
+ * deletes the oldest), and a callback over plain http without its cookie says why in the log.
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { MAX_FLOWS_PER_BROWSER } from '../../src/plugins/external-sign-in.js'
+import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { registerTestProvider, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
+
+const PREFIX = '__Host-ProjectTemplate.Correlation.'
+
+describe('correlation cookies', () => {
+  let t: TestApp
+  before(async () => { t = await buildTestApp({ configure: (app) => { registerTestProvider(app) } }) })
+  after(async () => { await t.app.close() })
+
+  test('a correlation cookie stays small with a 2,000-character return URL', async () => {
+    const returnUrl = `/orders?q=${'x'.repeat(1990)}`
+    const response = await t.app.inject({ url: '/External/Challenge', query: { provider: TEST_PROVIDER, returnUrl } })
+    assert.equal(response.statusCode, 302)
+    const line = String(response.headers['set-cookie'])
+    assert.ok(line.startsWith(PREFIX))
+    assert.ok(line.split(';')[0]!.length < 100, `${line.split(';')[0]!.length} characters`)
+    assert.ok(!line.includes('xxxx'), 'the return URL is not in the cookie')
+  })
+
+  test(`a browser holds at most ${MAX_FLOWS_PER_BROWSER}: starting another flow deletes the oldest, and twenty challenges stay bounded`, async () => {
+    const jar = new Map<string, string>()
+    for (let index = 0; index < 20; index++) {
+      const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ')
+      const response = await t.app.inject({ url: '/External/Challenge', query: { provider: TEST_PROVIDER }, headers: cookie === '' ? {} : { cookie } })
+      assert.equal(response.statusCode, 302)
+      for (const set of response.cookies) {
+        if (set.value === '') jar.delete(set.name)
+        else jar.set(set.name, set.value)
+      }
+      assert.ok(jar.size <= MAX_FLOWS_PER_BROWSER, `after challenge ${index + 1}: ${jar.size} cookies`)
+    }
+    assert.equal(jar.size, MAX_FLOWS_PER_BROWSER)
+    // The newest flows still complete.
+    const [name, value] = [...jar].at(-1)!
+    const callback = await t.app.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${name.slice(PREFIX.length)}`, headers: { cookie: `${name}=${value}` } })
+    assert.equal(callback.headers.location, '/')
+  })
+
+  test('a callback over http to a public host without its cookie logs why (Secure cookies need https)', async () => {
+    const response = await t.app.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${'A'.repeat(22)}`, headers: { host: 'app.example.test' } })
+    assert.equal(response.headers.location, '/Account/Login?failure=correlation')
+    assert.equal(t.logs.events('external.correlation.insecure_transport').length, 1)
+    await t.app.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${'B'.repeat(22)}` })
+    assert.equal(t.logs.events('external.correlation.insecure_transport').length, 1, 'not for localhost')
+  })
+})
