@@ -25,6 +25,13 @@ export function parsePublicOrigin (value: string, environmentName: string): stri
   return url.origin
 }
 
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
+
+/** True for a loopback host name (`localhost`, `127.0.0.1`, `[::1]` as URL and Fastify write it). */
+export function isLoopbackHost (hostName: string): boolean {
+  return LOOPBACK_HOSTS.has(hostName)
+}
+
 /**
  * The host part (`name`, `name:port`, `[v6]:port`) a URL may carry; what a Host header must be.
  * Labels allow `_` (container service names use it).

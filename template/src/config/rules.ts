@@ -2,7 +2,7 @@
  * Cross-key startup rules, one small named function each; read them as a list in {@link RULES}.
  * Each returns sentences that name the full colon path and never a configured value.
  */
-import { isAllowedHostPattern, isProxyAddress, parsePublicOrigin } from '../auth/host-trust.js'
+import { isAllowedHostPattern, isLoopbackHost, isProxyAddress, parsePublicOrigin } from '../auth/host-trust.js'
 import { inspectKeyStore, keyMaterialOf } from '../auth/key-ring.js'
 import { readCertificate } from '../auth/saml2-certificates.js'
 import type { ConfigurationProblem } from './bind.js'
@@ -41,8 +41,6 @@ export function isMissing (value: string | Secret): boolean {
   return text === '' || /^<[^>]*>$/.test(text)
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
-
 /** Absolute https URL; http is accepted only for a loopback host in Development. */
 export function checkEndpointUrl (value: string, key: string, environmentName: string): ConfigurationProblem[] {
   let url: URL
@@ -52,7 +50,7 @@ export function checkEndpointUrl (value: string, key: string, environmentName: s
     return [problem(key, `${key} must be an absolute https URL.`)]
   }
   if (url.protocol === 'https:') return []
-  if (url.protocol === 'http:' && environmentName === 'Development' && LOOPBACK_HOSTS.has(url.hostname)) return []
+  if (url.protocol === 'http:' && environmentName === 'Development' && isLoopbackHost(url.hostname)) return []
   return [problem(key, `${key} must be an absolute https URL (http is allowed only for a loopback host in Development).`)]
 }
 

@@ -19,7 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import { openBytes, sealBytes } from '../auth/authenticated-encryption.js'
 import { normalizeClaims } from '../auth/claims-normalization.js'
-import { parsePublicOrigin } from '../auth/host-trust.js'
+import { isLoopbackHost, parsePublicOrigin } from '../auth/host-trust.js'
 import type { KeyRing } from '../auth/key-ring.js'
 import { isLocalUrl } from '../auth/local-url.js'
 import { ApplicationClaimTypes, type Claim } from '../auth/principal.js'
@@ -121,7 +121,6 @@ interface StoredFlow extends FlowState {
 }
 
 const flowKey = (flowId: string): string => `flow:${flowId}`
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
 
 function sameText (a: string, b: string): boolean {
   const left = Buffer.from(a)
@@ -174,7 +173,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     const name = `${prefix}${flowId}`
     const cookie = request.cookies[name]
     if (cookie === undefined) {
-      if (request.protocol === 'http' && !LOOPBACK_HOSTS.has(request.hostname)) {
+      if (request.protocol === 'http' && !isLoopbackHost(request.hostname)) {
         // Browsers drop Secure cookies over plain http to anything but localhost.
         request.log.warn({ event: 'external.correlation.insecure_transport' }, 'a sign-in callback arrived over http without its correlation cookie: browsers keep Secure cookies only over https (or http://localhost). Serve the app over https, or behind a TLS proxy set ForwardedHeaders:Enabled with its address in ForwardedHeaders:KnownProxies')
       }

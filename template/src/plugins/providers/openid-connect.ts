@@ -11,6 +11,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import * as client from 'openid-client'
+import { isLoopbackHost } from '../../auth/host-trust.js'
 import { isLocalUrl } from '../../auth/local-url.js'
 import {
   buildAuthorizationRequest,
@@ -26,12 +27,10 @@ import { singleValue } from '../request-input.js'
 import type { SignedOutPrincipal } from '../authentication.js'
 import type { ProviderRegistration } from '../external-providers.js'
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
-
 /** http to the provider only for a loopback Authority in Development (validation rejects it elsewhere). */
 export function allowsInsecureRequests (authority: string, environmentName: string): boolean {
   const url = new URL(authority)
-  return url.protocol === 'http:' && environmentName === 'Development' && LOOPBACK_HOSTS.has(url.hostname)
+  return url.protocol === 'http:' && environmentName === 'Development' && isLoopbackHost(url.hostname)
 }
 
 export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyInstance, options) => {
