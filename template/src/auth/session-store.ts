@@ -35,10 +35,6 @@ class BoundedCache<V> {
     this.#maxSize = maxSize
   }
 
-  get size (): number {
-    return this.#entries.size
-  }
-
   get (key: string): V | undefined {
     const entry = this.#entries.get(key)
     if (entry === undefined) return undefined
@@ -81,6 +77,10 @@ export interface SessionStoreOptions {
 
 const sessionKey = (sessionId: string): string => `session:${sessionId}`
 
+/** How long the store keeps a record: until its sliding or its absolute expiry, whichever is first. */
+const recordTtlMs = (ticket: AuthenticationTicket, nowSeconds: number): number =>
+  (Math.min(ticket.expiresAt, ticket.absoluteExpiresAt) - nowSeconds) * 1000
+
 /** The index key of a subject: hashed, so the store does not list user identifiers. */
 export function subjectIndexKey (subject: string): string {
   return `index:subject:${createHash('sha256').update(subject, 'utf8').digest('base64url')}`
@@ -121,11 +121,6 @@ export class SessionStore {
         this.#tickets.clear()
       }
     })
-  }
-
-  /** Whether sessions can be checked right now (the store vouches for its invalidations). */
-  get available (): boolean {
-    return this.#store.status().available
   }
 
   /** The session id a cookie value refers to; undefined for anything not sealed by this key ring. */
@@ -171,10 +166,9 @@ export class SessionStore {
   async create (ticket: AuthenticationTicket, nowSeconds: number): Promise<string> {
     const sealed = sealTicket(ticket, this.#ring)
     if (sealed.length > MAX_SEALED_LENGTH) throw new RangeError(`A session record may hold at most ${MAX_SEALED_LENGTH} characters.`)
-    const ttlMs = (Math.min(ticket.expiresAt, ticket.absoluteExpiresAt) - nowSeconds) * 1000
     const subject = subjectOf(ticket)
     if (subject !== undefined) await this.#store.addMember(subjectIndexKey(subject), ticket.sessionId, (ticket.absoluteExpiresAt - nowSeconds) * 1000)
-    await this.#store.set(sessionKey(ticket.sessionId), sealed, ttlMs)
+    await this.#store.set(sessionKey(ticket.sessionId), sealed, recordTtlMs(ticket, nowSeconds))
     this.#tickets.set(ticket.sessionId, frozen(ticket), sealed.length)
     return sealSessionReference(ticket.sessionId, this.#ring)
   }
@@ -182,9 +176,8 @@ export class SessionStore {
   /** Writes a renewed ticket; false when the session is gone meanwhile (it stays gone). */
   async renew (ticket: AuthenticationTicket, nowSeconds: number): Promise<boolean> {
     const sealed = sealTicket(ticket, this.#ring)
-    const ttlMs = (Math.min(ticket.expiresAt, ticket.absoluteExpiresAt) - nowSeconds) * 1000
     const epoch = this.#epoch
-    const stored = await this.#store.update(sessionKey(ticket.sessionId), sealed, ttlMs)
+    const stored = await this.#store.update(sessionKey(ticket.sessionId), sealed, recordTtlMs(ticket, nowSeconds))
     if (stored && epoch === this.#epoch) this.#tickets.set(ticket.sessionId, frozen(ticket), sealed.length)
     return stored
   }

@@ -48,10 +48,6 @@ export class EmbeddedStateStore implements StateStore {
     return this.#characters
   }
 
-  count (kind: StateKind): number {
-    return this.#map(kind).size
-  }
-
   status (): StateStoreStatus {
     return AVAILABLE
   }

@@ -14,7 +14,7 @@ import type { Claim } from '../../src/auth/principal.js'
 import { loadConfiguration, type LoadedConfiguration } from '../../src/config/load.js'
 import { ROOT_KEY } from '../../src/config/schema.js'
 import { createLogger } from '../../src/logger.js'
-import { SessionStore } from '../../src/auth/session-store.js'
+import { openSessionReference, openTicket } from '../../src/auth/ticket.js'
 import type { AuthenticationTicket } from '../../src/auth/principal.js'
 import type { StateStore } from '../../src/state/state-store.js'
 import type { EmbeddedStateStore } from '../../src/state/embedded-store.js'
@@ -175,7 +175,20 @@ export function sessionValueOf (cookie: string, name = SESSION_COOKIE): string {
 
 /** The stored session a cookie refers to, read from the app's state store as another instance would. */
 export async function storedSession (app: FastifyInstance, keyRing: KeyRing, cookie: string, nowSeconds = Math.floor(Date.now() / 1000)): Promise<AuthenticationTicket | undefined> {
-  const sessions = new SessionStore({ store: app.state, ring: keyRing })
-  const sessionId = sessions.sessionIdOf(sessionValueOf(cookie))
-  return sessionId === undefined ? undefined : await sessions.load(sessionId, nowSeconds)
+  const sessionId = openSessionReference(sessionValueOf(cookie), keyRing)
+  const sealed = sessionId === undefined ? undefined : await app.state.get(`session:${sessionId}`)
+  return sealed === undefined ? undefined : openTicket(sealed, keyRing, nowSeconds)
+}
+
+/**
+ * Opens the starter page with a session cookie: the anti-forgery token it carries and the Cookie
+ * header with the anti-forgery cookie added, ready for a POST to /Account/Logout and the like.
+ */
+export async function antiforgeryFor (app: FastifyInstance, cookie: string): Promise<{ token: string, cookie: string }> {
+  const page = await app.inject({ url: '/', headers: { cookie } })
+  if (page.statusCode !== 200) throw new Error(`the starter page answered ${page.statusCode}`)
+  const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(page.body)?.[1]
+  if (token === undefined) throw new Error('the starter page carries no anti-forgery token')
+  const secret = cookieHeaderFrom(page)
+  return { token, cookie: secret === '' ? cookie : `${cookie}; ${secret}` }
 }

@@ -13,7 +13,7 @@ import { createKeyRing } from '../../src/auth/key-ring.js'
 import type { Claim } from '../../src/auth/principal.js'
 import { sealSessionReference } from '../../src/auth/ticket.js'
 import {
-  buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, storedSession, TEST_SIGN_IN_PATH, type TestApp
+  antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, storedSession, TEST_SIGN_IN_PATH, type TestApp
 } from '../helpers/app.js'
 
 const SECURE_NAME = '__Host-ProjectTemplate.Web.Authentication'
@@ -48,15 +48,6 @@ function testClock (start = Date.now()): { now: () => number, advance: (minutes:
 }
 
 const status = async (app: TestApp['app'], cookie: string): Promise<number> => (await app.inject({ url: API, headers: { cookie } })).statusCode
-
-async function csrfTokenFor (app: TestApp['app'], cookie: string): Promise<{ token: string, cookie: string }> {
-  const page = await app.inject({ url: '/', headers: { cookie } })
-  assert.equal(page.statusCode, 200)
-  const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(page.body)?.[1]
-  assert.ok(token !== undefined, 'the starter page carries an anti-forgery token')
-  const secret = cookieHeaderFrom(page)
-  return { token, cookie: secret === '' ? cookie : `${cookie}; ${secret}` }
-}
 
 describe('session cookie attributes', () => {
   test('sign-in sets __Host-ProjectTemplate.Web.Authentication with HttpOnly, Secure, SameSite=Lax, Path=/ and no Domain, as one small cookie', async () => {
@@ -261,7 +252,7 @@ describe('revocation (embedded store)', () => {
 
   test('after logout a copy of the old cookie is refused and cleared', async () => {
     const cookie = await signIn(t.app, standardUser())
-    const { token, cookie: withSecret } = await csrfTokenFor(t.app, cookie)
+    const { token, cookie: withSecret } = await antiforgeryFor(t.app, cookie)
     const logout = await t.app.inject({ method: 'POST', url: '/Account/Logout', headers: { cookie: withSecret }, payload: { __RequestVerificationToken: token } })
     assert.equal(logout.statusCode, 302)
     const copy = await t.app.inject({ url: API, headers: { cookie } })
@@ -274,7 +265,7 @@ describe('revocation (embedded store)', () => {
     const laptop = await signIn(t.app, standardUser())
     const phone = await signIn(t.app, standardUser())
     const other = await signIn(t.app, [claim('application:subject', 'user-2'), claim('application:name', 'Grace')])
-    const { token, cookie: withSecret } = await csrfTokenFor(t.app, laptop)
+    const { token, cookie: withSecret } = await antiforgeryFor(t.app, laptop)
     const response = await t.app.inject({ method: 'POST', url: '/Account/LogoutEverywhere', headers: { cookie: withSecret }, payload: { __RequestVerificationToken: token } })
     assert.equal(response.statusCode, 302)
     assert.equal(await status(t.app, laptop), 401)

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { LightMyRequestResponse } from 'fastify'
 import { isLocalUrl } from '../../src/auth/local-url.js'
-import { buildTestApp, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { antiforgeryFor, buildTestApp, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
 import { registerTestProvider, TEST_IDP_AUTHORIZE, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
 
 const corpus = (name: string): string[] =>
@@ -99,11 +99,9 @@ describe('return URL corpus', () => {
     }
     for (const value of local) {
       // Logout ends the session, so each local value gets a session of its own.
-      const fresh = await signIn(t.app, standardUser())
-      const page = await t.app.inject({ url: '/', headers: { cookie: fresh } })
-      const freshToken = /name="__RequestVerificationToken" value="([^"]+)"/.exec(page.body)?.[1] ?? ''
+      const fresh = await antiforgeryFor(t.app, await signIn(t.app, standardUser()))
       const response = await t.app.inject({
-        method: 'POST', url: '/Account/Logout', headers: { cookie: `${fresh}; ${cookieHeaderFrom(page)}` }, payload: { __RequestVerificationToken: freshToken, returnUrl: value }
+        method: 'POST', url: '/Account/Logout', headers: { cookie: fresh.cookie }, payload: { __RequestVerificationToken: fresh.token, returnUrl: value }
       })
       assert.equal(response.statusCode, 302, JSON.stringify(value))
       assert.equal(response.headers.location, value)

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { createKeyRing } from '../../src/auth/key-ring.js'
-import { buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
 import { RedisServer, waitFor } from '../helpers/redis-server.js'
 import { registerTestProvider, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
 import { postToAcs, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from '../providers/saml-helpers/app.js'
@@ -40,13 +40,6 @@ async function instance (): Promise<TestApp> {
 
 const status = async (app: TestApp, cookie: string): Promise<number> => (await app.app.inject({ url: API, headers: { cookie } })).statusCode
 
-async function csrf (app: TestApp, cookie: string): Promise<{ token: string, cookie: string }> {
-  const page = await app.app.inject({ url: '/', headers: { cookie } })
-  assert.equal(page.statusCode, 200)
-  const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(page.body)?.[1] ?? ''
-  return { token, cookie: `${cookie}; ${cookieHeaderFrom(page)}` }
-}
-
 before(async () => {
   await server.start()
   await idp.start()
@@ -72,7 +65,7 @@ describe('two instances, one Redis', () => {
   test('logout on B: the old cookie is refused on A within a second', async () => {
     const cookie = await signIn(a.app, standardUser())
     assert.equal(await status(a, cookie), 200, 'A has it cached')
-    const { token, cookie: withSecret } = await csrf(b, cookie)
+    const { token, cookie: withSecret } = await antiforgeryFor(b.app, cookie)
     const logout = await b.app.inject({ method: 'POST', url: '/Account/Logout', headers: { cookie: withSecret }, payload: { __RequestVerificationToken: token } })
     assert.equal(logout.statusCode, 302)
     const started = Date.now()
