@@ -62,7 +62,7 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
         id_token_signed_response_alg: 'RS256'
       }],
       jwks: { keys: [jwk] },
-      claims: { openid: ['sub'], profile: ['name', 'roles'], email: ['email'] },
+      claims: { openid: ['sub'], profile: ['name', 'roles', 'groups'], email: ['email'] },
       cookies: { keys: ['oidc-idp-test-cookie-key'] },
       pkce: { required: () => true },
       features: { devInteractions: { enabled: true } },
