@@ -11,7 +11,9 @@ import { cleanEnv, runEntryPoint } from '../helpers/process.js'
 const KEY = 'ProjectTemplate:State:Redis:ConnectionString'
 const PASSWORD = 'PLANTED-redis-password-5be1'
 
-const messagesFor = (state: Record<string, unknown>): string[] =>
+type StateSettings = NonNullable<NonNullable<Parameters<typeof loadTestConfiguration>[0]>['settings']>
+
+const messagesFor = (state: StateSettings): string[] =>
   loadTestConfiguration({ settings: { State: state } }).errors.map((problem) => problem.message)
 
 describe('State settings', () => {
