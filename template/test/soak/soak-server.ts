@@ -2,7 +2,8 @@
  * The real app for the load-and-soak run, as its own process: built by buildApp from real
  * configuration, plus the test-only TestIdP provider so logins can be part of the traffic.
  * Prints `{"port":n}` when listening; SIGUSR2 runs a full GC (started with --expose-gc) so the
- * parent can compare resident memory before and after the load.
+ * parent can compare resident memory before and after the load. With SOAK_REDIS set (a connection
+ * string), the state store is that Redis instead of the embedded one (test/soak/redis-outage.soak.ts).
  */
 import { buildApp } from '../../src/app.js'
 import { createLogger } from '../../src/logger.js'
@@ -13,7 +14,8 @@ const unhandled: string[] = []
 process.on('unhandledRejection', (reason) => { unhandled.push(String(reason)); process.stderr.write(`unhandledRejection ${String(reason)}\n`) })
 process.on('uncaughtException', (error) => { process.stderr.write(`uncaughtException ${error.name}\n`); process.exit(70) })
 
-const loaded = loadTestConfiguration({})
+const redis = process.env.SOAK_REDIS
+const loaded = loadTestConfiguration(redis === undefined ? {} : { settings: { State: { Provider: 'Redis', Redis: { ConnectionString: redis } } } })
 const app = await buildApp({
   config: loaded.config,
   environmentName: loaded.environmentName,
