@@ -1,21 +1,21 @@
 /**
  * The app for the load scenarios: the same buildApp as dist/server.js (Production, JSON logs to
- * stdout), loaded from template/src through tsx (the build bundles only the entry points; the
- * compiled code is the same esbuild transform, paid once at start), plus one bench-only route, POST
- * /bench-only/sign-in, which signs in the claims it is sent, so the harness gets real session
- * cookies from the real session store (embedded or Redis, from configuration). The route lives
- * here, never in the shipped app. Listens on HOST:PORT (127.0.0.1).
+ * stdout), plus one bench-only route, POST /bench-only/sign-in, which signs in the claims it is
+ * sent, so the harness gets real session cookies from the real session store (embedded or Redis,
+ * from configuration). The route lives here, never in the shipped app. Listens on HOST:PORT
+ * (127.0.0.1).
+ *
+ * Not run as is: bundleAppServer() in harness.mjs bundles it with esbuild exactly as the template's
+ * build bundles src/server.ts (into bench/output/, never into template/dist), so memory and CPU
+ * are those of the shipped bundle, not of a TypeScript loader. The template root comes from
+ * BENCH_TEMPLATE (the bundle lives elsewhere).
  */
-import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { register } from 'tsx/esm/api'
-import { TEMPLATE } from './harness.mjs'
+import { buildApp } from '../template/src/app.ts'
+import { loadConfiguration } from '../template/src/config/load.ts'
+import { createLogger } from '../template/src/logger.ts'
 
-register()
-const source = (path) => pathToFileURL(join(TEMPLATE, 'src', path)).href
-const { buildApp } = await import(source('app.ts'))
-const { loadConfiguration } = await import(source('config/load.ts'))
-const { createLogger } = await import(source('logger.ts'))
+const TEMPLATE = process.env.BENCH_TEMPLATE
+if (TEMPLATE === undefined) throw new Error('BENCH_TEMPLATE is not set (start this bundle through bench/harness.mjs)')
 
 const loaded = loadConfiguration({ env: process.env, contentRoot: TEMPLATE })
 if (loaded.errors.length > 0) throw new Error(`bench configuration invalid: ${loaded.errors.map((problem) => problem.message).join(' ')}`)

@@ -22,6 +22,31 @@ export const DIST = join(TEMPLATE, 'dist')
 export const HOST = '127.0.0.1'
 export const SESSION_COOKIE = '__Host-ProjectTemplate.Web.Authentication'
 const START_TIMEOUT_MS = 60_000
+export const BENCH_OUTPUT = join(ROOT, 'bench', 'output')
+
+/**
+ * Bundles bench/app-server.mjs with the template's own esbuild settings (see the template's
+ * `bundle` script) into bench/output/app-server/; returns the script to start. Source maps for
+ * bench/profile.mjs.
+ */
+export async function bundleAppServer () {
+  const { build } = await import('esbuild')
+  const outdir = join(BENCH_OUTPUT, 'app-server')
+  await build({
+    entryPoints: [join(ROOT, 'bench', 'app-server.mjs')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20.19',
+    external: ['pino-pretty'],
+    outdir,
+    splitting: true,
+    sourcemap: true,
+    logLevel: 'warning',
+    banner: { js: "import{createRequire as __bundleCreateRequire}from'node:module';const require=__bundleCreateRequire(import.meta.url);" }
+  })
+  return join(outdir, 'app-server.js')
+}
 
 // ---------------------------------------------------------------------------------------------
 // CPU pinning: servers on CPU 0, this process (the load generator) on CPU 1.
@@ -240,7 +265,7 @@ export function buildScenarios (cookies, floorSecret) {
 export function appEnvironment (port, keyMaterial, redisConnectionString) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ProjectTemplate__') && name !== 'NODE_ENV'))
   const state = redisConnectionString === undefined ? {} : { ProjectTemplate__State__Provider: 'Redis', ProjectTemplate__State__Redis__ConnectionString: redisConnectionString }
-  return { ...base, HOST, PORT: String(port), ProjectTemplate__DataProtection__Keys__0: keyMaterial.toString('base64'), ...state }
+  return { ...base, BENCH_TEMPLATE: TEMPLATE, HOST, PORT: String(port), ProjectTemplate__DataProtection__Keys__0: keyMaterial.toString('base64'), ...state }
 }
 
 export function floorEnvironment (port, floorSecret) {

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { SourceMap } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
 import {
-  appEnvironment, buildScenarios, cleanup, floorEnvironment, freePort, LARGE_CLAIMS, load, ROOT, signInCookie, STANDARD_CLAIMS, startServer, stopServer
+  bundleAppServer, appEnvironment, buildScenarios, cleanup, floorEnvironment, freePort, LARGE_CLAIMS, load, ROOT, signInCookie, STANDARD_CLAIMS, startServer, stopServer
 } from './harness.mjs'
 
 const args = process.argv.slice(2)
@@ -35,16 +35,17 @@ const keyMaterial = randomBytes(32)
 const floorSecret = randomBytes(32)
 const directory = mkdtempSync(join(tmpdir(), 'bench-profile-'))
 const port = await freePort()
-// bench/app-server.mjs: the built buildApp plus the bench-only sign-in route that makes real sessions.
+// bench/app-server.mjs (bundled like dist/server.js): the built buildApp plus the bench-only sign-in route that makes real sessions.
+const appServer = floorMode ? undefined : await bundleAppServer()
 const server = await startServer({
-  script: floorMode ? join(ROOT, 'bench', 'floor-server.mjs') : join(ROOT, 'bench', 'app-server.mjs'),
+  script: floorMode ? join(ROOT, 'bench', 'floor-server.mjs') : appServer,
   env: floorMode ? floorEnvironment(port, floorSecret) : appEnvironment(port, keyMaterial),
   port,
   stdout: openSync('/dev/null', 'w'),
   nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${directory}`]
 })
 // The floor needs cookies of the app's length only: sign in at a throw-away app server then.
-const cookieSource = floorMode ? await startServer({ script: join(ROOT, 'bench', 'app-server.mjs'), env: appEnvironment(await freePort().then((p) => { cookiePort = p; return p }), keyMaterial), port: cookiePort, stdout: openSync('/dev/null', 'w') }) : undefined
+const cookieSource = floorMode ? await startServer({ script: await bundleAppServer(), env: appEnvironment(await freePort().then((p) => { cookiePort = p; return p }), keyMaterial), port: cookiePort, stdout: openSync('/dev/null', 'w') }) : undefined
 const signInPort = floorMode ? cookiePort : port
 const cookies = { standard: await signInCookie(signInPort, STANDARD_CLAIMS), large: await signInCookie(signInPort, LARGE_CLAIMS) }
 if (cookieSource !== undefined) await stopServer(cookieSource.child)

@@ -7,7 +7,6 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { ApplicationConfiguration, StateConfiguration } from '../config/schema.js'
 import { EmbeddedStateStore } from '../state/embedded-store.js'
-import { RedisStateStore } from '../state/redis-store.js'
 import type { StateStore } from '../state/state-store.js'
 
 declare module 'fastify' {
@@ -34,9 +33,14 @@ export function createEmbeddedStore (embedded: StateConfiguration['Embedded'], n
   }, now)
 }
 
-export function createStateStore (config: ApplicationConfiguration, log: FastifyInstance['log'], now: () => number): StateStore {
+/**
+ * The configured store. The Redis client is imported only when Redis is configured (as providers
+ * are imported only when enabled), so an app on the embedded store does not load or hold it.
+ */
+export async function createStateStore (config: ApplicationConfiguration, log: FastifyInstance['log'], now: () => number): Promise<StateStore> {
   const state = config.State
   if (state.Provider === 'Redis') {
+    const { RedisStateStore } = await import('../state/redis-store.js')
     const redisLog = log.child({ stateStore: 'Redis' })
     let lastError = ''
     return new RedisStateStore({
@@ -61,7 +65,7 @@ export function createStateStore (config: ApplicationConfiguration, log: Fastify
 }
 
 async function statePlugin (app: FastifyInstance, options: StatePluginOptions): Promise<void> {
-  const store = options.store ?? createStateStore(options.config, app.log, options.now)
+  const store = options.store ?? await createStateStore(options.config, app.log, options.now)
   app.decorate('state', store)
   store.start()
   if (options.store === undefined) app.addHook('onClose', async () => { await store.close() })
