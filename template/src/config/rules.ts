@@ -6,7 +6,7 @@ import { isAllowedHostPattern, isLoopbackHost, isProxyAddress, parsePublicOrigin
 import { inspectKeyStore, keyMaterialOf } from '../auth/key-ring.js'
 import { readCertificate } from '../auth/saml2-certificates.js'
 import type { ConfigurationProblem } from './bind.js'
-import { PROVIDER_NAMES, ROOT_KEY, type ApplicationConfiguration, type ProviderName } from './schema.js'
+import { PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName } from './schema.js'
 import type { Secret } from './secret.js'
 
 export interface RuleContext {
@@ -158,7 +158,7 @@ export const saml2Settings: Rule = ({ config, environmentName }) => {
 
 export const vendorSettings: Rule = ({ config, environmentName }) => {
   const problems: ConfigurationProblem[] = []
-  for (const name of ['VendorA', 'VendorB', 'VendorC'] as const) {
+  for (const name of VENDOR_NAMES) {
     const vendor = config.Authentication.Providers[name]
     if (!vendor.Enabled) continue
     problems.push(...required(name, {
