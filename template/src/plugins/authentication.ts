@@ -9,7 +9,7 @@ import { isLocalUrl } from '../auth/local-url.js'
 import type { Principal } from '../auth/principal.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 import { providerSignOutPage } from '../views/pages.js'
-import { isPageNavigation, sendProblem, wantsJson } from './responses.js'
+import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
 /** Availability of a provider (metadata or discovery loaded). */
 export interface ProviderStatus {

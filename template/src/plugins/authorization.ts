@@ -17,7 +17,7 @@ import {
 } from '../auth/policies.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 import { AppError } from '../errors.js'
-import { sendError, sendProblem, wantsJson } from './responses.js'
+import { sendError, sendProblem, wantsJson } from '../http/responses.js'
 
 /** Context a governance evaluator receives; the request has already passed authorization. */
 export interface GovernanceContext {

@@ -9,7 +9,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError } from '../errors.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../state/state-store.js'
 import { errorPage } from '../views/pages.js'
-import { sendError, titleOf, wantsJson } from './responses.js'
+import { sendError, titleOf, wantsJson } from '../http/responses.js'
 
 export interface ErrorHandlerOptions {
   readonly environmentName: string

@@ -4,7 +4,7 @@
  * redirects).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../plugins/request-input.js'
+import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../http/request-input.js'
 import { accessDeniedPage, loginPage } from '../views/pages.js'
 
 /** Fixed texts for `?failure=<class>` after a failed sign-in flow; nothing from the request is echoed. */

@@ -4,8 +4,8 @@
  * 400 safe page, no redirect, no challenge.
  */
 import type { FastifyInstance } from 'fastify'
-import { sendError } from '../plugins/responses.js'
-import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../plugins/request-input.js'
+import { sendError } from '../http/responses.js'
+import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../http/request-input.js'
 
 export default async function externalRoutes (app: FastifyInstance): Promise<void> {
   app.get('/External/Challenge', { config: { allowAnonymous: true } }, async (request, reply) => {

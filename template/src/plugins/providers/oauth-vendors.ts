@@ -21,7 +21,7 @@ import {
   type VendorEndpoints
 } from '../../auth/oauth-vendor.js'
 import type { VendorConfiguration, VendorName } from '../../config/schema.js'
-import { singleValue } from '../request-input.js'
+import { singleValue } from '../../http/request-input.js'
 import type { ProviderRegistration } from '../external-providers.js'
 
 /** Per-slot handler settings that are code, not configuration. */

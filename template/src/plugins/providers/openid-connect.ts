@@ -23,7 +23,7 @@ import {
   ProviderMetadata
 } from '../../auth/openid-connect.js'
 import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
-import { singleValue } from '../request-input.js'
+import { singleValue } from '../../http/request-input.js'
 import type { SignedOutPrincipal } from '../authentication.js'
 import type { ProviderRegistration } from '../external-providers.js'
 
