@@ -7,7 +7,7 @@
 import { environmentNameFrom, loadConfiguration } from './config/load.js'
 import { readDotEnv } from './config/sources.js'
 import { formatSummary, summarizeConfiguration } from './config/summary.js'
-import { CONTENT_ROOT } from './startup.js'
+import { CONTENT_ROOT } from './content-root.js'
 
 const USAGE = 'Usage: npm run check-config [-- --json]\n'
 const args = process.argv.slice(2)

@@ -10,7 +10,8 @@ import { PROVIDER_NAMES } from './config/schema.js'
 import { DOTENV_FILE, readDotEnv } from './config/sources.js'
 import { ConfigurationError } from './errors.js'
 import { createProcessLogger } from './logger.js'
-import { CONTENT_ROOT, reportConfiguration, reportConfigurationError } from './startup.js'
+import { CONTENT_ROOT } from './content-root.js'
+import { reportConfiguration, reportConfigurationError } from './startup.js'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 5000

@@ -6,8 +6,9 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isLocalUrl } from '../auth/local-url.js'
+import type { KeyRing } from '../auth/key-ring.js'
 import type { Principal } from '../auth/principal.js'
-import type { ApplicationConfiguration } from '../config/schema.js'
+import type { ApplicationConfiguration, ProviderName } from '../config/schema.js'
 import { providerSignOutPage } from '../views/pages.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
@@ -36,6 +37,17 @@ export interface AuthenticationProvider {
    */
   signOutRedirect?: (request: FastifyRequest, signedOut: SignedOutPrincipal) => Promise<string | undefined> | string | undefined
 }
+
+/** What a provider's registration receives (plugins/external-providers.ts calls it for each enabled provider). */
+export interface ProviderRegistrationOptions {
+  readonly name: ProviderName
+  readonly config: ApplicationConfiguration
+  readonly environmentName: string
+  readonly keyRing: KeyRing
+}
+
+/** Registers one provider's routes and its {@link AuthenticationProvider} on `app`. */
+export type ProviderRegistration = (app: FastifyInstance, options: ProviderRegistrationOptions) => Promise<void>
 
 /** What a provider learns at sign-out: who was signed in (claims, tokens it chose to keep) and where to return. */
 export interface SignedOutPrincipal {

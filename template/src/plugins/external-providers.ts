@@ -7,16 +7,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { KeyRing } from '../auth/key-ring.js'
 import { PROVIDER_NAMES, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName } from '../config/schema.js'
-
-export interface ProviderRegistrationOptions {
-  readonly name: ProviderName
-  readonly config: ApplicationConfiguration
-  readonly environmentName: string
-  readonly keyRing: KeyRing
-}
-
-/** Registers one provider's routes and scheme on `app`. */
-export type ProviderRegistration = (app: FastifyInstance, options: ProviderRegistrationOptions) => Promise<void>
+import type { ProviderRegistration } from './authentication.js'
 
 /**
  * The handler of each provider slot, loaded only when that provider is enabled: with none enabled

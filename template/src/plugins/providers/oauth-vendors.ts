@@ -22,7 +22,7 @@ import {
 } from '../../auth/oauth-vendor.js'
 import type { VendorConfiguration, VendorName } from '../../config/schema.js'
 import { singleValue } from '../../http/request-input.js'
-import type { ProviderRegistration } from '../external-providers.js'
+import type { ProviderRegistration } from '../authentication.js'
 
 /** Per-slot handler settings that are code, not configuration. */
 export interface VendorSlot {

@@ -25,7 +25,7 @@ import {
 import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
 import { singleValue } from '../../http/request-input.js'
 import type { SignedOutPrincipal } from '../authentication.js'
-import type { ProviderRegistration } from '../external-providers.js'
+import type { ProviderRegistration } from '../authentication.js'
 
 /** http to the provider only for a loopback Authority in Development (validation rejects it elsewhere). */
 export function allowsInsecureRequests (authority: string, environmentName: string): boolean {

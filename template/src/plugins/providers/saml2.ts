@@ -19,7 +19,7 @@ import { isLocalUrl } from '../../auth/local-url.js'
 import { checkEndpointUrl } from '../../config/rules.js'
 import { ROOT_KEY } from '../../config/schema.js'
 import { ConfigurationError } from '../../errors.js'
-import type { ProviderRegistrationOptions } from '../external-providers.js'
+import type { ProviderRegistrationOptions } from '../authentication.js'
 
 /** Anonymous path of the SP metadata XML (reserved in config/rules.ts RESERVED_PATHS). */
 export const SAML2_METADATA_PATH = '/Saml2/Metadata'
