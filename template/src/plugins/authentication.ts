@@ -9,6 +9,7 @@ import { isLocalUrl } from '../auth/local-url.js'
 import type { KeyRing } from '../auth/key-ring.js'
 import type { Principal } from '../auth/principal.js'
 import type { ApplicationConfiguration, ProviderName } from '../config/schema.js'
+import { createError } from '../errors.js'
 import { providerSignOutPage } from '../views/pages.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
@@ -99,7 +100,7 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
     providers,
     defaultChallengeScheme,
     registerProvider (provider: AuthenticationProvider) {
-      if (providers.has(provider.scheme)) throw new Error(`Provider scheme ${provider.scheme} is already registered.`)
+      if (providers.has(provider.scheme)) throw createError('APP_ERR_PROVIDER_DUPLICATE', provider.scheme)
       providers.set(provider.scheme, provider)
     },
     challenge (request: FastifyRequest, reply: FastifyReply) {

@@ -6,7 +6,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError } from '../errors.js'
+import { AppError, createError } from '../errors.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../state/state-store.js'
 import { errorPage } from '../views/pages.js'
 import { sendError, titleOf, wantsJson } from '../http/responses.js'
@@ -21,11 +21,11 @@ const CSRF_CODES = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN']
 function stateStoreError (error: Error, request: FastifyRequest): AppError | undefined {
   if (error instanceof StateStoreUnavailableError) {
     request.log.warn({ event: 'state.unavailable', reason: error.reason }, 'state store unavailable; request refused')
-    return new AppError('APP_ERR_STATE_UNAVAILABLE', 'The service cannot verify sessions right now. Please try again shortly.')
+    return createError('APP_ERR_STATE_UNAVAILABLE')
   }
   if (error instanceof StateStoreFullError) {
     request.log.warn({ event: 'state.full', kind: error.kind }, 'state store full; request refused')
-    return new AppError('APP_ERR_STATE_FULL', 'Too many sign-ins are in progress. Please try again in a few minutes.')
+    return createError('APP_ERR_STATE_FULL')
   }
   return undefined
 }

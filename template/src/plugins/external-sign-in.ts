@@ -23,6 +23,7 @@ import { isLoopbackHost, parsePublicOrigin } from '../auth/host-trust.js'
 import type { KeyRing } from '../auth/key-ring.js'
 import { isLocalUrl } from '../auth/local-url.js'
 import { ApplicationClaimTypes, type Claim } from '../auth/principal.js'
+import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../auth/sign-in-failure.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
@@ -37,14 +38,8 @@ export interface FlowState {
   readonly data: Readonly<Record<string, string>>
 }
 
-/**
- * Failure classes logged as `failure` and mapped to a fixed login-page message. Providers may use
- * more specific classes (`id_token`, `signature`, `audience`, `expired`...); unknown ones show the
- * generic message.
- */
-export type FailureClass = 'cancelled' | 'correlation' | 'replay' | 'unavailable' | 'provider_error' | 'token' | 'claims' | string
-
-const PAGE_MESSAGE_OF: Readonly<Record<string, string>> = { cancelled: 'cancelled', correlation: 'correlation', replay: 'correlation', unavailable: 'unavailable' }
+/** The closed set of failure classes `fail()` logs as `failure` (auth/sign-in-failure.ts maps each to its login-page outcome). */
+export type FailureClass = SignInFailure
 
 export interface SignInResult {
   readonly scheme: string
@@ -212,9 +207,9 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     const takeFailure = (request as RequestWithTakeFailure)[TAKE_FAILURE]
     const failure = reported === 'correlation' && takeFailure !== undefined ? takeFailure : reported
     const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code, ...diagnosticsOf(error) } : {}
-    request.log.warn({ event: 'external.sign_in.failed', provider: scheme, failure, ...details }, 'external sign-in failed')
-    const page = PAGE_MESSAGE_OF[failure] ?? 'failed'
-    return reply.redirect(`/Account/Login?failure=${page}`, 302)
+    const outcome = outcomeOf(failure)
+    request.log.warn({ event: 'external.sign_in.failed', provider: scheme, failure, code: SIGN_IN_OUTCOMES[outcome].code, ...details }, 'external sign-in failed')
+    return reply.redirect(`/Account/Login?failure=${outcome}`, 302)
   }
 
   async function complete (request: FastifyRequest, reply: FastifyReply, result: SignInResult): Promise<FastifyReply> {

@@ -14,7 +14,7 @@ import type { KeyRing } from '../auth/key-ring.js'
 import { Principal, type AuthenticationTicket, type Claim } from '../auth/principal.js'
 import { SessionStore } from '../auth/session-store.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
-import { AppError } from '../errors.js'
+import { createError } from '../errors.js'
 
 /** What a successful sign-in flow hands to {@link FastifyReply.signIn}. */
 export interface SignInRequest {
@@ -187,7 +187,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
   app.decorateRequest('user', undefined)
 
   app.decorateReply('signIn', async function signIn (this: FastifyReply, signInRequest: SignInRequest): Promise<Principal> {
-    if (!enabled) throw new AppError('APP_ERR_SESSION_DISABLED', 'Sign-in needs ProjectTemplate:Authentication:Enabled and Cookie:Enabled.')
+    if (!enabled) throw createError('APP_ERR_SESSION_DISABLED', 'ProjectTemplate:Authentication:Enabled', 'Cookie:Enabled')
     const request = this.request
     const at = nowSeconds()
     const ticket: AuthenticationTicket = {
