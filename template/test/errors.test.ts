@@ -45,7 +45,7 @@ describe('error catalogue', () => {
   test('every code has its message beside it: a sentence naming its parameters, never a value it was not given', () => {
     for (const code of Object.keys(ERRORS) as ErrorCode[]) {
       const parameters = Array.from({ length: ERRORS[code].message.length }, (_, index) => `<parameter ${index}>`)
-      const error = createError(code, ...(parameters as never[]))
+      const error = (createError as (code: ErrorCode, ...values: string[]) => AppError)(code, ...parameters)
       assert.equal(error.code, code)
       assert.match(error.message, /^[A-Z].{10,}\.$/, code)
       for (const parameter of parameters) assert.ok(error.message.includes(parameter), `${code} names ${parameter}`)

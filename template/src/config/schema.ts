@@ -5,10 +5,11 @@
  * "Extension" and documented in docs/configuration.md.
  */
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import { APPLICATION_NAME } from '../application-name.js'
 import type { Secret } from './secret.js'
 
 /** The configuration root key. The generator renames it together with the project. */
-export const ROOT_KEY = 'ProjectTemplate'
+export const ROOT_KEY = APPLICATION_NAME
 
 /** Marks a string key whose value is a secret: bound as {@link Secret}, never printed. */
 export const SECRET_KEYWORD = 'x-secret'

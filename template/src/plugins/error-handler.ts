@@ -12,7 +12,8 @@ import { errorPage } from '../views/pages.js'
 import { sendError, titleOf, wantsJson } from '../http/responses.js'
 
 export interface ErrorHandlerOptions {
-  readonly environmentName: string
+  /** Development only: the error page shows the error and its stack. */
+  readonly development: boolean
 }
 
 const CSRF_CODES = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN'])
@@ -53,7 +54,7 @@ export function renderError (development: boolean, error: FastifyError | Error, 
 }
 
 async function errorHandler (app: FastifyInstance, options: ErrorHandlerOptions): Promise<void> {
-  const development = options.environmentName === 'Development'
+  const { development } = options
   app.setErrorHandler((error: FastifyError, request, reply) => renderError(development, error, request, reply))
   // A bare 4xx/5xx (a status with no body) renders like every other error: the page or a problem.
   // Callback style: runs on every response, so no promise per request.

@@ -17,6 +17,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
+import { COOKIE_NAMES, cookieName, PURPOSES } from '../application-name.js'
 import { openBytes, sealBytes } from '../auth/authenticated-encryption.js'
 import { normalizeClaims } from '../auth/claims-normalization.js'
 import { isLoopbackHost, parsePublicOrigin } from '../auth/host-trust.js'
@@ -103,7 +104,7 @@ function diagnosticsOf (error: Error): Record<string, string | number> {
 export const FLOW_LIFETIME_SECONDS = 600
 /** Most correlation cookies one browser holds; starting another flow prunes the oldest. */
 export const MAX_FLOWS_PER_BROWSER = 4
-const PURPOSE = Buffer.from('ProjectTemplate.Web.Correlation.v2')
+const PURPOSE = Buffer.from(PURPOSES.correlation)
 const FLOW_ID = /^[A-Za-z0-9_-]{22}$/
 const COOKIE_VALUE = /^([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/
 /** What a taken flow's record becomes: a used flow is told apart from an unknown one. */
@@ -128,7 +129,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
   // Over http in Development the cookie drops the __Host- prefix but stays Secure and
   // SameSite=None: browsers treat http://localhost as a secure context, and a cross-site POST
   // callback (SAML, form_post) from a real IdP still carries it (docs/providers.md).
-  const prefix = options.insecureCookies ? '.ProjectTemplate.Correlation.' : '__Host-ProjectTemplate.Correlation.'
+  const prefix = cookieName(COOKIE_NAMES.correlation, !options.insecureCookies)
   const cookieOptions: CookieSerializeOptions = { httpOnly: true, secure: true, sameSite: 'none', path: '/', maxAge: FLOW_LIFETIME_SECONDS }
   const deleteOptions: CookieSerializeOptions = { ...cookieOptions, maxAge: 0, expires: new Date(0) }
   const transformation = config.Authentication.ClaimsTransformation

@@ -11,7 +11,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import * as client from 'openid-client'
-import { isLoopbackHost } from '../../auth/host-trust.js'
+import { isDevelopmentLoopbackHttp } from '../../auth/host-trust.js'
 import { isLocalUrl } from '../../auth/local-url.js'
 import {
   buildAuthorizationRequest,
@@ -29,8 +29,7 @@ import type { ProviderRegistration } from '../authentication.js'
 
 /** http to the provider only for a loopback Authority in Development (validation rejects it elsewhere). */
 export function allowsInsecureRequests (authority: string, environmentName: string): boolean {
-  const url = new URL(authority)
-  return url.protocol === 'http:' && environmentName === 'Development' && isLoopbackHost(url.hostname)
+  return isDevelopmentLoopbackHttp(new URL(authority), environmentName)
 }
 
 export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyInstance, options) => {
