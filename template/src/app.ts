@@ -12,6 +12,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import { applicationDiscriminatorOf, loadKeyRing, type KeyRing } from './auth/key-ring.js'
+import { environmentOf } from './config/environment.js'
 import { PROVIDER_NAMES, ROOT_KEY, type ApplicationConfiguration } from './config/schema.js'
 import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
@@ -73,11 +74,11 @@ function resolveKeyRing (options: BuildAppOptions): KeyRing {
 
 export async function buildApp (options: BuildAppOptions): Promise<FastifyInstance> {
   const { config, environmentName, contentRoot, logger } = options
-  const development = environmentName === 'Development'
+  // The environment facts, decided once here and passed down.
+  const { development, insecureCookies } = environmentOf(config, environmentName)
   const keyRing = resolveKeyRing(options)
   const now = options.now ?? Date.now
-  const sessionCookie = sessionCookieSettings(config, environmentName)
-  const insecureCookies = sessionCookie.options.secure !== true
+  const sessionCookie = sessionCookieSettings(insecureCookies)
   const hosting = config.Hosting
 
   const app = Fastify({
@@ -114,10 +115,10 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
   }, 'authentication providers')
 
   await app.register(requestLogging)
-  await app.register(errorHandler, { environmentName })
+  await app.register(errorHandler, { development })
   await app.register(cookie, { hook: 'onRequest', parseOptions: {} })
   await app.register(formbody, { bodyLimit: 16 * 1024 })
-  await app.register(securityHeaders, { environmentName })
+  await app.register(securityHeaders, { development })
   await app.register(hostFiltering, { config, environmentName })
   await app.register(staticFiles, { root: join(contentRoot, 'public') })
   await app.register(state, { config, now, ...(options.stateStore === undefined ? {} : { store: options.stateStore }) })

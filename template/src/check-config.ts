@@ -4,10 +4,11 @@
  * summary (or, with `--json`, one JSON document for machines) and exits 0 (valid) or 1 (invalid)
  * without starting the server. Exit 2: an unknown argument. Never prints a configured value.
  */
+import { isDevelopment } from './config/environment.js'
 import { environmentNameFrom, loadConfiguration } from './config/load.js'
 import { readDotEnv } from './config/sources.js'
 import { formatSummary, summarizeConfiguration } from './config/summary.js'
-import { CONTENT_ROOT } from './startup.js'
+import { CONTENT_ROOT } from './content-root.js'
 
 const USAGE = 'Usage: npm run check-config [-- --json]\n'
 const args = process.argv.slice(2)
@@ -18,7 +19,7 @@ if (args.includes('--help') || args.includes('-h')) {
   process.stderr.write(`check-config: unknown argument ${unknown[0] ?? ''}${/^-*js/i.test(unknown[0] ?? '') ? ' (did you mean --json?)' : ''}\n${USAGE}`)
   process.exitCode = 2
 } else {
-  const dotenv = environmentNameFrom(process.env.NODE_ENV) === 'Development' ? readDotEnv(CONTENT_ROOT) : undefined
+  const dotenv = isDevelopment(environmentNameFrom(process.env.NODE_ENV)) ? readDotEnv(CONTENT_ROOT) : undefined
   const summary = summarizeConfiguration(loadConfiguration({ env: process.env, contentRoot: CONTENT_ROOT, dotenv }))
   process.stdout.write(args.includes('--json') ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary))
   process.exitCode = summary.valid ? 0 : 1

@@ -1,42 +1,60 @@
 /**
- * The error catalogue. Codes are stable (they survive the generator's renaming) and each has a
- * line in docs/errors.md; test/errors.test.ts keeps the two in step. Messages are safe to show:
- * they name a parameter or key, never a value.
+ * The error catalogue: each stable code with its HTTP status, its title (the page heading and the
+ * problem+json `title`) and its message, as fastify's lib/errors.js keeps them together. Codes
+ * survive the generator's renaming and each has a line in docs/errors.md; test/errors.test.ts keeps
+ * the two in step. Messages are safe to show: they name a parameter, key, route or policy, never a
+ * configured or submitted value. Raise one with {@link createError}.
  */
 export const ERRORS = {
-  APP_ERR_CONFIG_INVALID: { status: 500, title: 'Configuration is invalid' },
-  APP_ERR_POLICY_UNKNOWN: { status: 500, title: 'Unknown authorization policy' },
-  APP_ERR_AUTH_REQUIRED: { status: 401, title: 'Authentication required' },
-  APP_ERR_AUTH_FORBIDDEN: { status: 403, title: 'Access denied' },
-  APP_ERR_GOVERNANCE_DENIED: { status: 403, title: 'Action not permitted' },
-  APP_ERR_CSRF_INVALID: { status: 400, title: 'Anti-forgery validation failed' },
-  APP_ERR_RETURN_URL_INVALID: { status: 400, title: 'Return URL is not local' },
-  APP_ERR_PROVIDER_UNKNOWN: { status: 400, title: 'Unknown sign-in provider' },
-  APP_ERR_PROVIDER_UNAVAILABLE: { status: 503, title: 'Sign-in provider unavailable' },
-  APP_ERR_AUTH_CORRELATION_FAILED: { status: 400, title: 'Sign-in could not be correlated' },
-  APP_ERR_AUTH_PROVIDER_FAILED: { status: 400, title: 'Sign-in failed' },
-  APP_ERR_STATE_UNAVAILABLE: { status: 503, title: 'Service temporarily unavailable' },
-  APP_ERR_STATE_FULL: { status: 503, title: 'Too many sign-ins in progress' },
-  APP_ERR_SESSION_DISABLED: { status: 500, title: 'Cookie session is disabled' },
-  APP_ERR_BAD_REQUEST: { status: 400, title: 'Bad request' },
-  APP_ERR_HOST_NOT_ALLOWED: { status: 400, title: 'Host not allowed' },
-  APP_ERR_NOT_FOUND: { status: 404, title: 'Not found' },
-  APP_ERR_INTERNAL: { status: 500, title: 'Internal server error' }
-} as const satisfies Record<string, { status: number, title: string }>
+  APP_ERR_CONFIG_INVALID: { status: 500, title: 'Configuration is invalid', message: () => 'The configuration is invalid.' },
+  APP_ERR_POLICY_UNKNOWN: { status: 500, title: 'Unknown authorization policy', message: (route: string, policy: string) => `Route ${route} names the unknown authorization policy ${policy}.` },
+  APP_ERR_POLICY_DUPLICATE: { status: 500, title: 'Authorization policy registered twice', message: (policy: string) => `Authorization policy ${policy} is already registered.` },
+  APP_ERR_ROUTE_ACCESS_CONFLICT: { status: 500, title: 'Route access declared twice', message: (route: string) => `Route ${route} declares both allowAnonymous and authorize.` },
+  APP_ERR_PROVIDER_DUPLICATE: { status: 500, title: 'Sign-in provider registered twice', message: (scheme: string) => `Provider scheme ${scheme} is already registered.` },
+  APP_ERR_AUTH_REQUIRED: { status: 401, title: 'Authentication required', message: () => 'Sign in to access this resource.' },
+  APP_ERR_AUTH_FORBIDDEN: { status: 403, title: 'Access denied', message: () => 'The signed-in user does not meet the route\'s policy.' },
+  APP_ERR_GOVERNANCE_DENIED: { status: 403, title: 'Action not permitted', message: () => 'The governance evaluator refused the action.' },
+  APP_ERR_CSRF_INVALID: { status: 400, title: 'Anti-forgery validation failed', message: () => 'The anti-forgery token is missing or invalid.' },
+  APP_ERR_RETURN_URL_INVALID: { status: 400, title: 'Return URL is not local', message: () => 'The return URL must be a local path such as /orders?id=1.' },
+  APP_ERR_PROVIDER_UNKNOWN: { status: 400, title: 'Unknown sign-in provider', message: () => 'The provider is not a registered sign-in provider.' },
+  APP_ERR_PROVIDER_UNAVAILABLE: { status: 503, title: 'Sign-in provider unavailable', message: () => 'The sign-in provider is unavailable right now.' },
+  APP_ERR_AUTH_CORRELATION_FAILED: { status: 400, title: 'Sign-in could not be correlated', message: () => 'The provider callback could not be matched to a sign-in started by this browser.' },
+  APP_ERR_AUTH_PROVIDER_FAILED: { status: 400, title: 'Sign-in failed', message: () => 'The provider\'s response was refused.' },
+  APP_ERR_STATE_UNAVAILABLE: { status: 503, title: 'Service temporarily unavailable', message: () => 'The service cannot verify sessions right now. Please try again shortly.' },
+  APP_ERR_STATE_FULL: { status: 503, title: 'Too many sign-ins in progress', message: () => 'Too many sign-ins are in progress. Please try again in a few minutes.' },
+  APP_ERR_SESSION_DISABLED: { status: 500, title: 'Cookie session is disabled', message: (enabledKey: string, cookieKey: string) => `Sign-in needs ${enabledKey} and ${cookieKey}.` },
+  APP_ERR_HOST_NOT_ALLOWED: { status: 400, title: 'Host not allowed', message: () => 'The request\'s host is not one this application answers for.' },
+  APP_ERR_NOT_FOUND: { status: 404, title: 'Not found', message: () => 'No route matches the request.' },
+  APP_ERR_INTERNAL: { status: 500, title: 'Internal server error', message: () => 'An unexpected error occurred.' }
+} as const satisfies Record<string, { status: number, title: string, message: (...parameters: string[]) => string }>
 
 export type ErrorCode = keyof typeof ERRORS
+
+/** The parameters a code's message names (a route, a policy, a key), in order. */
+export type MessageParameters<C extends ErrorCode> = Parameters<(typeof ERRORS)[C]['message']>
+
+/** A code's catalogue message with its parameters filled in. */
+export function messageOf<C extends ErrorCode> (code: C, ...parameters: MessageParameters<C>): string {
+  return (ERRORS[code].message as (...values: string[]) => string)(...parameters)
+}
 
 /** An error with a stable code; its message is safe for logs and, below 500, for responses. */
 export class AppError extends Error {
   readonly code: ErrorCode
   readonly statusCode: number
 
+  /** Prefer {@link createError}, which takes the message from the catalogue. */
   constructor (code: ErrorCode, message: string, options?: ErrorOptions) {
     super(message, options)
     this.name = 'AppError'
     this.code = code
     this.statusCode = ERRORS[code].status
   }
+}
+
+/** The catalogue's error for `code`, its message naming `parameters`. */
+export function createError<C extends ErrorCode> (code: C, ...parameters: MessageParameters<C>): AppError {
+  return new AppError(code, messageOf(code, ...parameters))
 }
 
 /** One configuration problem: the full colon path and a sentence naming it, never its value. */

@@ -3,6 +3,7 @@
  * that never log a query string (OIDC `code`/`state`, SAML payloads) or a header value.
  */
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino'
+import { isDevelopment } from './config/environment.js'
 
 export const CENSOR = '[redacted]'
 
@@ -134,7 +135,7 @@ export function createLogger (level: string, destination?: DestinationStream): L
  * install run in Development) it falls back to JSON. Redaction and serializers are the same.
  */
 export async function createProcessLogger (level: string, environmentName: string, interactive: boolean): Promise<Logger> {
-  if (environmentName !== 'Development' || !interactive) return createLogger(level)
+  if (!isDevelopment(environmentName) || !interactive) return createLogger(level)
   let pretty: typeof import('pino-pretty')
   try {
     pretty = (await import('pino-pretty')).default

@@ -5,12 +5,14 @@
  */
 import type { Logger } from 'pino'
 import { buildApp } from './app.js'
+import { isDevelopment } from './config/environment.js'
 import { environmentNameFrom, loadConfiguration } from './config/load.js'
 import { PROVIDER_NAMES } from './config/schema.js'
 import { DOTENV_FILE, readDotEnv } from './config/sources.js'
 import { ConfigurationError } from './errors.js'
 import { createProcessLogger } from './logger.js'
-import { CONTENT_ROOT, reportConfiguration, reportConfigurationError } from './startup.js'
+import { CONTENT_ROOT } from './content-root.js'
+import { reportConfiguration, reportConfigurationError } from './startup.js'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 5000
@@ -31,7 +33,7 @@ let processLogger: Logger | undefined
 
 async function main (): Promise<void> {
   // `.env` in the app root, Development only; the real environment wins (docs/configuration.md).
-  const dotenv = environmentNameFrom(process.env.NODE_ENV) === 'Development' ? readDotEnv(CONTENT_ROOT) : undefined
+  const dotenv = isDevelopment(environmentNameFrom(process.env.NODE_ENV)) ? readDotEnv(CONTENT_ROOT) : undefined
   const env: NodeJS.ProcessEnv = { ...dotenv, ...process.env }
   const loaded = loadConfiguration({ env: process.env, contentRoot: CONTENT_ROOT, dotenv })
   const level = loaded.config.Logging.Level

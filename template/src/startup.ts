@@ -1,15 +1,10 @@
 /**
- * What both entry points (server.ts, check-config.ts) share: where the app root is and how
- * configuration findings are reported.
+ * What both entry points (server.ts, check-config.ts) share: how configuration findings are
+ * reported.
  */
-import { dirname, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { Logger } from 'pino'
 import type { LoadedConfiguration } from './config/load.js'
 import type { ConfigurationError } from './errors.js'
-
-/** The app root: `src/..` when run with tsx, `dist/..` when built. */
-export const CONTENT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 
 /** Logs the warnings (unknown keys, secrets in settings files, insecure http) and the failures as one structured error; true when valid. */
 export function reportConfiguration (loaded: LoadedConfiguration, logger: Logger): boolean {

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { AppError, ERRORS, type ErrorCode } from '../src/errors.js'
+import { AppError, createError, ERRORS, type ErrorCode } from '../src/errors.js'
 import { TEMPLATE_ROOT } from './helpers/app.js'
 
 const document = readFileSync(join(TEMPLATE_ROOT, 'docs', 'errors.md'), 'utf8')
@@ -39,6 +39,16 @@ describe('error catalogue', () => {
       const error = new AppError(code, 'message')
       assert.equal(error.statusCode, ERRORS[code].status)
       assert.equal(error.code, code)
+    }
+  })
+
+  test('every code has its message beside it: a sentence naming its parameters, never a value it was not given', () => {
+    for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+      const parameters = Array.from({ length: ERRORS[code].message.length }, (_, index) => `<parameter ${index}>`)
+      const error = (createError as (code: ErrorCode, ...values: string[]) => AppError)(code, ...parameters)
+      assert.equal(error.code, code)
+      assert.match(error.message, /^[A-Z].{10,}\.$/, code)
+      for (const parameter of parameters) assert.ok(error.message.includes(parameter), `${code} names ${parameter}`)
     }
   })
 })

@@ -88,12 +88,10 @@ describe('the rename', () => {
     assert.ok('AcmePortal' in json(cookieProject, 'appsettings.json'))
     assert.ok('OpenDemo' in json(noneProject, 'appsettings.json'))
     assert.ok('AcmePortal' in json(cookieProject, 'appsettings.schema.json').properties)
-    assert.match(read(cookieProject, 'src/config/schema.ts'), /export const ROOT_KEY = 'AcmePortal'/)
-    assert.match(read(cookieProject, 'src/plugins/session.ts'), /'__Host-AcmePortal\.Web\.Authentication'/)
-    assert.match(read(cookieProject, 'src/plugins/csrf.ts'), /'__Host-AcmePortal\.Antiforgery'/)
-    assert.match(read(cookieProject, 'src/auth/ticket.ts'), /AcmePortal\.Web\.Authentication\.v2/)
-    assert.match(read(cookieProject, 'src/auth/ticket.ts'), /AcmePortal\.Web\.SessionRecord\.v1/)
-    assert.match(read(cookieProject, 'src/views/pages.ts'), /APPLICATION_TITLE = 'AcmePortal'/)
+    // One root (src/application-name.ts): the configuration root key, cookie names, purpose strings and title derive from it.
+    assert.match(read(cookieProject, 'src/application-name.ts'), /export const APPLICATION_NAME = 'AcmePortal'/)
+    assert.match(read(cookieProject, 'src/config/schema.ts'), /export const ROOT_KEY = APPLICATION_NAME/)
+    assert.match(read(cookieProject, 'src/views/pages.ts'), /APPLICATION_TITLE = APPLICATION_NAME/)
     assert.match(read(cookieProject, 'docs/configuration.md'), /AcmePortal__Authentication__Enabled/)
   })
 

@@ -5,6 +5,7 @@
  * request-time host check use the same functions, so `check-config` and startup agree.
  */
 import { isIP } from 'node:net'
+import { isDevelopment } from '../config/environment.js'
 
 /**
  * The origin (`https://app.example.com[:port]`, lower-case, no trailing slash) of a configured
@@ -18,7 +19,7 @@ export function parsePublicOrigin (value: string, environmentName: string): stri
   } catch {
     return undefined
   }
-  const allowedProtocol = url.protocol === 'https:' || (url.protocol === 'http:' && environmentName === 'Development')
+  const allowedProtocol = url.protocol === 'https:' || (url.protocol === 'http:' && isDevelopment(environmentName))
   if (!allowedProtocol || url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '') return undefined
   // `new URL` accepts `https://app.example.com/?#` and the like: insist on what an origin looks like.
   if (!/^https?:\/\/[^/?#]+\/?$/i.test(value.trim())) return undefined
@@ -30,6 +31,14 @@ const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '
 /** True for a loopback host name (`localhost`, `127.0.0.1`, `[::1]` as URL and Fastify write it). */
 export function isLoopbackHost (hostName: string): boolean {
   return LOOPBACK_HOSTS.has(hostName)
+}
+
+/**
+ * The one loopback-http rule: a plain-http URL is acceptable only for a loopback host in
+ * Development (provider endpoints, the OpenID Connect insecure-request switch).
+ */
+export function isDevelopmentLoopbackHttp (url: URL, environmentName: string): boolean {
+  return url.protocol === 'http:' && isDevelopment(environmentName) && isLoopbackHost(url.hostname)
 }
 
 /**

@@ -13,6 +13,7 @@
 import { randomBytes, hkdfSync } from 'node:crypto'
 import { accessSync, chmodSync, constants, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { PURPOSES } from '../application-name.js'
 import type { ConfigurationProblem } from '../config/bind.js'
 import { ROOT_KEY } from '../config/schema.js'
 import type { Secret } from '../config/secret.js'
@@ -31,7 +32,7 @@ export interface KeyRing {
 }
 
 /** Purpose string: keys derived for session tickets are useless for anything else. */
-const PURPOSE = 'ProjectTemplate.Web.Authentication.SessionTicket.v2'
+const PURPOSE = PURPOSES.keyRing
 
 /** Key material must be at least this long (the rule for configured keys and key-file entries). */
 export const MINIMUM_KEY_BYTES = 32

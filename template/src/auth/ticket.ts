@@ -6,13 +6,14 @@
  * - the session reference, the session cookie's value: the session id, about 90 characters.
  * Anything that fails to parse, authenticate, decode or is expired opens as `undefined`.
  */
+import { PURPOSES } from '../application-name.js'
 import { openBytes, sealBytes } from './authenticated-encryption.js'
 import type { KeyRing } from './key-ring.js'
 import type { AuthenticationTicket, Claim } from './principal.js'
 
 const FORMAT_VERSION = 1
-const RECORD_PURPOSE = Buffer.from('ProjectTemplate.Web.SessionRecord.v1')
-const REFERENCE_PURPOSE = Buffer.from('ProjectTemplate.Web.Authentication.v2')
+const RECORD_PURPOSE = Buffer.from(PURPOSES.sessionRecord)
+const REFERENCE_PURPOSE = Buffer.from(PURPOSES.sessionReference)
 /** Longer sealed records are refused before any work; a larger principal fails sign-in. */
 export const MAX_SEALED_LENGTH = 1_048_576
 /** Longer cookie values are refused before any work. */

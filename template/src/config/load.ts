@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { bindConfiguration, type ConfigurationProblem } from './bind.js'
+import { DEVELOPMENT, isDevelopment } from './environment.js'
 import { applyRules } from './rules.js'
 import { ApplicationSchema, ROOT_KEY, SECRET_KEYWORD, type ApplicationConfiguration } from './schema.js'
 import {
@@ -62,7 +63,7 @@ export interface LoadedConfiguration {
 export function environmentNameFrom (nodeEnv: string | undefined): string {
   const value = (nodeEnv ?? '').trim()
   if (value === '' || value.toLowerCase() === 'production') return 'Production'
-  if (value.toLowerCase() === 'development') return 'Development'
+  if (value.toLowerCase() === 'development') return DEVELOPMENT
   return value.charAt(0).toUpperCase() + value.slice(1)
 }
 
@@ -103,7 +104,7 @@ export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
   if (existsSync(join(contentRoot, environmentFile))) {
     tryRead(environmentFile, () => readJsonFile(join(contentRoot, environmentFile), environmentFile, false))
   }
-  if (environmentName === 'Development') {
+  if (isDevelopment(environmentName)) {
     const id = readUserSecretsId(contentRoot)
     if (id !== undefined && existsSync(userSecretsPath(env, id))) {
       tryRead('user secrets', () => readJsonFile(userSecretsPath(env, id), 'user secrets file', false))
@@ -143,7 +144,7 @@ export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
   }))
   warnings.push(...secretsInSettingsFiles(contentRoot))
   // Outside Development the switch is already an error (rules.ts); the warning explains it where it works.
-  if (bound.value.Authentication.Cookie.AllowInsecureHttp && environmentName === 'Development') warnings.push(insecureHttpWarning())
+  if (bound.value.Authentication.Cookie.AllowInsecureHttp && isDevelopment(environmentName)) warnings.push(insecureHttpWarning())
   return { config: deepFreeze(bound.value), environmentName, contentRoot, errors, warnings, sources, secretOrigins: secretOriginsOf(merged) }
 }
 

@@ -2,11 +2,12 @@
  * Cross-key startup rules, one small named function each; read them as a list in {@link RULES}.
  * Each returns sentences that name the full colon path and never a configured value.
  */
-import { isAllowedHostPattern, isLoopbackHost, isProxyAddress, parsePublicOrigin } from '../auth/host-trust.js'
+import { isAllowedHostPattern, isDevelopmentLoopbackHttp, isProxyAddress, parsePublicOrigin } from '../auth/host-trust.js'
 import { inspectKeyStore, keyMaterialOf } from '../auth/key-ring.js'
 import { readCertificate } from '../auth/saml2-certificates.js'
 import type { ConfigurationProblem } from './bind.js'
-import { PROVIDER_NAMES, ROOT_KEY, type ApplicationConfiguration, type ProviderName } from './schema.js'
+import { isDevelopment } from './environment.js'
+import { PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName } from './schema.js'
 import type { Secret } from './secret.js'
 
 export interface RuleContext {
@@ -50,7 +51,7 @@ export function checkEndpointUrl (value: string, key: string, environmentName: s
     return [problem(key, `${key} must be an absolute https URL.`)]
   }
   if (url.protocol === 'https:') return []
-  if (url.protocol === 'http:' && environmentName === 'Development' && isLoopbackHost(url.hostname)) return []
+  if (isDevelopmentLoopbackHttp(url, environmentName)) return []
   return [problem(key, `${key} must be an absolute https URL (http is allowed only for a loopback host in Development).`)]
 }
 
@@ -86,7 +87,7 @@ export const defaultSchemes: Rule = ({ config }) => {
 }
 
 export const insecureCookieOnlyInDevelopment: Rule = ({ config, environmentName }) =>
-  config.Authentication.Cookie.AllowInsecureHttp && environmentName !== 'Development'
+  config.Authentication.Cookie.AllowInsecureHttp && !isDevelopment(environmentName)
     ? [problem(`${AUTH}:Cookie:AllowInsecureHttp`, `${AUTH}:Cookie:AllowInsecureHttp may be true only in Development (current environment: ${environmentName}).`)]
     : []
 
@@ -158,7 +159,7 @@ export const saml2Settings: Rule = ({ config, environmentName }) => {
 
 export const vendorSettings: Rule = ({ config, environmentName }) => {
   const problems: ConfigurationProblem[] = []
-  for (const name of ['VendorA', 'VendorB', 'VendorC'] as const) {
+  for (const name of VENDOR_NAMES) {
     const vendor = config.Authentication.Providers[name]
     if (!vendor.Enabled) continue
     problems.push(...required(name, {
@@ -281,7 +282,7 @@ export const publicOriginIsAnOrigin: Rule = ({ config, environmentName }) => {
   const key = `${HOSTING}:PublicOrigin`
   const value = config.Hosting.PublicOrigin
   if (isMissing(value)) {
-    return environmentName !== 'Development' && config.Authentication.Enabled && enabledProviders(config).length > 0
+    return !isDevelopment(environmentName) && config.Authentication.Enabled && enabledProviders(config).length > 0
       ? [problem(key, `${key} is required outside Development when an external provider is enabled; every redirect_uri and SAML endpoint URL is built from it.`)]
       : []
   }

@@ -5,10 +5,11 @@
  * "Extension" and documented in docs/configuration.md.
  */
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import { APPLICATION_NAME } from '../application-name.js'
 import type { Secret } from './secret.js'
 
 /** The configuration root key. The generator renames it together with the project. */
-export const ROOT_KEY = 'ProjectTemplate'
+export const ROOT_KEY = APPLICATION_NAME
 
 /** Marks a string key whose value is a secret: bound as {@link Secret}, never printed. */
 export const SECRET_KEYWORD = 'x-secret'
@@ -65,14 +66,34 @@ function providerCommon (name: string, displayName: string) {
   }
 }
 
-/** Extension keys shared by the three OAuth 2.0 vendor slots (docs/providers.md). */
-function vendor (name: 'VendorA' | 'VendorB' | 'VendorC', callbackPath: string, scopes: string[]) {
+/**
+ * The OAuth 2.0 vendor slots. Adding a name here adds its configuration section (callback path
+ * `/signin-<name in lower case>`), its startup rules (config/rules.ts), its registration
+ * (plugins/external-providers.ts) and its handler slot (plugins/providers/oauth-vendors.ts, where
+ * the compiler asks for its entry); test/config/provider-names.test.ts checks each of them.
+ */
+export const VENDOR_NAMES = ['VendorA', 'VendorB', 'VendorC'] as const
+export type VendorName = (typeof VENDOR_NAMES)[number]
+
+/** Scopes each vendor slot requests by default. */
+const VENDOR_DEFAULT_SCOPES: Readonly<Record<VendorName, readonly string[]>> = {
+  VendorA: [],
+  VendorB: ['profile', 'email'],
+  VendorC: ['profile', 'email']
+}
+
+/** Every external provider: the OpenID Connect and SAML2 handlers, then the vendor slots, in registration order. */
+export const PROVIDER_NAMES = ['OpenIdConnect', 'Saml2', ...VENDOR_NAMES] as const
+export type ProviderName = (typeof PROVIDER_NAMES)[number]
+
+/** Extension keys shared by the OAuth 2.0 vendor slots (docs/providers.md). */
+function vendor (name: VendorName, callbackPath: string, scopes: readonly string[]) {
   return Type.Object({
     ...providerCommon(name, name),
     ClientId: Type.String({ default: '', description: 'OAuth client identifier. Required when enabled.' }),
     ClientSecret: secret('OAuth client secret. Required when enabled. Secret: supply it through user secrets, environment variables or a key-per-file directory.'),
     CallbackPath: Type.String({ default: callbackPath, description: 'Redirect URI path handled by this provider.' }),
-    Scopes: strings(scopes, 'Scopes requested at the authorization endpoint.'),
+    Scopes: strings([...scopes], 'Scopes requested at the authorization endpoint.'),
     AuthorizationEndpoint: Type.String({ default: '', description: 'Extension. Absolute https URL of the authorization endpoint. Required when enabled.' }),
     TokenEndpoint: Type.String({ default: '', description: 'Extension. Absolute https URL of the token endpoint. Required when enabled.' }),
     UserInformationEndpoint: Type.String({ default: '', description: 'Extension. Absolute https URL of the user-information endpoint. Required when enabled.' }),
@@ -84,6 +105,13 @@ function vendor (name: 'VendorA' | 'VendorB' | 'VendorC', callbackPath: string, 
     UsePkce: Type.Boolean({ default: true, description: 'Extension. Sends a PKCE S256 code challenge. Turn off only for a provider that rejects PKCE.' }),
     ClaimMappings: claimMappings('Extension. Maps user-information fields to application claim types: an array of { From, To } (From may be a nested field path such as data.id or /data/id) or a JSON object { "login": "name" }. Merged over the default table and the vendor defaults (id -> subject, login -> name).')
   }, { additionalProperties: false, default: {} })
+}
+
+type VendorSchema = ReturnType<typeof vendor>
+
+/** One configuration section per vendor slot, named after it. */
+function vendorSections (): Record<VendorName, VendorSchema> {
+  return Object.fromEntries(VENDOR_NAMES.map((name) => [name, vendor(name, `/signin-${name.toLowerCase()}`, VENDOR_DEFAULT_SCOPES[name])])) as Record<VendorName, VendorSchema>
 }
 
 export const OpenIdConnectSchema = Type.Object({
@@ -122,7 +150,7 @@ export const Saml2Schema = Type.Object({
 export const AuthenticationSchema = Type.Object({
   Enabled: Type.Boolean({ default: true, description: 'Application authentication module switch. When false, a one-time startup warning is logged and RequireAuthenticatedUserByDefault must be false.' }),
   DefaultScheme: Type.String({ default: 'Cookies', description: 'Default authenticate scheme. Must be Cookies.' }),
-  DefaultChallengeScheme: Type.String({ default: 'Cookies', description: 'Default challenge scheme: Cookies, or the scheme of an enabled provider (OpenIdConnect, Saml2, VendorA, VendorB, VendorC).' }),
+  DefaultChallengeScheme: Type.String({ default: 'Cookies', description: `Default challenge scheme: Cookies, or the scheme of an enabled provider (${PROVIDER_NAMES.join(', ')}).` }),
   DefaultSignInScheme: Type.String({ default: 'Cookies', description: 'Default sign-in scheme. Must be Cookies.' }),
   Cookie: Type.Object({
     Enabled: Type.Boolean({ default: true, description: 'Extension. Cookie session authentication. false only together with Authentication:Enabled false (the --authProvider none posture).' }),
@@ -138,9 +166,7 @@ export const AuthenticationSchema = Type.Object({
   Providers: Type.Object({
     OpenIdConnect: OpenIdConnectSchema,
     Saml2: Saml2Schema,
-    VendorA: vendor('VendorA', '/signin-vendora', []),
-    VendorB: vendor('VendorB', '/signin-vendorb', ['profile', 'email']),
-    VendorC: vendor('VendorC', '/signin-vendorc', ['profile', 'email'])
+    ...vendorSections()
   }, { additionalProperties: false, default: {} })
 }, { additionalProperties: false, default: {} })
 
@@ -214,9 +240,7 @@ export type AuthorizationConfiguration = Static<typeof AuthorizationSchema>
 export type OpenIdConnectConfiguration = Static<typeof OpenIdConnectSchema>
 export type Saml2Configuration = Static<typeof Saml2Schema>
 export type StateConfiguration = Static<typeof ApplicationSchema>['State']
-export type VendorConfiguration = Static<ReturnType<typeof vendor>>
-export type ProviderName = keyof AuthenticationConfiguration['Providers']
-export const PROVIDER_NAMES: readonly ProviderName[] = ['OpenIdConnect', 'Saml2', 'VendorA', 'VendorB', 'VendorC']
+export type VendorConfiguration = Static<VendorSchema>
 
 /** JSON Schema for editors (`appsettings.schema.json`): the same schema, root made strict. */
 export function toJsonSchema (): Record<string, unknown> {

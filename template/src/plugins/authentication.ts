@@ -6,10 +6,12 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isLocalUrl } from '../auth/local-url.js'
+import type { KeyRing } from '../auth/key-ring.js'
 import type { Principal } from '../auth/principal.js'
-import type { ApplicationConfiguration } from '../config/schema.js'
+import type { ApplicationConfiguration, ProviderName } from '../config/schema.js'
+import { createError } from '../errors.js'
 import { providerSignOutPage } from '../views/pages.js'
-import { isPageNavigation, sendProblem, wantsJson } from './responses.js'
+import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
 /** Availability of a provider (metadata or discovery loaded). */
 export interface ProviderStatus {
@@ -36,6 +38,17 @@ export interface AuthenticationProvider {
    */
   signOutRedirect?: (request: FastifyRequest, signedOut: SignedOutPrincipal) => Promise<string | undefined> | string | undefined
 }
+
+/** What a provider's registration receives (plugins/external-providers.ts calls it for each enabled provider). */
+export interface ProviderRegistrationOptions {
+  readonly name: ProviderName
+  readonly config: ApplicationConfiguration
+  readonly environmentName: string
+  readonly keyRing: KeyRing
+}
+
+/** Registers one provider's routes and its {@link AuthenticationProvider} on `app`. */
+export type ProviderRegistration = (app: FastifyInstance, options: ProviderRegistrationOptions) => Promise<void>
 
 /** What a provider learns at sign-out: who was signed in (claims, tokens it chose to keep) and where to return. */
 export interface SignedOutPrincipal {
@@ -87,7 +100,7 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
     providers,
     defaultChallengeScheme,
     registerProvider (provider: AuthenticationProvider) {
-      if (providers.has(provider.scheme)) throw new Error(`Provider scheme ${provider.scheme} is already registered.`)
+      if (providers.has(provider.scheme)) throw createError('APP_ERR_PROVIDER_DUPLICATE', provider.scheme)
       providers.set(provider.scheme, provider)
     },
     challenge (request: FastifyRequest, reply: FastifyReply) {

@@ -16,8 +16,8 @@ import {
   ApplicationAuthorizationPolicyNames, applicationPolicies, evaluatePolicy, type AuthorizationPolicy
 } from '../auth/policies.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
-import { AppError } from '../errors.js'
-import { sendError, sendProblem, wantsJson } from './responses.js'
+import { createError } from '../errors.js'
+import { sendError, sendProblem, wantsJson } from '../http/responses.js'
 
 /** Context a governance evaluator receives; the request has already passed authorization. */
 export interface GovernanceContext {
@@ -67,7 +67,7 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
 
   app.decorate('authorization', {
     addPolicy (policy: AuthorizationPolicy) {
-      if (policies.has(policy.name)) throw new Error(`Authorization policy ${policy.name} is already registered.`)
+      if (policies.has(policy.name)) throw createError('APP_ERR_POLICY_DUPLICATE', policy.name)
       policies.set(policy.name, policy)
     },
     useGovernanceEvaluator (next: GovernanceEvaluator) {
@@ -80,7 +80,7 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
     const config = route.config ?? {}
     const where = `${String(route.method)} ${route.url}`
     if (config.allowAnonymous === true && config.authorize !== undefined && config.authorize !== false) {
-      throw new Error(`Route ${where} declares both allowAnonymous and authorize.`)
+      throw createError('APP_ERR_ROUTE_ACCESS_CONFLICT', where)
     }
     if (config.allowAnonymous === true) return { kind: 'anonymous' }
     if (config.authorize === true) return { kind: 'policy', name: ApplicationAuthorizationPolicyNames.AuthenticatedUser }
@@ -148,7 +148,7 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
 
   app.addHook('onReady', async () => {
     for (const [name, route] of referencedPolicies) {
-      if (!policies.has(name)) throw new AppError('APP_ERR_POLICY_UNKNOWN', `Route ${route} names the unknown authorization policy ${name}.`)
+      if (!policies.has(name)) throw createError('APP_ERR_POLICY_UNKNOWN', route, name)
     }
   })
 

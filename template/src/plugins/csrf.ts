@@ -8,6 +8,7 @@
 import { hkdfSync } from 'node:crypto'
 import fp from 'fastify-plugin'
 import csrfProtection from '@fastify/csrf-protection'
+import { COOKIE_NAMES, cookieName, PURPOSES } from '../application-name.js'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { KeyRing } from '../auth/key-ring.js'
 
@@ -36,14 +37,14 @@ function tokenOf (request: FastifyRequest): string | undefined {
  * environment or application never validate here.
  */
 export function antiforgeryKeyOf (keyRing: KeyRing): Buffer {
-  return Buffer.from(hkdfSync('sha256', keyRing.sealing.key, Buffer.alloc(0), 'ProjectTemplate.Antiforgery.v1', 32))
+  return Buffer.from(hkdfSync('sha256', keyRing.sealing.key, Buffer.alloc(0), PURPOSES.antiforgery, 32))
 }
 
 async function csrfPlugin (app: FastifyInstance, options: CsrfPluginOptions): Promise<void> {
   const hmacKey = antiforgeryKeyOf(options.keyRing)
   await app.register(csrfProtection, {
     sessionPlugin: '@fastify/cookie',
-    cookieKey: options.secure ? '__Host-ProjectTemplate.Antiforgery' : '.ProjectTemplate.Antiforgery',
+    cookieKey: cookieName(COOKIE_NAMES.antiforgery, options.secure),
     cookieOpts: { path: '/', sameSite: 'strict', httpOnly: true, secure: options.secure, signed: false },
     getToken: tokenOf,
     getUserInfo: (request: FastifyRequest) => request.user?.ticket.sessionId ?? '',

@@ -6,13 +6,14 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError } from '../errors.js'
+import { AppError, createError } from '../errors.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../state/state-store.js'
 import { errorPage } from '../views/pages.js'
-import { sendError, titleOf, wantsJson } from './responses.js'
+import { sendError, titleOf, wantsJson } from '../http/responses.js'
 
 export interface ErrorHandlerOptions {
-  readonly environmentName: string
+  /** Development only: the error page shows the error and its stack. */
+  readonly development: boolean
 }
 
 const CSRF_CODES = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN'])
@@ -21,11 +22,11 @@ const CSRF_CODES = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN']
 function stateStoreError (error: Error, request: FastifyRequest): AppError | undefined {
   if (error instanceof StateStoreUnavailableError) {
     request.log.warn({ event: 'state.unavailable', reason: error.reason }, 'state store unavailable; request refused')
-    return new AppError('APP_ERR_STATE_UNAVAILABLE', 'The service cannot verify sessions right now. Please try again shortly.')
+    return createError('APP_ERR_STATE_UNAVAILABLE')
   }
   if (error instanceof StateStoreFullError) {
     request.log.warn({ event: 'state.full', kind: error.kind }, 'state store full; request refused')
-    return new AppError('APP_ERR_STATE_FULL', 'Too many sign-ins are in progress. Please try again in a few minutes.')
+    return createError('APP_ERR_STATE_FULL')
   }
   return undefined
 }
@@ -53,7 +54,7 @@ export function renderError (development: boolean, error: FastifyError | Error, 
 }
 
 async function errorHandler (app: FastifyInstance, options: ErrorHandlerOptions): Promise<void> {
-  const development = options.environmentName === 'Development'
+  const { development } = options
   app.setErrorHandler((error: FastifyError, request, reply) => renderError(development, error, request, reply))
   // A bare 4xx/5xx (a status with no body) renders like every other error: the page or a problem.
   // Callback style: runs on every response, so no promise per request.

@@ -6,30 +6,19 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { KeyRing } from '../auth/key-ring.js'
-import { PROVIDER_NAMES, type ApplicationConfiguration, type ProviderName } from '../config/schema.js'
-
-export interface ProviderRegistrationOptions {
-  readonly name: ProviderName
-  readonly config: ApplicationConfiguration
-  readonly environmentName: string
-  readonly keyRing: KeyRing
-}
-
-/** Registers one provider's routes and scheme on `app`. */
-export type ProviderRegistration = (app: FastifyInstance, options: ProviderRegistrationOptions) => Promise<void>
+import { PROVIDER_NAMES, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName } from '../config/schema.js'
+import type { ProviderRegistration } from './authentication.js'
 
 /**
  * The handler of each provider slot, loaded only when that provider is enabled: with none enabled
  * (the default), openid-client, node-saml and the XML stack are never imported, which keeps cold
  * start and idle memory down (docs/performance.md).
  */
-const REGISTRATIONS: Readonly<Record<ProviderName, () => Promise<ProviderRegistration>>> = {
+export const REGISTRATIONS: Readonly<Record<ProviderName, () => Promise<ProviderRegistration>>> = {
   OpenIdConnect: async () => (await import('./providers/openid-connect.js')).registerOpenIdConnect,
   Saml2: async () => (await import('./providers/saml2.js')).registerSaml2,
-  VendorA: async () => (await import('./providers/oauth-vendors.js')).registerVendor,
-  VendorB: async () => (await import('./providers/oauth-vendors.js')).registerVendor,
-  VendorC: async () => (await import('./providers/oauth-vendors.js')).registerVendor
-}
+  ...Object.fromEntries(VENDOR_NAMES.map((name) => [name, async () => (await import('./providers/oauth-vendors.js')).registerVendor]))
+} as Record<ProviderName, () => Promise<ProviderRegistration>>
 
 export interface ExternalProvidersOptions {
   readonly config: ApplicationConfiguration

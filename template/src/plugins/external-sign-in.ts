@@ -17,12 +17,14 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
+import { COOKIE_NAMES, cookieName, PURPOSES } from '../application-name.js'
 import { openBytes, sealBytes } from '../auth/authenticated-encryption.js'
 import { normalizeClaims } from '../auth/claims-normalization.js'
 import { isLoopbackHost, parsePublicOrigin } from '../auth/host-trust.js'
 import type { KeyRing } from '../auth/key-ring.js'
 import { isLocalUrl } from '../auth/local-url.js'
 import { ApplicationClaimTypes, type Claim } from '../auth/principal.js'
+import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../auth/sign-in-failure.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
@@ -37,14 +39,8 @@ export interface FlowState {
   readonly data: Readonly<Record<string, string>>
 }
 
-/**
- * Failure classes logged as `failure` and mapped to a fixed login-page message. Providers may use
- * more specific classes (`id_token`, `signature`, `audience`, `expired`...); unknown ones show the
- * generic message.
- */
-export type FailureClass = 'cancelled' | 'correlation' | 'replay' | 'unavailable' | 'provider_error' | 'token' | 'claims' | string
-
-const PAGE_MESSAGE_OF: Readonly<Record<string, string>> = { cancelled: 'cancelled', correlation: 'correlation', replay: 'correlation', unavailable: 'unavailable' }
+/** The closed set of failure classes `fail()` logs as `failure` (auth/sign-in-failure.ts maps each to its login-page outcome). */
+export type FailureClass = SignInFailure
 
 export interface SignInResult {
   readonly scheme: string
@@ -108,7 +104,7 @@ function diagnosticsOf (error: Error): Record<string, string | number> {
 export const FLOW_LIFETIME_SECONDS = 600
 /** Most correlation cookies one browser holds; starting another flow prunes the oldest. */
 export const MAX_FLOWS_PER_BROWSER = 4
-const PURPOSE = Buffer.from('ProjectTemplate.Web.Correlation.v2')
+const PURPOSE = Buffer.from(PURPOSES.correlation)
 const FLOW_ID = /^[A-Za-z0-9_-]{22}$/
 const COOKIE_VALUE = /^([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/
 /** What a taken flow's record becomes: a used flow is told apart from an unknown one. */
@@ -133,7 +129,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
   // Over http in Development the cookie drops the __Host- prefix but stays Secure and
   // SameSite=None: browsers treat http://localhost as a secure context, and a cross-site POST
   // callback (SAML, form_post) from a real IdP still carries it (docs/providers.md).
-  const prefix = options.insecureCookies ? '.ProjectTemplate.Correlation.' : '__Host-ProjectTemplate.Correlation.'
+  const prefix = cookieName(COOKIE_NAMES.correlation, !options.insecureCookies)
   const cookieOptions: CookieSerializeOptions = { httpOnly: true, secure: true, sameSite: 'none', path: '/', maxAge: FLOW_LIFETIME_SECONDS }
   const deleteOptions: CookieSerializeOptions = { ...cookieOptions, maxAge: 0, expires: new Date(0) }
   const transformation = config.Authentication.ClaimsTransformation
@@ -212,9 +208,9 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     const takeFailure = (request as RequestWithTakeFailure)[TAKE_FAILURE]
     const failure = reported === 'correlation' && takeFailure !== undefined ? takeFailure : reported
     const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code, ...diagnosticsOf(error) } : {}
-    request.log.warn({ event: 'external.sign_in.failed', provider: scheme, failure, ...details }, 'external sign-in failed')
-    const page = PAGE_MESSAGE_OF[failure] ?? 'failed'
-    return reply.redirect(`/Account/Login?failure=${page}`, 302)
+    const outcome = outcomeOf(failure)
+    request.log.warn({ event: 'external.sign_in.failed', provider: scheme, failure, code: SIGN_IN_OUTCOMES[outcome].code, ...details }, 'external sign-in failed')
+    return reply.redirect(`/Account/Login?failure=${outcome}`, 302)
   }
 
   async function complete (request: FastifyRequest, reply: FastifyReply, result: SignInResult): Promise<FastifyReply> {

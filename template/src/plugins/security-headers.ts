@@ -15,11 +15,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 
 export interface SecurityHeadersOptions {
-  readonly environmentName: string
+  /** Development: no HSTS and no upgrade-insecure-requests, so http://localhost works. */
+  readonly development: boolean
 }
 
-export function helmetOptions (environmentName: string): Parameters<typeof helmet>[0] {
-  const development = environmentName === 'Development'
+export function helmetOptions (development: boolean): Parameters<typeof helmet>[0] {
   return {
     contentSecurityPolicy: {
       useDefaults: false,
@@ -52,7 +52,7 @@ export function helmetOptions (environmentName: string): Parameters<typeof helme
  * a recording response. Every helmet middleware used here is static (nothing depends on the
  * request), so the result is exactly what helmet would set on each response.
  */
-export function securityHeaderValues (environmentName: string): Readonly<Record<string, string>> {
+export function securityHeaderValues (development: boolean): Readonly<Record<string, string>> {
   const headers: Record<string, string> = {}
   const recorder = {
     setHeader (name: string, value: string | number | readonly string[]) {
@@ -63,7 +63,7 @@ export function securityHeaderValues (environmentName: string): Readonly<Record<
   }
   let finished = false
   let failure: unknown
-  helmet(helmetOptions(environmentName))({} as IncomingMessage, recorder as unknown as ServerResponse, (error?: unknown) => {
+  helmet(helmetOptions(development))({} as IncomingMessage, recorder as unknown as ServerResponse, (error?: unknown) => {
     finished = true
     failure = error
   })
@@ -73,7 +73,7 @@ export function securityHeaderValues (environmentName: string): Readonly<Record<
 }
 
 async function securityHeaders (app: FastifyInstance, options: SecurityHeadersOptions): Promise<void> {
-  const headers = securityHeaderValues(options.environmentName)
+  const headers = securityHeaderValues(options.development)
   // Fastify's own header object, not the raw response: Node then validates and writes them once,
   // with the rest of the response head.
   app.addHook('onRequest', function setSecurityHeaders (_request, reply, done) {

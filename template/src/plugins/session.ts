@@ -9,12 +9,13 @@
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { COOKIE_NAMES, cookieName } from '../application-name.js'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { KeyRing } from '../auth/key-ring.js'
 import { Principal, type AuthenticationTicket, type Claim } from '../auth/principal.js'
 import { SessionStore } from '../auth/session-store.js'
-import type { ApplicationConfiguration } from '../config/schema.js'
-import { AppError } from '../errors.js'
+import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
+import { createError } from '../errors.js'
 
 /** What a successful sign-in flow hands to {@link FastifyReply.signIn}. */
 export interface SignInRequest {
@@ -79,10 +80,9 @@ type RequestWithFlag = FastifyRequest & { [AUTHENTICATED]?: true }
  * HttpOnly, Secure, SameSite=Lax, Path=/, no Domain; the unprefixed, non-Secure form only under
  * the Development-only AllowInsecureHttp override (startup rejects it elsewhere).
  */
-export function sessionCookieSettings (config: ApplicationConfiguration, environmentName: string): SessionCookieSettings {
-  const insecure = config.Authentication.Cookie.AllowInsecureHttp && environmentName === 'Development'
+export function sessionCookieSettings (insecure: boolean): SessionCookieSettings {
   return {
-    name: insecure ? '.ProjectTemplate.Web.Authentication' : '__Host-ProjectTemplate.Web.Authentication',
+    name: cookieName(COOKIE_NAMES.session, !insecure),
     options: { httpOnly: true, secure: !insecure, sameSite: 'lax', path: '/' }
   }
 }
@@ -187,7 +187,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
   app.decorateRequest('user', undefined)
 
   app.decorateReply('signIn', async function signIn (this: FastifyReply, signInRequest: SignInRequest): Promise<Principal> {
-    if (!enabled) throw new AppError('APP_ERR_SESSION_DISABLED', 'Sign-in needs ProjectTemplate:Authentication:Enabled and Cookie:Enabled.')
+    if (!enabled) throw createError('APP_ERR_SESSION_DISABLED', `${ROOT_KEY}:Authentication:Enabled`, 'Cookie:Enabled')
     const request = this.request
     const at = nowSeconds()
     const ticket: AuthenticationTicket = {

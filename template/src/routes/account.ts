@@ -4,16 +4,9 @@
  * redirects).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../plugins/request-input.js'
+import { outcomeMessage } from '../auth/sign-in-failure.js'
+import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../http/request-input.js'
 import { accessDeniedPage, loginPage } from '../views/pages.js'
-
-/** Fixed texts for `?failure=<class>` after a failed sign-in flow; nothing from the request is echoed. */
-export const SIGN_IN_FAILURE_MESSAGES: Readonly<Record<string, string>> = {
-  cancelled: 'Sign-in was cancelled.',
-  correlation: 'Sign-in could not be completed because the sign-in request could not be matched. Please try again.',
-  unavailable: 'The sign-in provider is unavailable right now. Please try again later.',
-  failed: 'Sign-in failed. Please try again or contact your administrator.'
-}
 
 function rejectReturnUrl (request: FastifyRequest, reply: FastifyReply): FastifyReply {
   request.log.info({ event: 'return_url.rejected' }, 'non-local return URL rejected')
@@ -31,7 +24,7 @@ export default async function accountRoutes (app: FastifyInstance): Promise<void
     return reply.type('text/html; charset=utf-8').send(loginPage({
       providers,
       returnUrl: returnUrl ?? undefined,
-      failureMessage: typeof failure === 'string' ? SIGN_IN_FAILURE_MESSAGES[failure] ?? SIGN_IN_FAILURE_MESSAGES.failed : undefined
+      failureMessage: typeof failure === 'string' ? outcomeMessage(failure) : undefined
     }))
   })
 

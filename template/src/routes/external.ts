@@ -4,8 +4,9 @@
  * 400 safe page, no redirect, no challenge.
  */
 import type { FastifyInstance } from 'fastify'
-import { sendError } from '../plugins/responses.js'
-import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../plugins/request-input.js'
+import { messageOf } from '../errors.js'
+import { sendError } from '../http/responses.js'
+import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../http/request-input.js'
 
 export default async function externalRoutes (app: FastifyInstance): Promise<void> {
   app.get('/External/Challenge', { config: { allowAnonymous: true } }, async (request, reply) => {
@@ -13,7 +14,7 @@ export default async function externalRoutes (app: FastifyInstance): Promise<voi
     const provider = typeof scheme === 'string' ? app.authentication.providers.get(scheme) : undefined
     if (provider === undefined) {
       request.log.info({ event: 'challenge.rejected', reason: 'unknown_provider' }, 'challenge rejected')
-      return sendError(request, reply, 400, { code: 'APP_ERR_PROVIDER_UNKNOWN', detail: 'The provider is not a registered sign-in provider.' })
+      return sendError(request, reply, 400, { code: 'APP_ERR_PROVIDER_UNKNOWN', detail: messageOf('APP_ERR_PROVIDER_UNKNOWN') })
     }
     const returnUrl = singleValue(request.query, 'returnUrl')
     if (isRejectedReturnUrl(returnUrl)) {
@@ -21,7 +22,7 @@ export default async function externalRoutes (app: FastifyInstance): Promise<voi
       return sendReturnUrlRejected(request, reply)
     }
     if (!provider.status().available) {
-      return sendError(request, reply, 503, { code: 'APP_ERR_PROVIDER_UNAVAILABLE', detail: 'The sign-in provider is unavailable right now.' })
+      return sendError(request, reply, 503, { code: 'APP_ERR_PROVIDER_UNAVAILABLE', detail: messageOf('APP_ERR_PROVIDER_UNAVAILABLE') })
     }
     return await provider.challenge(request, reply, returnUrl ?? '/')
   })

@@ -3,7 +3,7 @@
  * terminal error page `/Home/Error/{statusCode?}`.
  */
 import type { FastifyInstance } from 'fastify'
-import { sendError } from '../plugins/responses.js'
+import { sendError } from '../http/responses.js'
 import { homePage, publicHomePage } from '../views/pages.js'
 
 /** `/Home/Error/<n>` answers with n for 400-599, 500 when absent, 400 for anything else. */

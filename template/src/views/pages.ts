@@ -2,10 +2,11 @@
  * The application's pages. Plain functions from data to HTML; no request objects. Inline scripts
  * and styles are absent so the strict Content-Security-Policy holds.
  */
+import { APPLICATION_NAME } from '../application-name.js'
 import type { Claim } from '../auth/principal.js'
 import { html, type SafeHtml } from './html.js'
 
-export const APPLICATION_TITLE = 'ProjectTemplate'
+export const APPLICATION_TITLE = APPLICATION_NAME
 
 export interface LayoutOptions {
   readonly title: string

@@ -9,10 +9,11 @@ import type { AddressInfo } from 'node:net'
 import helmet from 'helmet'
 import { buildTestApp } from '../helpers/app.js'
 import { helmetOptions } from '../../src/plugins/security-headers.js'
+import { isDevelopment } from '../../src/config/environment.js'
 
 /** The headers helmet's own middleware sets on a real Node response with the app's options. */
 async function headersFromHelmet (environmentName: string): Promise<Record<string, string>> {
-  const middleware = helmet(helmetOptions(environmentName))
+  const middleware = helmet(helmetOptions(isDevelopment(environmentName)))
   const server = createServer((request, response) => {
     middleware(request, response, () => { response.end() })
   })

@@ -21,7 +21,7 @@ import { after, before, describe, mock, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { exportJWK, exportSPKI, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose'
-import { SIGN_IN_FAILURE_MESSAGES } from '../../src/routes/account.js'
+import { SIGN_IN_OUTCOMES } from '../../src/auth/sign-in-failure.js'
 import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from '../providers/helpers/http-session.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from '../providers/helpers/provider-app.js'
 import { startTokenIdp, type TokenAnswer, type TokenIdp } from '../providers/helpers/token-idp.js'
@@ -173,7 +173,7 @@ async function runRow (app: ListeningApp, idp: TokenIdp, row: Row): Promise<void
     const page = await session.request(callback.location!)
     assert.equal(page.response.status, 200)
     assert.match(page.response.headers.get('content-type') ?? '', /^text\/html/)
-    assert.ok(page.body.includes(SIGN_IN_FAILURE_MESSAGES[row.expect.page] ?? '(missing)'), 'the fixed message is shown')
+    assert.ok(page.body.includes(SIGN_IN_OUTCOMES[row.expect.page].message), 'the fixed message is shown')
     assert.doesNotMatch(page.body, /\bat [\w.<>]+ \(|node_modules|\.ts:\d+|OpenIdConnectError|OAUTH_|stack/i, 'no stack trace or library error on the page')
     assert.deepEqual(findPlanted(page.body, [...planted, state, flow.nonce]), [], 'no token, code, state or nonce on the page')
     assertNoSessionCookie(page, 'login page')

@@ -20,11 +20,9 @@ import {
   VendorFlowError,
   type VendorEndpoints
 } from '../../auth/oauth-vendor.js'
-import type { VendorConfiguration } from '../../config/schema.js'
-import { singleValue } from '../request-input.js'
-import type { ProviderRegistration } from '../external-providers.js'
-
-type VendorName = 'VendorA' | 'VendorB' | 'VendorC'
+import type { VendorConfiguration, VendorName } from '../../config/schema.js'
+import { singleValue } from '../../http/request-input.js'
+import type { ProviderRegistration } from '../authentication.js'
 
 /** Per-slot handler settings that are code, not configuration. */
 export interface VendorSlot {

@@ -11,7 +11,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import * as client from 'openid-client'
-import { isLoopbackHost } from '../../auth/host-trust.js'
+import { isDevelopmentLoopbackHttp } from '../../auth/host-trust.js'
 import { isLocalUrl } from '../../auth/local-url.js'
 import {
   buildAuthorizationRequest,
@@ -23,14 +23,13 @@ import {
   ProviderMetadata
 } from '../../auth/openid-connect.js'
 import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
-import { singleValue } from '../request-input.js'
+import { singleValue } from '../../http/request-input.js'
 import type { SignedOutPrincipal } from '../authentication.js'
-import type { ProviderRegistration } from '../external-providers.js'
+import type { ProviderRegistration } from '../authentication.js'
 
 /** http to the provider only for a loopback Authority in Development (validation rejects it elsewhere). */
 export function allowsInsecureRequests (authority: string, environmentName: string): boolean {
-  const url = new URL(authority)
-  return url.protocol === 'http:' && environmentName === 'Development' && isLoopbackHost(url.hostname)
+  return isDevelopmentLoopbackHttp(new URL(authority), environmentName)
 }
 
 export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyInstance, options) => {

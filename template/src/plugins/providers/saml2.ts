@@ -16,10 +16,11 @@ import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
 import { ReplayCache } from '../../auth/replay-cache.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../../state/state-store.js'
 import { isLocalUrl } from '../../auth/local-url.js'
+import type { SignInFailure } from '../../auth/sign-in-failure.js'
 import { checkEndpointUrl } from '../../config/rules.js'
 import { ROOT_KEY } from '../../config/schema.js'
 import { ConfigurationError } from '../../errors.js'
-import type { ProviderRegistrationOptions } from '../external-providers.js'
+import type { ProviderRegistrationOptions } from '../authentication.js'
 
 /** Anonymous path of the SP metadata XML (reserved in config/rules.ts RESERVED_PATHS). */
 export const SAML2_METADATA_PATH = '/Saml2/Metadata'
@@ -129,7 +130,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
   }
 
   async function assertionConsumerService (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const fail = (failure: string, error?: unknown): FastifyReply => {
+    const fail = (failure: SignInFailure, error?: unknown): FastifyReply => {
       if (error instanceof Saml2ResponseError) request.log.debug({ event: 'saml2.response.rejected', failure, detail: error.message }, 'SAML2 response rejected')
       return app.externalSignIn.fail(request, reply, scheme, failure, error)
     }

@@ -5,6 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isLocalUrl } from '../auth/local-url.js'
+import { messageOf } from '../errors.js'
 import { sendError } from './responses.js'
 
 /** Reads an optional single-valued query or form field, with case-insensitive name matching. */
@@ -28,5 +29,5 @@ export function isRejectedReturnUrl (value: string | null | undefined): boolean 
 
 /** The safe 400 answer to a rejected return URL: no redirect, the value never echoed. */
 export function sendReturnUrlRejected (request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendError(request, reply, 400, { code: 'APP_ERR_RETURN_URL_INVALID', detail: 'The return URL must be a local path such as /orders?id=1.' })
+  return sendError(request, reply, 400, { code: 'APP_ERR_RETURN_URL_INVALID', detail: messageOf('APP_ERR_RETURN_URL_INVALID') })
 }

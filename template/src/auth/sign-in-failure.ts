@@ -1,0 +1,45 @@
+/**
+ * How a failed external sign-in ends, in one table: each failure class (logged as `failure`) leads
+ * to one of four login-page outcomes (`/Account/Login?failure=<outcome>`), and each outcome has its
+ * fixed text and the error code logged with it. Nothing from the request is ever echoed.
+ */
+import type { ErrorCode } from '../errors.js'
+import type { VendorFailure } from './oauth-vendor.js'
+import type { OpenIdConnectFailure } from './openid-connect.js'
+import type { Saml2FailureClass } from './saml2.js'
+
+/**
+ * Every failure class a provider may report through the shared `fail()`: the shared ones
+ * (`cancelled` at the provider, `correlation` and `replay` of the flow, `unavailable` metadata or
+ * discovery, `provider_error`, unusable `claims`) and each protocol's own.
+ */
+export type SignInFailure =
+  | 'cancelled' | 'correlation' | 'replay' | 'unavailable' | 'provider_error' | 'claims'
+  | OpenIdConnectFailure | Saml2FailureClass | VendorFailure
+
+/** What the login page says: the `failure` query value. */
+export type SignInOutcome = 'cancelled' | 'correlation' | 'unavailable' | 'failed'
+
+export const SIGN_IN_OUTCOMES: Readonly<Record<SignInOutcome, { readonly message: string, readonly code: ErrorCode }>> = {
+  cancelled: { message: 'Sign-in was cancelled.', code: 'APP_ERR_AUTH_PROVIDER_FAILED' },
+  correlation: { message: 'Sign-in could not be completed because the sign-in request could not be matched. Please try again.', code: 'APP_ERR_AUTH_CORRELATION_FAILED' },
+  unavailable: { message: 'The sign-in provider is unavailable right now. Please try again later.', code: 'APP_ERR_PROVIDER_UNAVAILABLE' },
+  failed: { message: 'Sign-in failed. Please try again or contact your administrator.', code: 'APP_ERR_AUTH_PROVIDER_FAILED' }
+}
+
+/** The failure classes with an outcome of their own; every other class is `failed`. */
+const OUTCOME_OF: Readonly<Partial<Record<SignInFailure, SignInOutcome>>> = {
+  cancelled: 'cancelled',
+  correlation: 'correlation',
+  replay: 'correlation',
+  unavailable: 'unavailable'
+}
+
+export function outcomeOf (failure: SignInFailure): SignInOutcome {
+  return OUTCOME_OF[failure] ?? 'failed'
+}
+
+/** The login page's text for a `failure` query value; an unknown value reads as `failed`. */
+export function outcomeMessage (value: string): string {
+  return (Object.hasOwn(SIGN_IN_OUTCOMES, value) ? SIGN_IN_OUTCOMES[value as SignInOutcome] : SIGN_IN_OUTCOMES.failed).message
+}

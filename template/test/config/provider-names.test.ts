@@ -1,0 +1,47 @@
+/**
+ * Provider names are written once (PROVIDER_NAMES and VENDOR_NAMES in src/config/schema.ts): each
+ * provider has a configuration section, required-key startup rules, a registration and, for a
+ * vendor slot, a handler slot. A name added to the list but missed by any of them fails here.
+ */
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { AuthenticationSchema, PROVIDER_NAMES, VENDOR_NAMES } from '../../src/config/schema.js'
+import { REGISTRATIONS } from '../../src/plugins/external-providers.js'
+import { VENDOR_SLOTS } from '../../src/plugins/providers/oauth-vendors.js'
+import { loadTestConfiguration } from '../helpers/app.js'
+
+const PROVIDERS = 'ProjectTemplate:Authentication:Providers'
+
+describe('provider names', () => {
+  test('the vendor slots are providers, and every provider has a configuration section', () => {
+    assert.ok(VENDOR_NAMES.every((name) => (PROVIDER_NAMES as readonly string[]).includes(name)))
+    assert.deepEqual(Object.keys(AuthenticationSchema.properties.Providers.properties), [...PROVIDER_NAMES])
+  })
+
+  test('every provider enabled with nothing else configured is refused at startup, naming its own keys', () => {
+    for (const name of PROVIDER_NAMES) {
+      const loaded = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Providers: { [name]: { Enabled: true } } } } })
+      const required = loaded.errors.filter((problem) => problem.key.startsWith(`${PROVIDERS}:${name}:`) && problem.message.endsWith('is required when the provider is enabled.'))
+      assert.ok(required.length > 0, `${name}: no required-key problem in ${JSON.stringify(loaded.errors.map((problem) => problem.key))}`)
+    }
+  })
+
+  test('every vendor slot requires its client and endpoints', () => {
+    for (const name of VENDOR_NAMES) {
+      const loaded = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Providers: { [name]: { Enabled: true } } } } })
+      assert.deepEqual(loaded.errors.map((problem) => problem.key), ['ClientId', 'ClientSecret', 'AuthorizationEndpoint', 'TokenEndpoint', 'UserInformationEndpoint'].map((key) => `${PROVIDERS}:${name}:${key}`))
+    }
+  })
+
+  test('every provider has a registration, and every vendor slot a handler slot', async () => {
+    assert.deepEqual(Object.keys(REGISTRATIONS).sort(), [...PROVIDER_NAMES].sort())
+    for (const name of PROVIDER_NAMES) assert.equal(typeof await REGISTRATIONS[name](), 'function', name)
+    assert.deepEqual(Object.keys(VENDOR_SLOTS).sort(), [...VENDOR_NAMES].sort())
+  })
+
+  test('the default callback paths are distinct', () => {
+    const { config } = loadTestConfiguration()
+    const paths = VENDOR_NAMES.map((name) => config.Authentication.Providers[name].CallbackPath.toLowerCase())
+    assert.equal(new Set(paths).size, VENDOR_NAMES.length)
+  })
+})
