@@ -26,7 +26,7 @@ export async function buildSaml2App (idp: TestIdentityProvider, overrides: Saml2
 }
 
 /** Waits (bounded) until the Saml2 provider reports available. */
-export async function waitForSaml2 (app: FastifyInstance, timeoutMs = 5000): Promise<void> {
+export async function waitForSaml2 (app: FastifyInstance, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (app.authentication.providers.get('Saml2')?.status().available === true) return
