@@ -4,6 +4,7 @@
  * test-only identity flow registered by the test itself (never shipped in the app).
  */
 import { randomBytes } from 'node:crypto'
+import type { TestContext } from 'node:test'
 import { Writable } from 'node:stream'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -134,6 +135,16 @@ export async function buildTestApp (options: TestAppOptions = {}): Promise<TestA
   await options.configure?.(app)
   await app.ready()
   return { app, logs, loaded, keyRing }
+}
+
+/**
+ * Builds the app for one test and closes it when that test ends (`t.after`), as fastify/demo's
+ * `build(t)` does: `const t = await build(context, { settings })`.
+ */
+export async function build (context: Pick<TestContext, 'after'>, options: TestAppOptions = {}): Promise<TestApp> {
+  const built = await buildTestApp(options)
+  context.after(async () => { await built.app.close() })
+  return built
 }
 
 /** Cookies from Set-Cookie headers whose value is non-empty, as a Cookie header value. */

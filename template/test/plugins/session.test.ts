@@ -12,9 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { createKeyRing } from '../../src/auth/key-ring.js'
 import type { Claim } from '../../src/auth/principal.js'
 import { sealSessionReference } from '../../src/auth/ticket.js'
-import {
-  antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, storedSession, TEST_SIGN_IN_PATH, type TestApp
-} from '../helpers/app.js'
+import { build, antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, storedSession, TEST_SIGN_IN_PATH, type TestApp } from '../helpers/app.js'
 
 const SECURE_NAME = '__Host-ProjectTemplate.Web.Authentication'
 const INSECURE_NAME = '.ProjectTemplate.Web.Authentication'
@@ -50,47 +48,35 @@ function testClock (start = Date.now()): { now: () => number, advance: (minutes:
 const status = async (app: TestApp['app'], cookie: string): Promise<number> => (await app.inject({ url: API, headers: { cookie } })).statusCode
 
 describe('session cookie attributes', () => {
-  test('sign-in sets __Host-ProjectTemplate.Web.Authentication with HttpOnly, Secure, SameSite=Lax, Path=/ and no Domain, as one small cookie', async () => {
-    const t = await buildTestApp()
-    try {
-      const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
-      const cookies = setCookies(response.headers)
-      assert.equal(cookies.length, 1)
-      const [pair = ''] = (cookies[0] ?? '').split(';')
-      assert.ok(pair.startsWith(`${SECURE_NAME}=`) && pair.length > SECURE_NAME.length + 20)
-      assert.ok(pair.length < 200, `the cookie is a reference, not the ticket (${pair.length} characters)`)
-      assert.deepEqual(attributes(cookies[0] ?? '').sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax', 'Secure'])
-    } finally {
-      await t.app.close()
-    }
+  test('sign-in sets __Host-ProjectTemplate.Web.Authentication with HttpOnly, Secure, SameSite=Lax, Path=/ and no Domain, as one small cookie', async (context) => {
+    const t = await build(context)
+    const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
+    const cookies = setCookies(response.headers)
+    assert.equal(cookies.length, 1)
+    const [pair = ''] = (cookies[0] ?? '').split(';')
+    assert.ok(pair.startsWith(`${SECURE_NAME}=`) && pair.length > SECURE_NAME.length + 20)
+    assert.ok(pair.length < 200, `the cookie is a reference, not the ticket (${pair.length} characters)`)
+    assert.deepEqual(attributes(cookies[0] ?? '').sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax', 'Secure'])
   })
 
-  test('Development without the override keeps the __Host- cookie and Secure', async () => {
-    const t = await buildTestApp({ nodeEnv: 'development' })
-    try {
-      const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
-      const cookie = setCookies(response.headers)[0] ?? ''
-      assert.ok(cookie.startsWith(`${SECURE_NAME}=`))
-      assert.ok(attributes(cookie).includes('Secure'))
-    } finally {
-      await t.app.close()
-    }
+  test('Development without the override keeps the __Host- cookie and Secure', async (context) => {
+    const t = await build(context, { nodeEnv: 'development' })
+    const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
+    const cookie = setCookies(response.headers)[0] ?? ''
+    assert.ok(cookie.startsWith(`${SECURE_NAME}=`))
+    assert.ok(attributes(cookie).includes('Secure'))
   })
 
-  test('the Development AllowInsecureHttp override uses .ProjectTemplate.Web.Authentication without Secure', async () => {
-    const t = await buildTestApp({ nodeEnv: 'development', settings: { Authentication: { Cookie: { AllowInsecureHttp: true } } } })
-    try {
-      const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
-      const cookie = setCookies(response.headers)[0] ?? ''
-      assert.ok(cookie.startsWith(`${INSECURE_NAME}=`), cookie)
-      assert.deepEqual(attributes(cookie).sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax'])
-      const session = cookieHeaderFrom(response)
-      assert.equal(await status(t.app, session), 200)
-      // The secure name is not read under the override.
-      assert.equal(await status(t.app, session.replace(INSECURE_NAME, SECURE_NAME)), 401)
-    } finally {
-      await t.app.close()
-    }
+  test('the Development AllowInsecureHttp override uses .ProjectTemplate.Web.Authentication without Secure', async (context) => {
+    const t = await build(context, { nodeEnv: 'development', settings: { Authentication: { Cookie: { AllowInsecureHttp: true } } } })
+    const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
+    const cookie = setCookies(response.headers)[0] ?? ''
+    assert.ok(cookie.startsWith(`${INSECURE_NAME}=`), cookie)
+    assert.deepEqual(attributes(cookie).sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax'])
+    const session = cookieHeaderFrom(response)
+    assert.equal(await status(t.app, session), 200)
+    // The secure name is not read under the override.
+    assert.equal(await status(t.app, session.replace(INSECURE_NAME, SECURE_NAME)), 401)
   })
 
   test('the override is rejected at startup outside Development', () => {
@@ -170,73 +156,57 @@ describe('large principals live in the state store', () => {
 })
 
 describe('lifetime (injected clock)', () => {
-  test('a session ends ExpireMinutes after its last renewal when idle', async () => {
+  test('a session ends ExpireMinutes after its last renewal when idle', async (context) => {
     const clock = testClock()
-    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
-    try {
-      const cookie = await signIn(t.app, standardUser())
-      clock.advance(9)
-      // Past half its lifetime: renewed to 10 minutes from now.
-      assert.equal(await status(t.app, cookie), 200)
-      clock.advance(9)
-      assert.equal(await status(t.app, cookie), 200, 'renewal moved the idle expiry')
-      clock.advance(11)
-      const response = await t.app.inject({ url: API, headers: { cookie } })
-      assert.equal(response.statusCode, 401, 'idle past ExpireMinutes')
-      assert.ok(setCookies(response.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)), 'the cookie is cleared')
-    } finally {
-      await t.app.close()
-    }
+    const t = await build(context, { now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
+    const cookie = await signIn(t.app, standardUser())
+    clock.advance(9)
+    // Past half its lifetime: renewed to 10 minutes from now.
+    assert.equal(await status(t.app, cookie), 200)
+    clock.advance(9)
+    assert.equal(await status(t.app, cookie), 200, 'renewal moved the idle expiry')
+    clock.advance(11)
+    const response = await t.app.inject({ url: API, headers: { cookie } })
+    assert.equal(response.statusCode, 401, 'idle past ExpireMinutes')
+    assert.ok(setCookies(response.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)), 'the cookie is cleared')
   })
 
-  test('sliding renewal never extends a session beyond AbsoluteExpireMinutes', async () => {
+  test('sliding renewal never extends a session beyond AbsoluteExpireMinutes', async (context) => {
     const clock = testClock()
-    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10, AbsoluteExpireMinutes: 30 } } } })
-    try {
-      const cookie = await signIn(t.app, standardUser())
-      for (let minute = 6; minute < 30; minute += 6) {
-        clock.advance(6)
-        assert.equal(await status(t.app, cookie), 200, `active at minute ${minute}`)
-      }
+    const t = await build(context, { now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10, AbsoluteExpireMinutes: 30 } } } })
+    const cookie = await signIn(t.app, standardUser())
+    for (let minute = 6; minute < 30; minute += 6) {
       clock.advance(6)
-      assert.equal(await status(t.app, cookie), 401, 'ended at the absolute lifetime although it was renewed every 6 minutes')
-    } finally {
-      await t.app.close()
+      assert.equal(await status(t.app, cookie), 200, `active at minute ${minute}`)
     }
+    clock.advance(6)
+    assert.equal(await status(t.app, cookie), 401, 'ended at the absolute lifetime although it was renewed every 6 minutes')
   })
 
-  test('with SlidingExpiration false the session ends ExpireMinutes after sign-in however active', async () => {
+  test('with SlidingExpiration false the session ends ExpireMinutes after sign-in however active', async (context) => {
     const clock = testClock()
-    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10, SlidingExpiration: false } } } })
-    try {
-      const cookie = await signIn(t.app, standardUser())
-      clock.advance(6)
-      assert.equal(await status(t.app, cookie), 200)
-      clock.advance(5)
-      assert.equal(await status(t.app, cookie), 401)
-    } finally {
-      await t.app.close()
-    }
+    const t = await build(context, { now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10, SlidingExpiration: false } } } })
+    const cookie = await signIn(t.app, standardUser())
+    clock.advance(6)
+    assert.equal(await status(t.app, cookie), 200)
+    clock.advance(5)
+    assert.equal(await status(t.app, cookie), 401)
   })
 
-  test('renewal keeps the session id (anti-forgery tokens stay valid) and the cookie unchanged', async () => {
+  test('renewal keeps the session id (anti-forgery tokens stay valid) and the cookie unchanged', async (context) => {
     const clock = testClock()
-    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
-    try {
-      const cookie = await signIn(t.app, standardUser())
-      const before = await storedSession(t.app, t.keyRing, cookie, Math.floor(clock.now() / 1000))
-      clock.advance(6)
-      const response = await t.app.inject({ url: API, headers: { cookie } })
-      assert.equal(response.statusCode, 200)
-      assert.deepEqual(setCookies(response.headers), [], 'nothing to rewrite in the browser')
-      await new Promise((resolve) => setImmediate(resolve))
-      const after = await storedSession(t.app, t.keyRing, cookie, Math.floor(clock.now() / 1000))
-      assert.equal(after?.sessionId, before?.sessionId)
-      assert.equal((after?.expiresAt ?? 0) - Math.floor(clock.now() / 1000), 600)
-      assert.equal(after?.absoluteExpiresAt, before?.absoluteExpiresAt)
-    } finally {
-      await t.app.close()
-    }
+    const t = await build(context, { now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
+    const cookie = await signIn(t.app, standardUser())
+    const before = await storedSession(t.app, t.keyRing, cookie, Math.floor(clock.now() / 1000))
+    clock.advance(6)
+    const response = await t.app.inject({ url: API, headers: { cookie } })
+    assert.equal(response.statusCode, 200)
+    assert.deepEqual(setCookies(response.headers), [], 'nothing to rewrite in the browser')
+    await new Promise((resolve) => setImmediate(resolve))
+    const after = await storedSession(t.app, t.keyRing, cookie, Math.floor(clock.now() / 1000))
+    assert.equal(after?.sessionId, before?.sessionId)
+    assert.equal((after?.expiresAt ?? 0) - Math.floor(clock.now() / 1000), 600)
+    assert.equal(after?.absoluteExpiresAt, before?.absoluteExpiresAt)
   })
 
   test('AbsoluteExpireMinutes below ExpireMinutes is rejected at startup, naming the key', () => {

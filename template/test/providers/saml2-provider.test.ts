@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { DOMParser } from '@xmldom/xmldom'
-import { buildTestApp, cookieHeaderFrom, storedSession, type TestApp } from '../helpers/app.js'
+import { build, cookieHeaderFrom, storedSession, type TestApp } from '../helpers/app.js'
 import { assertNoLeak, buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from './saml-helpers/app.js'
 import { createSigningKey } from './saml-helpers/certificates.js'
 import { TestIdentityProvider, type TestUser } from './saml-helpers/identity-provider.js'
@@ -34,34 +34,30 @@ describe('Saml2 while the IdP metadata cannot be used', () => {
     ['unreachable', '/no-such-document', 'metadata_unreachable'],
     ['carrying a DOCTYPE', '/metadata-with-doctype', 'metadata_invalid']
   ] as const) {
-    test(`metadata ${name}: the app starts, health/ready is 503 naming Saml2 (${reason}), the login page marks it unavailable`, async () => {
-      const subject = await buildTestApp({
+    test(`metadata ${name}: the app starts, health/ready is 503 naming Saml2 (${reason}), the login page marks it unavailable`, async (context) => {
+      const subject = await build(context, {
         nodeEnv: 'development',
         testSignIn: false,
         settings: { Authentication: { Providers: { Saml2: { Enabled: true, EntityId: SP_ENTITY_ID, MetadataUrl: `${idp.origin}${path}` } } } }
       })
-      try {
-        const deadline = Date.now() + 5000
-        let body: { checks?: { providers?: Record<string, { status: string, reason?: string }> } } = {}
-        while (Date.now() < deadline) {
-          const ready = await subject.app.inject({ method: 'GET', url: '/health/ready' })
-          assert.equal(ready.statusCode, 503)
-          body = ready.json()
-          if (body.checks?.providers?.Saml2?.reason === reason) break
-          await sleep(20)
-        }
-        assert.deepEqual(body.checks?.providers?.Saml2, { status: 'Unhealthy', reason })
-        const login = await subject.app.inject({ method: 'GET', url: '/Account/Login' })
-        assert.match(login.body, /<span class="provider unavailable" data-provider="Saml2">SAML2 \(unavailable\)<\/span>/)
-        const challenge = await subject.app.inject({ method: 'GET', url: '/External/Challenge?provider=Saml2' })
-        assert.equal(challenge.statusCode, 503)
-        const acs = await postToAcs(subject.app, { SAMLResponse: 'AAAA', RelayState: 'x' })
-        assert.equal(acs.statusCode, 302)
-        assert.equal(acs.headers.location, '/Account/Login?failure=unavailable')
-        assert.equal(subject.logs.events('saml2.metadata.failed').at(-1)?.reason, reason)
-      } finally {
-        await subject.app.close()
+      const deadline = Date.now() + 5000
+      let body: { checks?: { providers?: Record<string, { status: string, reason?: string }> } } = {}
+      while (Date.now() < deadline) {
+        const ready = await subject.app.inject({ method: 'GET', url: '/health/ready' })
+        assert.equal(ready.statusCode, 503)
+        body = ready.json()
+        if (body.checks?.providers?.Saml2?.reason === reason) break
+        await sleep(20)
       }
+      assert.deepEqual(body.checks?.providers?.Saml2, { status: 'Unhealthy', reason })
+      const login = await subject.app.inject({ method: 'GET', url: '/Account/Login' })
+      assert.match(login.body, /<span class="provider unavailable" data-provider="Saml2">SAML2 \(unavailable\)<\/span>/)
+      const challenge = await subject.app.inject({ method: 'GET', url: '/External/Challenge?provider=Saml2' })
+      assert.equal(challenge.statusCode, 503)
+      const acs = await postToAcs(subject.app, { SAMLResponse: 'AAAA', RelayState: 'x' })
+      assert.equal(acs.statusCode, 302)
+      assert.equal(acs.headers.location, '/Account/Login?failure=unavailable')
+      assert.equal(subject.logs.events('saml2.metadata.failed').at(-1)?.reason, reason)
     })
   }
 })
