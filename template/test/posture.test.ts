@@ -28,7 +28,7 @@ test('appsettings.json enables authentication, the cookie session and the authen
   assert.equal(shipped.Authorization.RequireAuthenticatedUserByDefault, true)
 })
 
-test('with the shipped settings, / redirects an anonymous browser to the login page and no authentication-disabled warning is logged', async () => {
+test('with the shipped settings, / redirects an anonymous browser to the login page and no authentication-disabled warning is logged', async (context) => {
   const loaded = loadConfiguration({ env: { XDG_CONFIG_HOME: '/nonexistent-test-config' }, contentRoot: TEMPLATE_ROOT })
   assert.deepEqual(loaded.errors, [])
   assert.equal(loaded.config.Authentication.Enabled, true)
@@ -40,12 +40,9 @@ test('with the shipped settings, / redirects an anonymous browser to the login p
     logger: createLogger('debug', logs),
     keyRing: testKeyRing()
   })
-  try {
-    const response = await app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html' } })
-    assert.equal(response.statusCode, 302)
-    assert.match(String(response.headers.location), /^\/Account\/Login(\?|$)/)
-    assert.equal(logs.events('authentication.disabled').length, 0)
-  } finally {
-    await app.close()
-  }
+  context.after(async () => { await app.close() })
+  const response = await app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html' } })
+  assert.equal(response.statusCode, 302)
+  assert.match(String(response.headers.location), /^\/Account\/Login(\?|$)/)
+  assert.equal(logs.events('authentication.disabled').length, 0)
 })

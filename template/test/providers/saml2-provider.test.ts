@@ -189,7 +189,7 @@ describe('Saml2 configuration switches', () => {
   before(async () => { await idp.start() })
   after(async () => { await idp.stop() })
 
-  test('LoadMetadata false: the Idp* extension keys describe the IdP and sign-in works without fetching metadata', async () => {
+  test('LoadMetadata false: the Idp* extension keys describe the IdP and sign-in works without fetching metadata', async (context) => {
     const subject = await buildSaml2App(idp, {
       LoadMetadata: false,
       MetadataUrl: '',
@@ -197,45 +197,36 @@ describe('Saml2 configuration switches', () => {
       IdpSingleSignOnUrl: `${idp.origin}/sso`,
       IdpSigningCertificates: [idp.signingKey.certificatePem]
     })
-    try {
-      assert.equal(subject.app.authentication.providers.get('Saml2')?.status().available, true)
-      const response = await signInOverHttp(subject, idp, ADMIN)
-      assert.equal(setsSessionCookie(response), true)
-      assert.equal(idp.metadataFetches, 0)
-    } finally {
-      await subject.app.close()
-    }
+    context.after(async () => { await subject.app.close() })
+    assert.equal(subject.app.authentication.providers.get('Saml2')?.status().available, true)
+    const response = await signInOverHttp(subject, idp, ADMIN)
+    assert.equal(setsSessionCookie(response), true)
+    assert.equal(idp.metadataFetches, 0)
   })
 
-  test('RequireSignedAssertions false: a signed response around an unsigned assertion is accepted; nothing signed still is not', async () => {
+  test('RequireSignedAssertions false: a signed response around an unsigned assertion is accepted; nothing signed still is not', async (context) => {
     const subject = await buildSaml2App(idp, { RequireSignedAssertions: false })
-    try {
-      await waitForSaml2(subject.app)
-      let flow = await startSaml2SignIn(subject.app)
-      const signedResponse = idp.buildResponse({ acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: flow.request.id, signAssertion: false, signResponse: true })
-      assert.equal(setsSessionCookie(await postToAcs(subject.app, { SAMLResponse: signedResponse, RelayState: flow.relayState }, flow.cookie)), true)
-      flow = await startSaml2SignIn(subject.app)
-      const unsigned = idp.buildResponse({ acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: flow.request.id, signAssertion: false })
-      assert.equal(setsSessionCookie(await postToAcs(subject.app, { SAMLResponse: unsigned, RelayState: flow.relayState }, flow.cookie)), false)
-      assert.equal(subject.logs.events('external.sign_in.failed').at(-1)?.failure, 'signature')
-    } finally {
-      await subject.app.close()
-    }
+    context.after(async () => { await subject.app.close() })
+    await waitForSaml2(subject.app)
+    let flow = await startSaml2SignIn(subject.app)
+    const signedResponse = idp.buildResponse({ acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: flow.request.id, signAssertion: false, signResponse: true })
+    assert.equal(setsSessionCookie(await postToAcs(subject.app, { SAMLResponse: signedResponse, RelayState: flow.relayState }, flow.cookie)), true)
+    flow = await startSaml2SignIn(subject.app)
+    const unsigned = idp.buildResponse({ acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: flow.request.id, signAssertion: false })
+    assert.equal(setsSessionCookie(await postToAcs(subject.app, { SAMLResponse: unsigned, RelayState: flow.relayState }, flow.cookie)), false)
+    assert.equal(subject.logs.events('external.sign_in.failed').at(-1)?.failure, 'signature')
   })
 
-  test('AllowUnsolicitedResponses true: an IdP-initiated response signs in to /, one claiming an InResponseTo without a flow does not', async () => {
+  test('AllowUnsolicitedResponses true: an IdP-initiated response signs in to /, one claiming an InResponseTo without a flow does not', async (context) => {
     const subject = await buildSaml2App(idp, { AllowUnsolicitedResponses: true })
-    try {
-      await waitForSaml2(subject.app)
-      const acsUrl = 'http://localhost:80/Saml2/Acs'
-      const unsolicited = await postToAcs(subject.app, { SAMLResponse: idp.buildResponse({ acsUrl, audience: SP_ENTITY_ID, user: ADMIN }) })
-      assert.equal(unsolicited.headers.location, '/')
-      assert.equal(setsSessionCookie(unsolicited), true)
-      const orphan = await postToAcs(subject.app, { SAMLResponse: idp.buildResponse({ acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: '_0123456789abcdef0123456789abcdef' }) })
-      assert.equal(setsSessionCookie(orphan), false)
-      assert.equal(subject.logs.events('external.sign_in.failed').at(-1)?.failure, 'correlation')
-    } finally {
-      await subject.app.close()
-    }
+    context.after(async () => { await subject.app.close() })
+    await waitForSaml2(subject.app)
+    const acsUrl = 'http://localhost:80/Saml2/Acs'
+    const unsolicited = await postToAcs(subject.app, { SAMLResponse: idp.buildResponse({ acsUrl, audience: SP_ENTITY_ID, user: ADMIN }) })
+    assert.equal(unsolicited.headers.location, '/')
+    assert.equal(setsSessionCookie(unsolicited), true)
+    const orphan = await postToAcs(subject.app, { SAMLResponse: idp.buildResponse({ acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: '_0123456789abcdef0123456789abcdef' }) })
+    assert.equal(setsSessionCookie(orphan), false)
+    assert.equal(subject.logs.events('external.sign_in.failed').at(-1)?.failure, 'correlation')
   })
 })
