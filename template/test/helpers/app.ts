@@ -20,6 +20,7 @@ import type { AuthenticationTicket } from '../../src/auth/principal.js'
 import type { StateStore } from '../../src/state/state-store.js'
 import type { EmbeddedStateStore } from '../../src/state/embedded-store.js'
 import { createEmbeddedStore } from '../../src/plugins/state.js'
+import { antiforgeryTokenIn } from './cookies.js'
 
 export const TEMPLATE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -198,7 +199,7 @@ export async function storedSession (app: FastifyInstance, keyRing: KeyRing, coo
 export async function antiforgeryFor (app: FastifyInstance, cookie: string): Promise<{ token: string, cookie: string }> {
   const page = await app.inject({ url: '/', headers: { cookie } })
   if (page.statusCode !== 200) throw new Error(`the starter page answered ${page.statusCode}`)
-  const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(page.body)?.[1]
+  const token = antiforgeryTokenIn(page.body)
   if (token === undefined) throw new Error('the starter page carries no anti-forgery token')
   const secret = cookieHeaderFrom(page)
   return { token, cookie: secret === '' ? cookie : `${cookie}; ${secret}` }

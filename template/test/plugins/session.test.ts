@@ -13,21 +13,12 @@ import { createKeyRing } from '../../src/auth/key-ring.js'
 import type { Claim } from '../../src/auth/principal.js'
 import { sealSessionReference } from '../../src/auth/ticket.js'
 import { build, antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, storedSession, TEST_SIGN_IN_PATH, type TestApp } from '../helpers/app.js'
+import { cookieAttributes, setCookieLines } from '../helpers/cookies.js'
 
 const SECURE_NAME = '__Host-ProjectTemplate.Web.Authentication'
 const INSECURE_NAME = '.ProjectTemplate.Web.Authentication'
 const CLAIMS_PATH = '/test-only/claims'
 const API = '/api/application-information'
-
-function setCookies (headers: Record<string, unknown>): string[] {
-  const value = headers['set-cookie']
-  return value === undefined ? [] : Array.isArray(value) ? value.map(String) : [String(value)]
-}
-
-/** Attribute list after the name=value pair, in order. */
-function attributes (setCookie: string): string[] {
-  return setCookie.split(';').slice(1).map((part) => part.trim())
-}
 
 const withClaimsRoute = (app: TestApp['app']): void => {
   app.get(CLAIMS_PATH, { config: { authorize: true } }, async (request) => ({ claims: request.user?.claims ?? [] }))
@@ -51,28 +42,28 @@ describe('session cookie attributes', () => {
   test('sign-in sets __Host-ProjectTemplate.Web.Authentication with HttpOnly, Secure, SameSite=Lax, Path=/ and no Domain, as one small cookie', async (context) => {
     const t = await build(context)
     const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
-    const cookies = setCookies(response.headers)
+    const cookies = setCookieLines(response.headers)
     assert.equal(cookies.length, 1)
     const [pair = ''] = (cookies[0] ?? '').split(';')
     assert.ok(pair.startsWith(`${SECURE_NAME}=`) && pair.length > SECURE_NAME.length + 20)
     assert.ok(pair.length < 200, `the cookie is a reference, not the ticket (${pair.length} characters)`)
-    assert.deepEqual(attributes(cookies[0] ?? '').sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax', 'Secure'])
+    assert.deepEqual(cookieAttributes(cookies[0] ?? '').sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax', 'Secure'])
   })
 
   test('Development without the override keeps the __Host- cookie and Secure', async (context) => {
     const t = await build(context, { nodeEnv: 'development' })
     const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
-    const cookie = setCookies(response.headers)[0] ?? ''
+    const cookie = setCookieLines(response.headers)[0] ?? ''
     assert.ok(cookie.startsWith(`${SECURE_NAME}=`))
-    assert.ok(attributes(cookie).includes('Secure'))
+    assert.ok(cookieAttributes(cookie).includes('Secure'))
   })
 
   test('the Development AllowInsecureHttp override uses .ProjectTemplate.Web.Authentication without Secure', async (context) => {
     const t = await build(context, { nodeEnv: 'development', settings: { Authentication: { Cookie: { AllowInsecureHttp: true } } } })
     const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
-    const cookie = setCookies(response.headers)[0] ?? ''
+    const cookie = setCookieLines(response.headers)[0] ?? ''
     assert.ok(cookie.startsWith(`${INSECURE_NAME}=`), cookie)
-    assert.deepEqual(attributes(cookie).sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax'])
+    assert.deepEqual(cookieAttributes(cookie).sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax'])
     const session = cookieHeaderFrom(response)
     assert.equal(await status(t.app, session), 200)
     // The secure name is not read under the override.
@@ -113,10 +104,10 @@ describe('damaged, forged and orphaned session cookies', () => {
       const page = await t.app.inject({ url: '/', headers: { cookie } })
       assert.equal(page.statusCode, 302)
       assert.equal(page.headers.location, '/Account/Login?ReturnUrl=%2F')
-      const cleared = setCookies(page.headers).find((header) => header.startsWith(`${SECURE_NAME}=;`))
+      const cleared = setCookieLines(page.headers).find((header) => header.startsWith(`${SECURE_NAME}=;`))
       assert.ok(cleared !== undefined, `the cookie is cleared: ${JSON.stringify(page.headers['set-cookie'])}`)
       assert.match(cleared, /Max-Age=0/)
-      assert.ok(attributes(cleared).includes('Secure') && attributes(cleared).includes('Path=/'), 'deleted with the same attributes, or the browser keeps it')
+      assert.ok(cookieAttributes(cleared).includes('Secure') && cookieAttributes(cleared).includes('Path=/'), 'deleted with the same attributes, or the browser keeps it')
       assert.equal(await status(t.app, cookie), 401)
     })
   }
@@ -124,7 +115,7 @@ describe('damaged, forged and orphaned session cookies', () => {
   test('a valid cookie is not cleared and no cookie is written when nothing changes', async () => {
     const response = await t.app.inject({ url: API, headers: { cookie: `${SECURE_NAME}=${valid}` } })
     assert.equal(response.statusCode, 200)
-    assert.deepEqual(setCookies(response.headers), [])
+    assert.deepEqual(setCookieLines(response.headers), [])
   })
 })
 
@@ -139,7 +130,7 @@ describe('large principals live in the state store', () => {
     assert.equal(groups[299]?.value, 'group-number-299-of-a-large-directory')
     const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: [...standardUser(), ...groups] } })
     assert.equal(response.statusCode, 204)
-    const cookies = setCookies(response.headers)
+    const cookies = setCookieLines(response.headers)
     assert.equal(cookies.length, 1)
     assert.ok((cookies[0] ?? '').length < 300)
   })
@@ -168,7 +159,7 @@ describe('lifetime (injected clock)', () => {
     clock.advance(11)
     const response = await t.app.inject({ url: API, headers: { cookie } })
     assert.equal(response.statusCode, 401, 'idle past ExpireMinutes')
-    assert.ok(setCookies(response.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)), 'the cookie is cleared')
+    assert.ok(setCookieLines(response.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)), 'the cookie is cleared')
   })
 
   test('sliding renewal never extends a session beyond AbsoluteExpireMinutes', async (context) => {
@@ -201,7 +192,7 @@ describe('lifetime (injected clock)', () => {
     clock.advance(6)
     const response = await t.app.inject({ url: API, headers: { cookie } })
     assert.equal(response.statusCode, 200)
-    assert.deepEqual(setCookies(response.headers), [], 'nothing to rewrite in the browser')
+    assert.deepEqual(setCookieLines(response.headers), [], 'nothing to rewrite in the browser')
     await new Promise((resolve) => setImmediate(resolve))
     const after = await storedSession(t.app, t.keyRing, cookie, Math.floor(clock.now() / 1000))
     assert.equal(after?.sessionId, before?.sessionId)
@@ -227,7 +218,7 @@ describe('revocation (embedded store)', () => {
     assert.equal(logout.statusCode, 302)
     const copy = await t.app.inject({ url: API, headers: { cookie } })
     assert.equal(copy.statusCode, 401, 'the stolen copy no longer works')
-    assert.ok(setCookies(copy.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)))
+    assert.ok(setCookieLines(copy.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)))
     assert.equal(await storedSession(t.app, t.keyRing, cookie), undefined, 'the record is gone from the store')
   })
 

@@ -13,6 +13,7 @@ import { build, cookieHeaderFrom, storedSession, type TestApp } from '../helpers
 import { assertNoLeak, buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from './saml-helpers/app.js'
 import { createSigningKey } from './saml-helpers/certificates.js'
 import { TestIdentityProvider, type TestUser } from './saml-helpers/identity-provider.js'
+import { waitFor } from '../helpers/wait.js'
 
 const ADMIN: TestUser = { nameId: 'grace@example.test', attributes: { role: ['Administrator', 'Auditor'], displayname: ['Grace Hopper'] } }
 
@@ -171,8 +172,7 @@ describe('Saml2 with metadata loaded from MetadataUrl', () => {
     const first = await signInOverHttp(subject, idp, ADMIN)
     assert.equal(setsSessionCookie(first), false)
     assert.equal(subject.logs.events('external.sign_in.failed').at(-1)?.failure, 'signature')
-    const deadline = Date.now() + 5000
-    while (idp.metadataFetches === fetches && Date.now() < deadline) await sleep(20)
+    await waitFor(() => idp.metadataFetches > fetches, 'the metadata to be fetched again', 5000)
     assert.ok(idp.metadataFetches > fetches, 'metadata fetched again')
     await sleep(50)
     const second = await signInOverHttp(subject, idp, ADMIN)
