@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The whole generated project as a list of files in memory: the template's files renamed, the
  * posture applied, and the project's own package.json, .gitignore,

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The files a generated project has that the template does not: its own package.json, .gitignore,
  * README.md and a GitHub Actions workflow. Pure functions of the options; nothing here writes.

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The generated project, without installing: what is copied (and what is not), the rename, the
  * manifest, the posture of each --authProvider, README, .gitignore and CI workflow; and the
