@@ -1,14 +1,19 @@
 /**
- * The posture appsettings.json ships with (auth-contract.md, "Authentication" rules 1 and 7):
- * closed by default. Every other test applies the closed posture itself (helpers/app.ts
- * CLOSED_POSTURE), so this file alone reads the shipped file, loaded as in production.
- * create-project-template replaces this file when it generates with `--authProvider none`.
+ * The posture appsettings.json ships with (auth-contract.md, "Authentication" rules 1 and 7;
+ * "States and transitions" rule 2), read from the shipped file and loaded as in production. Every
+ * other test applies the closed posture itself (helpers/app.ts CLOSED_POSTURE), so this file alone
+ * follows the shipped file. It is one of the two postures create-project-template offers:
+ * - closed (the template, `--authProvider cookie`): authentication, the cookie session and the
+ *   authenticated fallback on; an anonymous browser is sent to the login page, no warning;
+ * - open (`--authProvider none`): all three off; unannotated routes are public and one warning is
+ *   logged at startup.
+ * A mix of the two fails here. The generator checks that the template itself ships closed.
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildApp } from '../src/app.js'
+import { AUTHENTICATION_DISABLED_MESSAGE, buildApp } from '../src/app.js'
 import { loadConfiguration } from '../src/config/load.js'
 import { ROOT_KEY } from '../src/config/schema.js'
 import { createLogger } from '../src/logger.js'
@@ -20,18 +25,25 @@ interface ShippedPosture {
 }
 
 const shipped = (JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'appsettings.json'), 'utf8')) as Record<string, ShippedPosture>)[ROOT_KEY]
+/** `--authProvider none` writes Authentication:Enabled false; the closed posture leaves it true. */
+const open = shipped?.Authentication.Enabled === false
 
-test('appsettings.json enables authentication, the cookie session and the authenticated fallback', () => {
+test(open
+  ? 'appsettings.json turns authentication, the cookie session and the authenticated fallback off'
+  : 'appsettings.json enables authentication, the cookie session and the authenticated fallback', () => {
   assert.ok(shipped !== undefined, `appsettings.json has a ${ROOT_KEY} section`)
-  assert.equal(shipped.Authentication.Enabled, true)
-  assert.notEqual(shipped.Authentication.Cookie?.Enabled, false)
-  assert.equal(shipped.Authorization.RequireAuthenticatedUserByDefault, true)
+  assert.equal(shipped.Authentication.Enabled, !open)
+  if (open) assert.equal(shipped.Authentication.Cookie?.Enabled, false)
+  else assert.notEqual(shipped.Authentication.Cookie?.Enabled, false)
+  assert.equal(shipped.Authorization.RequireAuthenticatedUserByDefault, !open)
 })
 
-test('with the shipped settings, / redirects an anonymous browser to the login page and no authentication-disabled warning is logged', async () => {
+test(open
+  ? 'with the shipped settings, / is public and the authentication-disabled warning is logged exactly once'
+  : 'with the shipped settings, / redirects an anonymous browser to the login page and no authentication-disabled warning is logged', async (context) => {
   const loaded = loadConfiguration({ env: { XDG_CONFIG_HOME: '/nonexistent-test-config' }, contentRoot: TEMPLATE_ROOT })
   assert.deepEqual(loaded.errors, [])
-  assert.equal(loaded.config.Authentication.Enabled, true)
+  assert.equal(loaded.config.Authentication.Enabled, !open)
   const logs = new LogCapture()
   const app = await buildApp({
     config: loaded.config,
@@ -40,12 +52,18 @@ test('with the shipped settings, / redirects an anonymous browser to the login p
     logger: createLogger('debug', logs),
     keyRing: testKeyRing()
   })
-  try {
-    const response = await app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html' } })
+  context.after(async () => { await app.close() })
+  const response = await app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html' } })
+  const warnings = logs.events('authentication.disabled')
+  if (open) {
+    assert.equal(response.statusCode, 200)
+    assert.equal(warnings.length, 1)
+    assert.equal(warnings[0]?.level, 40)
+    assert.equal(warnings[0]?.key, `${ROOT_KEY}:Authentication:Enabled`)
+    assert.equal(warnings[0]?.msg, AUTHENTICATION_DISABLED_MESSAGE)
+  } else {
     assert.equal(response.statusCode, 302)
     assert.match(String(response.headers.location), /^\/Account\/Login(\?|$)/)
-    assert.equal(logs.events('authentication.disabled').length, 0)
-  } finally {
-    await app.close()
+    assert.equal(warnings.length, 0)
   }
 })

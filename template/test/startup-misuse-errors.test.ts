@@ -7,7 +7,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { outcomeMessage, outcomeOf, SIGN_IN_OUTCOMES } from '../src/auth/sign-in-failure.js'
 import { AppError, ERRORS, type ErrorCode } from '../src/errors.js'
-import { buildTestApp } from './helpers/app.js'
+import { build, buildTestApp } from './helpers/app.js'
 
 function coded (code: ErrorCode, message: string): (error: unknown) => true {
   return (error) => {
@@ -71,18 +71,16 @@ describe('sign-in failure outcomes', () => {
     assert.equal(outcomeMessage('cancelled'), 'Sign-in was cancelled.')
   })
 
-  test('a failed callback logs the failure class with its code', async () => {
-    const t = await buildTestApp({
+  test('a failed callback logs the failure class with its code', async (context) => {
+    const t = await build(context, {
       configure: (app) => {
         app.get('/probe/callback', { config: { allowAnonymous: true } }, async (request, reply) => await app.externalSignIn.fail(request, reply, 'Probe', 'replay'))
       }
     })
-    try {
-      const response = await t.app.inject({ url: '/probe/callback' })
-      assert.equal(response.headers.location, '/Account/Login?failure=correlation')
-      const line = t.logs.events('external.sign_in.failed').at(-1)
-      assert.equal(line?.failure, 'replay')
-      assert.equal(line?.code, 'APP_ERR_AUTH_CORRELATION_FAILED')
-    } finally { await t.app.close() }
+    const response = await t.app.inject({ url: '/probe/callback' })
+    assert.equal(response.headers.location, '/Account/Login?failure=correlation')
+    const line = t.logs.events('external.sign_in.failed').at(-1)
+    assert.equal(line?.failure, 'replay')
+    assert.equal(line?.code, 'APP_ERR_AUTH_CORRELATION_FAILED')
   })
 })

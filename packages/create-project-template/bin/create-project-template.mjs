@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * create-project-template (package @project-template/create) <directory> [--name <Name>] [--authProvider cookie|none]
  *   [--skip-install] [--force] — see docs/generator.md.
@@ -9,8 +10,9 @@ import { main } from '../lib/cli.mjs'
 
 // `npm run new -- <dir>` runs in the checkout's root; resolve <dir> where the user typed it, and
 // never inside the checkout (cli.mjs puts such a project beside the checkout and says so).
-const viaNpmRunNew = process.env.npm_lifecycle_event === 'new' && process.env.INIT_CWD
-const cwd = viaNpmRunNew ? process.env.INIT_CWD : process.cwd()
+const initCwd = process.env.INIT_CWD
+const viaNpmRunNew = process.env.npm_lifecycle_event === 'new' && initCwd !== undefined && initCwd !== ''
+const cwd = viaNpmRunNew ? initCwd : process.cwd()
 const checkoutRoot = viaNpmRunNew ? resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..') : undefined
 
 process.exitCode = await main({

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The command: parse arguments (prompting for missing ones only in a terminal), check everything,
  * plan the project in memory, write it (rolled back on failure), install its dependencies and
@@ -62,7 +63,7 @@ installing; 2 invalid input (nothing written); 130 cancelled.
  * @property {{ write: (text: string) => unknown }} stdout
  * @property {{ write: (text: string) => unknown }} stderr
  * @property {boolean} interactive stdin and stdout are a terminal
- * @property {() => Promise<Prompts>} [loadPrompts] defaults to importing @clack/prompts
+ * @property {() => Promise<Prompts>} [loadPrompts] defaults to importing the prompts package (`@clack/prompts`)
  * @property {(directory: string, env: NodeJS.ProcessEnv) => Promise<number>} [install] defaults to npm install
  * @property {string} [checkoutRoot] set by `npm run new`: the template's checkout, which a project must not land in
  */
@@ -159,15 +160,15 @@ function checkProjectName (name, derived, directoryName) {
 /**
  * @template T
  * @param {Prompts} prompts
- * @param {T | symbol} value
- * @returns {T}
+ * @param {T} value
+ * @returns {Exclude<T, symbol>}
  */
 function answered (prompts, value) {
   if (prompts.isCancel(value)) {
     prompts.cancel('Cancelled; nothing was written.')
     throw new Cancelled()
   }
-  return /** @type {T} */ (value)
+  return /** @type {Exclude<T, symbol>} */ (value)
 }
 
 /**

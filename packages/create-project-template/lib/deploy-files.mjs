@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The deployment files of a generated project: a multi-stage Dockerfile, .dockerignore,
  * compose.yaml (two app instances, Redis for the shared session state, nginx terminating TLS) and

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The generator's two failure kinds. Invalid input is the caller's to fix and exits with status 2
  * before anything is written; a failure while writing or installing exits with status 1.

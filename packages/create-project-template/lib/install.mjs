@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * `npm install` in the generated project, with the same npm that runs this command when there is
  * one (npm exec, npm run), and without settings that would point npm elsewhere.

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Project names: validation, derivation from a directory, the word forms a name takes (kebab-case
  * package name, environment prefix, ...) and the text rename `ProjectTemplate` -> `<Name>`.

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * `npm pack`/`npm publish` lifecycle: a published package carries the template in
  * `<package>/template` (listed in `files`), since the monorepo's `template/` is not there.

@@ -1,22 +1,14 @@
+// @ts-check
 /**
  * The whole generated project as a list of files in memory: the template's files renamed, the
- * posture applied, the posture's overlay files, and the project's own package.json, .gitignore,
+ * posture applied, and the project's own package.json, .gitignore,
  * README and CI workflow. Nothing is written here, so every error surfaces before writing starts.
  */
-import { existsSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { kebabName, renameText } from './naming.mjs'
 import { appsettingsFor } from './posture.mjs'
 import { composeYaml, dockerfile, dockerignore, nginxConf } from './deploy-files.mjs'
 import { ciWorkflow, gitignore, packageJsonFor, readme } from './project-files.mjs'
 import { isText, readTemplateFiles } from './template-files.mjs'
-
-/**
- * Files that replace template files for one posture (`lib/overlays/<authProvider>/`), renamed like
- * the template. `none` replaces test/posture.test.ts, which asserts the shipped posture.
- */
-export const OVERLAYS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'overlays')
 
 /**
  * @typedef {object} PlannedFile
@@ -30,7 +22,6 @@ export const OVERLAYS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'overl
  * @property {string} templateDir
  * @property {string} name PascalCase project name
  * @property {import('./posture.mjs').AuthProvider} authProvider
- * @property {string} [overlaysDir] defaults to {@link OVERLAYS_DIR}
  */
 
 /**
@@ -48,11 +39,9 @@ export function planProject (options) {
     const data = isText(file.data) ? Buffer.from(renameText(file.data.toString('utf8'), name), 'utf8') : file.data
     files.set(path, { path, data, mode: file.mode })
   }
+  // Every file comes from the template; test/posture.test.ts follows whichever posture
+  // appsettings.json is given below, so no posture needs files of its own.
   for (const file of readTemplateFiles(templateDir)) add(file)
-  const overlay = join(options.overlaysDir ?? OVERLAYS_DIR, authProvider)
-  if (existsSync(overlay)) {
-    for (const file of readTemplateFiles(overlay)) add(file)
-  }
 
   /**
    * @param {string} path

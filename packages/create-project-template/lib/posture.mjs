@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The two postures `--authProvider` chooses between (auth-contract.md, "Authentication" rule 7):
  * `cookie` keeps the template's closed-by-default appsettings.json; `none` turns application

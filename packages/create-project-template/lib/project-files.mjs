@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The files a generated project has that the template does not: its own package.json, .gitignore,
  * README.md and a GitHub Actions workflow. Pure functions of the options; nothing here writes.
@@ -209,7 +210,8 @@ To return to the closed-by-default posture:
    \`Authentication:Cookie:Enabled\` to true (or remove it) and set
    \`Authorization:RequireAuthenticatedUserByDefault\` to true.
 2. Enable an external provider (or add your own identity flow) so that users can sign in.
-3. Replace \`test/posture.test.ts\`, which asserts the posture \`appsettings.json\` ships with,
-   by the closed-posture version: generate a scratch project with \`--authProvider cookie\` and
-   the same \`--name\`, and copy its \`test/posture.test.ts\`.
+
+\`test/posture.test.ts\` reads the posture \`appsettings.json\` ships with and checks the
+application behaves accordingly; it follows the change by itself, and fails on a mix of the two
+postures.
 `

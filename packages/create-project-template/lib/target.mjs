@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Checks on the target directory, made before anything is written: it must be a directory (or
  * creatable), empty unless --force, writable, and not inside the template itself.

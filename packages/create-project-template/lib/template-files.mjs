@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * What is copied from the template: an explicit list of top-level entries (anything else, such as
  * node_modules, dist, .keys or logs, stays behind), minus build output, keys, logs and secrets at

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Writes planned files into the target directory and keeps a journal of what it changed, so that
  * a failure part-way removes every file and directory it created and restores every file it

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The command line: help and version, every kind of invalid input (exact message, exit status 2,
  * nothing written), a failure while writing (rolled back, exit status 1), no prompt without a

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The deployment files of a generated project and the generator's command-line ergonomics around
  * them: the Dockerfile passes a real linter (dockerfile-utils, from the npm registry) and keeps

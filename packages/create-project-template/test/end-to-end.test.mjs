@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The proof the issue asks for: generate both variants into temporary directories, let the
  * generator install their dependencies (from the local npm cache where possible), run each

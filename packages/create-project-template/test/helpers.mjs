@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Test helpers: run the generator's bin as a child process with bounded waits, snapshot a
  * directory tree (to prove that nothing was written), find leftovers of the template's name.
@@ -97,7 +98,10 @@ export function killGroup (pid, signal = /** @type {NodeJS.Signals} */ ('SIGKILL
   try { process.kill(-pid, signal) } catch {}
 }
 
-/** The last part of a long output, for assertion messages. */
+/**
+ * The last part of a long output, for assertion messages.
+ * @param {string} text
+ */
 export function tail (text, length = 6000) {
   return text.length <= length ? text : `...${text.slice(-length)}`
 }

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Names: what --name accepts, the name derived from a directory, and the rename of every form of
  * `ProjectTemplate` (configuration key, environment prefix in any case, package name, cookie

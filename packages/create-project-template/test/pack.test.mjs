@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The published package (`npm create project-template`): `npm pack` carries a copy of the template
  * without installed packages, build output or keys, leaves no copy behind in the checkout, and

@@ -63,21 +63,18 @@ describe('key ring', () => {
     assert.ok(!ring.sealing.key.equals(material))
   })
 
-  test('buildApp with a generated key warns that multi-instance deployments need shared keys, without key material', async () => {
+  test('buildApp with a generated key warns that multi-instance deployments need shared keys, without key material', async (context) => {
     const directory = join(temp, 'app-keys')
     const loaded = loadTestConfiguration({ settings: { DataProtection: { KeyDirectory: directory } } })
     const logs = new LogCapture()
     const app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: TEMPLATE_ROOT, logger: createLogger('info', logs) })
-    try {
-      const warnings = logs.events('data_protection.local_key')
-      assert.equal(warnings.length, 1)
-      assert.equal(warnings[0]?.key, 'ProjectTemplate:DataProtection:Keys')
-      assert.equal(warnings[0]?.msg, 'session keys are kept in a local key directory; multi-instance deployments must supply shared keys')
-      const stored = JSON.parse(readFileSync(join(directory, GENERATED_KEY_FILE), 'utf8')) as { keys: string[] }
-      assert.ok(!logs.text().includes(stored.keys[0] ?? 'missing'))
-    } finally {
-      await app.close()
-    }
+    context.after(async () => { await app.close() })
+    const warnings = logs.events('data_protection.local_key')
+    assert.equal(warnings.length, 1)
+    assert.equal(warnings[0]?.key, 'ProjectTemplate:DataProtection:Keys')
+    assert.equal(warnings[0]?.msg, 'session keys are kept in a local key directory; multi-instance deployments must supply shared keys')
+    const stored = JSON.parse(readFileSync(join(directory, GENERATED_KEY_FILE), 'utf8')) as { keys: string[] }
+    assert.ok(!logs.text().includes(stored.keys[0] ?? 'missing'))
   })
 
   test('buildApp with configured keys logs no local-key warning', async () => {

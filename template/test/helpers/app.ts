@@ -4,6 +4,7 @@
  * test-only identity flow registered by the test itself (never shipped in the app).
  */
 import { randomBytes } from 'node:crypto'
+import type { TestContext } from 'node:test'
 import { Writable } from 'node:stream'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -19,6 +20,7 @@ import type { AuthenticationTicket } from '../../src/auth/principal.js'
 import type { StateStore } from '../../src/state/state-store.js'
 import type { EmbeddedStateStore } from '../../src/state/embedded-store.js'
 import { createEmbeddedStore } from '../../src/plugins/state.js'
+import { antiforgeryTokenIn } from './cookies.js'
 
 export const TEMPLATE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -136,6 +138,16 @@ export async function buildTestApp (options: TestAppOptions = {}): Promise<TestA
   return { app, logs, loaded, keyRing }
 }
 
+/**
+ * Builds the app for one test and closes it when that test ends (`t.after`), as fastify/demo's
+ * `build(t)` does: `const t = await build(context, { settings })`.
+ */
+export async function build (context: Pick<TestContext, 'after'>, options: TestAppOptions = {}): Promise<TestApp> {
+  const built = await buildTestApp(options)
+  context.after(async () => { await built.app.close() })
+  return built
+}
+
 /** Cookies from Set-Cookie headers whose value is non-empty, as a Cookie header value. */
 export function cookieHeaderFrom (response: LightMyRequestResponse): string {
   return response.cookies.filter((cookie) => cookie.value !== '').map((cookie) => `${cookie.name}=${cookie.value}`).join('; ')
@@ -187,7 +199,7 @@ export async function storedSession (app: FastifyInstance, keyRing: KeyRing, coo
 export async function antiforgeryFor (app: FastifyInstance, cookie: string): Promise<{ token: string, cookie: string }> {
   const page = await app.inject({ url: '/', headers: { cookie } })
   if (page.statusCode !== 200) throw new Error(`the starter page answered ${page.statusCode}`)
-  const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(page.body)?.[1]
+  const token = antiforgeryTokenIn(page.body)
   if (token === undefined) throw new Error('the starter page carries no anti-forgery token')
   const secret = cookieHeaderFrom(page)
   return { token, cookie: secret === '' ? cookie : `${cookie}; ${secret}` }

@@ -79,13 +79,3 @@ export class RedisServer {
     rmSync(this.directory, { recursive: true, force: true })
   }
 }
-
-/** Waits (bounded) until `condition` holds. */
-export async function waitFor (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await condition()) return
-    await sleep(20)
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-}

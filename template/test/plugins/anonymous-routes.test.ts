@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp } from '../helpers/app.js'
+import { build } from '../helpers/app.js'
 
 const REVIEWED_ANONYMOUS_ROUTES = [
   'GET /Account/AccessDenied',
@@ -18,30 +18,18 @@ const REVIEWED_ANONYMOUS_ROUTES = [
 ]
 
 describe('anonymous route inventory', () => {
-  test('the shipped app exposes exactly the reviewed anonymous routes', async () => {
-    const t = await buildTestApp({ testSignIn: false })
-    try {
-      assert.deepEqual(t.app.authorization.anonymousRoutes(), REVIEWED_ANONYMOUS_ROUTES)
-    } finally {
-      await t.app.close()
-    }
+  test('the shipped app exposes exactly the reviewed anonymous routes', async (context) => {
+    const t = await build(context, { testSignIn: false })
+    assert.deepEqual(t.app.authorization.anonymousRoutes(), REVIEWED_ANONYMOUS_ROUTES)
   })
 
-  test('a new public route shows up in the inventory (the pin has teeth)', async () => {
-    const t = await buildTestApp({ testSignIn: false, configure: (app) => { app.get('/status', { config: { allowAnonymous: true } }, async () => 'ok') } })
-    try {
-      assert.deepEqual(t.app.authorization.anonymousRoutes(), [...REVIEWED_ANONYMOUS_ROUTES, 'GET /status'].sort())
-    } finally {
-      await t.app.close()
-    }
+  test('a new public route shows up in the inventory (the pin has teeth)', async (context) => {
+    const t = await build(context, { testSignIn: false, configure: (app) => { app.get('/status', { config: { allowAnonymous: true } }, async () => 'ok') } })
+    assert.deepEqual(t.app.authorization.anonymousRoutes(), [...REVIEWED_ANONYMOUS_ROUTES, 'GET /status'].sort())
   })
 
-  test('a route with no metadata is not anonymous while the fallback is on', async () => {
-    const t = await buildTestApp({ testSignIn: false, configure: (app) => { app.get('/reports', async () => 'ok') } })
-    try {
-      assert.deepEqual(t.app.authorization.anonymousRoutes(), REVIEWED_ANONYMOUS_ROUTES)
-    } finally {
-      await t.app.close()
-    }
+  test('a route with no metadata is not anonymous while the fallback is on', async (context) => {
+    const t = await build(context, { testSignIn: false, configure: (app) => { app.get('/reports', async () => 'ok') } })
+    assert.deepEqual(t.app.authorization.anonymousRoutes(), REVIEWED_ANONYMOUS_ROUTES)
   })
 })

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { ApplicationAuthorizationPolicyNames } from '../../src/auth/policies.js'
-import { buildTestApp, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { build, buildTestApp, signIn, standardUser, type TestApp } from '../helpers/app.js'
 
 const PROBLEM = 'application/problem+json; charset=utf-8'
 
@@ -153,35 +153,27 @@ describe('challenge and forbid', () => {
 })
 
 describe('requests that match no route', () => {
-  test('with the fallback on: anonymous callers are challenged, signed-in callers get the 404 page', async () => {
-    const t = await buildTestApp()
-    try {
-      const anonymous = await t.app.inject({ url: '/does-not-exist?x=1', headers: { accept: 'text/html' } })
-      assert.equal(anonymous.statusCode, 302)
-      assert.equal(anonymous.headers.location, '/Account/Login?ReturnUrl=%2Fdoes-not-exist%3Fx%3D1')
-      const anonymousJson = await t.app.inject({ url: '/api/does-not-exist' })
-      assert.equal(anonymousJson.statusCode, 401)
-      const cookie = await signIn(t.app, standardUser())
-      const signedIn = await t.app.inject({ url: '/does-not-exist', headers: { cookie, accept: 'text/html' } })
-      assert.equal(signedIn.statusCode, 404)
-      assert.equal(signedIn.headers['content-type'], 'text/html; charset=utf-8')
-      assert.match(signedIn.body, /<h1>404 Not found<\/h1>/)
-      const signedInJson = await t.app.inject({ url: '/api/does-not-exist', headers: { cookie } })
-      assert.equal(signedInJson.statusCode, 404)
-      assert.equal((signedInJson.json() as Record<string, unknown>).code, 'APP_ERR_NOT_FOUND')
-    } finally {
-      await t.app.close()
-    }
+  test('with the fallback on: anonymous callers are challenged, signed-in callers get the 404 page', async (context) => {
+    const t = await build(context)
+    const anonymous = await t.app.inject({ url: '/does-not-exist?x=1', headers: { accept: 'text/html' } })
+    assert.equal(anonymous.statusCode, 302)
+    assert.equal(anonymous.headers.location, '/Account/Login?ReturnUrl=%2Fdoes-not-exist%3Fx%3D1')
+    const anonymousJson = await t.app.inject({ url: '/api/does-not-exist' })
+    assert.equal(anonymousJson.statusCode, 401)
+    const cookie = await signIn(t.app, standardUser())
+    const signedIn = await t.app.inject({ url: '/does-not-exist', headers: { cookie, accept: 'text/html' } })
+    assert.equal(signedIn.statusCode, 404)
+    assert.equal(signedIn.headers['content-type'], 'text/html; charset=utf-8')
+    assert.match(signedIn.body, /<h1>404 Not found<\/h1>/)
+    const signedInJson = await t.app.inject({ url: '/api/does-not-exist', headers: { cookie } })
+    assert.equal(signedInJson.statusCode, 404)
+    assert.equal((signedInJson.json() as Record<string, unknown>).code, 'APP_ERR_NOT_FOUND')
   })
 
-  test('with the fallback off: everyone gets 404', async () => {
-    const t = await buildTestApp({ settings: { Authorization: { RequireAuthenticatedUserByDefault: false } } })
-    try {
-      const response = await t.app.inject({ url: '/does-not-exist', headers: { accept: 'text/html' } })
-      assert.equal(response.statusCode, 404)
-      assert.equal(response.headers.location, undefined)
-    } finally {
-      await t.app.close()
-    }
+  test('with the fallback off: everyone gets 404', async (context) => {
+    const t = await build(context, { settings: { Authorization: { RequireAuthenticatedUserByDefault: false } } })
+    const response = await t.app.inject({ url: '/does-not-exist', headers: { accept: 'text/html' } })
+    assert.equal(response.statusCode, 404)
+    assert.equal(response.headers.location, undefined)
   })
 })

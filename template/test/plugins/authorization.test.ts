@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { ApplicationAuthorizationPolicyNames } from '../../src/auth/policies.js'
 import { AppError } from '../../src/errors.js'
-import { buildTestApp, claim, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { build, buildTestApp, claim, signIn, standardUser, type TestApp } from '../helpers/app.js'
 
 const OPEN_POSTURE = { Authentication: { Enabled: false, Cookie: { Enabled: false } }, Authorization: { RequireAuthenticatedUserByDefault: false } }
 
@@ -92,22 +92,18 @@ describe('authorization with the fallback policy on (default)', () => {
 })
 
 describe('policies read the configured claim types and values', () => {
-  test('custom RoleClaimType, PermissionClaimType and value lists', async () => {
-    const t = await buildTestApp({
+  test('custom RoleClaimType, PermissionClaimType and value lists', async (context) => {
+    const t = await build(context, {
       settings: { Authorization: { RoleClaimType: 'roles', PermissionClaimType: 'scp', AdministratorRoles: ['Owner', 'Root'], ManageApplicationPermissions: ['app.write'] } },
       configure: addProbeRoutes
     })
-    try {
-      const get = async (url: string, claims: ReturnType<typeof standardUser>): Promise<number> =>
-        (await t.app.inject({ url, headers: { accept: 'application/json', cookie: await signIn(t.app, claims) } })).statusCode
-      assert.equal(await get('/probe/admin', [claim('roles', 'Root')]), 200)
-      assert.equal(await get('/probe/admin', [claim('application:role', 'Root')]), 403)
-      assert.equal(await get('/probe/admin', [claim('roles', 'Administrator')]), 403, 'the default value list no longer applies')
-      assert.equal(await get('/probe/manage', [claim('scp', 'app.write')]), 200)
-      assert.equal(await get('/probe/manage', [claim('application:permission', 'application.manage')]), 403)
-    } finally {
-      await t.app.close()
-    }
+    const get = async (url: string, claims: ReturnType<typeof standardUser>): Promise<number> =>
+      (await t.app.inject({ url, headers: { accept: 'application/json', cookie: await signIn(t.app, claims) } })).statusCode
+    assert.equal(await get('/probe/admin', [claim('roles', 'Root')]), 200)
+    assert.equal(await get('/probe/admin', [claim('application:role', 'Root')]), 403)
+    assert.equal(await get('/probe/admin', [claim('roles', 'Administrator')]), 403, 'the default value list no longer applies')
+    assert.equal(await get('/probe/manage', [claim('scp', 'app.write')]), 200)
+    assert.equal(await get('/probe/manage', [claim('application:permission', 'application.manage')]), 403)
   })
 })
 
@@ -165,14 +161,10 @@ describe('authorization with RequireAuthenticatedUserByDefault false', () => {
 })
 
 describe('authentication disabled (the --authProvider none posture)', () => {
-  test('unannotated routes are public and explicit policies can never be met', async () => {
-    const t = await buildTestApp({ settings: OPEN_POSTURE, configure: addProbeRoutes, testSignIn: false })
-    try {
-      assert.equal((await t.app.inject({ url: '/probe/unannotated' })).statusCode, 200)
-      assert.equal((await t.app.inject({ url: '/' })).statusCode, 200)
-      assert.equal((await t.app.inject({ url: '/probe/authorize', headers: { accept: 'application/json' } })).statusCode, 401)
-    } finally {
-      await t.app.close()
-    }
+  test('unannotated routes are public and explicit policies can never be met', async (context) => {
+    const t = await build(context, { settings: OPEN_POSTURE, configure: addProbeRoutes, testSignIn: false })
+    assert.equal((await t.app.inject({ url: '/probe/unannotated' })).statusCode, 200)
+    assert.equal((await t.app.inject({ url: '/' })).statusCode, 200)
+    assert.equal((await t.app.inject({ url: '/probe/authorize', headers: { accept: 'application/json' } })).statusCode, 401)
   })
 })

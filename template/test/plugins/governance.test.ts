@@ -7,7 +7,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { ApplicationAuthorizationPolicyNames } from '../../src/auth/policies.js'
 import type { GovernanceContext } from '../../src/plugins/authorization.js'
-import { buildTestApp, claim, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { build, buildTestApp, claim, signIn, standardUser, type TestApp } from '../helpers/app.js'
 
 interface Harness extends TestApp { readonly calls: GovernanceContext[] }
 
@@ -61,29 +61,27 @@ describe('governance seam', () => {
     } finally { await t.app.close() }
   })
 
-  test('deny answers 403 (problem+json for JSON, the error page for HTML) and skips the handler', async () => {
+  test('deny answers 403 (problem+json for JSON, the error page for HTML) and skips the handler', async (context) => {
     let handled = 0
-    const t = await buildTestApp({
+    const t = await build(context, {
       configure: (app) => {
         app.post('/orders/approve', { config: { governance: { action: 'orders.approve' } } }, async () => { handled++; return { approved: true } })
         app.authorization.useGovernanceEvaluator(({ principal }) => principal?.subject === 'boss')
       }
     })
-    try {
-      const cookie = await signIn(t.app, standardUser())
-      const denied = await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { ...json, cookie } })
-      assert.equal(denied.statusCode, 403)
-      assert.equal(denied.headers['content-type'], 'application/problem+json; charset=utf-8')
-      assert.equal((denied.json() as Record<string, unknown>).code, 'APP_ERR_GOVERNANCE_DENIED')
-      const deniedHtml = await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { accept: 'text/html', cookie } })
-      assert.equal(deniedHtml.statusCode, 403)
-      assert.match(deniedHtml.body, /<h1>403 Action not permitted<\/h1>/)
-      assert.equal(handled, 0)
-      assert.equal(t.logs.events('governance.denied').length, 2)
-      const boss = await signIn(t.app, [claim('application:subject', 'boss')])
-      assert.equal((await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { ...json, cookie: boss } })).statusCode, 200)
-      assert.equal(handled, 1)
-    } finally { await t.app.close() }
+    const cookie = await signIn(t.app, standardUser())
+    const denied = await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { ...json, cookie } })
+    assert.equal(denied.statusCode, 403)
+    assert.equal(denied.headers['content-type'], 'application/problem+json; charset=utf-8')
+    assert.equal((denied.json() as Record<string, unknown>).code, 'APP_ERR_GOVERNANCE_DENIED')
+    const deniedHtml = await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { accept: 'text/html', cookie } })
+    assert.equal(deniedHtml.statusCode, 403)
+    assert.match(deniedHtml.body, /<h1>403 Action not permitted<\/h1>/)
+    assert.equal(handled, 0)
+    assert.equal(t.logs.events('governance.denied').length, 2)
+    const boss = await signIn(t.app, [claim('application:subject', 'boss')])
+    assert.equal((await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { ...json, cookie: boss } })).statusCode, 200)
+    assert.equal(handled, 1)
   })
 
   test('an administrator passes authorization and then meets the evaluator', async () => {

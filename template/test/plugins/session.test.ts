@@ -12,24 +12,13 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { createKeyRing } from '../../src/auth/key-ring.js'
 import type { Claim } from '../../src/auth/principal.js'
 import { sealSessionReference } from '../../src/auth/ticket.js'
-import {
-  antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, storedSession, TEST_SIGN_IN_PATH, type TestApp
-} from '../helpers/app.js'
+import { build, antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, storedSession, TEST_SIGN_IN_PATH, type TestApp } from '../helpers/app.js'
+import { cookieAttributes, setCookieLines } from '../helpers/cookies.js'
 
 const SECURE_NAME = '__Host-ProjectTemplate.Web.Authentication'
 const INSECURE_NAME = '.ProjectTemplate.Web.Authentication'
 const CLAIMS_PATH = '/test-only/claims'
 const API = '/api/application-information'
-
-function setCookies (headers: Record<string, unknown>): string[] {
-  const value = headers['set-cookie']
-  return value === undefined ? [] : Array.isArray(value) ? value.map(String) : [String(value)]
-}
-
-/** Attribute list after the name=value pair, in order. */
-function attributes (setCookie: string): string[] {
-  return setCookie.split(';').slice(1).map((part) => part.trim())
-}
 
 const withClaimsRoute = (app: TestApp['app']): void => {
   app.get(CLAIMS_PATH, { config: { authorize: true } }, async (request) => ({ claims: request.user?.claims ?? [] }))
@@ -50,47 +39,35 @@ function testClock (start = Date.now()): { now: () => number, advance: (minutes:
 const status = async (app: TestApp['app'], cookie: string): Promise<number> => (await app.inject({ url: API, headers: { cookie } })).statusCode
 
 describe('session cookie attributes', () => {
-  test('sign-in sets __Host-ProjectTemplate.Web.Authentication with HttpOnly, Secure, SameSite=Lax, Path=/ and no Domain, as one small cookie', async () => {
-    const t = await buildTestApp()
-    try {
-      const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
-      const cookies = setCookies(response.headers)
-      assert.equal(cookies.length, 1)
-      const [pair = ''] = (cookies[0] ?? '').split(';')
-      assert.ok(pair.startsWith(`${SECURE_NAME}=`) && pair.length > SECURE_NAME.length + 20)
-      assert.ok(pair.length < 200, `the cookie is a reference, not the ticket (${pair.length} characters)`)
-      assert.deepEqual(attributes(cookies[0] ?? '').sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax', 'Secure'])
-    } finally {
-      await t.app.close()
-    }
+  test('sign-in sets __Host-ProjectTemplate.Web.Authentication with HttpOnly, Secure, SameSite=Lax, Path=/ and no Domain, as one small cookie', async (context) => {
+    const t = await build(context)
+    const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
+    const cookies = setCookieLines(response.headers)
+    assert.equal(cookies.length, 1)
+    const [pair = ''] = (cookies[0] ?? '').split(';')
+    assert.ok(pair.startsWith(`${SECURE_NAME}=`) && pair.length > SECURE_NAME.length + 20)
+    assert.ok(pair.length < 200, `the cookie is a reference, not the ticket (${pair.length} characters)`)
+    assert.deepEqual(cookieAttributes(cookies[0] ?? '').sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax', 'Secure'])
   })
 
-  test('Development without the override keeps the __Host- cookie and Secure', async () => {
-    const t = await buildTestApp({ nodeEnv: 'development' })
-    try {
-      const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
-      const cookie = setCookies(response.headers)[0] ?? ''
-      assert.ok(cookie.startsWith(`${SECURE_NAME}=`))
-      assert.ok(attributes(cookie).includes('Secure'))
-    } finally {
-      await t.app.close()
-    }
+  test('Development without the override keeps the __Host- cookie and Secure', async (context) => {
+    const t = await build(context, { nodeEnv: 'development' })
+    const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
+    const cookie = setCookieLines(response.headers)[0] ?? ''
+    assert.ok(cookie.startsWith(`${SECURE_NAME}=`))
+    assert.ok(cookieAttributes(cookie).includes('Secure'))
   })
 
-  test('the Development AllowInsecureHttp override uses .ProjectTemplate.Web.Authentication without Secure', async () => {
-    const t = await buildTestApp({ nodeEnv: 'development', settings: { Authentication: { Cookie: { AllowInsecureHttp: true } } } })
-    try {
-      const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
-      const cookie = setCookies(response.headers)[0] ?? ''
-      assert.ok(cookie.startsWith(`${INSECURE_NAME}=`), cookie)
-      assert.deepEqual(attributes(cookie).sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax'])
-      const session = cookieHeaderFrom(response)
-      assert.equal(await status(t.app, session), 200)
-      // The secure name is not read under the override.
-      assert.equal(await status(t.app, session.replace(INSECURE_NAME, SECURE_NAME)), 401)
-    } finally {
-      await t.app.close()
-    }
+  test('the Development AllowInsecureHttp override uses .ProjectTemplate.Web.Authentication without Secure', async (context) => {
+    const t = await build(context, { nodeEnv: 'development', settings: { Authentication: { Cookie: { AllowInsecureHttp: true } } } })
+    const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: standardUser() } })
+    const cookie = setCookieLines(response.headers)[0] ?? ''
+    assert.ok(cookie.startsWith(`${INSECURE_NAME}=`), cookie)
+    assert.deepEqual(cookieAttributes(cookie).sort(), ['HttpOnly', 'Path=/', 'SameSite=Lax'])
+    const session = cookieHeaderFrom(response)
+    assert.equal(await status(t.app, session), 200)
+    // The secure name is not read under the override.
+    assert.equal(await status(t.app, session.replace(INSECURE_NAME, SECURE_NAME)), 401)
   })
 
   test('the override is rejected at startup outside Development', () => {
@@ -127,10 +104,10 @@ describe('damaged, forged and orphaned session cookies', () => {
       const page = await t.app.inject({ url: '/', headers: { cookie } })
       assert.equal(page.statusCode, 302)
       assert.equal(page.headers.location, '/Account/Login?ReturnUrl=%2F')
-      const cleared = setCookies(page.headers).find((header) => header.startsWith(`${SECURE_NAME}=;`))
+      const cleared = setCookieLines(page.headers).find((header) => header.startsWith(`${SECURE_NAME}=;`))
       assert.ok(cleared !== undefined, `the cookie is cleared: ${JSON.stringify(page.headers['set-cookie'])}`)
       assert.match(cleared, /Max-Age=0/)
-      assert.ok(attributes(cleared).includes('Secure') && attributes(cleared).includes('Path=/'), 'deleted with the same attributes, or the browser keeps it')
+      assert.ok(cookieAttributes(cleared).includes('Secure') && cookieAttributes(cleared).includes('Path=/'), 'deleted with the same attributes, or the browser keeps it')
       assert.equal(await status(t.app, cookie), 401)
     })
   }
@@ -138,7 +115,7 @@ describe('damaged, forged and orphaned session cookies', () => {
   test('a valid cookie is not cleared and no cookie is written when nothing changes', async () => {
     const response = await t.app.inject({ url: API, headers: { cookie: `${SECURE_NAME}=${valid}` } })
     assert.equal(response.statusCode, 200)
-    assert.deepEqual(setCookies(response.headers), [])
+    assert.deepEqual(setCookieLines(response.headers), [])
   })
 })
 
@@ -153,7 +130,7 @@ describe('large principals live in the state store', () => {
     assert.equal(groups[299]?.value, 'group-number-299-of-a-large-directory')
     const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: [...standardUser(), ...groups] } })
     assert.equal(response.statusCode, 204)
-    const cookies = setCookies(response.headers)
+    const cookies = setCookieLines(response.headers)
     assert.equal(cookies.length, 1)
     assert.ok((cookies[0] ?? '').length < 300)
   })
@@ -170,73 +147,57 @@ describe('large principals live in the state store', () => {
 })
 
 describe('lifetime (injected clock)', () => {
-  test('a session ends ExpireMinutes after its last renewal when idle', async () => {
+  test('a session ends ExpireMinutes after its last renewal when idle', async (context) => {
     const clock = testClock()
-    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
-    try {
-      const cookie = await signIn(t.app, standardUser())
-      clock.advance(9)
-      // Past half its lifetime: renewed to 10 minutes from now.
-      assert.equal(await status(t.app, cookie), 200)
-      clock.advance(9)
-      assert.equal(await status(t.app, cookie), 200, 'renewal moved the idle expiry')
-      clock.advance(11)
-      const response = await t.app.inject({ url: API, headers: { cookie } })
-      assert.equal(response.statusCode, 401, 'idle past ExpireMinutes')
-      assert.ok(setCookies(response.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)), 'the cookie is cleared')
-    } finally {
-      await t.app.close()
-    }
+    const t = await build(context, { now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
+    const cookie = await signIn(t.app, standardUser())
+    clock.advance(9)
+    // Past half its lifetime: renewed to 10 minutes from now.
+    assert.equal(await status(t.app, cookie), 200)
+    clock.advance(9)
+    assert.equal(await status(t.app, cookie), 200, 'renewal moved the idle expiry')
+    clock.advance(11)
+    const response = await t.app.inject({ url: API, headers: { cookie } })
+    assert.equal(response.statusCode, 401, 'idle past ExpireMinutes')
+    assert.ok(setCookieLines(response.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)), 'the cookie is cleared')
   })
 
-  test('sliding renewal never extends a session beyond AbsoluteExpireMinutes', async () => {
+  test('sliding renewal never extends a session beyond AbsoluteExpireMinutes', async (context) => {
     const clock = testClock()
-    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10, AbsoluteExpireMinutes: 30 } } } })
-    try {
-      const cookie = await signIn(t.app, standardUser())
-      for (let minute = 6; minute < 30; minute += 6) {
-        clock.advance(6)
-        assert.equal(await status(t.app, cookie), 200, `active at minute ${minute}`)
-      }
+    const t = await build(context, { now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10, AbsoluteExpireMinutes: 30 } } } })
+    const cookie = await signIn(t.app, standardUser())
+    for (let minute = 6; minute < 30; minute += 6) {
       clock.advance(6)
-      assert.equal(await status(t.app, cookie), 401, 'ended at the absolute lifetime although it was renewed every 6 minutes')
-    } finally {
-      await t.app.close()
+      assert.equal(await status(t.app, cookie), 200, `active at minute ${minute}`)
     }
+    clock.advance(6)
+    assert.equal(await status(t.app, cookie), 401, 'ended at the absolute lifetime although it was renewed every 6 minutes')
   })
 
-  test('with SlidingExpiration false the session ends ExpireMinutes after sign-in however active', async () => {
+  test('with SlidingExpiration false the session ends ExpireMinutes after sign-in however active', async (context) => {
     const clock = testClock()
-    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10, SlidingExpiration: false } } } })
-    try {
-      const cookie = await signIn(t.app, standardUser())
-      clock.advance(6)
-      assert.equal(await status(t.app, cookie), 200)
-      clock.advance(5)
-      assert.equal(await status(t.app, cookie), 401)
-    } finally {
-      await t.app.close()
-    }
+    const t = await build(context, { now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10, SlidingExpiration: false } } } })
+    const cookie = await signIn(t.app, standardUser())
+    clock.advance(6)
+    assert.equal(await status(t.app, cookie), 200)
+    clock.advance(5)
+    assert.equal(await status(t.app, cookie), 401)
   })
 
-  test('renewal keeps the session id (anti-forgery tokens stay valid) and the cookie unchanged', async () => {
+  test('renewal keeps the session id (anti-forgery tokens stay valid) and the cookie unchanged', async (context) => {
     const clock = testClock()
-    const t = await buildTestApp({ now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
-    try {
-      const cookie = await signIn(t.app, standardUser())
-      const before = await storedSession(t.app, t.keyRing, cookie, Math.floor(clock.now() / 1000))
-      clock.advance(6)
-      const response = await t.app.inject({ url: API, headers: { cookie } })
-      assert.equal(response.statusCode, 200)
-      assert.deepEqual(setCookies(response.headers), [], 'nothing to rewrite in the browser')
-      await new Promise((resolve) => setImmediate(resolve))
-      const after = await storedSession(t.app, t.keyRing, cookie, Math.floor(clock.now() / 1000))
-      assert.equal(after?.sessionId, before?.sessionId)
-      assert.equal((after?.expiresAt ?? 0) - Math.floor(clock.now() / 1000), 600)
-      assert.equal(after?.absoluteExpiresAt, before?.absoluteExpiresAt)
-    } finally {
-      await t.app.close()
-    }
+    const t = await build(context, { now: clock.now, settings: { Authentication: { Cookie: { ExpireMinutes: 10 } } } })
+    const cookie = await signIn(t.app, standardUser())
+    const before = await storedSession(t.app, t.keyRing, cookie, Math.floor(clock.now() / 1000))
+    clock.advance(6)
+    const response = await t.app.inject({ url: API, headers: { cookie } })
+    assert.equal(response.statusCode, 200)
+    assert.deepEqual(setCookieLines(response.headers), [], 'nothing to rewrite in the browser')
+    await new Promise((resolve) => setImmediate(resolve))
+    const after = await storedSession(t.app, t.keyRing, cookie, Math.floor(clock.now() / 1000))
+    assert.equal(after?.sessionId, before?.sessionId)
+    assert.equal((after?.expiresAt ?? 0) - Math.floor(clock.now() / 1000), 600)
+    assert.equal(after?.absoluteExpiresAt, before?.absoluteExpiresAt)
   })
 
   test('AbsoluteExpireMinutes below ExpireMinutes is rejected at startup, naming the key', () => {
@@ -257,7 +218,7 @@ describe('revocation (embedded store)', () => {
     assert.equal(logout.statusCode, 302)
     const copy = await t.app.inject({ url: API, headers: { cookie } })
     assert.equal(copy.statusCode, 401, 'the stolen copy no longer works')
-    assert.ok(setCookies(copy.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)))
+    assert.ok(setCookieLines(copy.headers).some((header) => header.startsWith(`${SECURE_NAME}=;`)))
     assert.equal(await storedSession(t.app, t.keyRing, cookie), undefined, 'the record is gone from the store')
   })
 

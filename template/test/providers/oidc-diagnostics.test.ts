@@ -13,10 +13,11 @@ import assert from 'node:assert/strict'
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
 import { createServer as createNetServer, type AddressInfo } from 'node:net'
 import { networkCauseCode, urlForLog } from '../../src/auth/outbound-diagnostics.js'
-import { findPlanted, HttpSession, sessionCookiesSet, waitFor } from './helpers/http-session.js'
+import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-session.js'
 import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
 import { createSigningKey } from './saml-helpers/certificates.js'
+import { waitFor } from '../helpers/wait.js'
 
 const CLIENT_ID = 'diagnostics-client'
 const RIGHT_SECRET = 'right-secret-PLANTED-5b1c'
@@ -107,7 +108,7 @@ describe('discovery failures name the URL and the cause code', () => {
   for (const row of cases) {
     test(`${row.name}: metadata_unreachable with the discovery URL and ${row.causeCode}; not ready; unavailable on the login page`, async () => {
       const app = row.app()
-      await waitFor(() => app.logs.events('external.metadata.failed').length > 0, 10_000, 'metadata failure')
+      await waitFor(() => app.logs.events('external.metadata.failed').length > 0, 'metadata failure', 10_000)
       const line = app.logs.events('external.metadata.failed')[0]!
       assert.equal(line.reason, 'metadata_unreachable')
       assert.equal(line.url, row.url())

@@ -135,66 +135,56 @@ describe('OpenID Connect ID token validation', () => {
 })
 
 describe('OpenID Connect options and outages', () => {
-  test('SaveTokens true stores the tokens in the sealed ticket', async () => {
+  test('SaveTokens true stores the tokens in the sealed ticket', async (context) => {
     const saving = await startProviderApp(oidcSettings(idp.issuer, { SaveTokens: true }))
-    try {
-      await waitUntilReady(saving.origin)
-      const { session, callback } = await callbackWith(saving, idp, async (nonce) => await idp.validAnswer(nonce))
-      assert.equal(sessionCookiesSet(callback.response).length, 1)
-      const origin = new URL(saving.origin)
-      const ticket = await storedSession(saving.app, saving.keyRing, session.jar.get(origin, '__Host-ProjectTemplate.Web.Authentication') ?? '')
-      const tokenRequest = idp.tokenRequests.at(-1)
-      assert.ok(tokenRequest !== undefined)
-      assert.equal(typeof ticket?.tokens?.id_token, 'string')
-      assert.match(ticket?.tokens?.access_token ?? '', /^at-/)
-      assertNoSecretsLogged(saving, idp)
-    } finally {
-      await saving.close()
-    }
+    context.after(async () => { await saving.close() })
+    await waitUntilReady(saving.origin)
+    const { session, callback } = await callbackWith(saving, idp, async (nonce) => await idp.validAnswer(nonce))
+    assert.equal(sessionCookiesSet(callback.response).length, 1)
+    const origin = new URL(saving.origin)
+    const ticket = await storedSession(saving.app, saving.keyRing, session.jar.get(origin, '__Host-ProjectTemplate.Web.Authentication') ?? '')
+    const tokenRequest = idp.tokenRequests.at(-1)
+    assert.ok(tokenRequest !== undefined)
+    assert.equal(typeof ticket?.tokens?.id_token, 'string')
+    assert.match(ticket?.tokens?.access_token ?? '', /^at-/)
+    assertNoSecretsLogged(saving, idp)
   })
 
-  test('an unreachable token endpoint is a token failure without a session', async () => {
+  test('an unreachable token endpoint is a token failure without a session', async (context) => {
     const closed = createServer()
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
     const deadPort = (closed.address() as AddressInfo).port
     await new Promise<void>((resolve) => closed.close(() => resolve()))
     const deadIdp = await startTokenIdp(CLIENT_ID, { tokenEndpoint: `http://localhost:${deadPort}/token` })
     const target = await startProviderApp(oidcSettings(deadIdp.issuer))
-    try {
-      await waitUntilReady(target.origin)
-      const { callback } = await callbackWith(target, deadIdp, async (nonce) => await deadIdp.validAnswer(nonce))
-      assert.deepEqual(sessionCookiesSet(callback.response), [])
-      assert.equal(lastFailure(target)?.failure, 'token')
-      assertNoSecretsLogged(target, deadIdp)
-    } finally {
-      await target.close()
-      await deadIdp.close()
-    }
+    context.after(async () => { await target.close(); await deadIdp.close() })
+    await waitUntilReady(target.origin)
+    const { callback } = await callbackWith(target, deadIdp, async (nonce) => await deadIdp.validAnswer(nonce))
+    assert.deepEqual(sessionCookiesSet(callback.response), [])
+    assert.equal(lastFailure(target)?.failure, 'token')
+    assertNoSecretsLogged(target, deadIdp)
   })
 
-  test('unloadable discovery: the app starts, /health/ready is 503 naming the provider, the login page marks it unavailable', async () => {
+  test('unloadable discovery: the app starts, /health/ready is 503 naming the provider, the login page marks it unavailable', async (context) => {
     const closed = createServer()
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
     const deadPort = (closed.address() as AddressInfo).port
     await new Promise<void>((resolve) => closed.close(() => resolve()))
     const target = await startProviderApp(oidcSettings(`http://localhost:${deadPort}`))
-    try {
-      const deadline = Date.now() + 10_000
-      while (target.logs.events('external.metadata.failed').length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
-      const failed = target.logs.events('external.metadata.failed')[0]
-      assert.equal(failed?.provider, 'OpenIdConnect')
-      assert.equal(failed?.reason, 'metadata_unreachable')
+    context.after(async () => { await target.close() })
+    const deadline = Date.now() + 10_000
+    while (target.logs.events('external.metadata.failed').length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    const failed = target.logs.events('external.metadata.failed')[0]
+    assert.equal(failed?.provider, 'OpenIdConnect')
+    assert.equal(failed?.reason, 'metadata_unreachable')
 
-      const ready = await fetch(`${target.origin}/health/ready`)
-      assert.equal(ready.status, 503)
-      assert.deepEqual((await ready.json() as { checks: { providers: unknown } }).checks.providers, { OpenIdConnect: { status: 'Unhealthy', reason: 'metadata_unreachable' } })
-      const login = await (await fetch(`${target.origin}/Account/Login`)).text()
-      assert.match(login, /<span class="provider unavailable" data-provider="OpenIdConnect">OpenID Connect \(unavailable\)<\/span>/)
-      const challenge = await fetch(`${target.origin}/External/Challenge?provider=OpenIdConnect`, { redirect: 'manual' })
-      assert.equal(challenge.status, 503)
-      assert.deepEqual(findPlanted(target.logs.text(), [CLIENT_SECRET]), [])
-    } finally {
-      await target.close()
-    }
+    const ready = await fetch(`${target.origin}/health/ready`)
+    assert.equal(ready.status, 503)
+    assert.deepEqual((await ready.json() as { checks: { providers: unknown } }).checks.providers, { OpenIdConnect: { status: 'Unhealthy', reason: 'metadata_unreachable' } })
+    const login = await (await fetch(`${target.origin}/Account/Login`)).text()
+    assert.match(login, /<span class="provider unavailable" data-provider="OpenIdConnect">OpenID Connect \(unavailable\)<\/span>/)
+    const challenge = await fetch(`${target.origin}/External/Challenge?provider=OpenIdConnect`, { redirect: 'manual' })
+    assert.equal(challenge.status, 503)
+    assert.deepEqual(findPlanted(target.logs.text(), [CLIENT_SECRET]), [])
   })
 })

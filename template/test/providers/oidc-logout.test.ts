@@ -12,6 +12,7 @@ import { findPlanted, HttpSession, isSessionCookie, sessionCookiesSet } from './
 import { confirmIdpLogout, throughIdpLogin } from './helpers/oidc-interaction.js'
 import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
+import { antiforgeryTokenIn } from '../helpers/cookies.js'
 
 const SECRET = 'logout-client-secret-PLANTED-77'
 
@@ -46,7 +47,7 @@ function continueUrlOf (body: string): URL {
 
 async function postLogout (app: ListeningApp, session: HttpSession, returnUrl?: string) {
   const home = await session.request(`${app.origin}/`)
-  const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(home.body)?.[1]
+  const token = antiforgeryTokenIn(home.body)
   assert.ok(token !== undefined)
   return await session.request(`${app.origin}/Account/Logout`, { method: 'POST', form: { __RequestVerificationToken: token, ...(returnUrl === undefined ? {} : { returnUrl }) } })
 }

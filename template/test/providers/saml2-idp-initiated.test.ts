@@ -79,39 +79,33 @@ describe('readiness with expired IdP signing certificates', () => {
   })
   after(async () => { await idp.stop() })
 
-  test('ValidateCertificates true: /health/ready 503 with Saml2 certificate_expired, the login page and challenge say unavailable', async () => {
+  test('ValidateCertificates true: /health/ready 503 with Saml2 certificate_expired, the login page and challenge say unavailable', async (context) => {
     const subject = await buildSaml2App(idp)
-    try {
-      let body: { checks?: { providers?: Record<string, { status: string, reason?: string }> } } = {}
-      const deadline = Date.now() + 5000
-      while (Date.now() < deadline) {
-        const ready = await subject.app.inject({ method: 'GET', url: '/health/ready' })
-        body = ready.json()
-        if (body.checks?.providers?.Saml2?.reason === 'certificate_expired') {
-          assert.equal(ready.statusCode, 503)
-          break
-        }
-        await sleep(20)
+    context.after(async () => { await subject.app.close() })
+    let body: { checks?: { providers?: Record<string, { status: string, reason?: string }> } } = {}
+    const deadline = Date.now() + 5000
+    while (Date.now() < deadline) {
+      const ready = await subject.app.inject({ method: 'GET', url: '/health/ready' })
+      body = ready.json()
+      if (body.checks?.providers?.Saml2?.reason === 'certificate_expired') {
+        assert.equal(ready.statusCode, 503)
+        break
       }
-      assert.deepEqual(body.checks?.providers?.Saml2, { status: 'Unhealthy', reason: 'certificate_expired' })
-      const login = await subject.app.inject({ method: 'GET', url: '/Account/Login' })
-      assert.match(login.body, /<span class="provider unavailable" data-provider="Saml2">SAML2 \(unavailable\)<\/span>/)
-      const challenge = await subject.app.inject({ method: 'GET', url: '/External/Challenge?provider=Saml2' })
-      assert.equal(challenge.statusCode, 503)
-      assert.equal(subject.logs.events('saml2.certificates.expired').length, 1)
-    } finally {
-      await subject.app.close()
+      await sleep(20)
     }
+    assert.deepEqual(body.checks?.providers?.Saml2, { status: 'Unhealthy', reason: 'certificate_expired' })
+    const login = await subject.app.inject({ method: 'GET', url: '/Account/Login' })
+    assert.match(login.body, /<span class="provider unavailable" data-provider="Saml2">SAML2 \(unavailable\)<\/span>/)
+    const challenge = await subject.app.inject({ method: 'GET', url: '/External/Challenge?provider=Saml2' })
+    assert.equal(challenge.statusCode, 503)
+    assert.equal(subject.logs.events('saml2.certificates.expired').length, 1)
   })
 
-  test('ValidateCertificates false: the same IdP is available', async () => {
+  test('ValidateCertificates false: the same IdP is available', async (context) => {
     const subject = await buildSaml2App(idp, { ValidateCertificates: false })
-    try {
-      await waitForSaml2(subject.app)
-      const ready = await subject.app.inject({ method: 'GET', url: '/health/ready' })
-      assert.equal(ready.statusCode, 200)
-    } finally {
-      await subject.app.close()
-    }
+    context.after(async () => { await subject.app.close() })
+    await waitForSaml2(subject.app)
+    const ready = await subject.app.inject({ method: 'GET', url: '/health/ready' })
+    assert.equal(ready.statusCode, 200)
   })
 })

@@ -11,6 +11,7 @@ import { createSigningKey, expiredValidity } from './saml-helpers/certificates.j
 import { TestIdentityProvider, type ResponseOptions, type TestUser } from './saml-helpers/identity-provider.js'
 import { readResponseEnvelope, Saml2ResponseError, validateResponse } from '../../src/auth/saml2.js'
 import { ReplayCache } from '../../src/auth/replay-cache.js'
+import { waitFor } from '../helpers/wait.js'
 
 const USER: TestUser = { nameId: 'ada@example.test', attributes: { role: ['Administrator'] } }
 const MINUTE = 60_000
@@ -149,8 +150,7 @@ describe('SAML2 with ValidateCertificates true refuses an expired IdP signing ce
     await idp.start()
     idp.signingKey = createSigningKey('expired-idp', expiredValidity())
     subject = await buildSaml2App(idp, { ValidateCertificates: true })
-    const deadline = Date.now() + 5000
-    while (subject.logs.events('saml2.metadata.loaded').length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    await waitFor(() => subject.logs.events('saml2.metadata.loaded').length > 0, 'the metadata to load', 5000)
   })
 
   after(async () => {

@@ -9,10 +9,11 @@ import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { DOMParser } from '@xmldom/xmldom'
-import { buildTestApp, cookieHeaderFrom, storedSession, type TestApp } from '../helpers/app.js'
+import { build, cookieHeaderFrom, storedSession, type TestApp } from '../helpers/app.js'
 import { assertNoLeak, buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from './saml-helpers/app.js'
 import { createSigningKey } from './saml-helpers/certificates.js'
 import { TestIdentityProvider, type TestUser } from './saml-helpers/identity-provider.js'
+import { waitFor } from '../helpers/wait.js'
 
 const ADMIN: TestUser = { nameId: 'grace@example.test', attributes: { role: ['Administrator', 'Auditor'], displayname: ['Grace Hopper'] } }
 
@@ -34,35 +35,31 @@ describe('Saml2 while the IdP metadata cannot be used', () => {
     ['unreachable', '/no-such-document', 'metadata_unreachable'],
     ['carrying a DOCTYPE', '/metadata-with-doctype', 'metadata_invalid']
   ] as const) {
-    test(`metadata ${name}: the app starts, health/ready is 503 naming Saml2 (${reason}), the login page marks it unavailable`, async () => {
-      const subject = await buildTestApp({
+    test(`metadata ${name}: the app starts, health/ready is 503 naming Saml2 (${reason}), the login page marks it unavailable`, async (context) => {
+      const subject = await build(context, {
         nodeEnv: 'development',
         testSignIn: false,
         settings: { Authentication: { Providers: { Saml2: { Enabled: true, EntityId: SP_ENTITY_ID, MetadataUrl: `${idp.origin}${path}` } } } }
       })
-      try {
-        // Bounded, and generous: on a loaded machine the first metadata fetch can take seconds.
-        const deadline = Date.now() + 20_000
-        let body: { checks?: { providers?: Record<string, { status: string, reason?: string }> } } = {}
-        while (Date.now() < deadline) {
-          const ready = await subject.app.inject({ method: 'GET', url: '/health/ready' })
-          assert.equal(ready.statusCode, 503)
-          body = ready.json()
-          if (body.checks?.providers?.Saml2?.reason === reason) break
-          await sleep(20)
-        }
-        assert.deepEqual(body.checks?.providers?.Saml2, { status: 'Unhealthy', reason })
-        const login = await subject.app.inject({ method: 'GET', url: '/Account/Login' })
-        assert.match(login.body, /<span class="provider unavailable" data-provider="Saml2">SAML2 \(unavailable\)<\/span>/)
-        const challenge = await subject.app.inject({ method: 'GET', url: '/External/Challenge?provider=Saml2' })
-        assert.equal(challenge.statusCode, 503)
-        const acs = await postToAcs(subject.app, { SAMLResponse: 'AAAA', RelayState: 'x' })
-        assert.equal(acs.statusCode, 302)
-        assert.equal(acs.headers.location, '/Account/Login?failure=unavailable')
-        assert.equal(subject.logs.events('saml2.metadata.failed').at(-1)?.reason, reason)
-      } finally {
-        await subject.app.close()
+      // Bounded, and generous: on a loaded machine the first metadata fetch can take seconds.
+      const deadline = Date.now() + 20_000
+      let body: { checks?: { providers?: Record<string, { status: string, reason?: string }> } } = {}
+      while (Date.now() < deadline) {
+        const ready = await subject.app.inject({ method: 'GET', url: '/health/ready' })
+        assert.equal(ready.statusCode, 503)
+        body = ready.json()
+        if (body.checks?.providers?.Saml2?.reason === reason) break
+        await sleep(20)
       }
+      assert.deepEqual(body.checks?.providers?.Saml2, { status: 'Unhealthy', reason })
+      const login = await subject.app.inject({ method: 'GET', url: '/Account/Login' })
+      assert.match(login.body, /<span class="provider unavailable" data-provider="Saml2">SAML2 \(unavailable\)<\/span>/)
+      const challenge = await subject.app.inject({ method: 'GET', url: '/External/Challenge?provider=Saml2' })
+      assert.equal(challenge.statusCode, 503)
+      const acs = await postToAcs(subject.app, { SAMLResponse: 'AAAA', RelayState: 'x' })
+      assert.equal(acs.statusCode, 302)
+      assert.equal(acs.headers.location, '/Account/Login?failure=unavailable')
+      assert.equal(subject.logs.events('saml2.metadata.failed').at(-1)?.reason, reason)
     })
   }
 })
@@ -177,9 +174,7 @@ describe('Saml2 with metadata loaded from MetadataUrl', () => {
     const first = await signInOverHttp(subject, idp, ADMIN)
     assert.equal(setsSessionCookie(first), false)
     assert.equal(subject.logs.events('external.sign_in.failed').at(-1)?.failure, 'signature')
-    // Bounded: until the refreshed metadata is applied (fetched, then loaded), not a fixed pause.
-    const deadline = Date.now() + 20_000
-    while (subject.logs.events('saml2.metadata.loaded').length === loads && Date.now() < deadline) await sleep(20)
+    await waitFor(() => subject.logs.events('saml2.metadata.loaded').length > loads, 'the refreshed metadata to be loaded', 20_000)
     assert.ok(idp.metadataFetches > fetches, 'metadata fetched again')
     assert.ok(subject.logs.events('saml2.metadata.loaded').length > loads, 'the refreshed metadata was loaded')
     const second = await signInOverHttp(subject, idp, ADMIN)
@@ -196,7 +191,7 @@ describe('Saml2 configuration switches', () => {
   before(async () => { await idp.start() })
   after(async () => { await idp.stop() })
 
-  test('LoadMetadata false: the Idp* extension keys describe the IdP and sign-in works without fetching metadata', async () => {
+  test('LoadMetadata false: the Idp* extension keys describe the IdP and sign-in works without fetching metadata', async (context) => {
     const subject = await buildSaml2App(idp, {
       LoadMetadata: false,
       MetadataUrl: '',
@@ -204,45 +199,36 @@ describe('Saml2 configuration switches', () => {
       IdpSingleSignOnUrl: `${idp.origin}/sso`,
       IdpSigningCertificates: [idp.signingKey.certificatePem]
     })
-    try {
-      assert.equal(subject.app.authentication.providers.get('Saml2')?.status().available, true)
-      const response = await signInOverHttp(subject, idp, ADMIN)
-      assert.equal(setsSessionCookie(response), true)
-      assert.equal(idp.metadataFetches, 0)
-    } finally {
-      await subject.app.close()
-    }
+    context.after(async () => { await subject.app.close() })
+    assert.equal(subject.app.authentication.providers.get('Saml2')?.status().available, true)
+    const response = await signInOverHttp(subject, idp, ADMIN)
+    assert.equal(setsSessionCookie(response), true)
+    assert.equal(idp.metadataFetches, 0)
   })
 
-  test('RequireSignedAssertions false: a signed response around an unsigned assertion is accepted; nothing signed still is not', async () => {
+  test('RequireSignedAssertions false: a signed response around an unsigned assertion is accepted; nothing signed still is not', async (context) => {
     const subject = await buildSaml2App(idp, { RequireSignedAssertions: false })
-    try {
-      await waitForSaml2(subject.app)
-      let flow = await startSaml2SignIn(subject.app)
-      const signedResponse = idp.buildResponse({ acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: flow.request.id, signAssertion: false, signResponse: true })
-      assert.equal(setsSessionCookie(await postToAcs(subject.app, { SAMLResponse: signedResponse, RelayState: flow.relayState }, flow.cookie)), true)
-      flow = await startSaml2SignIn(subject.app)
-      const unsigned = idp.buildResponse({ acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: flow.request.id, signAssertion: false })
-      assert.equal(setsSessionCookie(await postToAcs(subject.app, { SAMLResponse: unsigned, RelayState: flow.relayState }, flow.cookie)), false)
-      assert.equal(subject.logs.events('external.sign_in.failed').at(-1)?.failure, 'signature')
-    } finally {
-      await subject.app.close()
-    }
+    context.after(async () => { await subject.app.close() })
+    await waitForSaml2(subject.app)
+    let flow = await startSaml2SignIn(subject.app)
+    const signedResponse = idp.buildResponse({ acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: flow.request.id, signAssertion: false, signResponse: true })
+    assert.equal(setsSessionCookie(await postToAcs(subject.app, { SAMLResponse: signedResponse, RelayState: flow.relayState }, flow.cookie)), true)
+    flow = await startSaml2SignIn(subject.app)
+    const unsigned = idp.buildResponse({ acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: flow.request.id, signAssertion: false })
+    assert.equal(setsSessionCookie(await postToAcs(subject.app, { SAMLResponse: unsigned, RelayState: flow.relayState }, flow.cookie)), false)
+    assert.equal(subject.logs.events('external.sign_in.failed').at(-1)?.failure, 'signature')
   })
 
-  test('AllowUnsolicitedResponses true: an IdP-initiated response signs in to /, one claiming an InResponseTo without a flow does not', async () => {
+  test('AllowUnsolicitedResponses true: an IdP-initiated response signs in to /, one claiming an InResponseTo without a flow does not', async (context) => {
     const subject = await buildSaml2App(idp, { AllowUnsolicitedResponses: true })
-    try {
-      await waitForSaml2(subject.app)
-      const acsUrl = 'http://localhost:80/Saml2/Acs'
-      const unsolicited = await postToAcs(subject.app, { SAMLResponse: idp.buildResponse({ acsUrl, audience: SP_ENTITY_ID, user: ADMIN }) })
-      assert.equal(unsolicited.headers.location, '/')
-      assert.equal(setsSessionCookie(unsolicited), true)
-      const orphan = await postToAcs(subject.app, { SAMLResponse: idp.buildResponse({ acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: '_0123456789abcdef0123456789abcdef' }) })
-      assert.equal(setsSessionCookie(orphan), false)
-      assert.equal(subject.logs.events('external.sign_in.failed').at(-1)?.failure, 'correlation')
-    } finally {
-      await subject.app.close()
-    }
+    context.after(async () => { await subject.app.close() })
+    await waitForSaml2(subject.app)
+    const acsUrl = 'http://localhost:80/Saml2/Acs'
+    const unsolicited = await postToAcs(subject.app, { SAMLResponse: idp.buildResponse({ acsUrl, audience: SP_ENTITY_ID, user: ADMIN }) })
+    assert.equal(unsolicited.headers.location, '/')
+    assert.equal(setsSessionCookie(unsolicited), true)
+    const orphan = await postToAcs(subject.app, { SAMLResponse: idp.buildResponse({ acsUrl, audience: SP_ENTITY_ID, user: ADMIN, inResponseTo: '_0123456789abcdef0123456789abcdef' }) })
+    assert.equal(setsSessionCookie(orphan), false)
+    assert.equal(subject.logs.events('external.sign_in.failed').at(-1)?.failure, 'correlation')
   })
 })

@@ -252,24 +252,20 @@ describe('OAuth 2.0 vendor slots against oauth2-mock-server', () => {
 })
 
 describe('vendor slot options', () => {
-  test('UsePkce false sends no code challenge and no verifier', async () => {
+  test('UsePkce false sends no code challenge and no verifier', async (context) => {
     const idp = await startVendorIdp({ id: 1, login: 'plain' })
     const target = await startProviderApp({ Authentication: { Providers: { VendorB: idp.settings('client-b', SECRETS.VendorB, { UsePkce: false }) } } })
-    try {
-      const session = new HttpSession()
-      const start = await session.request(`${target.origin}/External/Challenge?provider=VendorB`)
-      assert.equal(start.location?.searchParams.get('code_challenge'), null)
-      const authorize = await session.request(start.location!)
-      const callback = await session.request(authorize.location!)
-      assert.equal(sessionCookiesSet(callback.response).length, 1)
-      assert.equal(idp.tokenRequests.at(-1)?.body.code_verifier, undefined)
-    } finally {
-      await target.close()
-      await idp.close()
-    }
+    context.after(async () => { await target.close(); await idp.close() })
+    const session = new HttpSession()
+    const start = await session.request(`${target.origin}/External/Challenge?provider=VendorB`)
+    assert.equal(start.location?.searchParams.get('code_challenge'), null)
+    const authorize = await session.request(start.location!)
+    const callback = await session.request(authorize.location!)
+    assert.equal(sessionCookiesSet(callback.response).length, 1)
+    assert.equal(idp.tokenRequests.at(-1)?.body.code_verifier, undefined)
   })
 
-  test('an unreachable token endpoint is a token failure without a session', async () => {
+  test('an unreachable token endpoint is a token failure without a session', async (context) => {
     const closed = createServer()
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
     const deadPort = (closed.address() as AddressInfo).port
@@ -278,17 +274,13 @@ describe('vendor slot options', () => {
     const target = await startProviderApp({
       Authentication: { Providers: { VendorA: idp.settings('client-a', SECRETS.VendorA, { TokenEndpoint: `http://localhost:${deadPort}/token` }) } }
     })
-    try {
-      const session = new HttpSession()
-      const start = await session.request(`${target.origin}/External/Challenge?provider=VendorA`)
-      const authorize = await session.request(start.location!)
-      const callback = await session.request(authorize.location!)
-      assert.deepEqual(sessionCookiesSet(callback.response), [])
-      assert.equal(target.logs.events('external.sign_in.failed').at(-1)?.failure, 'token')
-      assert.deepEqual(findPlanted(target.logs.text(), [SECRETS.VendorA, ...idp.planted]), [])
-    } finally {
-      await target.close()
-      await idp.close()
-    }
+    context.after(async () => { await target.close(); await idp.close() })
+    const session = new HttpSession()
+    const start = await session.request(`${target.origin}/External/Challenge?provider=VendorA`)
+    const authorize = await session.request(start.location!)
+    const callback = await session.request(authorize.location!)
+    assert.deepEqual(sessionCookiesSet(callback.response), [])
+    assert.equal(target.logs.events('external.sign_in.failed').at(-1)?.failure, 'token')
+    assert.deepEqual(findPlanted(target.logs.text(), [SECRETS.VendorA, ...idp.planted]), [])
   })
 })

@@ -7,24 +7,18 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import { buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, storedSession, type TestApp } from '../helpers/app.js'
+import { antiforgeryFor, buildTestApp, claim, signIn, standardUser, storedSession, type TestApp } from '../helpers/app.js'
+import { setCookieLines } from '../helpers/cookies.js'
 
 const SESSION = '__Host-ProjectTemplate.Web.Authentication'
 const NO_PROVIDER = 'No sign-in provider is configured for this application.'
 
-function setCookies (response: LightMyRequestResponse): string[] {
-  const value = response.headers['set-cookie']
-  return value === undefined ? [] : Array.isArray(value) ? value : [value]
-}
-
 /** Signs in and opens the starter page: the session cookies plus the anti-forgery cookie and token. */
 async function startSession (app: TestApp['app'], claims = standardUser()): Promise<{ cookie: string, token: string, session: string }> {
   const session = await signIn(app, claims)
-  const page = await app.inject({ url: '/', headers: { cookie: session } })
-  assert.equal(page.statusCode, 200)
-  const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(page.body)?.[1]
-  assert.ok(token !== undefined && token.length > 20, 'the starter page carries a token')
-  return { cookie: [session, cookieHeaderFrom(page)].filter((part) => part !== '').join('; '), token, session }
+  const { cookie, token } = await antiforgeryFor(app, session)
+  assert.ok(token.length > 20, 'the starter page carries a token')
+  return { cookie, token, session }
 }
 
 const form = (fields: Record<string, string>): { payload: string, headers: Record<string, string> } => ({
@@ -52,7 +46,7 @@ describe('login page without providers', () => {
   test('is anonymous: no session needed and none created', async () => {
     const response = await t.app.inject({ url: '/Account/Login' })
     assert.equal(response.statusCode, 200)
-    assert.deepEqual(setCookies(response), [])
+    assert.deepEqual(setCookieLines(response.headers), [])
   })
 
   const hostile = ['https://evil.example/', '//evil.example', '/\\evil.example', 'javascript:alert(1)', '/a b']
@@ -90,13 +84,13 @@ describe('logout', () => {
   }
 
   function assertNoSessionChange (response: LightMyRequestResponse): void {
-    assert.ok(!setCookies(response).some((header) => header.startsWith(SESSION)), 'the session cookie is untouched')
+    assert.ok(!setCookieLines(response.headers).some((header) => header.startsWith(SESSION)), 'the session cookie is untouched')
   }
 
   test('the anti-forgery cookie is __Host-, HttpOnly, Secure, SameSite=Strict and Path=/', async () => {
     const session = await signIn(t.app, standardUser())
     const page = await t.app.inject({ url: '/', headers: { cookie: session } })
-    const antiforgery = setCookies(page).filter((header) => header.startsWith('__Host-ProjectTemplate.Antiforgery='))
+    const antiforgery = setCookieLines(page.headers).filter((header) => header.startsWith('__Host-ProjectTemplate.Antiforgery='))
     assert.equal(antiforgery.length, 1)
     assert.deepEqual((antiforgery[0] ?? '').split(';').slice(1).map((part) => part.trim()).sort(), ['HttpOnly', 'Path=/', 'SameSite=Strict', 'Secure'])
   })
@@ -140,7 +134,7 @@ describe('logout', () => {
     const response = await t.app.inject({ method: 'POST', url: '/Account/Logout', payload: form({ __RequestVerificationToken: s.token }).payload, headers: { ...form({}).headers, cookie: s.cookie } })
     assert.equal(response.statusCode, 302)
     assert.equal(response.headers.location, '/')
-    const deleted = setCookies(response).find((header) => header.startsWith(`${SESSION}=;`))
+    const deleted = setCookieLines(response.headers).find((header) => header.startsWith(`${SESSION}=;`))
     assert.ok(deleted !== undefined)
     assert.match(deleted, /Max-Age=0/)
     assert.match(deleted, /Path=\//)
@@ -179,7 +173,7 @@ describe('logout', () => {
     assert.ok(await storedSession(t.app, t.keyRing, s.session) !== undefined)
     const response = await t.app.inject({ method: 'POST', url: '/Account/Logout', ...form({ __RequestVerificationToken: s.token }), headers: { ...form({}).headers, cookie: s.cookie } })
     assert.equal(response.statusCode, 302)
-    const deleted = setCookies(response).filter((header) => /^[^=]+=;/.test(header) && /Max-Age=0/.test(header)).map((header) => header.split('=')[0])
+    const deleted = setCookieLines(response.headers).filter((header) => /^[^=]+=;/.test(header) && /Max-Age=0/.test(header)).map((header) => header.split('=')[0])
     assert.deepEqual(deleted.filter((name) => name?.startsWith(SESSION)), [SESSION])
     assert.equal(await storedSession(t.app, t.keyRing, s.session), undefined)
   })

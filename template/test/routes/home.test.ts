@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { build, buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
 import { registerTestProvider, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
 
 const PLANTED_EXCEPTION = 'PLANTED-EXCEPTION-5b7e connection string Password=hunter2'
@@ -44,33 +44,25 @@ describe('starter page', () => {
 })
 
 describe('starter page: provider name and the public posture', () => {
-  test('names the provider by its display name, not its scheme', async () => {
-    const t = await buildTestApp({ configure: (app) => { registerTestProvider(app) } })
-    try {
-      const challenge = await t.app.inject({ url: `/External/Challenge?provider=${TEST_PROVIDER}` })
-      const state = new URL(String(challenge.headers.location)).searchParams.get('state') ?? ''
-      const callback = await t.app.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${state}`, headers: { cookie: cookieHeaderFrom(challenge) } })
-      const home = await t.app.inject({ url: '/', headers: { cookie: cookieHeaderFrom(callback) } })
-      assert.equal(home.statusCode, 200)
-      assert.match(home.body, /<p id="signed-in-with">Signed in with Test IdP TestIdP\.<\/p>/)
-    } finally {
-      await t.app.close()
-    }
+  test('names the provider by its display name, not its scheme', async (context) => {
+    const t = await build(context, { configure: (app) => { registerTestProvider(app) } })
+    const challenge = await t.app.inject({ url: `/External/Challenge?provider=${TEST_PROVIDER}` })
+    const state = new URL(String(challenge.headers.location)).searchParams.get('state') ?? ''
+    const callback = await t.app.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${state}`, headers: { cookie: cookieHeaderFrom(challenge) } })
+    const home = await t.app.inject({ url: '/', headers: { cookie: cookieHeaderFrom(callback) } })
+    assert.equal(home.statusCode, 200)
+    assert.match(home.body, /<p id="signed-in-with">Signed in with Test IdP TestIdP\.<\/p>/)
   })
 
-  test('with authentication off (--authProvider none) the page is public and coherent: no user, no claims table, no sign-out', async () => {
-    const t = await buildTestApp({
+  test('with authentication off (--authProvider none) the page is public and coherent: no user, no claims table, no sign-out', async (context) => {
+    const t = await build(context, {
       settings: { Authentication: { Enabled: false, Cookie: { Enabled: false } }, Authorization: { RequireAuthenticatedUserByDefault: false } }
     })
-    try {
-      const response = await t.app.inject({ url: '/' })
-      assert.equal(response.statusCode, 200)
-      assert.match(response.body, /<p id="public-notice">This page is public: application authentication is off/)
-      for (const absent of ['Signed in', 'guest', '<table', 'Your claims', 'Sign out', '/Account/Logout', 'class="user"']) {
-        assert.ok(!response.body.includes(absent), absent)
-      }
-    } finally {
-      await t.app.close()
+    const response = await t.app.inject({ url: '/' })
+    assert.equal(response.statusCode, 200)
+    assert.match(response.body, /<p id="public-notice">This page is public: application authentication is off/)
+    for (const absent of ['Signed in', 'guest', '<table', 'Your claims', 'Sign out', '/Account/Logout', 'class="user"']) {
+      assert.ok(!response.body.includes(absent), absent)
     }
   })
 })
@@ -144,15 +136,11 @@ describe('/Home/Error/{statusCode?}', () => {
 })
 
 describe('/Home/Error in Development', () => {
-  test('shows the exception detail to the developer', async () => {
-    const t = await buildTestApp({ nodeEnv: 'development', configure: addThrowingRoutes })
-    try {
-      const response = await t.app.inject({ url: '/boom', headers: { accept: 'text/html' } })
-      assert.equal(response.statusCode, 500)
-      assert.ok(response.body.includes('PLANTED-EXCEPTION-5b7e'))
-    } finally {
-      await t.app.close()
-    }
+  test('shows the exception detail to the developer', async (context) => {
+    const t = await build(context, { nodeEnv: 'development', configure: addThrowingRoutes })
+    const response = await t.app.inject({ url: '/boom', headers: { accept: 'text/html' } })
+    assert.equal(response.statusCode, 500)
+    assert.ok(response.body.includes('PLANTED-EXCEPTION-5b7e'))
   })
 })
 

@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { connect, type AddressInfo } from 'node:net'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { build, buildTestApp, type TestApp } from '../helpers/app.js'
 import { createSigningKey } from '../providers/saml-helpers/certificates.js'
 
 interface Exchange {
@@ -137,14 +137,12 @@ describe('connection timeouts on a listening server', () => {
 })
 
 describe('connection timeout defaults', () => {
-  test('request 30 s, headers 10 s, keep-alive 72 s, idle 60 s (Fastify alone would leave requests unlimited)', async () => {
-    const t = await buildTestApp()
-    try {
-      const server = t.app.server
-      assert.equal(server.requestTimeout, 30_000)
-      assert.equal(server.headersTimeout, 10_000)
-      assert.equal(server.keepAliveTimeout, 72_000)
-      assert.equal(server.timeout, 60_000)
-    } finally { await t.app.close() }
+  test('request 30 s, headers 10 s, keep-alive 72 s, idle 60 s (Fastify alone would leave requests unlimited)', async (context) => {
+    const t = await build(context)
+    const server = t.app.server
+    assert.equal(server.requestTimeout, 30_000)
+    assert.equal(server.headersTimeout, 10_000)
+    assert.equal(server.keepAliveTimeout, 72_000)
+    assert.equal(server.timeout, 60_000)
   })
 })

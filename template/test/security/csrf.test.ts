@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, cookieHeaderFrom, signIn, standardUser, claim, type TestApp } from '../helpers/app.js'
+import { antiforgeryFor, buildTestApp, cookieHeaderFrom, signIn, standardUser, claim, type TestApp } from '../helpers/app.js'
 import { registerTestProvider, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
 
 const OTHER = 'OtherIdP'
@@ -22,11 +22,7 @@ describe('anti-forgery on logout', () => {
   after(async () => { await t.app.close() })
 
   async function session (subject = 'user-1'): Promise<Session> {
-    const cookie = await signIn(t.app, [claim('application:subject', subject), ...standardUser().slice(1)])
-    const home = await t.app.inject({ url: '/', headers: { cookie } })
-    const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(home.body)?.[1]
-    assert.ok(token !== undefined)
-    return { cookie: `${cookie}; ${cookieHeaderFrom(home)}`, token }
+    return await antiforgeryFor(t.app, await signIn(t.app, [claim('application:subject', subject), ...standardUser().slice(1)]))
   }
 
   async function assertIntact (cookie: string): Promise<void> {

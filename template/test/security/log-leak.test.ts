@@ -35,6 +35,7 @@ import { startProviderApp, waitUntilReady, type ListeningApp } from '../provider
 import { startTokenIdp, type TokenIdp } from '../providers/helpers/token-idp.js'
 import { SP_ENTITY_ID } from '../providers/saml-helpers/app.js'
 import { readAuthnRequest, TestIdentityProvider } from '../providers/saml-helpers/identity-provider.js'
+import { antiforgeryTokenIn } from '../helpers/cookies.js'
 
 // ---------------------------------------------------------------------------------------------
 // Planted values and the scanner
@@ -452,7 +453,7 @@ function lastFailure (app: ListeningApp | undefined): unknown {
 async function homeAndLogout (session: HttpSession, base: string): Promise<void> {
   const home = await session.request(`${base}/?${QUERY}`)
   assert.equal(home.response.status, 200)
-  const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(home.body)?.[1]
+  const token = antiforgeryTokenIn(home.body)
   assert.ok(token !== undefined)
   const refused = await session.request(`${base}/Account/Logout?${QUERY}`, { method: 'POST', form: { __RequestVerificationToken: PLANTED_FORM_CSRF } })
   assert.equal(refused.response.status, 400)

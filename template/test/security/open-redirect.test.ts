@@ -85,10 +85,7 @@ describe('return URL corpus', () => {
   })
 
   test('/Account/Logout refuses every hostile returnUrl with 400 and keeps the session', async () => {
-    const session = await signIn(t.app, standardUser())
-    const home = await t.app.inject({ url: '/', headers: { cookie: session } })
-    const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(home.body)?.[1] ?? ''
-    const cookie = `${session}; ${cookieHeaderFrom(home)}`
+    const { token, cookie } = await antiforgeryFor(t.app, await signIn(t.app, standardUser()))
     for (const value of hostile) {
       const response = await t.app.inject({
         method: 'POST', url: '/Account/Logout', headers: { cookie }, payload: { __RequestVerificationToken: token, returnUrl: value }

@@ -3,9 +3,11 @@
  * ACS of the real app, signed with real XML-DSig by the test IdP (xml-crypto, RSA-SHA256,
  * exclusive C14N) and then tampered with the way an attacker would. Each case asserts: no session
  * cookie, no 5xx (a redirect to the login page), exactly one `external.sign_in.failed` line with
- * the expected failure class and no `external.sign_in.succeeded`, and bounded wall time and heap
- * growth (a billion-laughs expansion would break both). At the end every captured log line is
- * scanned for every posted SAMLResponse and for the attacker-chosen identities.
+ * the expected failure class and no `external.sign_in.succeeded`. Entity expansion (billion
+ * laughs, external entities) is guarded without a clock: every DOCTYPE payload, decoded as the ACS
+ * decodes it, is refused by parseXmlDocument before any parser sees it, so nothing is expanded
+ * (no time or heap assertions, which would flake on a loaded machine). At the end every captured
+ * log line is scanned for every posted SAMLResponse and for the attacker-chosen identities.
  *
  * XML signature wrapping follows the XSW1-XSW8 catalogue of Somorovsky et al., "On Breaking SAML:
  * Be Whoever You Want to Be" (USENIX Security 2012), as implemented by SAML Raider: XSW1/XSW2 wrap
@@ -23,10 +25,10 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { DOMParser, XMLSerializer, type Document, type Element } from '@xmldom/xmldom'
-import type { LightMyRequestResponse } from 'fastify'
 import { SignedXml } from 'xml-crypto'
 import { validateResponse, type Saml2FailureClass, classifyLibraryError } from '../../src/auth/saml2.js'
 import { ReplayCache } from '../../src/auth/replay-cache.js'
+import { parseXmlDocument, Saml2XmlError } from '../../src/auth/saml2-xml.js'
 import { EmbeddedStateStore } from '../../src/state/embedded-store.js'
 import { cookieHeaderFrom, type TestApp } from '../helpers/app.js'
 import {
@@ -48,8 +50,6 @@ const ATTACKER_NAME_ID = 'admin@evil.example'
 const ATTACKER: TestUser = { nameId: ATTACKER_NAME_ID, attributes: { role: ['Administrator'] } }
 
 /** Per-case bounds: generous for 2 cores, far below what an entity expansion needs. */
-const MAX_CASE_MS = 2000
-const MAX_HEAP_GROWTH_BYTES = 50 * 1024 * 1024
 
 interface DoctypePayload { readonly name: string, readonly prolog: string, readonly nameIdReplacement?: string, readonly encoding?: 'utf8' | 'utf16le' }
 interface NameIdInjection { readonly name: string, readonly signedNameId: string, readonly injected: string, readonly truncated: string }
@@ -417,27 +417,11 @@ const CASES: readonly AttackCase[] = [
 // ---------------------------------------------------------------------------------------------
 // The run
 
-interface Measured {
-  readonly response: LightMyRequestResponse
-  readonly elapsedMs: number
-  readonly heapGrowthBytes: number
-}
-
-async function measuredPost (subject: TestApp, posted: Posted, cookie: string): Promise<Measured> {
-  const heapBefore = process.memoryUsage().heapUsed
-  const started = performance.now()
-  const response = await postToAcs(subject.app, posted, cookie)
-  const elapsedMs = performance.now() - started
-  return { response, elapsedMs, heapGrowthBytes: process.memoryUsage().heapUsed - heapBefore }
-}
-
 describe('SAML2 attack corpus against the ACS', () => {
   const idp = new TestIdentityProvider()
   const apps = new Map<AppName, TestApp>()
   /** Every SAMLResponse posted, hostile or not, for the log scan. */
   const posted: string[] = []
-  const started = Date.now()
-  const worst = { elapsedMs: 0, heapGrowthBytes: 0 }
 
   before(async () => {
     await idp.start()
@@ -510,9 +494,7 @@ describe('SAML2 attack corpus against the ACS', () => {
       const failedBefore = subject.logs.events('external.sign_in.failed').length
       const succeededBefore = subject.logs.events('external.sign_in.succeeded').length
 
-      const { response, elapsedMs, heapGrowthBytes } = await measuredPost(subject, toPost, toPost.cookie ?? flow.cookie)
-      worst.elapsedMs = Math.max(worst.elapsedMs, elapsedMs)
-      worst.heapGrowthBytes = Math.max(worst.heapGrowthBytes, heapGrowthBytes)
+      const response = await postToAcs(subject.app, toPost, toPost.cookie ?? flow.cookie)
 
       assert.ok(response.statusCode < 500, `no 5xx (got ${response.statusCode})`)
       assert.equal(response.statusCode, 302)
@@ -522,8 +504,6 @@ describe('SAML2 attack corpus against the ACS', () => {
       const failed = subject.logs.events('external.sign_in.failed').slice(failedBefore)
       assert.deepEqual(failed.map((event) => [event.provider, event.failure]), [['Saml2', attack.failure]], 'exactly one failure line with the expected class')
       assert.equal(subject.logs.events('external.sign_in.succeeded').length, succeededBefore, 'nobody signed in')
-      assert.ok(elapsedMs < MAX_CASE_MS, `bounded time (${Math.round(elapsedMs)} ms)`)
-      assert.ok(heapGrowthBytes < MAX_HEAP_GROWTH_BYTES, `bounded memory (heap grew ${Math.round(heapGrowthBytes / 1024)} KB)`)
       for (const nameId of attack.attackerNameIds) {
         assert.equal(subject.logs.text().includes(nameId), false, `the attacker identity ${nameId} appears in no log line`)
       }
@@ -540,9 +520,14 @@ describe('SAML2 attack corpus against the ACS', () => {
     }
   })
 
-  test('the whole corpus ran within a minute', (t) => {
-    t.diagnostic(`${CASES.length} cases; slowest ACS post ${Math.round(worst.elapsedMs)} ms; largest heap growth ${Math.round(worst.heapGrowthBytes / 1024)} KB`)
-    assert.ok(Date.now() - started < 60_000)
+  test('every DOCTYPE payload, decoded as the ACS decodes it, is refused before an XML parser sees it', () => {
+    for (const payload of DOCTYPE_PAYLOADS) {
+      const received = decode(encode(`${payload.prolog}<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"/>`, payload.encoding))
+      // UTF-8 payloads are refused by the keyword check, ahead of the parser; a UTF-16 document read
+      // as UTF-8 (as the ACS reads every response) is not XML at all.
+      const reason = payload.encoding === 'utf16le' ? 'not well-formed' : 'document type declaration'
+      assert.throws(() => parseXmlDocument(received), (error: unknown) => error instanceof Saml2XmlError && error.reason === reason, payload.name)
+    }
   })
 })
 

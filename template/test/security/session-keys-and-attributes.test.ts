@@ -6,7 +6,8 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { createKeyRing } from '../../src/auth/key-ring.js'
-import { buildTestApp, claim, signIn, standardUser, TEST_SIGN_IN_PATH, testStateStore } from '../helpers/app.js'
+import { antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, TEST_SIGN_IN_PATH, testStateStore } from '../helpers/app.js'
+import { cookieAttributes, cookiePair, setCookieLines } from '../helpers/cookies.js'
 
 const COOKIE = '__Host-ProjectTemplate.Web.Authentication'
 
@@ -53,22 +54,16 @@ describe('__Host- attributes on every session Set-Cookie', () => {
     test(`environment ${nodeEnv ?? '(unset)'}: sign-in (a 300-group principal) and sign-out cookies keep the prefix and attributes`, async () => {
       const t = await buildTestApp(nodeEnv === undefined ? {} : { nodeEnv })
       const signInResponse = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims: [...standardUser(), ...manyGroups] } })
-      const sessionCookies = signInResponse.headers['set-cookie']
-      const list = (Array.isArray(sessionCookies) ? sessionCookies : [String(sessionCookies)]).filter((line) => line.includes('Web.Authentication'))
+      const list = setCookieLines(signInResponse.headers).filter((line) => line.includes('Web.Authentication'))
       assert.equal(list.length, 1, 'one session cookie, however large the principal')
-      const cookie = signInResponse.cookies.map((c) => `${c.name}=${c.value}`).join('; ')
-      const home = await t.app.inject({ url: '/', headers: { cookie } })
-      const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(home.body)?.[1] ?? ''
-      const csrf = home.cookies.map((c) => `${c.name}=${c.value}`).join('; ')
-      const logout = await t.app.inject({ method: 'POST', url: '/Account/Logout', headers: { cookie: `${cookie}; ${csrf}` }, payload: { __RequestVerificationToken: token } })
+      const { cookie, token } = await antiforgeryFor(t.app, cookieHeaderFrom(signInResponse))
+      const logout = await t.app.inject({ method: 'POST', url: '/Account/Logout', headers: { cookie }, payload: { __RequestVerificationToken: token } })
       assert.equal(logout.statusCode, 302)
-      const logoutCookies = logout.headers['set-cookie']
-      const deleted = (Array.isArray(logoutCookies) ? logoutCookies : [String(logoutCookies)])
+      const deleted = setCookieLines(logout.headers)
       assert.equal(deleted.length, 1, 'sign-out deletes the session cookie')
       for (const line of [...list, ...deleted]) {
-        const [nameValue = '', ...attributes] = line.split(';').map((part) => part.trim())
-        assert.ok(nameValue.startsWith(COOKIE), line)
-        const lower = attributes.map((attribute) => attribute.toLowerCase())
+        assert.ok(cookiePair(line).startsWith(COOKIE), line)
+        const lower = cookieAttributes(line).map((attribute) => attribute.toLowerCase())
         assert.ok(lower.includes('secure'), `Secure: ${line}`)
         assert.ok(lower.includes('httponly'), `HttpOnly: ${line}`)
         assert.ok(lower.includes('samesite=lax'), `SameSite=Lax: ${line}`)

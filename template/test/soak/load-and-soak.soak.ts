@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { TEMPLATE_ROOT } from '../helpers/app.js'
+import { antiforgeryTokenIn } from '../helpers/cookies.js'
 
 const DURATION_MS = Number(process.env.SOAK_SECONDS ?? 60) * 1000
 const WARMUP_MS = 10_000
@@ -64,7 +65,7 @@ async function scenario (origin: string, kind: number, tally: Tally): Promise<vo
       const home = await get('/', { cookie: session })
       expect('home', home, [200])
       const page = await fetch(`${origin}/`, { headers: { cookie: session }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
-      const token = /name="__RequestVerificationToken" value="([^"]+)"/.exec(await page.text())?.[1] ?? ''
+      const token = antiforgeryTokenIn(await page.text()) ?? ''
       const cookie = `${session}; ${cookiesOf(page)}`
       const logout = await fetch(`${origin}/Account/Logout`, {
         method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: `__RequestVerificationToken=${encodeURIComponent(token)}`

@@ -14,7 +14,8 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
 import { TEMPLATE_ROOT } from '../helpers/app.js'
-import { RedisServer, waitFor } from '../helpers/redis-server.js'
+import { RedisServer } from '../helpers/redis-server.js'
+import { waitFor } from '../helpers/wait.js'
 
 const CONCURRENCY = 16
 const PHASE_MS = 3_000

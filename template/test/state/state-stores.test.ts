@@ -12,7 +12,8 @@ import { Secret } from '../../src/config/secret.js'
 import { EmbeddedStateStore } from '../../src/state/embedded-store.js'
 import { RedisStateStore } from '../../src/state/redis-store.js'
 import { StateStoreFullError, StateStoreUnavailableError, type StateStore } from '../../src/state/state-store.js'
-import { RedisServer, waitFor } from '../helpers/redis-server.js'
+import { RedisServer } from '../helpers/redis-server.js'
+import { waitFor } from '../helpers/wait.js'
 
 const server = new RedisServer()
 const stores: RedisStateStore[] = []

@@ -99,16 +99,6 @@ export function sessionCookiesSet (response: Response): string[] {
     })
 }
 
-/** Waits (bounded) until `check` resolves true. */
-export async function waitFor (check: () => Promise<boolean> | boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check()) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
-
 /** Fails when any planted value (secret, code, token) occurs in the captured log text. */
 export function findPlanted (logText: string, planted: Iterable<string | undefined>): string[] {
   return [...planted].filter((value): value is string => value !== undefined && value.length >= 6 && logText.includes(value))

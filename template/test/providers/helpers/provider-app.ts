@@ -4,6 +4,7 @@
  */
 import type { AddressInfo } from 'node:net'
 import { buildTestApp, type TestApp } from '../../helpers/app.js'
+import { waitFor } from '../../helpers/wait.js'
 
 export interface ListeningApp extends TestApp {
   readonly origin: string
@@ -21,12 +22,9 @@ export async function startProviderApp (settings: Settings): Promise<ListeningAp
 
 /** Waits (bounded) until /health/ready answers 200. */
 export async function waitUntilReady (origin: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
+  await waitFor(async () => {
     const response = await fetch(`${origin}/health/ready`, { signal: AbortSignal.timeout(5_000) })
     await response.arrayBuffer()
-    if (response.status === 200) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error('app did not become ready')
+    return response.status === 200
+  }, 'the app to become ready', timeoutMs, 50)
 }

@@ -3,10 +3,10 @@
  * the HTTP steps of a SAML sign-in (challenge, ACS post) through inject().
  */
 import assert from 'node:assert/strict'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildTestApp, cookieHeaderFrom, type TestApp } from '../../helpers/app.js'
 import { readAuthnRequest, type AuthnRequestSeen, type TestIdentityProvider } from './identity-provider.js'
+import { waitFor } from '../../helpers/wait.js'
 
 export const SP_ENTITY_ID = 'http://127.0.0.1/sp'
 export const SESSION_COOKIE_NAMES = ['__Host-ProjectTemplate.Web.Authentication', '.ProjectTemplate.Web.Authentication']
@@ -27,12 +27,7 @@ export async function buildSaml2App (idp: TestIdentityProvider, overrides: Saml2
 
 /** Waits (bounded) until the Saml2 provider reports available. */
 export async function waitForSaml2 (app: FastifyInstance, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (app.authentication.providers.get('Saml2')?.status().available === true) return
-    await sleep(20)
-  }
-  assert.fail('the Saml2 provider did not become available in time')
+  await waitFor(() => app.authentication.providers.get('Saml2')?.status().available === true, 'the Saml2 provider to become available', timeoutMs)
 }
 
 export interface StartedFlow {
