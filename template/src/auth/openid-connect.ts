@@ -161,6 +161,8 @@ export interface CallbackResult {
   readonly claims: Claim[]
   /** Raw tokens, for SaveTokens. */
   readonly tokens: Record<string, string>
+  /** The ID token's issuer, `sub` and `sid` (when sent): the keys of back-channel logout. */
+  readonly providerSession: { readonly issuer: string, readonly sub: string, readonly sid?: string }
 }
 
 function isNetworkFailure (error: unknown): boolean {
@@ -261,7 +263,12 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
   if (typeof response.token_type === 'string') tokens.token_type = response.token_type
   const expiresIn = response.expiresIn()
   if (expiresIn !== undefined) tokens.expires_at = String(Math.floor(Date.now() / 1000) + expiresIn)
-  return { claims: [...fromIdToken, ...fromUserInfo], tokens }
+  const sid = typeof idToken.sid === 'string' && idToken.sid !== '' ? idToken.sid : undefined
+  return {
+    claims: [...fromIdToken, ...fromUserInfo],
+    tokens,
+    providerSession: { issuer, sub: idToken.sub, ...(sid === undefined ? {} : { sid }) }
+  }
 }
 
 function codeOf (error: unknown): string | undefined {

@@ -24,6 +24,11 @@ export interface SignInRequest {
   readonly claims: readonly Claim[]
   /** Provider tokens; pass only when the provider's SaveTokens is true. */
   readonly tokens?: Readonly<Record<string, string>>
+  /**
+   * More index keys listing this session (auth/session-store.ts, e.g. providerSessionIndexKey for
+   * back-channel logout), so {@link FastifyInstance.session.revokeIndexed} can find it.
+   */
+  readonly indexKeys?: readonly string[]
 }
 
 export interface SessionCookieSettings {
@@ -59,6 +64,8 @@ declare module 'fastify' {
       revokeSubject: (subject: string) => Promise<number>
       /** Ends the session with this id on every instance. */
       revokeSession: (sessionId: string) => Promise<void>
+      /** Ends every session listed under an index key given at sign-in (`indexKeys`) on every instance; returns how many. */
+      revokeIndexed: (indexKey: string) => Promise<number>
     }
   }
 }
@@ -182,7 +189,8 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     authenticate,
     resolve,
     revokeSubject: async (subject: string) => await sessions.endSubject(subject),
-    revokeSession: async (sessionId: string) => { await sessions.endById(sessionId) }
+    revokeSession: async (sessionId: string) => { await sessions.endById(sessionId) },
+    revokeIndexed: async (indexKey: string) => await sessions.endIndexed(indexKey)
   })
   app.decorateRequest('user', undefined)
 
@@ -202,7 +210,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     // A new session id on every sign-in (no fixation); the session this browser had ends.
     const previous = request.cookies[cookie.name]
     const previousId = previous === undefined ? undefined : sessions.sessionIdOf(previous)
-    const reference = await sessions.create(ticket, at)
+    const reference = await sessions.create(ticket, at, signInRequest.indexKeys)
     if (previousId !== undefined) {
       await sessions.endById(previousId).catch((error: unknown) => {
         request.log.warn({ event: 'session.end_failed', errorName: (error as Error).name }, 'previous session not ended')

@@ -14,15 +14,24 @@ import * as client from 'openid-client'
 import { isLoopbackHost } from '../../auth/host-trust.js'
 import { isLocalUrl } from '../../auth/local-url.js'
 import {
+  LogoutTokenError,
+  remoteKeySet,
+  validateLogoutToken
+} from '../../auth/oidc-back-channel-logout.js'
+import {
   buildAuthorizationRequest,
+  CLOCK_TOLERANCE_SECONDS,
   completeAuthorizationCodeFlow,
   discoverProvider,
   discoveryUrlOf,
   newCorrelationValues,
   OpenIdConnectError,
+  OUTBOUND_TIMEOUT_SECONDS,
   ProviderMetadata
 } from '../../auth/openid-connect.js'
 import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
+import { ReplayCache } from '../../auth/replay-cache.js'
+import { providerSessionIndexKey, providerSubjectIndexKey } from '../../auth/session-store.js'
 import { singleValue } from '../request-input.js'
 import type { SignedOutPrincipal } from '../authentication.js'
 import type { ProviderRegistration } from '../external-providers.js'
@@ -93,9 +102,14 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     try {
       const callbackUrl = new URL(`${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}${query}`)
       const result = await completeAuthorizationCodeFlow(config, callbackUrl, { state: flow.flowId, nonce, codeVerifier })
+      const { issuer, sub, sid } = result.providerSession
       return await app.externalSignIn.complete(request, reply, {
         scheme,
         claims: result.claims,
+        // Back-channel logout finds the session by the provider's sid, or by its sub.
+        ...(settings.BackChannelLogout
+          ? { indexKeys: [providerSubjectIndexKey(issuer, sub), ...(sid === undefined ? [] : [providerSessionIndexKey(issuer, sid)])] }
+          : {}),
         returnUrl: flow.returnUrl,
         claimMappings: settings.ClaimMappings,
         // RP-initiated logout needs the ID token as id_token_hint: kept alone when SaveTokens is off.
@@ -139,12 +153,89 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     })
   }
 
+  if (settings.BackChannelLogout) {
+    registerBackChannelLogout(app, settings.BackChannelLogoutPath, {
+      scheme,
+      clientId: settings.ClientId,
+      algorithm: settings.IdTokenSignedResponseAlg,
+      metadata: () => metadata.current
+    })
+  }
+
+  const paths = [settings.CallbackPath]
+  if (settings.SignOutAtProvider) paths.push(settings.SignedOutCallbackPath)
+  if (settings.BackChannelLogout) paths.push(settings.BackChannelLogoutPath)
   app.authentication.registerProvider({
     scheme,
     displayName: settings.DisplayName,
-    paths: settings.SignOutAtProvider ? [settings.CallbackPath, settings.SignedOutCallbackPath] : [settings.CallbackPath],
+    paths,
     challenge,
     status: () => metadata.status(),
     signOutRedirect
+  })
+}
+
+/** Largest back-channel logout request body: one form field holding a logout token. */
+const BACK_CHANNEL_LOGOUT_BODY_LIMIT = 16 * 1024
+
+/**
+ * OpenID Connect Back-Channel Logout 1.0: the provider POSTs `logout_token` (form-encoded) to
+ * `path`. Anonymous and without an anti-forgery token (a server-to-server call; the token's
+ * signature authenticates it). A valid token ends, on every instance, the sessions signed in with
+ * that provider `sid` (or, when the token names only a `sub`, every session of that provider
+ * subject) and is answered 200; any refused token 400 `{"error":"invalid_request"}`; a key set
+ * or state store that cannot answer 503 (so the provider may retry). Always `Cache-Control:
+ * no-store`. The log names the failure class, never the token.
+ */
+function registerBackChannelLogout (app: FastifyInstance, path: string, options: {
+  readonly scheme: string
+  readonly clientId: string
+  readonly algorithm: string
+  readonly metadata: () => client.Configuration | undefined
+}): void {
+  const replays = new ReplayCache(app.state, 'oidc-logout')
+  let keys: { uri: string, set: ReturnType<typeof remoteKeySet> } | undefined
+  function keySetOf (config: client.Configuration): ReturnType<typeof remoteKeySet> | undefined {
+    const uri = config.serverMetadata().jwks_uri
+    if (uri === undefined) return undefined
+    if (keys?.uri !== uri) keys = { uri, set: remoteKeySet(uri, OUTBOUND_TIMEOUT_SECONDS * 1000) }
+    return keys.set
+  }
+
+  app.post(path, { bodyLimit: BACK_CHANNEL_LOGOUT_BODY_LIMIT, config: { allowAnonymous: true } }, async (request, reply) => {
+    reply.header('cache-control', 'no-store')
+    const refuse = (failure: LogoutTokenError['failure'], code?: string): FastifyReply => {
+      const unavailable = failure === 'unavailable'
+      request.log.warn({ event: 'oidc.back_channel_logout.rejected', provider: options.scheme, failure, errorCode: code }, 'back-channel logout refused')
+      return unavailable
+        ? reply.code(503).send({ error: 'temporarily_unavailable' })
+        : reply.code(400).send({ error: 'invalid_request' })
+    }
+    const token = singleValue(request.body, 'logout_token')
+    if (typeof token !== 'string') return refuse('malformed', 'LOGOUT_TOKEN_MISSING')
+    const config = options.metadata()
+    const keySet = config === undefined ? undefined : keySetOf(config)
+    if (config === undefined || keySet === undefined) return refuse('unavailable', 'METADATA_NOT_LOADED')
+    let validated
+    try {
+      validated = await validateLogoutToken(token, {
+        issuer: config.serverMetadata().issuer,
+        clientId: options.clientId,
+        algorithm: options.algorithm,
+        keys: keySet,
+        clockToleranceSeconds: CLOCK_TOLERANCE_SECONDS
+      })
+    } catch (error) {
+      if (error instanceof LogoutTokenError) return refuse(error.failure, error.code)
+      throw error
+    }
+    // One use per jti, on every instance that shares the store.
+    if (!await replays.remember(`${validated.issuer}\u0000${validated.jti}`, validated.acceptableUntilMs)) return refuse('replay', 'LOGOUT_TOKEN_REPLAYED')
+    const indexKey = validated.sid !== undefined
+      ? providerSessionIndexKey(validated.issuer, validated.sid)
+      : providerSubjectIndexKey(validated.issuer, validated.sub ?? '')
+    const ended = await app.session.revokeIndexed(indexKey)
+    request.log.info({ event: 'oidc.back_channel_logout.succeeded', provider: options.scheme, by: validated.sid !== undefined ? 'sid' : 'sub', sessions: ended }, 'back-channel logout')
+    return reply.code(200).send()
   })
 }
