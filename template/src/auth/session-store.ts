@@ -196,13 +196,38 @@ export class SessionStore {
     return sealSessionReference(ticket.sessionId, this.#ring)
   }
 
-  /** Writes a renewed ticket; false when the session is gone meanwhile (it stays gone). */
-  async renew (ticket: AuthenticationTicket, nowSeconds: number): Promise<boolean> {
+  /**
+   * Writes a renewed ticket; false when the session is gone meanwhile (it stays gone). A ticket
+   * with provider tokens keeps the tokens of the stored record: another instance may have refreshed
+   * them since this copy was cached, and writing the old ones back would lose a rotated refresh token.
+   */
+  async renew (renewed: AuthenticationTicket, nowSeconds: number): Promise<boolean> {
+    let ticket = renewed
+    if (renewed.tokens !== undefined) {
+      const stored = await this.#store.get(sessionKey(renewed.sessionId))
+      const opened = stored === undefined ? undefined : openTicket(stored, this.#ring, nowSeconds)
+      if (opened === undefined || opened.sessionId !== renewed.sessionId) return false
+      ticket = { ...renewed, ...(opened.tokens === undefined ? {} : { tokens: opened.tokens }) }
+    }
     const sealed = sealTicket(ticket, this.#ring)
     const epoch = this.#epoch
     const stored = await this.#store.update(sessionKey(ticket.sessionId), sealed, recordTtlMs(ticket, nowSeconds))
     if (stored && epoch === this.#epoch) this.#tickets.set(ticket.sessionId, frozen(ticket), sealed.length)
     return stored
+  }
+
+  /**
+   * Writes `tokens` into the stored session (only if it still exists) and tells every instance to
+   * drop its cached copy; the updated ticket, or undefined when the session is gone.
+   */
+  async replaceTokens (ticket: AuthenticationTicket, tokens: Readonly<Record<string, string>>, nowSeconds: number): Promise<AuthenticationTicket | undefined> {
+    const updated: AuthenticationTicket = { ...ticket, tokens: { ...tokens } }
+    const sealed = sealTicket(updated, this.#ring)
+    if (sealed.length > MAX_SEALED_LENGTH) throw new RangeError(`A session record may hold at most ${MAX_SEALED_LENGTH} characters.`)
+    if (!await this.#store.update(sessionKey(ticket.sessionId), sealed, recordTtlMs(updated, nowSeconds))) return undefined
+    this.#tickets.delete(ticket.sessionId)
+    await this.#store.publish(`${INVALIDATION_PREFIX}${ticket.sessionId}`)
+    return frozen(updated)
   }
 
   /** Ends one session on every instance. */

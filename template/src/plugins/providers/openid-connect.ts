@@ -27,8 +27,10 @@ import {
   newCorrelationValues,
   OpenIdConnectError,
   OUTBOUND_TIMEOUT_SECONDS,
-  ProviderMetadata
+  ProviderMetadata,
+  refreshTokens
 } from '../../auth/openid-connect.js'
+import { TokenRefreshError } from '../../auth/token-refresh.js'
 import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
 import { ReplayCache } from '../../auth/replay-cache.js'
 import { providerSessionIndexKey, providerSubjectIndexKey } from '../../auth/session-store.js'
@@ -150,6 +152,14 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     app.get(settings.SignedOutCallbackPath, { config: { allowAnonymous: true } }, async (request, reply) => {
       const state = singleValue(request.query, 'state')
       return reply.redirect(typeof state === 'string' && isLocalUrl(state) ? state : '/', 302)
+    })
+  }
+
+  if (settings.SaveTokens) {
+    app.session.registerTokenRefresher(scheme, async (tokens) => {
+      const config = metadata.current
+      if (config === undefined) throw new TokenRefreshError('unavailable')
+      return await refreshTokens(config, tokens)
     })
   }
 

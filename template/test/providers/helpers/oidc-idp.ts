@@ -19,8 +19,11 @@ export interface OidcIdpOptions {
   readonly accounts: Readonly<Record<string, Record<string, unknown>>>
   /** Enables back-channel logout (features.backchannelLogout) with this client backchannel_logout_uri. */
   readonly backChannelLogoutUri?: (redirectUri: string) => string
-  /** Issues refresh tokens (rotating) with access tokens living this many seconds. */
-  readonly refreshTokens?: { readonly accessTokenTtlSeconds: number }
+  /**
+   * Issues refresh tokens (rotating); access tokens from the code grant live
+   * `accessTokenTtlSeconds`, those from a refresh `refreshedAccessTokenTtlSeconds` (default the same).
+   */
+  readonly refreshTokens?: { readonly accessTokenTtlSeconds: number, readonly refreshedAccessTokenTtlSeconds?: number }
 }
 
 export interface OidcIdp {
@@ -84,7 +87,12 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
       ...(refresh === undefined
         ? {}
         : {
-            ttl: { AccessToken: refresh.accessTokenTtlSeconds, RefreshToken: 3600 },
+            ttl: {
+              AccessToken: (ctx: { oidc?: { params?: { grant_type?: unknown } } }) => ctx.oidc?.params?.grant_type === 'refresh_token'
+                ? refresh.refreshedAccessTokenTtlSeconds ?? refresh.accessTokenTtlSeconds
+                : refresh.accessTokenTtlSeconds,
+              RefreshToken: 3600
+            },
             issueRefreshToken: async () => true,
             rotateRefreshToken: true
           }),
