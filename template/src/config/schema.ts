@@ -82,6 +82,7 @@ function vendor (name: 'VendorA' | 'VendorB' | 'VendorC', callbackPath: string, 
       description: 'Extension. How the client authenticates at the token endpoint (RFC 6749 section 2.3.1): client_secret_basic (Authorization header) or client_secret_post (form body).'
     }),
     UsePkce: Type.Boolean({ default: true, description: 'Extension. Sends a PKCE S256 code challenge. Turn off only for a provider that rejects PKCE.' }),
+    SaveTokens: Type.Boolean({ default: false, description: 'Extension. When true, the access token (and the refresh token and expiry, when the vendor issues them) are kept in the sealed server-side session record, for app.session.accessToken, which refreshes them shortly before expiry.' }),
     ClaimMappings: claimMappings('Extension. Maps user-information fields to application claim types: an array of { From, To } (From may be a nested field path such as data.id or /data/id) or a JSON object { "login": "name" }. Merged over the default table and the vendor defaults (id -> subject, login -> name).')
   }, { additionalProperties: false, default: {} })
 }

@@ -15,6 +15,8 @@ import {
   fetchVerifiedPrimaryEmail,
   newCodeVerifier,
   redeemAuthorizationCode,
+  refreshVendorTokens,
+  tokenRecord,
   userInformationClaims,
   VENDOR_DEFAULT_CLAIM_MAPPINGS,
   VendorFlowError,
@@ -83,6 +85,11 @@ class VendorHandler {
     return reply.redirect(url.href, 302)
   }
 
+  /** Refreshes stored tokens (SaveTokens) at the slot's token endpoint. */
+  async refresh (tokens: Readonly<Record<string, string>>): Promise<Record<string, string>> {
+    return await refreshVendorTokens(this.#endpoints, tokens)
+  }
+
   async callback (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const signIn = this.#app.externalSignIn
     const flow = await signIn.takeFlow(request, reply, this.scheme, singleValue(request.query, 'state'))
@@ -107,6 +114,7 @@ class VendorHandler {
         scheme: this.scheme,
         claims,
         returnUrl: flow.returnUrl,
+        ...(this.#settings.SaveTokens ? { tokens: tokenRecord(tokens) } : {}),
         providerDefaults: this.#slot.providerDefaults,
         claimMappings: this.#settings.ClaimMappings
       })
@@ -122,6 +130,7 @@ export const registerVendor: ProviderRegistration = async (app, options) => {
   const settings = options.config.Authentication.Providers[name]
   const handler = new VendorHandler(app, settings, VENDOR_SLOTS[name])
   app.get(settings.CallbackPath, { config: { allowAnonymous: true } }, async (request, reply) => await handler.callback(request, reply))
+  if (settings.SaveTokens) app.session.registerTokenRefresher(handler.scheme, async (tokens) => await handler.refresh(tokens))
   app.authentication.registerProvider({
     scheme: handler.scheme,
     displayName: settings.DisplayName,
