@@ -140,8 +140,11 @@ export async function buildAuthorizationRequest (config: client.Configuration, o
   readonly state: string
   readonly nonce: string
   readonly codeVerifier: string
+  /** `form_post`: OAuth 2.0 Form Post Response Mode; absent: the query (default for code). */
+  readonly responseMode?: 'query' | 'form_post'
 }): Promise<URL> {
   return client.buildAuthorizationUrl(config, {
+    ...(options.responseMode === 'form_post' ? { response_mode: 'form_post' } : {}),
     response_type: 'code',
     redirect_uri: options.redirectUri,
     scope: options.scopes.join(' '),

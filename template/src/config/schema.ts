@@ -94,6 +94,10 @@ export const OpenIdConnectSchema = Type.Object({
   ClientSecret: secret('Client secret. Required when enabled. Secret: never commit it.'),
   CallbackPath: Type.String({ default: '/signin-oidc', description: 'Redirect URI path handled by the OpenID Connect handler.' }),
   ResponseType: Type.String({ default: 'code', description: 'OAuth response type. Only "code" (authorization code flow with PKCE) is supported.' }),
+  ResponseMode: Type.Union([Type.Literal('query'), Type.Literal('form_post')], {
+    default: 'query',
+    description: 'Extension. How the provider returns the authorization response: query (a GET to CallbackPath) or form_post (OAuth 2.0 Form Post Response Mode: a cross-site POST to CallbackPath, carried by the SameSite=None correlation cookie). The callback accepts only the configured method.'
+  }),
   SaveTokens: Type.Boolean({ default: false, description: 'When true, the provider tokens are stored in the sealed session ticket.' }),
   Scopes: strings(['openid', 'profile', 'email'], 'Scopes requested at the authorization endpoint.'),
   SignOutAtProvider: Type.Boolean({ default: false, description: 'Extension. RP-initiated logout: after the local sign-out, POST /Account/Logout sends the browser to the provider\'s end_session_endpoint with id_token_hint and the post-logout redirect URI (<origin><SignedOutCallbackPath>, which must be registered at the provider). Keeps the ID token in the session ticket even when SaveTokens is false.' }),

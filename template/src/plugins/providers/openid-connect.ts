@@ -83,15 +83,21 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
       scopes: settings.Scopes,
       state,
       nonce,
-      codeVerifier
+      codeVerifier,
+      responseMode: settings.ResponseMode
     })
     return reply.redirect(url.href, 302)
   }
 
-  app.get(settings.CallbackPath, { config: { allowAnonymous: true } }, async (request, reply) => {
-    const state = singleValue(request.query, 'state')
+  /**
+   * The authorization response: from the query (GET) or, with ResponseMode form_post, from the
+   * form body of the provider's cross-site POST. No anti-forgery token: the state and the
+   * correlation cookie bind the response to the browser that started the flow.
+   */
+  async function callback (request: FastifyRequest, reply: FastifyReply, parameters: unknown, query: string | undefined): Promise<FastifyReply> {
+    const state = singleValue(parameters, 'state')
     const flow = await app.externalSignIn.takeFlow(request, reply, scheme, state)
-    const error = singleValue(request.query, 'error')
+    const error = singleValue(parameters, 'error')
     if (error !== undefined) return app.externalSignIn.fail(request, reply, scheme, error === 'access_denied' ? 'cancelled' : 'provider_error')
     if (flow === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
     const config = metadata.current
@@ -100,7 +106,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     const codeVerifier = flow.data.codeVerifier
     if (nonce === undefined || codeVerifier === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
 
-    const query = request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?'))
+    if (query === undefined) return app.externalSignIn.fail(request, reply, scheme, 'provider_error')
     try {
       const callbackUrl = new URL(`${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}${query}`)
       const result = await completeAuthorizationCodeFlow(config, callbackUrl, { state: flow.flowId, nonce, codeVerifier })
@@ -127,7 +133,15 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
       if ((failure as { code?: unknown }).code === 'ERR_INVALID_URL') return app.externalSignIn.fail(request, reply, scheme, 'provider_error', failure)
       throw failure
     }
-  })
+  }
+
+  if (settings.ResponseMode === 'form_post') {
+    app.post(settings.CallbackPath, { bodyLimit: 16 * 1024, config: { allowAnonymous: true } }, async (request, reply) =>
+      await callback(request, reply, request.body, formPostQuery(request.body)))
+  } else {
+    app.get(settings.CallbackPath, { config: { allowAnonymous: true } }, async (request, reply) =>
+      await callback(request, reply, request.query, request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?'))))
+  }
 
   /**
    * RP-initiated logout: the provider's end_session_endpoint with id_token_hint (when the ticket
@@ -183,6 +197,20 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     status: () => metadata.status(),
     signOutRedirect
   })
+}
+
+/**
+ * The form_post parameters as the query string openid-client reads the response from (it does the
+ * same with a POST Request): undefined when a parameter is repeated or not text.
+ */
+function formPostQuery (body: unknown): string | undefined {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined
+  const parameters = new URLSearchParams()
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (typeof value !== 'string') return undefined
+    parameters.append(name, value)
+  }
+  return `?${parameters.toString()}`
 }
 
 /** Largest back-channel logout request body: one form field holding a logout token. */
