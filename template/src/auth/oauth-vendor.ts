@@ -195,7 +195,8 @@ export async function redeemAuthorizationCode (endpoints: VendorEndpoints, optio
 /**
  * Redeems the stored refresh token (RFC 6749 section 6) with the slot's client authentication.
  * Throws {@link TokenRefreshError}: `invalid_grant` when the vendor refuses the refresh token
- * (also in GitHub's HTTP-200 error shape), `unavailable` for anything else.
+ * (`invalid_grant`, or GitHub's `bad_refresh_token` in its HTTP-200 error shape), `unavailable`
+ * for anything else.
  */
 export async function refreshVendorTokens (endpoints: VendorEndpoints, stored: Readonly<Record<string, string>>, nowSeconds = Math.floor(Date.now() / 1000)): Promise<Record<string, string>> {
   const refreshToken = stored.refresh_token
@@ -204,7 +205,8 @@ export async function refreshVendorTokens (endpoints: VendorEndpoints, stored: R
     return tokenRecord(await tokenRequest(endpoints, new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken })), nowSeconds)
   } catch (error) {
     if (!(error instanceof VendorFlowError)) throw new TokenRefreshError('unavailable', {}, { cause: error })
-    throw new TokenRefreshError(error.diagnostics.oauthError === 'invalid_grant' ? 'invalid_grant' : 'unavailable', error.diagnostics, { cause: error })
+    const refused = error.diagnostics.oauthError === 'invalid_grant' || error.diagnostics.oauthError === 'bad_refresh_token'
+    throw new TokenRefreshError(refused ? 'invalid_grant' : 'unavailable', error.diagnostics, { cause: error })
   }
 }
 

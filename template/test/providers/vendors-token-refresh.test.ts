@@ -90,8 +90,8 @@ describe('VendorA with SaveTokens and refresh tokens', () => {
     assert.deepEqual(findPlanted(test_.logs.text(), planted), [])
   })
 
-  test('invalid_grant (also in GitHub\'s HTTP-200 error shape) ends the session cleanly', async () => {
-    for (const answer of [{ status: 400, body: { error: 'invalid_grant', error_description: 'refresh token revoked' } }, { status: 200, body: { error: 'invalid_grant' } }]) {
+  test('invalid_grant, and GitHub\'s bad_refresh_token with HTTP 200, end the session cleanly', async () => {
+    for (const answer of [{ status: 400, body: { error: 'invalid_grant', error_description: 'refresh token revoked' } }, { status: 200, body: { error: 'bad_refresh_token' } }]) {
       const cookie = await signIn()
       idp.tokenAnswer = answer
       try {
@@ -105,7 +105,7 @@ describe('VendorA with SaveTokens and refresh tokens', () => {
       assert.equal(page.status, 401, 'the old cookie is anonymous')
       const failed = test_.logs.events('session.token_refresh.failed').at(-1)
       assert.equal(failed?.failure, 'invalid_grant')
-      assert.equal(failed?.oauthError, 'invalid_grant')
+      assert.equal(failed?.oauthError, answer.body.error)
       assert.equal(failed?.httpStatus, answer.status)
     }
     assert.doesNotMatch(test_.logs.text(), /refresh token revoked/, 'no error description')
