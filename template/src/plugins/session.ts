@@ -3,8 +3,9 @@
  * session itself lives in the state store (auth/session-store.ts). Checks it once per request
  * (from a local cache, no round trip while the store vouches for its invalidations), renews it
  * when sliding expiration says so (never past the absolute lifetime), and offers the sign-in,
- * sign-out and revocation API that providers, routes and a consuming application call. It verifies
- * no credentials itself.
+ * sign-out and revocation API that providers, routes and a consuming application call, and
+ * `accessToken`, which hands out a provider access token (SaveTokens) and refreshes it once per
+ * session through the provider's registered refresher. It verifies no credentials itself.
  */
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'

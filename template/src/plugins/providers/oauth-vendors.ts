@@ -5,7 +5,8 @@
  * code exchange the user-information JSON becomes provider claims (nested fields where a
  * ClaimMappings source is a path such as `data.id`); with an EmailsEndpoint, the verified primary
  * address from it replaces the user-information `email`. `id` -> subject and `login` -> name are
- * the vendor defaults, ClaimMappings override them. Vendor-specific needs
+ * the vendor defaults, ClaimMappings override them. With SaveTokens the tokens go into the
+ * server-side session record and app.session.accessToken refreshes them at the token endpoint. Vendor-specific needs
  * (extra authorization parameters, other defaults) go into {@link VENDOR_SLOTS}.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'

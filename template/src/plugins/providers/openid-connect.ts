@@ -6,8 +6,11 @@
  * it loads, status() is unavailable, so /health/ready answers 503 naming the provider and the
  * login page marks it unavailable. With SignOutAtProvider, sign-out continues at the provider's
  * end_session_endpoint (OpenID Connect RP-Initiated Logout 1.0) with id_token_hint, and the
- * provider returns the browser to SignedOutCallbackPath. Protocol logic lives in
- * auth/openid-connect.ts.
+ * provider returns the browser to SignedOutCallbackPath. With ResponseMode form_post the callback
+ * is a POST. With BackChannelLogout, the provider's logout tokens at BackChannelLogoutPath end the
+ * sessions of that provider sid or sub (auth/oidc-back-channel-logout.ts). With SaveTokens, the
+ * provider's refresh token renews the access token for app.session.accessToken. Protocol logic
+ * lives in auth/openid-connect.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import * as client from 'openid-client'
