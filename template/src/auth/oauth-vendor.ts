@@ -18,6 +18,7 @@ import * as client from 'openid-client'
 import type { Claim } from './principal.js'
 import type { Secret } from '../config/secret.js'
 import { bearerChallengeError, networkCauseCode, oauthErrorCode, readBodyLimited } from './outbound-diagnostics.js'
+import { TokenRefreshError } from './token-refresh.js'
 
 /** Milliseconds an outbound call (token, user information) may take. */
 export const VENDOR_TIMEOUT_MS = 10_000
@@ -169,6 +170,11 @@ function basicCredentials (clientId: string, clientSecret: Secret): string {
 
 export interface VendorTokens {
   readonly accessToken: string
+  /** Present when the vendor issues refresh tokens (GitHub only with expiring user tokens). */
+  readonly refreshToken?: string
+  /** Seconds, from `expires_in`. */
+  readonly expiresIn?: number
+  readonly tokenType?: string
 }
 
 const TOKEN_CODES: EndpointFailureCodes = { unreachable: 'TOKEN_ENDPOINT_UNREACHABLE', invalid: 'TOKEN_RESPONSE_INVALID', tooLarge: 'TOKEN_RESPONSE_TOO_LARGE', error: 'TOKEN_ENDPOINT_ERROR' }
@@ -183,6 +189,43 @@ export async function redeemAuthorizationCode (endpoints: VendorEndpoints, optio
 }): Promise<VendorTokens> {
   const body = new URLSearchParams({ grant_type: 'authorization_code', code: options.code, redirect_uri: options.redirectUri })
   if (options.codeVerifier !== undefined) body.set('code_verifier', options.codeVerifier)
+  return await tokenRequest(endpoints, body)
+}
+
+/**
+ * Redeems the stored refresh token (RFC 6749 section 6) with the slot's client authentication.
+ * Throws {@link TokenRefreshError}: `invalid_grant` when the vendor refuses the refresh token
+ * (`invalid_grant`, or GitHub's `bad_refresh_token` in its HTTP-200 error shape), `unavailable`
+ * for anything else.
+ */
+export async function refreshVendorTokens (endpoints: VendorEndpoints, stored: Readonly<Record<string, string>>, nowSeconds = Math.floor(Date.now() / 1000)): Promise<Record<string, string>> {
+  const refreshToken = stored.refresh_token
+  if (refreshToken === undefined) throw new TokenRefreshError('unavailable')
+  try {
+    return tokenRecord(await tokenRequest(endpoints, new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken })), nowSeconds)
+  } catch (error) {
+    if (!(error instanceof VendorFlowError)) throw new TokenRefreshError('unavailable', {}, { cause: error })
+    const refused = error.diagnostics.oauthError === 'invalid_grant' || error.diagnostics.oauthError === 'bad_refresh_token'
+    throw new TokenRefreshError(refused ? 'invalid_grant' : 'unavailable', error.diagnostics, { cause: error })
+  }
+}
+
+/** The tokens as the session ticket stores them (SaveTokens): `expires_at` in seconds since the epoch. */
+export function tokenRecord (tokens: VendorTokens, nowSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
+  const record: Record<string, string> = { access_token: tokens.accessToken }
+  if (tokens.refreshToken !== undefined) record.refresh_token = tokens.refreshToken
+  if (tokens.tokenType !== undefined) record.token_type = tokens.tokenType
+  if (tokens.expiresIn !== undefined) record.expires_at = String(nowSeconds + tokens.expiresIn)
+  return record
+}
+
+function expiresInOf (value: unknown): number | undefined {
+  const seconds = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : undefined
+  return seconds !== undefined && Number.isInteger(seconds) && seconds > 0 && seconds <= 10 * 365 * 86_400 ? seconds : undefined
+}
+
+/** One token-endpoint request (code or refresh grant) with the slot's client authentication. */
+async function tokenRequest (endpoints: VendorEndpoints, body: URLSearchParams): Promise<VendorTokens> {
   const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' }
   if (endpoints.tokenEndpointAuthMethod === 'client_secret_post') {
     body.set('client_id', endpoints.clientId)
@@ -200,7 +243,12 @@ export async function redeemAuthorizationCode (endpoints: VendorEndpoints, optio
   if (json.token_type !== undefined && (typeof json.token_type !== 'string' || json.token_type.toLowerCase() !== 'bearer')) {
     throw new VendorFlowError('token', 'TOKEN_TYPE_UNSUPPORTED')
   }
-  return { accessToken: json.access_token }
+  return {
+    accessToken: json.access_token,
+    ...(typeof json.refresh_token === 'string' && json.refresh_token !== '' ? { refreshToken: json.refresh_token } : {}),
+    ...(expiresInOf(json.expires_in) === undefined ? {} : { expiresIn: expiresInOf(json.expires_in) }),
+    ...(typeof json.token_type === 'string' ? { tokenType: json.token_type } : {})
+  }
 }
 
 function bearerRequest (accessToken: string): RequestInit {

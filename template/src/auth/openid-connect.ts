@@ -14,6 +14,7 @@ import * as client from 'openid-client'
 import type { Claim } from './principal.js'
 import type { Secret } from '../config/secret.js'
 import { networkCauseCode, oauthErrorCode } from './outbound-diagnostics.js'
+import { TokenRefreshError } from './token-refresh.js'
 
 /** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
 export const OUTBOUND_TIMEOUT_SECONDS = 10
@@ -139,8 +140,11 @@ export async function buildAuthorizationRequest (config: client.Configuration, o
   readonly state: string
   readonly nonce: string
   readonly codeVerifier: string
+  /** `form_post`: OAuth 2.0 Form Post Response Mode; absent: the query (default for code). */
+  readonly responseMode?: 'query' | 'form_post'
 }): Promise<URL> {
   return client.buildAuthorizationUrl(config, {
+    ...(options.responseMode === 'form_post' ? { response_mode: 'form_post' } : {}),
     response_type: 'code',
     redirect_uri: options.redirectUri,
     scope: options.scopes.join(' '),
@@ -161,6 +165,8 @@ export interface CallbackResult {
   readonly claims: Claim[]
   /** Raw tokens, for SaveTokens. */
   readonly tokens: Record<string, string>
+  /** The ID token's issuer, `sub` and `sid` (when sent): the keys of back-channel logout. */
+  readonly providerSession: { readonly issuer: string, readonly sub: string, readonly sid?: string }
 }
 
 function isNetworkFailure (error: unknown): boolean {
@@ -261,7 +267,55 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
   if (typeof response.token_type === 'string') tokens.token_type = response.token_type
   const expiresIn = response.expiresIn()
   if (expiresIn !== undefined) tokens.expires_at = String(Math.floor(Date.now() / 1000) + expiresIn)
-  return { claims: [...fromIdToken, ...fromUserInfo], tokens }
+  const sid = typeof idToken.sid === 'string' && idToken.sid !== '' ? idToken.sid : undefined
+  return {
+    claims: [...fromIdToken, ...fromUserInfo],
+    tokens,
+    providerSession: { issuer, sub: idToken.sub, ...(sid === undefined ? {} : { sid }) }
+  }
+}
+
+/**
+ * Redeems the stored refresh token at the token endpoint (openid-client's refreshTokenGrant: the
+ * client authentication, and the ID token checks when the provider sends a new one: signature
+ * with the pinned algorithm, issuer, audience, expiry). A new ID token must name the same `sub` as
+ * the stored one (OpenID Connect Core 1.0, section 12.2). Throws {@link TokenRefreshError}:
+ * `invalid_grant` when the provider refuses the refresh token, `id_token` for a bad ID token,
+ * `unavailable` for anything else.
+ */
+export async function refreshTokens (config: client.Configuration, stored: Readonly<Record<string, string>>): Promise<Record<string, string>> {
+  const refreshToken = stored.refresh_token
+  if (refreshToken === undefined) throw new TokenRefreshError('unavailable')
+  let response: Awaited<ReturnType<typeof client.refreshTokenGrant>>
+  try {
+    response = await client.refreshTokenGrant(config, refreshToken)
+  } catch (error) {
+    const diagnostics = diagnosticsOf(error)
+    if (diagnostics.oauthError === 'invalid_grant') throw new TokenRefreshError('invalid_grant', diagnostics, { cause: error })
+    const failure = classifyGrantError(error)
+    throw new TokenRefreshError(failure === 'token' ? 'unavailable' : 'id_token', diagnostics, { cause: error })
+  }
+  const tokens: Record<string, string> = { access_token: response.access_token }
+  if (typeof response.refresh_token === 'string') tokens.refresh_token = response.refresh_token
+  if (typeof response.token_type === 'string') tokens.token_type = response.token_type
+  const expiresIn = response.expiresIn()
+  if (expiresIn !== undefined) tokens.expires_at = String(Math.floor(Date.now() / 1000) + expiresIn)
+  if (typeof response.id_token === 'string') {
+    const previousSub = stored.id_token === undefined ? undefined : subjectOfIdToken(stored.id_token)
+    if (previousSub !== undefined && response.claims()?.sub !== previousSub) throw new TokenRefreshError('id_token')
+    tokens.id_token = response.id_token
+  }
+  return tokens
+}
+
+/** The `sub` of an ID token this app validated and stored before (not verified again). */
+function subjectOfIdToken (idToken: string): string | undefined {
+  try {
+    const payload = JSON.parse(Buffer.from(idToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: unknown }
+    return typeof payload.sub === 'string' ? payload.sub : undefined
+  } catch {
+    return undefined
+  }
 }
 
 function codeOf (error: unknown): string | undefined {

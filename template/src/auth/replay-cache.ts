@@ -2,7 +2,8 @@
  * One-time values already redeemed, remembered in the state store (`replay:<scope>:<id>`) until
  * they could no longer be accepted anyway, so a replay is refused on every instance that shares
  * the store: SAML2 assertion ids until their latest NotOnOrAfter plus clock skew
- * (@node-saml/node-saml keeps no such record).
+ * (@node-saml/node-saml keeps no such record), and OpenID Connect back-channel logout token ids
+ * (`jti`, scope `oidc-logout`) until the token's age limit.
  *
  * Never forgets an unexpired record to make room: when the embedded store holds its maximum, the
  * write is refused (StateStoreFullError) and the sign-in answers "try again" instead of risking a

@@ -81,9 +81,27 @@ const sessionKey = (sessionId: string): string => `session:${sessionId}`
 const recordTtlMs = (ticket: AuthenticationTicket, nowSeconds: number): number =>
   (Math.min(ticket.expiresAt, ticket.absoluteExpiresAt) - nowSeconds) * 1000
 
+const hashed = (text: string): string => createHash('sha256').update(text, 'utf8').digest('base64url')
+
 /** The index key of a subject: hashed, so the store does not list user identifiers. */
 export function subjectIndexKey (subject: string): string {
-  return `index:subject:${createHash('sha256').update(subject, 'utf8').digest('base64url')}`
+  return `index:subject:${hashed(subject)}`
+}
+
+/**
+ * The index key of an OpenID provider's session (`sid` of the ID token) at `issuer`, for
+ * back-channel logout: the same sid at another issuer is another session.
+ */
+export function providerSessionIndexKey (issuer: string, sid: string): string {
+  return `index:oidc-sid:${hashed(`${issuer}\u0000${sid}`)}`
+}
+
+/**
+ * The index key of an OpenID provider's subject (`sub` as the provider sent it, before any claim
+ * mapping) at `issuer`, for back-channel logout tokens that name only a `sub`.
+ */
+export function providerSubjectIndexKey (issuer: string, sub: string): string {
+  return `index:oidc-sub:${hashed(`${issuer}\u0000${sub}`)}`
 }
 
 function frozen (ticket: AuthenticationTicket): AuthenticationTicket {
@@ -162,24 +180,54 @@ export class SessionStore {
     return ticket
   }
 
-  /** Stores a new session and returns the session cookie's value. Index first, so revocation never misses it. */
-  async create (ticket: AuthenticationTicket, nowSeconds: number): Promise<string> {
+  /**
+   * Stores a new session and returns the session cookie's value. Indexes first (the subject's and
+   * any `indexKeys` such as {@link providerSessionIndexKey}), so revocation never misses it.
+   */
+  async create (ticket: AuthenticationTicket, nowSeconds: number, indexKeys: readonly string[] = []): Promise<string> {
     const sealed = sealTicket(ticket, this.#ring)
     if (sealed.length > MAX_SEALED_LENGTH) throw new RangeError(`A session record may hold at most ${MAX_SEALED_LENGTH} characters.`)
     const subject = subjectOf(ticket)
-    if (subject !== undefined) await this.#store.addMember(subjectIndexKey(subject), ticket.sessionId, (ticket.absoluteExpiresAt - nowSeconds) * 1000)
+    const indexTtlMs = (ticket.absoluteExpiresAt - nowSeconds) * 1000
+    if (subject !== undefined) await this.#store.addMember(subjectIndexKey(subject), ticket.sessionId, indexTtlMs)
+    for (const indexKey of indexKeys) await this.#store.addMember(indexKey, ticket.sessionId, indexTtlMs)
     await this.#store.set(sessionKey(ticket.sessionId), sealed, recordTtlMs(ticket, nowSeconds))
     this.#tickets.set(ticket.sessionId, frozen(ticket), sealed.length)
     return sealSessionReference(ticket.sessionId, this.#ring)
   }
 
-  /** Writes a renewed ticket; false when the session is gone meanwhile (it stays gone). */
-  async renew (ticket: AuthenticationTicket, nowSeconds: number): Promise<boolean> {
+  /**
+   * Writes a renewed ticket; false when the session is gone meanwhile (it stays gone). A ticket
+   * with provider tokens keeps the tokens of the stored record: another instance may have refreshed
+   * them since this copy was cached, and writing the old ones back would lose a rotated refresh token.
+   */
+  async renew (renewed: AuthenticationTicket, nowSeconds: number): Promise<boolean> {
+    let ticket = renewed
+    if (renewed.tokens !== undefined) {
+      const stored = await this.#store.get(sessionKey(renewed.sessionId))
+      const opened = stored === undefined ? undefined : openTicket(stored, this.#ring, nowSeconds)
+      if (opened === undefined || opened.sessionId !== renewed.sessionId) return false
+      ticket = { ...renewed, ...(opened.tokens === undefined ? {} : { tokens: opened.tokens }) }
+    }
     const sealed = sealTicket(ticket, this.#ring)
     const epoch = this.#epoch
     const stored = await this.#store.update(sessionKey(ticket.sessionId), sealed, recordTtlMs(ticket, nowSeconds))
     if (stored && epoch === this.#epoch) this.#tickets.set(ticket.sessionId, frozen(ticket), sealed.length)
     return stored
+  }
+
+  /**
+   * Writes `tokens` into the stored session (only if it still exists) and tells every instance to
+   * drop its cached copy; the updated ticket, or undefined when the session is gone.
+   */
+  async replaceTokens (ticket: AuthenticationTicket, tokens: Readonly<Record<string, string>>, nowSeconds: number): Promise<AuthenticationTicket | undefined> {
+    const updated: AuthenticationTicket = { ...ticket, tokens: { ...tokens } }
+    const sealed = sealTicket(updated, this.#ring)
+    if (sealed.length > MAX_SEALED_LENGTH) throw new RangeError(`A session record may hold at most ${MAX_SEALED_LENGTH} characters.`)
+    if (!await this.#store.update(sessionKey(ticket.sessionId), sealed, recordTtlMs(updated, nowSeconds))) return undefined
+    this.#tickets.delete(ticket.sessionId)
+    await this.#store.publish(`${INVALIDATION_PREFIX}${ticket.sessionId}`)
+    return frozen(updated)
   }
 
   /** Ends one session on every instance. */
@@ -201,7 +249,11 @@ export class SessionStore {
    * listed ids leave the index, so a sign-in completing meanwhile keeps its entry.
    */
   async endSubject (subject: string): Promise<number> {
-    const indexKey = subjectIndexKey(subject)
+    return await this.endIndexed(subjectIndexKey(subject))
+  }
+
+  /** Ends every session listed under an index key ({@link providerSessionIndexKey}...); returns how many. */
+  async endIndexed (indexKey: string): Promise<number> {
     const sessionIds = (await this.#store.members(indexKey)).filter((id) => SESSION_ID.test(id))
     if (sessionIds.length === 0) return 0
     for (const sessionId of sessionIds) this.#tickets.delete(sessionId)

@@ -184,6 +184,7 @@ function callbackPaths (config: ApplicationConfiguration): Array<{ key: string, 
   })
   const oidc = config.Authentication.Providers.OpenIdConnect
   if (oidc.Enabled && oidc.SignOutAtProvider) paths.push({ key: providerKey('OpenIdConnect', 'SignedOutCallbackPath'), path: oidc.SignedOutCallbackPath })
+  if (oidc.Enabled && oidc.BackChannelLogout) paths.push({ key: providerKey('OpenIdConnect', 'BackChannelLogoutPath'), path: oidc.BackChannelLogoutPath })
   return paths
 }
 

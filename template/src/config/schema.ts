@@ -103,6 +103,7 @@ function vendor (name: VendorName, callbackPath: string, scopes: readonly string
       description: 'Extension. How the client authenticates at the token endpoint (RFC 6749 section 2.3.1): client_secret_basic (Authorization header) or client_secret_post (form body).'
     }),
     UsePkce: Type.Boolean({ default: true, description: 'Extension. Sends a PKCE S256 code challenge. Turn off only for a provider that rejects PKCE.' }),
+    SaveTokens: Type.Boolean({ default: false, description: 'Extension. When true, the access token (and the refresh token and expiry, when the vendor issues them) are kept in the sealed server-side session record, for app.session.accessToken, which refreshes them shortly before expiry.' }),
     ClaimMappings: claimMappings('Extension. Maps user-information fields to application claim types: an array of { From, To } (From may be a nested field path such as data.id or /data/id) or a JSON object { "login": "name" }. Merged over the default table and the vendor defaults (id -> subject, login -> name).')
   }, { additionalProperties: false, default: {} })
 }
@@ -121,10 +122,16 @@ export const OpenIdConnectSchema = Type.Object({
   ClientSecret: secret('Client secret. Required when enabled. Secret: never commit it.'),
   CallbackPath: Type.String({ default: '/signin-oidc', description: 'Redirect URI path handled by the OpenID Connect handler.' }),
   ResponseType: Type.String({ default: 'code', description: 'OAuth response type. Only "code" (authorization code flow with PKCE) is supported.' }),
+  ResponseMode: Type.Union([Type.Literal('query'), Type.Literal('form_post')], {
+    default: 'query',
+    description: 'Extension. How the provider returns the authorization response: query (a GET to CallbackPath) or form_post (OAuth 2.0 Form Post Response Mode: a cross-site POST to CallbackPath, carried by the SameSite=None correlation cookie). The callback accepts only the configured method.'
+  }),
   SaveTokens: Type.Boolean({ default: false, description: 'When true, the provider tokens are stored in the sealed session ticket.' }),
   Scopes: strings(['openid', 'profile', 'email'], 'Scopes requested at the authorization endpoint.'),
   SignOutAtProvider: Type.Boolean({ default: false, description: 'Extension. RP-initiated logout: after the local sign-out, POST /Account/Logout sends the browser to the provider\'s end_session_endpoint with id_token_hint and the post-logout redirect URI (<origin><SignedOutCallbackPath>, which must be registered at the provider). Keeps the ID token in the session ticket even when SaveTokens is false.' }),
   SignedOutCallbackPath: Type.String({ default: '/signout-callback-oidc', description: 'Extension. Path of the post-logout redirect URI the provider returns to after RP-initiated logout (SignOutAtProvider).' }),
+  BackChannelLogout: Type.Boolean({ default: false, description: 'Extension. OpenID Connect Back-Channel Logout 1.0: the provider POSTs a signed logout token to <origin><BackChannelLogoutPath> (register it as the client\'s backchannel_logout_uri, with backchannel_logout_session_required true where offered) and the app ends every session of that sid, or of that sub when the token names no sid, on every instance.' }),
+  BackChannelLogoutPath: Type.String({ default: '/backchannel-logout-oidc', description: 'Extension. Path of the back-channel logout endpoint (BackChannelLogout): anonymous, POST only, no anti-forgery token (a server-to-server call authenticated by the logout token\'s signature).' }),
   IdTokenSignedResponseAlg: Type.String({ default: 'RS256', description: 'Extension. The only JWS algorithm accepted for ID tokens (pinned; the provider\'s advertised list is not trusted).' }),
   ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (provider claim name -> application claim type) or a JSON object { "<claim>": "<type>" }.')
 }, { additionalProperties: false, default: {} })

@@ -48,6 +48,8 @@ export interface SignInResult {
   readonly claims: readonly Claim[]
   /** Stored in the ticket; pass only when the provider's SaveTokens is true. */
   readonly tokens?: Readonly<Record<string, string>>
+  /** Extra session index keys (back-channel logout by provider sid/sub). */
+  readonly indexKeys?: readonly string[]
   readonly returnUrl: string
   /** The provider's ClaimMappings and provider-specific defaults. */
   readonly claimMappings?: Readonly<Record<string, string>>
@@ -224,7 +226,12 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
       (!transformation.Enabled && claims.length > 0)
     if (!hasSubject) return fail(request, reply, result.scheme, 'claims')
     try {
-      await reply.signIn({ scheme: result.scheme, claims, ...(result.tokens === undefined ? {} : { tokens: result.tokens }) })
+      await reply.signIn({
+        scheme: result.scheme,
+        claims,
+        ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
+        ...(result.indexKeys === undefined ? {} : { indexKeys: result.indexKeys })
+      })
     } catch (error) {
       // More claims than a session record may hold (far beyond hundreds of groups): a failed
       // sign-in, not a 500. Nothing has been written yet. Store failures answer 503.

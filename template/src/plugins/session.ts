@@ -3,8 +3,9 @@
  * session itself lives in the state store (auth/session-store.ts). Checks it once per request
  * (from a local cache, no round trip while the store vouches for its invalidations), renews it
  * when sliding expiration says so (never past the absolute lifetime), and offers the sign-in,
- * sign-out and revocation API that providers, routes and a consuming application call. It verifies
- * no credentials itself.
+ * sign-out and revocation API that providers, routes and a consuming application call, and
+ * `accessToken`, which hands out a provider access token (SaveTokens) and refreshes it once per
+ * session through the provider's registered refresher. It verifies no credentials itself.
  */
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
@@ -14,6 +15,14 @@ import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { KeyRing } from '../auth/key-ring.js'
 import { Principal, type AuthenticationTicket, type Claim } from '../auth/principal.js'
 import { SessionStore } from '../auth/session-store.js'
+import {
+  expiresSoon,
+  mergeRefreshed,
+  stillValid,
+  TOKEN_REFRESH_LOCK_SECONDS,
+  TokenRefreshError,
+  type TokenRefresher
+} from '../auth/token-refresh.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
 
@@ -25,6 +34,11 @@ export interface SignInRequest {
   readonly claims: readonly Claim[]
   /** Provider tokens; pass only when the provider's SaveTokens is true. */
   readonly tokens?: Readonly<Record<string, string>>
+  /**
+   * More index keys listing this session (auth/session-store.ts, e.g. providerSessionIndexKey for
+   * back-channel logout), so {@link FastifyInstance.session.revokeIndexed} can find it.
+   */
+  readonly indexKeys?: readonly string[]
 }
 
 export interface SessionCookieSettings {
@@ -60,6 +74,19 @@ declare module 'fastify' {
       revokeSubject: (subject: string) => Promise<number>
       /** Ends the session with this id on every instance. */
       revokeSession: (sessionId: string) => Promise<void>
+      /** Ends every session listed under an index key given at sign-in (`indexKeys`) on every instance; returns how many. */
+      revokeIndexed: (indexKey: string) => Promise<number>
+      /**
+       * The signed-in user's provider access token (SaveTokens), valid for at least the next
+       * minute: refreshed with the refresh token first when it expires within 60 s (once per
+       * session, even with concurrent callers on several instances). Undefined when there is no
+       * session, no access token, or no valid one can be had; when the provider refuses the
+       * refresh token the session ends (its cookie is deleted on `reply`) and the caller should
+       * answer as for an anonymous user (401 or a new sign-in). docs/providers.md, "Token refresh".
+       */
+      accessToken: (request: FastifyRequest, reply: FastifyReply) => Promise<string | undefined>
+      /** Registers how a provider scheme refreshes its tokens (providers call it when SaveTokens is on). */
+      registerTokenRefresher: (scheme: string, refresher: TokenRefresher) => void
     }
   }
 }
@@ -71,6 +98,9 @@ export interface SessionPluginOptions {
   /** Milliseconds since the epoch (injectable for lifetime tests). */
   readonly now: () => number
 }
+
+/** What a refresh leads to for every caller waiting on it. */
+type RefreshOutcome = { readonly ended: true } | { readonly accessToken: string | undefined, readonly ticket?: AuthenticationTicket }
 
 const AUTHENTICATED = Symbol('session.authenticated')
 type RequestWithFlag = FastifyRequest & { [AUTHENTICATED]?: true }
@@ -177,12 +207,98 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     })
   }
 
+  const refreshers = new Map<string, TokenRefresher>()
+  /** Refreshes in progress in this process, by session id: concurrent callers share one. */
+  const refreshing = new Map<string, Promise<RefreshOutcome>>()
+  const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+  /** Another instance holds the refresh lock: wait (bounded) until its tokens are in the record. */
+  async function awaitOtherRefresh (ticket: AuthenticationTicket, lockKey: string): Promise<RefreshOutcome> {
+    const previous = ticket.tokens?.access_token
+    for (let attempt = 0; attempt < 60; attempt++) {
+      await sleep(200)
+      const at = nowSeconds()
+      const stored = await sessions.load(ticket.sessionId, at)
+      if (stored === undefined) return { ended: true }
+      const tokens = stored.tokens ?? {}
+      if (tokens.access_token !== undefined && tokens.access_token !== previous) return { accessToken: tokens.access_token, ticket: stored }
+      if (await app.state.get(lockKey) === undefined) {
+        // The other instance gave up (it keeps the session): the old token while it is valid.
+        return { accessToken: tokens.access_token !== undefined && stillValid(tokens, at) ? tokens.access_token : undefined }
+      }
+    }
+    return { accessToken: undefined }
+  }
+
+  async function refreshSession (ticket: AuthenticationTicket, refresher: TokenRefresher, log: FastifyRequest['log']): Promise<RefreshOutcome> {
+    // One instance at a time: a short lock record in the shared store; the others wait and re-read.
+    const lockKey = `flow:token-refresh:${ticket.sessionId}`
+    if (!await app.state.add(lockKey, '1', TOKEN_REFRESH_LOCK_SECONDS * 1000)) return await awaitOtherRefresh(ticket, lockKey)
+    try {
+      const at = nowSeconds()
+      // Another instance may have refreshed just before the lock was free.
+      const stored = await sessions.load(ticket.sessionId, at)
+      if (stored === undefined) return { ended: true }
+      const tokens = stored.tokens ?? {}
+      if (tokens.access_token !== undefined && !expiresSoon(tokens, at)) return { accessToken: tokens.access_token, ticket: stored }
+      if (tokens.refresh_token === undefined) return { accessToken: tokens.access_token !== undefined && stillValid(tokens, at) ? tokens.access_token : undefined }
+      let fresh: Record<string, string>
+      try {
+        fresh = await refresher(tokens)
+      } catch (error) {
+        const failure = error instanceof TokenRefreshError ? error : new TokenRefreshError('unavailable', {}, { cause: error })
+        log.warn({ event: 'session.token_refresh.failed', provider: stored.scheme, failure: failure.failure, endsSession: failure.endsSession, ...failure.diagnostics }, 'provider token refresh failed')
+        if (failure.endsSession) {
+          await sessions.end(stored)
+          return { ended: true }
+        }
+        return { accessToken: tokens.access_token !== undefined && stillValid(tokens, at) ? tokens.access_token : undefined }
+      }
+      const updated = await sessions.replaceTokens(stored, mergeRefreshed(tokens, fresh), at)
+      if (updated === undefined) return { ended: true }
+      log.info({ event: 'session.token_refresh.succeeded', provider: stored.scheme }, 'provider tokens refreshed')
+      return { accessToken: updated.tokens?.access_token, ticket: updated }
+    } finally {
+      await app.state.delete([lockKey]).catch(() => { /* it expires by itself */ })
+    }
+  }
+
+  async function accessToken (request: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
+    const principal = await authenticate(request, reply)
+    const ticket = principal?.ticket
+    const tokens = ticket?.tokens
+    if (ticket === undefined || tokens?.access_token === undefined) return undefined
+    const at = nowSeconds()
+    if (!expiresSoon(tokens, at)) return tokens.access_token
+    const refresher = refreshers.get(ticket.scheme)
+    if (refresher === undefined || tokens.refresh_token === undefined) return stillValid(tokens, at) ? tokens.access_token : undefined
+    let pending = refreshing.get(ticket.sessionId)
+    if (pending === undefined) {
+      pending = refreshSession(ticket, refresher, request.log).finally(() => { refreshing.delete(ticket.sessionId) })
+      refreshing.set(ticket.sessionId, pending)
+    }
+    const outcome = await pending
+    if ('ended' in outcome) {
+      clearCookie(reply)
+      request.user = undefined
+      return undefined
+    }
+    if (outcome.ticket !== undefined) request.user = new Principal(outcome.ticket)
+    return outcome.accessToken
+  }
+
   app.decorate('session', {
     cookie,
+    accessToken,
+    registerTokenRefresher (scheme: string, refresher: TokenRefresher) {
+      if (refreshers.has(scheme)) throw new Error(`A token refresher for ${scheme} is already registered.`)
+      refreshers.set(scheme, refresher)
+    },
     authenticate,
     resolve,
     revokeSubject: async (subject: string) => await sessions.endSubject(subject),
-    revokeSession: async (sessionId: string) => { await sessions.endById(sessionId) }
+    revokeSession: async (sessionId: string) => { await sessions.endById(sessionId) },
+    revokeIndexed: async (indexKey: string) => await sessions.endIndexed(indexKey)
   })
   app.decorateRequest('user', undefined)
 
@@ -202,7 +318,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     // A new session id on every sign-in (no fixation); the session this browser had ends.
     const previous = request.cookies[cookie.name]
     const previousId = previous === undefined ? undefined : sessions.sessionIdOf(previous)
-    const reference = await sessions.create(ticket, at)
+    const reference = await sessions.create(ticket, at, signInRequest.indexKeys)
     if (previousId !== undefined) {
       await sessions.endById(previousId).catch((error: unknown) => {
         request.log.warn({ event: 'session.end_failed', errorName: (error as Error).name }, 'previous session not ended')

@@ -334,7 +334,14 @@ before(async () => {
   tee(process.stderr, originalWrites.stderr as (...args: unknown[]) => boolean)
   sources.push({ name: 'test process stdout/stderr', text: () => ownOutput.join('') })
 
-  oidcIdp = await startOidcIdp({ clientId: CLIENT_IDS.OpenIdConnect, clientSecret: CLIENT_SECRETS.OpenIdConnect, accounts: { ada: { name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Administrator'] } } })
+  oidcIdp = await startOidcIdp({
+    clientId: CLIENT_IDS.OpenIdConnect,
+    clientSecret: CLIENT_SECRETS.OpenIdConnect,
+    accounts: { ada: { name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Administrator'] } },
+    // Token refresh (code-grant access tokens expire within the refresh skew) and back-channel logout.
+    refreshTokens: { accessTokenTtlSeconds: 30, refreshedAccessTokenTtlSeconds: 3600 },
+    backChannelLogoutUri: (redirectUri) => `${new URL(redirectUri).origin}/backchannel-logout-oidc`
+  })
   closers.push(async () => { await oidcIdp?.close() })
   vendorIdp = await startVendorIdp({ id: 4242, login: 'octo-admin', email: 'octo@example.test' })
   closers.push(async () => { await vendorIdp?.close() })
@@ -348,13 +355,19 @@ before(async () => {
   providers = await startProviderApp({
     Authentication: {
       Providers: {
-        OpenIdConnect: { Enabled: true, Authority: oidcIdp.issuer, ClientId: CLIENT_IDS.OpenIdConnect, ClientSecret: CLIENT_SECRETS.OpenIdConnect },
+        OpenIdConnect: { Enabled: true, Authority: oidcIdp.issuer, ClientId: CLIENT_IDS.OpenIdConnect, ClientSecret: CLIENT_SECRETS.OpenIdConnect, SaveTokens: true, BackChannelLogout: true },
         VendorA: vendorIdp.settings(CLIENT_IDS.VendorA, CLIENT_SECRETS.VendorA),
         VendorB: { Enabled: false, ClientSecret: CLIENT_SECRETS.VendorB },
         VendorC: { Enabled: false, ClientSecret: CLIENT_SECRETS.VendorC },
         Saml2: { Enabled: true, EntityId: SP_ENTITY_ID, MetadataUrl: samlIdp.metadataUrl }
       }
     }
+  }, (app) => {
+    // A consuming application's use of the token API (refreshes the provider access token).
+    app.get('/test-only/access-token', async (request, reply) => {
+      const token = await app.session.accessToken(request, reply)
+      return await reply.code(token === undefined ? 401 : 204).send()
+    })
   })
   const providersApp = providers
   sources.push({ name: 'providers app log', text: () => providersApp.logs.text() })
@@ -504,6 +517,34 @@ describe('log-leak scan: one run over every flow, then every captured line', () 
     for (const value of oidcIdp?.issuedTokens ?? []) planted.add('oidc-provider access token', value)
     for (const value of oidcIdp?.issuedTokenResponseValues ?? []) planted.add('oidc-provider token response value', value)
     assert.ok((oidcIdp?.issuedTokenResponseValues.length ?? 0) >= 4, 'ID and access tokens captured')
+  })
+
+  test('OpenID Connect (oidc-provider): token refresh; back-channel logout (valid, replayed, forged, nonce)', async () => {
+    const idp = oidcIdp
+    assert.ok(idp !== undefined)
+    const session = new RecordingSession()
+    const callback = await session.request(await oidcToCallback(session))
+    assert.equal(sessionCookiesSet(callback.response).length, 1, 'signed in')
+    const refreshed = await session.request(`${origin()}/test-only/access-token?${QUERY}`)
+    assert.equal(refreshed.response.status, 204)
+    assert.equal(idp.grants.refresh_token, 1, 'the access token was refreshed')
+
+    const claims = { iss: idp.issuer, aud: CLIENT_IDS.OpenIdConnect, iat: Math.floor(Date.now() / 1000), sub: 'ada', events: { 'http://schemas.openid.net/event/backchannel-logout': {} } }
+    const valid = await idp.sign({ ...claims, jti: plantValue('LOGOUT-JTI') })
+    const forged = (await idp.sign({ ...claims, jti: plantValue('LOGOUT-JTI') })).replace(/\.[^.]+$/, `.${plantValue('SIG')}`)
+    const withNonce = await idp.sign({ ...claims, jti: plantValue('LOGOUT-JTI'), nonce: plantValue('LOGOUT-NONCE') })
+    const statuses: number[] = []
+    for (const token of [valid, valid, forged, withNonce]) {
+      planted.add('logout token', token)
+      planted.add('logout token signature', token.split('.')[2])
+      const response = await fetch(`${origin()}/backchannel-logout-oidc?${QUERY}`, { method: 'POST', body: new URLSearchParams({ logout_token: token }), signal: AbortSignal.timeout(10_000) })
+      recordResponse(new URL(`${origin()}/backchannel-logout-oidc`), response, await response.text())
+      statuses.push(response.status)
+    }
+    assert.deepEqual(statuses, [200, 400, 400, 400])
+    assert.notEqual((await session.request(`${origin()}/test-only/access-token`)).response.status, 204, 'the session ended')
+    for (const value of idp.issuedTokenResponseValues) planted.add('oidc-provider token response value (refresh)', value)
+    for (const value of idp.issuedTokens) planted.add('oidc-provider access token', value)
   })
 
   test('OpenID Connect (jose-minted IdP): a valid ID token, and bad ones (unknown key, alg none, wrong nonce)', async () => {

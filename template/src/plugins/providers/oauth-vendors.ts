@@ -5,7 +5,8 @@
  * code exchange the user-information JSON becomes provider claims (nested fields where a
  * ClaimMappings source is a path such as `data.id`); with an EmailsEndpoint, the verified primary
  * address from it replaces the user-information `email`. `id` -> subject and `login` -> name are
- * the vendor defaults, ClaimMappings override them. Vendor-specific needs
+ * the vendor defaults, ClaimMappings override them. With SaveTokens the tokens go into the
+ * server-side session record and app.session.accessToken refreshes them at the token endpoint. Vendor-specific needs
  * (extra authorization parameters, other defaults) go into {@link VENDOR_SLOTS}.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -15,6 +16,8 @@ import {
   fetchVerifiedPrimaryEmail,
   newCodeVerifier,
   redeemAuthorizationCode,
+  refreshVendorTokens,
+  tokenRecord,
   userInformationClaims,
   VENDOR_DEFAULT_CLAIM_MAPPINGS,
   VendorFlowError,
@@ -81,6 +84,11 @@ class VendorHandler {
     return reply.redirect(url.href, 302)
   }
 
+  /** Refreshes stored tokens (SaveTokens) at the slot's token endpoint. */
+  async refresh (tokens: Readonly<Record<string, string>>): Promise<Record<string, string>> {
+    return await refreshVendorTokens(this.#endpoints, tokens)
+  }
+
   async callback (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const signIn = this.#app.externalSignIn
     const flow = await signIn.takeFlow(request, reply, this.scheme, singleValue(request.query, 'state'))
@@ -105,6 +113,7 @@ class VendorHandler {
         scheme: this.scheme,
         claims,
         returnUrl: flow.returnUrl,
+        ...(this.#settings.SaveTokens ? { tokens: tokenRecord(tokens) } : {}),
         providerDefaults: this.#slot.providerDefaults,
         claimMappings: this.#settings.ClaimMappings
       })
@@ -120,6 +129,7 @@ export const registerVendor: ProviderRegistration = async (app, options) => {
   const settings = options.config.Authentication.Providers[name]
   const handler = new VendorHandler(app, settings, VENDOR_SLOTS[name])
   app.get(settings.CallbackPath, { config: { allowAnonymous: true } }, async (request, reply) => await handler.callback(request, reply))
+  if (settings.SaveTokens) app.session.registerTokenRefresher(handler.scheme, async (tokens) => await handler.refresh(tokens))
   app.authentication.registerProvider({
     scheme: handler.scheme,
     displayName: settings.DisplayName,

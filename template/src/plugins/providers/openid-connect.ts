@@ -6,24 +6,38 @@
  * it loads, status() is unavailable, so /health/ready answers 503 naming the provider and the
  * login page marks it unavailable. With SignOutAtProvider, sign-out continues at the provider's
  * end_session_endpoint (OpenID Connect RP-Initiated Logout 1.0) with id_token_hint, and the
- * provider returns the browser to SignedOutCallbackPath. Protocol logic lives in
- * auth/openid-connect.ts.
+ * provider returns the browser to SignedOutCallbackPath. With ResponseMode form_post the callback
+ * is a POST. With BackChannelLogout, the provider's logout tokens at BackChannelLogoutPath end the
+ * sessions of that provider sid or sub (auth/oidc-back-channel-logout.ts). With SaveTokens, the
+ * provider's refresh token renews the access token for app.session.accessToken. Protocol logic
+ * lives in auth/openid-connect.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import * as client from 'openid-client'
 import { isDevelopmentLoopbackHttp } from '../../auth/host-trust.js'
 import { isLocalUrl } from '../../auth/local-url.js'
 import {
+  LogoutTokenError,
+  remoteKeySet,
+  validateLogoutToken
+} from '../../auth/oidc-back-channel-logout.js'
+import {
   buildAuthorizationRequest,
+  CLOCK_TOLERANCE_SECONDS,
   completeAuthorizationCodeFlow,
   discoverProvider,
   discoveryUrlOf,
   newCorrelationValues,
   OpenIdConnectError,
-  ProviderMetadata
+  OUTBOUND_TIMEOUT_SECONDS,
+  ProviderMetadata,
+  refreshTokens
 } from '../../auth/openid-connect.js'
+import { TokenRefreshError } from '../../auth/token-refresh.js'
 import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
 import { singleValue } from '../../http/request-input.js'
+import { ReplayCache } from '../../auth/replay-cache.js'
+import { providerSessionIndexKey, providerSubjectIndexKey } from '../../auth/session-store.js'
 import type { SignedOutPrincipal } from '../authentication.js'
 import type { ProviderRegistration } from '../authentication.js'
 
@@ -71,15 +85,21 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
       scopes: settings.Scopes,
       state,
       nonce,
-      codeVerifier
+      codeVerifier,
+      responseMode: settings.ResponseMode
     })
     return reply.redirect(url.href, 302)
   }
 
-  app.get(settings.CallbackPath, { config: { allowAnonymous: true } }, async (request, reply) => {
-    const state = singleValue(request.query, 'state')
+  /**
+   * The authorization response: from the query (GET) or, with ResponseMode form_post, from the
+   * form body of the provider's cross-site POST. No anti-forgery token: the state and the
+   * correlation cookie bind the response to the browser that started the flow.
+   */
+  async function callback (request: FastifyRequest, reply: FastifyReply, parameters: unknown, query: string | undefined): Promise<FastifyReply> {
+    const state = singleValue(parameters, 'state')
     const flow = await app.externalSignIn.takeFlow(request, reply, scheme, state)
-    const error = singleValue(request.query, 'error')
+    const error = singleValue(parameters, 'error')
     if (error !== undefined) return app.externalSignIn.fail(request, reply, scheme, error === 'access_denied' ? 'cancelled' : 'provider_error')
     if (flow === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
     const config = metadata.current
@@ -88,13 +108,18 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     const codeVerifier = flow.data.codeVerifier
     if (nonce === undefined || codeVerifier === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
 
-    const query = request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?'))
+    if (query === undefined) return app.externalSignIn.fail(request, reply, scheme, 'provider_error')
     try {
       const callbackUrl = new URL(`${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}${query}`)
       const result = await completeAuthorizationCodeFlow(config, callbackUrl, { state: flow.flowId, nonce, codeVerifier })
+      const { issuer, sub, sid } = result.providerSession
       return await app.externalSignIn.complete(request, reply, {
         scheme,
         claims: result.claims,
+        // Back-channel logout finds the session by the provider's sid, or by its sub.
+        ...(settings.BackChannelLogout
+          ? { indexKeys: [providerSubjectIndexKey(issuer, sub), ...(sid === undefined ? [] : [providerSessionIndexKey(issuer, sid)])] }
+          : {}),
         returnUrl: flow.returnUrl,
         claimMappings: settings.ClaimMappings,
         // RP-initiated logout needs the ID token as id_token_hint: kept alone when SaveTokens is off.
@@ -110,7 +135,15 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
       if ((failure as { code?: unknown }).code === 'ERR_INVALID_URL') return app.externalSignIn.fail(request, reply, scheme, 'provider_error', failure)
       throw failure
     }
-  })
+  }
+
+  if (settings.ResponseMode === 'form_post') {
+    app.post(settings.CallbackPath, { bodyLimit: 16 * 1024, config: { allowAnonymous: true } }, async (request, reply) =>
+      await callback(request, reply, request.body, formPostQuery(request.body)))
+  } else {
+    app.get(settings.CallbackPath, { config: { allowAnonymous: true } }, async (request, reply) =>
+      await callback(request, reply, request.query, request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?'))))
+  }
 
   /**
    * RP-initiated logout: the provider's end_session_endpoint with id_token_hint (when the ticket
@@ -138,12 +171,111 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     })
   }
 
+  if (settings.SaveTokens) {
+    app.session.registerTokenRefresher(scheme, async (tokens) => {
+      const config = metadata.current
+      if (config === undefined) throw new TokenRefreshError('unavailable')
+      return await refreshTokens(config, tokens)
+    })
+  }
+
+  if (settings.BackChannelLogout) {
+    registerBackChannelLogout(app, settings.BackChannelLogoutPath, {
+      scheme,
+      clientId: settings.ClientId,
+      algorithm: settings.IdTokenSignedResponseAlg,
+      metadata: () => metadata.current
+    })
+  }
+
+  const paths = [settings.CallbackPath]
+  if (settings.SignOutAtProvider) paths.push(settings.SignedOutCallbackPath)
+  if (settings.BackChannelLogout) paths.push(settings.BackChannelLogoutPath)
   app.authentication.registerProvider({
     scheme,
     displayName: settings.DisplayName,
-    paths: settings.SignOutAtProvider ? [settings.CallbackPath, settings.SignedOutCallbackPath] : [settings.CallbackPath],
+    paths,
     challenge,
     status: () => metadata.status(),
     signOutRedirect
+  })
+}
+
+/**
+ * The form_post parameters as the query string openid-client reads the response from (it does the
+ * same with a POST Request): undefined when a parameter is repeated or not text.
+ */
+function formPostQuery (body: unknown): string | undefined {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined
+  const parameters = new URLSearchParams()
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (typeof value !== 'string') return undefined
+    parameters.append(name, value)
+  }
+  return `?${parameters.toString()}`
+}
+
+/** Largest back-channel logout request body: one form field holding a logout token. */
+const BACK_CHANNEL_LOGOUT_BODY_LIMIT = 16 * 1024
+
+/**
+ * OpenID Connect Back-Channel Logout 1.0: the provider POSTs `logout_token` (form-encoded) to
+ * `path`. Anonymous and without an anti-forgery token (a server-to-server call; the token's
+ * signature authenticates it). A valid token ends, on every instance, the sessions signed in with
+ * that provider `sid` (or, when the token names only a `sub`, every session of that provider
+ * subject) and is answered 200; any refused token 400 `{"error":"invalid_request"}`; a key set
+ * or state store that cannot answer 503 (so the provider may retry). Always `Cache-Control:
+ * no-store`. The log names the failure class, never the token.
+ */
+function registerBackChannelLogout (app: FastifyInstance, path: string, options: {
+  readonly scheme: string
+  readonly clientId: string
+  readonly algorithm: string
+  readonly metadata: () => client.Configuration | undefined
+}): void {
+  const replays = new ReplayCache(app.state, 'oidc-logout')
+  let keys: { uri: string, set: ReturnType<typeof remoteKeySet> } | undefined
+  function keySetOf (config: client.Configuration): ReturnType<typeof remoteKeySet> | undefined {
+    const uri = config.serverMetadata().jwks_uri
+    if (uri === undefined) return undefined
+    if (keys?.uri !== uri) keys = { uri, set: remoteKeySet(uri, OUTBOUND_TIMEOUT_SECONDS * 1000) }
+    return keys.set
+  }
+
+  app.post(path, { bodyLimit: BACK_CHANNEL_LOGOUT_BODY_LIMIT, config: { allowAnonymous: true } }, async (request, reply) => {
+    reply.header('cache-control', 'no-store')
+    const refuse = (failure: LogoutTokenError['failure'], code?: string): FastifyReply => {
+      const unavailable = failure === 'unavailable'
+      request.log.warn({ event: 'oidc.back_channel_logout.rejected', provider: options.scheme, failure, errorCode: code }, 'back-channel logout refused')
+      return unavailable
+        ? reply.code(503).send({ error: 'temporarily_unavailable' })
+        : reply.code(400).send({ error: 'invalid_request' })
+    }
+    const token = singleValue(request.body, 'logout_token')
+    if (typeof token !== 'string') return refuse('malformed', 'LOGOUT_TOKEN_MISSING')
+    const config = options.metadata()
+    const keySet = config === undefined ? undefined : keySetOf(config)
+    if (config === undefined || keySet === undefined) return refuse('unavailable', 'METADATA_NOT_LOADED')
+    let validated
+    try {
+      validated = await validateLogoutToken(token, {
+        issuer: config.serverMetadata().issuer,
+        clientId: options.clientId,
+        algorithm: options.algorithm,
+        keys: keySet,
+        clockToleranceSeconds: CLOCK_TOLERANCE_SECONDS
+      })
+    } catch (error) {
+      if (error instanceof LogoutTokenError) return refuse(error.failure, error.code)
+      throw error
+    }
+    // One use per jti, on every instance that shares the store.
+    if (!await replays.remember(`${validated.issuer}\u0000${validated.jti}`, validated.acceptableUntilMs)) return refuse('replay', 'LOGOUT_TOKEN_REPLAYED')
+    const indexKey = validated.sid !== undefined
+      ? providerSessionIndexKey(validated.issuer, validated.sid)
+      : providerSubjectIndexKey(validated.issuer, validated.sub ?? '')
+    const ended = await app.session.revokeIndexed(indexKey)
+    request.log.info({ event: 'oidc.back_channel_logout.succeeded', provider: options.scheme, by: validated.sid !== undefined ? 'sid' : 'sub', sessions: ended }, 'back-channel logout')
+    return reply.code(200).send()
   })
 }

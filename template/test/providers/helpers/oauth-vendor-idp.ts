@@ -27,6 +27,8 @@ export interface VendorIdp {
   readonly planted: string[]
   /** Answers the token endpoint in GitHub's shape (lower-case bearer, no id_token). */
   githubShape: boolean
+  /** When set, the token endpoint's `expires_in` for a grant type (undefined: the server's own). */
+  tokenExpiresIn: ((grantType: string | undefined) => number | undefined) | undefined
   settings: (clientId: string, clientSecret: string, extra?: SettingsObject) => SettingsObject
   close: () => Promise<void>
 }
@@ -49,6 +51,7 @@ export async function startVendorIdp (userInformation: Record<string, unknown>):
     userInformationAuthorizations: [],
     planted: [],
     githubShape: false,
+    tokenExpiresIn: undefined,
     settings: (clientId, clientSecret, extra = {}) => ({
       Enabled: true,
       ClientId: clientId,
@@ -85,6 +88,8 @@ export async function startVendorIdp (userInformation: Record<string, unknown>):
       delete body.refresh_token
       body.token_type = 'bearer'
     }
+    const expiresIn = idp.tokenExpiresIn?.(request.body?.grant_type)
+    if (expiresIn !== undefined) (response.body as Record<string, unknown>).expires_in = expiresIn
     for (const key of ['access_token', 'id_token', 'refresh_token']) {
       const value = (response.body as Record<string, unknown>)[key]
       if (typeof value === 'string') idp.planted.push(value)

@@ -3,7 +3,7 @@
  * Development so that an http IdP on loopback is accepted, as an operator would run it locally.
  */
 import type { AddressInfo } from 'node:net'
-import { buildTestApp, type TestApp } from '../../helpers/app.js'
+import { buildTestApp, type TestApp, type TestAppOptions } from '../../helpers/app.js'
 import { waitFor } from '../../helpers/wait.js'
 
 export interface ListeningApp extends TestApp {
@@ -13,8 +13,8 @@ export interface ListeningApp extends TestApp {
 
 type Settings = NonNullable<Parameters<typeof buildTestApp>[0]>['settings']
 
-export async function startProviderApp (settings: Settings): Promise<ListeningApp> {
-  const test = await buildTestApp({ nodeEnv: 'development', settings, testSignIn: false })
+export async function startProviderApp (settings: Settings, configure?: TestAppOptions['configure']): Promise<ListeningApp> {
+  const test = await buildTestApp({ nodeEnv: 'development', settings, testSignIn: false, ...(configure === undefined ? {} : { configure }) })
   await test.app.listen({ host: '127.0.0.1', port: 0 })
   const origin = `http://127.0.0.1:${(test.app.server.address() as AddressInfo).port}`
   return { ...test, origin, close: async () => { await test.app.close() } }

@@ -1,0 +1,188 @@
+/**
+ * Token refresh with SaveTokens against oidc-provider on loopback (refresh tokens issued and
+ * rotated, short access-token lifetime): `app.session.accessToken(request, reply)` hands out the
+ * stored access token while it is valid for more than a minute, else refreshes it first, once per
+ * session even with concurrent callers in one process and on two instances sharing a state store
+ * (the provider's token endpoint counts the refresh grants). A refresh token the provider refuses
+ * ends the session cleanly: no token, the cookie deleted, the next request anonymous, a log line
+ * naming the class and no token in any log or cookie.
+ */
+import type { AddressInfo } from 'node:net'
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import type { FastifyInstance } from 'fastify'
+import { buildTestApp, storedSession, testKeyRing, testStateStore, type TestApp } from '../helpers/app.js'
+import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-session.js'
+import { throughIdpLogin } from './helpers/oidc-interaction.js'
+import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
+import { waitUntilReady } from './helpers/provider-app.js'
+import type { KeyRing } from '../../src/auth/key-ring.js'
+import type { StateStore } from '../../src/state/state-store.js'
+
+const SECRET = 'refresh-client-secret-PLANTED-93'
+const CLIENT_ID = 'refresh-client'
+const TOKEN_PATH = '/test-only/access-token'
+
+/** The consuming application's use of the API: a route that needs the provider access token. */
+function addTokenRoute (app: FastifyInstance): void {
+  app.get(TOKEN_PATH, async (request, reply) => {
+    const token = await app.session.accessToken(request, reply)
+    if (token === undefined) return await reply.code(401).send({ error: 'no_token' })
+    return { token }
+  })
+}
+
+interface Instance extends TestApp { readonly origin: string }
+
+async function startInstance (issuer: string, store: StateStore, keyRing: KeyRing): Promise<Instance> {
+  const test = await buildTestApp({
+    nodeEnv: 'development',
+    testSignIn: false,
+    stateStore: store,
+    keyRing,
+    configure: addTokenRoute,
+    settings: { Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: issuer, ClientId: CLIENT_ID, ClientSecret: SECRET, SaveTokens: true, Scopes: ['openid', 'profile'] } } } }
+  })
+  await test.app.listen({ host: '127.0.0.1', port: 0 })
+  return { ...test, origin: `http://127.0.0.1:${(test.app.server.address() as AddressInfo).port}` }
+}
+
+/** Access tokens of the code grant live `accessTokenTtlSeconds`, refreshed ones an hour. */
+async function startSetup (accessTokenTtlSeconds: number, instances: number): Promise<{ idp: OidcIdp, apps: Instance[] }> {
+  const idp = await startOidcIdp({
+    clientId: CLIENT_ID,
+    clientSecret: SECRET,
+    accounts: { ada: { name: 'Ada Lovelace' } },
+    refreshTokens: { accessTokenTtlSeconds, refreshedAccessTokenTtlSeconds: 3600 }
+  })
+  const store = testStateStore()
+  const keyRing = testKeyRing()
+  const apps: Instance[] = []
+  for (let index = 0; index < instances; index++) apps.push(await startInstance(idp.issuer, store, keyRing))
+  // One redirect URI: every instance serves the same site behind a balancer; the first one's origin stands in for it.
+  await idp.configure(`${apps[0]!.origin}/signin-oidc`)
+  for (const app of apps) await waitUntilReady(app.origin)
+  return { idp, apps }
+}
+
+async function signIn (app: Instance, session: HttpSession): Promise<void> {
+  const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
+  const callbackUrl = await throughIdpLogin(session, start.location!, app.origin, 'ada')
+  const callback = await session.request(callbackUrl)
+  assert.equal(sessionCookiesSet(callback.response).length, 1, 'signed in')
+}
+
+/** The same browser's cookies sent to another instance of the same site. */
+function cookieHeader (session: HttpSession, app: Instance): string {
+  return session.jar.header(new URL(app.origin))
+}
+
+async function getToken (origin: string, cookie: string): Promise<{ status: number, token?: string, setCookie: string[] }> {
+  const response = await fetch(`${origin}${TOKEN_PATH}`, { headers: { cookie, accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(20_000) })
+  const body = await response.json() as { token?: string }
+  return { status: response.status, ...(body.token === undefined ? {} : { token: body.token }), setCookie: response.headers.getSetCookie() }
+}
+
+function allLogs (apps: Instance[]): string {
+  return apps.map((app) => app.logs.text()).join('\n')
+}
+
+describe('an access token valid for longer than the skew', () => {
+  let idp: OidcIdp
+  let apps: Instance[]
+  before(async () => { ({ idp, apps } = await startSetup(3600, 1)) })
+  after(async () => {
+    for (const app of apps ?? []) await app.app.close()
+    await idp?.close()
+  })
+
+  test('is handed out as stored, without a refresh', async () => {
+    const session = new HttpSession()
+    const app = apps[0]!
+    await signIn(app, session)
+    const stored = await storedSession(app.app, app.keyRing, cookieHeader(session, app))
+    const result = await getToken(app.origin, cookieHeader(session, app))
+    assert.equal(result.status, 200)
+    assert.equal(result.token, stored?.tokens?.access_token)
+    assert.equal(idp.grants.refresh_token, undefined, 'no refresh grant')
+  })
+
+  test('an anonymous caller gets nothing', async () => {
+    const result = await getToken(apps[0]!.origin, '')
+    assert.equal(result.status, 401)
+  })
+})
+
+describe('an access token expiring within the skew', () => {
+  let idp: OidcIdp
+  let apps: Instance[]
+  before(async () => { ({ idp, apps } = await startSetup(30, 2)) })
+  after(async () => {
+    for (const app of apps ?? []) await app.app.close()
+    await idp?.close()
+  })
+
+  test('concurrent callers in one process share one refresh; the new tokens are in the session record only', async () => {
+    const session = new HttpSession()
+    const app = apps[0]!
+    await signIn(app, session)
+    const cookie = cookieHeader(session, app)
+    const before = await storedSession(app.app, app.keyRing, cookie)
+    const grantsBefore = idp.grants.refresh_token ?? 0
+    const results = await Promise.all(Array.from({ length: 8 }, async () => await getToken(app.origin, cookie)))
+    assert.deepEqual(results.map((result) => result.status), Array(8).fill(200))
+    assert.equal(new Set(results.map((result) => result.token)).size, 1, 'every caller got the same token')
+    assert.equal((idp.grants.refresh_token ?? 0) - grantsBefore, 1, 'exactly one refresh grant at the provider')
+    const after = await storedSession(app.app, app.keyRing, cookie)
+    assert.equal(after?.tokens?.access_token, results[0]?.token)
+    assert.notEqual(after?.tokens?.access_token, before?.tokens?.access_token)
+    assert.notEqual(after?.tokens?.refresh_token, before?.tokens?.refresh_token, 'the provider rotated the refresh token')
+    assert.equal(after?.sessionId, before?.sessionId, 'the same session')
+    // Never in a cookie or a log.
+    const planted = [...idp.issuedTokenResponseValues, SECRET]
+    assert.deepEqual(findPlanted(results.flatMap((result) => result.setCookie).join('\n'), planted), [])
+    assert.deepEqual(findPlanted(allLogs(apps), planted), [])
+    assert.ok(app.logs.events('session.token_refresh.succeeded').length >= 1)
+  })
+
+  test('concurrent callers on two instances sharing the store share one refresh', async () => {
+    const session = new HttpSession()
+    await signIn(apps[0]!, session)
+    const cookie = cookieHeader(session, apps[0]!)
+    // Both instances have the session cached before the race.
+    for (const app of apps) assert.equal((await fetch(`${app.origin}/api/application-information`, { headers: { cookie, accept: 'application/json' } })).status, 200)
+    const grantsBefore = idp.grants.refresh_token ?? 0
+    const results = await Promise.all(Array.from({ length: 6 }, async (_, index) => await getToken(apps[index % 2]!.origin, cookie)))
+    assert.deepEqual(results.map((result) => result.status), Array(6).fill(200))
+    assert.equal(new Set(results.map((result) => result.token)).size, 1, 'both instances hand out the same refreshed token')
+    assert.equal((idp.grants.refresh_token ?? 0) - grantsBefore, 1, 'exactly one refresh grant for both instances')
+    // Valid for an hour now: both instances hand it out without another refresh.
+    for (const app of apps) {
+      const again = await getToken(app.origin, cookie)
+      assert.equal(again.token, results[0]?.token)
+    }
+    assert.equal((idp.grants.refresh_token ?? 0) - grantsBefore, 1)
+  })
+
+  test('a refresh token the provider refuses ends the session cleanly', async () => {
+    const session = new HttpSession()
+    const app = apps[0]!
+    await signIn(app, session)
+    const cookie = cookieHeader(session, app)
+    const stored = await storedSession(app.app, app.keyRing, cookie)
+    assert.ok(stored?.tokens?.refresh_token !== undefined)
+    await idp.revokeRefreshToken(stored.tokens.refresh_token)
+    const result = await getToken(app.origin, cookie)
+    assert.equal(result.status, 401)
+    assert.ok(result.setCookie.some((line) => /Authentication=;/.test(line)), 'the session cookie is deleted')
+    for (const instance of apps) {
+      const response = await fetch(`${instance.origin}/api/application-information`, { headers: { cookie, accept: 'application/json' } })
+      assert.equal(response.status, 401, 'the old cookie is anonymous on every instance')
+    }
+    assert.equal(await storedSession(app.app, app.keyRing, cookie), undefined, 'the session record is gone')
+    const failed = app.logs.events('session.token_refresh.failed')
+    assert.equal(failed.at(-1)?.failure, 'invalid_grant')
+    assert.equal(failed.at(-1)?.oauthError, 'invalid_grant')
+    assert.deepEqual(findPlanted(allLogs(apps), [...idp.issuedTokenResponseValues, SECRET]), [])
+  })
+})
