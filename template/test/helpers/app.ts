@@ -171,6 +171,21 @@ export const standardUser = (): Claim[] => [
   claim('application:permission', 'application.read')
 ]
 
+/** The standard user, and the same user with the administrator role, the manage permission or the auditors group. */
+export const PRINCIPALS = {
+  reader: (): Claim[] => standardUser(),
+  admin: (): Claim[] => [...standardUser(), claim('application:role', 'Administrator')],
+  manager: (): Claim[] => [...standardUser(), claim('application:permission', 'application.manage')],
+  auditor: (): Claim[] => [...standardUser(), claim('application:group', 'auditors')]
+} as const
+
+/** Signs each named principal of {@link PRINCIPALS} in: their Cookie headers by name. */
+export async function signInEach<K extends keyof typeof PRINCIPALS> (app: FastifyInstance, names: readonly K[]): Promise<Record<K, string>> {
+  const cookies: Partial<Record<K, string>> = {}
+  for (const name of names) cookies[name] = await signIn(app, PRINCIPALS[name]())
+  return cookies as Record<K, string>
+}
+
 /** An embedded state store with the default bounds, to share between test apps. */
 export function testStateStore (): EmbeddedStateStore {
   return createEmbeddedStore(loadTestConfiguration().config.State.Embedded)

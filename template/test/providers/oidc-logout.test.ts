@@ -56,10 +56,7 @@ describe('SignOutAtProvider true', () => {
   let idp: OidcIdp
   let app: ListeningApp
   before(async () => { ({ idp, app } = await startPair(true)) })
-  after(async () => {
-    await app?.close()
-    await idp?.close()
-  })
+  after(async () => { await app?.close(); await idp?.close() })
 
   test('logout ends the local session and continues at end_session_endpoint with id_token_hint; the provider returns to the local return URL', async () => {
     const session = new HttpSession()
@@ -108,10 +105,7 @@ describe('SignOutAtProvider false (default)', () => {
   let idp: OidcIdp
   let app: ListeningApp
   before(async () => { ({ idp, app } = await startPair(false)) })
-  after(async () => {
-    await app?.close()
-    await idp?.close()
-  })
+  after(async () => { await app?.close(); await idp?.close() })
 
   test('logout stays local and the signed-out callback path is not a route', async () => {
     const session = new HttpSession()
