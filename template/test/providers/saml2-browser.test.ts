@@ -8,20 +8,19 @@
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import type { TestApp } from '../helpers/app.js'
+import { launchChromium, type HeadlessBrowser } from './helpers/browser.js'
 import { assertNoLeak, buildSaml2App, SESSION_COOKIE_NAMES, waitForSaml2 } from './saml-helpers/app.js'
 import { TestIdentityProvider } from './saml-helpers/identity-provider.js'
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
 const ROLE_URI = 'http://schemas.microsoft.com/ws/2008/06/identity/claims/role'
 const EMAIL_URI = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress'
 const WAIT = { timeout: 15_000 }
 
 const idp = new TestIdentityProvider()
 let subject: TestApp
-let browser: Browser
+let browser: HeadlessBrowser
 let appOrigin: string
 
 before(async () => {
@@ -35,7 +34,7 @@ before(async () => {
   await subject.app.listen({ host: '127.0.0.1', port: 0 })
   appOrigin = `http://127.0.0.1:${(subject.app.server.address() as AddressInfo).port}`
   await waitForSaml2(subject.app)
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS, timeout: 30_000 })
+  browser = await launchChromium()
 })
 
 after(async () => {

@@ -8,14 +8,11 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { chromium, type Browser } from 'playwright-core'
 import { buildTestApp, standardUser, type TestApp } from '../helpers/app.js'
-
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
+import { launchChromium, type HeadlessBrowser } from '../providers/helpers/browser.js'
 
 let t: TestApp
-let browser: Browser
+let browser: HeadlessBrowser
 let attacker: Server
 /** Where the app and the attacker's page listen: two origins, so the form post is cross-site. */
 const origins = { app: '', attacker: '' }
@@ -39,7 +36,7 @@ before(async () => {
   })
   await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve))
   origins.attacker = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS, timeout: 30_000 })
+  browser = await launchChromium()
 })
 
 after(async () => {
