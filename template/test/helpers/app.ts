@@ -4,7 +4,7 @@
  * test-only identity flow registered by the test itself (never shipped in the app).
  */
 import { randomBytes } from 'node:crypto'
-import type { TestContext } from 'node:test'
+import { after, before, type TestContext } from 'node:test'
 import { Writable } from 'node:stream'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -146,6 +146,17 @@ export async function build (context: Pick<TestContext, 'after'>, options: TestA
   const built = await buildTestApp(options)
   context.after(async () => { await built.app.close() })
   return built
+}
+
+/**
+ * For a suite (`describe`): builds the app in `before` and closes it in `after`; inside the tests
+ * `t.app` is the ready app. `const t = buildForSuite({ configure })`.
+ */
+export function buildForSuite (options: TestAppOptions = {}): TestApp {
+  const fixture = {} as { -readonly [K in keyof TestApp]: TestApp[K] }
+  before(async () => { Object.assign(fixture, await buildTestApp(options)) })
+  after(async () => { await fixture.app?.close() })
+  return fixture
 }
 
 /** Cookies from Set-Cookie headers whose value is non-empty, as a Cookie header value. */

@@ -4,6 +4,7 @@
  * and without an evaluator the seam does nothing.
  */
 import { describe, test, type TestContext } from 'node:test'
+import type { LightMyRequestResponse } from 'fastify'
 import assert from 'node:assert/strict'
 import { ApplicationAuthorizationPolicyNames } from '../../src/auth/policies.js'
 import type { GovernanceContext } from '../../src/plugins/authorization.js'
@@ -28,10 +29,15 @@ async function harness (test: Pick<TestContext, 'after'>, decide?: (context: Gov
 
 const json = { accept: 'application/json' }
 
+/** A JSON POST to a governed route, anonymous or with a session cookie. */
+async function post (t: TestApp, url: string, cookie?: string): Promise<LightMyRequestResponse> {
+  return await t.app.inject({ method: 'POST', url, headers: cookie === undefined ? json : { ...json, cookie } })
+}
+
 describe('governance seam', () => {
   test('an anonymous request never reaches the evaluator', async (context) => {
     const t = await harness(context, () => true)
-    const response = await t.app.inject({ method: 'POST', url: '/orders/approve', headers: json })
+    const response = await post(t, '/orders/approve')
     assert.equal(response.statusCode, 401)
     assert.equal(t.calls.length, 0)
   })
@@ -39,7 +45,7 @@ describe('governance seam', () => {
   test('a forbidden request never reaches the evaluator', async (context) => {
     const t = await harness(context, () => true)
     const cookie = await signIn(t.app, standardUser())
-    const response = await t.app.inject({ method: 'POST', url: '/orders/purge', headers: { ...json, cookie } })
+    const response = await post(t, '/orders/purge', cookie)
     assert.equal(response.statusCode, 403)
     assert.equal((response.json() as Record<string, unknown>).code, 'APP_ERR_AUTH_FORBIDDEN')
     assert.equal(t.calls.length, 0)
@@ -48,7 +54,7 @@ describe('governance seam', () => {
   test('an authorized request is evaluated with the action and principal; permit runs the handler', async (context) => {
     const t = await harness(context, () => true)
     const cookie = await signIn(t.app, standardUser())
-    const response = await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { ...json, cookie } })
+    const response = await post(t, '/orders/approve', cookie)
     assert.equal(response.statusCode, 200)
     assert.deepEqual(response.json(), { approved: true })
     assert.equal(t.calls.length, 1)
@@ -65,7 +71,7 @@ describe('governance seam', () => {
       }
     })
     const cookie = await signIn(t.app, standardUser())
-    const denied = await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { ...json, cookie } })
+    const denied = await post(t, '/orders/approve', cookie)
     assert.equal(denied.statusCode, 403)
     assert.equal(denied.headers['content-type'], 'application/problem+json; charset=utf-8')
     assert.equal((denied.json() as Record<string, unknown>).code, 'APP_ERR_GOVERNANCE_DENIED')
@@ -82,7 +88,7 @@ describe('governance seam', () => {
   test('an administrator passes authorization and then meets the evaluator', async (context) => {
     const t = await harness(context, (governed) => governed.action !== 'orders.purge')
     const cookie = await signIn(t.app, [...standardUser(), claim('application:role', 'Administrator')])
-    const response = await t.app.inject({ method: 'POST', url: '/orders/purge', headers: { ...json, cookie } })
+    const response = await post(t, '/orders/purge', cookie)
     assert.equal(response.statusCode, 403)
     assert.equal((response.json() as Record<string, unknown>).code, 'APP_ERR_GOVERNANCE_DENIED')
     assert.deepEqual(t.calls.map((call) => call.action), ['orders.purge'])
@@ -91,7 +97,7 @@ describe('governance seam', () => {
   test('without an evaluator the seam does nothing', async (context) => {
     const t = await harness(context)
     const cookie = await signIn(t.app, standardUser())
-    assert.equal((await t.app.inject({ method: 'POST', url: '/orders/approve', headers: { ...json, cookie } })).statusCode, 200)
-    assert.equal((await t.app.inject({ method: 'POST', url: '/orders/approve', headers: json })).statusCode, 401)
+    assert.equal((await post(t, '/orders/approve', cookie)).statusCode, 200)
+    assert.equal((await post(t, '/orders/approve')).statusCode, 401)
   })
 })
