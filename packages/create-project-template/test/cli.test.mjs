@@ -37,61 +37,29 @@ test('--version prints the package version', async () => {
 })
 
 /**
+ * A bad-input case whose arguments and message do not depend on the directory it runs in.
+ * @param {string} title
+ * @param {string[]} args
+ * @param {string} message
+ */
+const fixed = (title, args, message) => ({ title, args: () => args, message: () => message })
+
+/**
  * One bad-input case: a fresh directory `root` prepared by `setup`, the generator run there with
  * `args`; the exact stderr, exit status 2, empty stdout and an unchanged tree are asserted.
  * @type {Array<{ title: string, args: (root: string) => string[], message: (root: string) => string, setup?: (root: string) => void, skip?: string | false }>}
  */
 const BAD_INPUT = [
-  {
-    title: 'an unknown option',
-    args: () => ['my-app', '--bogus'],
-    message: () => `Unknown option --bogus. ${VALID_OPTIONS}`
-  },
-  {
-    title: 'an unknown short option',
-    args: () => ['my-app', '-x'],
-    message: () => `Unknown option -x. ${VALID_OPTIONS}`
-  },
-  {
-    title: 'a value for a flag',
-    args: () => ['my-app', '--force=yes'],
-    message: () => 'Option --force does not take a value.'
-  },
-  {
-    title: 'an invalid --authProvider value, listing the valid ones',
-    args: () => ['my-app', '--authProvider', 'saml'],
-    message: () => 'Invalid --authProvider value "saml". Valid values: cookie, none.'
-  },
-  {
-    title: 'an --authProvider in the wrong case',
-    args: () => ['my-app', '--authProvider=None'],
-    message: () => 'Invalid --authProvider value "None". Valid values: cookie, none.'
-  },
-  {
-    title: '--authProvider without a value',
-    args: () => ['my-app', '--authProvider'],
-    message: () => 'Option --authProvider needs a value.'
-  },
-  {
-    title: 'an invalid --name',
-    args: () => ['my-app', '--name', 'my-app'],
-    message: () => 'Invalid --name. The name "my-app" is not valid: expected PascalCase, an upper-case letter followed by letters and digits only (for example MyApp), because it becomes the configuration root key, the environment-variable prefix and part of cookie names.'
-  },
-  {
-    title: 'a directory that yields no valid name',
-    args: () => ['9lives'],
-    message: () => 'No valid name can be derived from the directory name "9lives": The name "9lives" is not valid: expected PascalCase, an upper-case letter followed by letters and digits only (for example MyApp), because it becomes the configuration root key, the environment-variable prefix and part of cookie names. Pass --name <Name>.'
-  },
-  {
-    title: 'two directories',
-    args: () => ['one', 'two'],
-    message: () => 'Expected one <directory>, got 2: one two.'
-  },
-  {
-    title: 'no directory and no terminal (nothing is asked)',
-    args: () => ['--authProvider', 'none'],
-    message: () => 'Missing <directory>: pass the directory to create the project in (no terminal, so nothing is asked).'
-  },
+  fixed('an unknown option', ['my-app', '--bogus'], `Unknown option --bogus. ${VALID_OPTIONS}`),
+  fixed('an unknown short option', ['my-app', '-x'], `Unknown option -x. ${VALID_OPTIONS}`),
+  fixed('a value for a flag', ['my-app', '--force=yes'], 'Option --force does not take a value.'),
+  fixed('an invalid --authProvider value, listing the valid ones', ['my-app', '--authProvider', 'saml'], 'Invalid --authProvider value "saml". Valid values: cookie, none.'),
+  fixed('an --authProvider in the wrong case', ['my-app', '--authProvider=None'], 'Invalid --authProvider value "None". Valid values: cookie, none.'),
+  fixed('--authProvider without a value', ['my-app', '--authProvider'], 'Option --authProvider needs a value.'),
+  fixed('an invalid --name', ['my-app', '--name', 'my-app'], 'Invalid --name. The name "my-app" is not valid: expected PascalCase, an upper-case letter followed by letters and digits only (for example MyApp), because it becomes the configuration root key, the environment-variable prefix and part of cookie names.'),
+  fixed('a directory that yields no valid name', ['9lives'], 'No valid name can be derived from the directory name "9lives": The name "9lives" is not valid: expected PascalCase, an upper-case letter followed by letters and digits only (for example MyApp), because it becomes the configuration root key, the environment-variable prefix and part of cookie names. Pass --name <Name>.'),
+  fixed('two directories', ['one', 'two'], 'Expected one <directory>, got 2: one two.'),
+  fixed('no directory and no terminal (nothing is asked)', ['--authProvider', 'none'], 'Missing <directory>: pass the directory to create the project in (no terminal, so nothing is asked).'),
   {
     title: 'a non-empty target directory without --force',
     setup: (root) => { mkdirSync(join(root, 'my-app')); writeFileSync(join(root, 'my-app', 'notes.txt'), 'mine') },
@@ -126,11 +94,7 @@ const BAD_INPUT = [
       ? "The target directory /proc/create-project-template-test cannot be created: ENOENT: no such file or directory, mkdir '/proc/create-project-template-test'."
       : 'The target directory /proc/create-project-template-test cannot be created: /proc is not writable.'
   },
-  {
-    title: 'a target inside the template',
-    args: () => [join(TEMPLATE_DIR, 'generated-here')],
-    message: () => `The target directory ${join(TEMPLATE_DIR, 'generated-here')} is inside the template (${TEMPLATE_DIR}); choose a directory outside it.`
-  }
+  fixed('a target inside the template', [join(TEMPLATE_DIR, 'generated-here')], `The target directory ${join(TEMPLATE_DIR, 'generated-here')} is inside the template (${TEMPLATE_DIR}); choose a directory outside it.`)
 ]
 
 describe('invalid input: exact message, exit status 2, nothing written', () => {

@@ -1,7 +1,8 @@
 /**
  * Provider names are written once (PROVIDER_NAMES and VENDOR_NAMES in src/config/schema.ts): each
  * provider has a configuration section, required-key startup rules, a registration and, for a
- * vendor slot, a handler slot. A name added to the list but missed by any of them fails here.
+ * vendor slot, a handler slot. A name added to the list but missed by any of them fails here
+ * (test/config/rules.test.ts checks each vendor's required keys one by one).
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -23,13 +24,6 @@ describe('provider names', () => {
       const loaded = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Providers: { [name]: { Enabled: true } } } } })
       const required = loaded.errors.filter((problem) => problem.key.startsWith(`${PROVIDERS}:${name}:`) && problem.message.endsWith('is required when the provider is enabled.'))
       assert.ok(required.length > 0, `${name}: no required-key problem in ${JSON.stringify(loaded.errors.map((problem) => problem.key))}`)
-    }
-  })
-
-  test('every vendor slot requires its client and endpoints', () => {
-    for (const name of VENDOR_NAMES) {
-      const loaded = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Providers: { [name]: { Enabled: true } } } } })
-      assert.deepEqual(loaded.errors.map((problem) => problem.key), ['ClientId', 'ClientSecret', 'AuthorizationEndpoint', 'TokenEndpoint', 'UserInformationEndpoint'].map((key) => `${PROVIDERS}:${name}:${key}`))
     }
   })
 

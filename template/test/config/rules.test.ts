@@ -5,6 +5,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { RULES } from '../../src/config/rules.js'
+import { VENDOR_NAMES } from '../../src/config/schema.js'
 import { loadTestConfiguration } from '../helpers/app.js'
 
 type Settings = NonNullable<Parameters<typeof loadTestConfiguration>[0]>['settings']
@@ -162,7 +163,7 @@ const cases: RuleCase[] = [
     messages: []
   },
   // Vendors.
-  ...(['VendorA', 'VendorB', 'VendorC'] as const).map((vendor): RuleCase => ({
+  ...VENDOR_NAMES.map((vendor): RuleCase => ({
     name: `an enabled ${vendor} needs its client and endpoints`,
     settings: { Authentication: { Providers: { [vendor]: { Enabled: true } } } },
     messages: ['ClientId', 'ClientSecret', 'AuthorizationEndpoint', 'TokenEndpoint', 'UserInformationEndpoint']

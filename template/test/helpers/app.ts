@@ -4,7 +4,7 @@
  * test-only identity flow registered by the test itself (never shipped in the app).
  */
 import { randomBytes } from 'node:crypto'
-import type { TestContext } from 'node:test'
+import { after, before, type TestContext } from 'node:test'
 import { Writable } from 'node:stream'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -148,6 +148,17 @@ export async function build (context: Pick<TestContext, 'after'>, options: TestA
   return built
 }
 
+/**
+ * For a suite (`describe`): builds the app in `before` and closes it in `after`; inside the tests
+ * `t.app` is the ready app. `const t = buildForSuite({ configure })`.
+ */
+export function buildForSuite (options: TestAppOptions = {}): TestApp {
+  const fixture = {} as { -readonly [K in keyof TestApp]: TestApp[K] }
+  before(async () => { Object.assign(fixture, await buildTestApp(options)) })
+  after(async () => { await fixture.app?.close() })
+  return fixture
+}
+
 /** Cookies from Set-Cookie headers whose value is non-empty, as a Cookie header value. */
 export function cookieHeaderFrom (response: LightMyRequestResponse): string {
   return response.cookies.filter((cookie) => cookie.value !== '').map((cookie) => `${cookie.name}=${cookie.value}`).join('; ')
@@ -170,6 +181,21 @@ export const standardUser = (): Claim[] => [
   claim('application:group', 'engineering'),
   claim('application:permission', 'application.read')
 ]
+
+/** The standard user, and the same user with the administrator role, the manage permission or the auditors group. */
+export const PRINCIPALS = {
+  reader: (): Claim[] => standardUser(),
+  admin: (): Claim[] => [...standardUser(), claim('application:role', 'Administrator')],
+  manager: (): Claim[] => [...standardUser(), claim('application:permission', 'application.manage')],
+  auditor: (): Claim[] => [...standardUser(), claim('application:group', 'auditors')]
+} as const
+
+/** Signs each named principal of {@link PRINCIPALS} in: their Cookie headers by name. */
+export async function signInEach<K extends keyof typeof PRINCIPALS> (app: FastifyInstance, names: readonly K[]): Promise<Record<K, string>> {
+  const cookies: Partial<Record<K, string>> = {}
+  for (const name of names) cookies[name] = await signIn(app, PRINCIPALS[name]())
+  return cookies as Record<K, string>
+}
 
 /** An embedded state store with the default bounds, to share between test apps. */
 export function testStateStore (): EmbeddedStateStore {

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { ApplicationAuthorizationPolicyNames } from '../../src/auth/policies.js'
 import { AppError } from '../../src/errors.js'
-import { build, buildTestApp, claim, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { build, buildTestApp, claim, signIn, signInEach, standardUser, type TestApp } from '../helpers/app.js'
 
 const OPEN_POSTURE = { Authentication: { Enabled: false, Cookie: { Enabled: false } }, Authorization: { RequireAuthenticatedUserByDefault: false } }
 
@@ -39,19 +39,12 @@ describe('ApplicationAuthorizationPolicyNames', () => {
 })
 
 describe('authorization with the fallback policy on (default)', () => {
+  const ROLES = ['reader', 'admin', 'manager', 'auditor'] as const
   let t: TestApp
-  let reader: string
-  let admin: string
-  let manager: string
-  let auditor: string
+  let cookies: Record<typeof ROLES[number], string>
   before(async () => {
-    t = await buildTestApp({
-      configure: addProbeRoutes
-    })
-    reader = await signIn(t.app, standardUser())
-    admin = await signIn(t.app, [...standardUser(), claim('application:role', 'Administrator')])
-    manager = await signIn(t.app, [...standardUser(), claim('application:permission', 'application.manage')])
-    auditor = await signIn(t.app, [...standardUser(), claim('application:group', 'auditors')])
+    t = await buildTestApp({ configure: addProbeRoutes })
+    cookies = await signInEach(t.app, ROLES)
   })
   after(async () => { await t.app.close() })
 
@@ -71,8 +64,7 @@ describe('authorization with the fallback policy on (default)', () => {
   for (const [url, anonymous, ...signedIn] of table) {
     test(`${url}: anonymous ${anonymous}, reader/admin/manager/auditor ${signedIn.join('/')}`, async () => {
       assert.equal(await status(url), anonymous)
-      const users = [reader, admin, manager, auditor]
-      for (const [index, expected] of signedIn.entries()) assert.equal(await status(url, users[index]), expected, `user ${index}`)
+      for (const [index, expected] of signedIn.entries()) assert.equal(await status(url, cookies[ROLES[index]!]), expected, ROLES[index])
     })
   }
 

@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { createKeyRing } from '../../src/auth/key-ring.js'
 import type { Claim } from '../../src/auth/principal.js'
 import { sealSessionReference } from '../../src/auth/ticket.js'
-import { build, antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, storedSession, TEST_SIGN_IN_PATH, type TestApp } from '../helpers/app.js'
+import { buildForSuite, build, antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, storedSession, TEST_SIGN_IN_PATH, type TestApp } from '../helpers/app.js'
 import { cookieAttributes, setCookieLines } from '../helpers/cookies.js'
 
 const SECURE_NAME = '__Host-ProjectTemplate.Web.Authentication'
@@ -207,9 +207,7 @@ describe('lifetime (injected clock)', () => {
 })
 
 describe('revocation (embedded store)', () => {
-  let t: TestApp
-  before(async () => { t = await buildTestApp() })
-  after(async () => { await t.app.close() })
+  const t = buildForSuite()
 
   test('after logout a copy of the old cookie is refused and cleared', async () => {
     const cookie = await signIn(t.app, standardUser())

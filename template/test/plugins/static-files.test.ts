@@ -9,12 +9,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../../src/app.js'
 import { createLogger } from '../../src/logger.js'
-import { buildTestApp, LogCapture, loadTestConfiguration, testKeyRing, type TestApp } from '../helpers/app.js'
+import { buildForSuite, LogCapture, loadTestConfiguration, testKeyRing, type TestApp } from '../helpers/app.js'
 
 describe('static files', () => {
-  let t: TestApp
-  before(async () => { t = await buildTestApp() })
-  after(async () => { await t.app.close() })
+  const t = buildForSuite()
 
   const files: Array<[string, string]> = [
     ['/css/site.css', 'text/css; charset=utf-8'],

@@ -11,25 +11,18 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
-import { createServer as createNetServer, type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { networkCauseCode, urlForLog } from '../../src/auth/outbound-diagnostics.js'
 import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-session.js'
 import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
 import { createSigningKey } from './saml-helpers/certificates.js'
 import { waitFor } from '../helpers/wait.js'
+import { closedPort } from '../helpers/ports.js'
 
 const CLIENT_ID = 'diagnostics-client'
 const RIGHT_SECRET = 'right-secret-PLANTED-5b1c'
 const WRONG_SECRET = 'wrong-secret-PLANTED-0f7e'
-
-async function closedPort (): Promise<number> {
-  const server = createNetServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => { resolve() }))
-  return port
-}
 
 describe('a wrong client secret', () => {
   let idp: OidcIdp

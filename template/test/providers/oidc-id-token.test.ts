@@ -7,12 +7,11 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { createServer } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-session.js'
 import { storedSession } from '../helpers/app.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
 import { startTokenIdp, type TokenAnswer, type TokenIdp } from './helpers/token-idp.js'
+import { closedPort } from '../helpers/ports.js'
 
 const CLIENT_ID = 'id-token-client'
 const CLIENT_SECRET = 'oidc-secret-PLANTED-31d0aa'
@@ -151,10 +150,7 @@ describe('OpenID Connect options and outages', () => {
   })
 
   test('an unreachable token endpoint is a token failure without a session', async (context) => {
-    const closed = createServer()
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
-    const deadPort = (closed.address() as AddressInfo).port
-    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    const deadPort = await closedPort()
     const deadIdp = await startTokenIdp(CLIENT_ID, { tokenEndpoint: `http://localhost:${deadPort}/token` })
     const target = await startProviderApp(oidcSettings(deadIdp.issuer))
     context.after(async () => { await target.close(); await deadIdp.close() })
@@ -166,10 +162,7 @@ describe('OpenID Connect options and outages', () => {
   })
 
   test('unloadable discovery: the app starts, /health/ready is 503 naming the provider, the login page marks it unavailable', async (context) => {
-    const closed = createServer()
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
-    const deadPort = (closed.address() as AddressInfo).port
-    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    const deadPort = await closedPort()
     const target = await startProviderApp(oidcSettings(`http://localhost:${deadPort}`))
     context.after(async () => { await target.close() })
     const deadline = Date.now() + 10_000

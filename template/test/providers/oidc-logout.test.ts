@@ -28,6 +28,14 @@ async function startPair (signOutAtProvider: boolean): Promise<{ idp: OidcIdp, a
   return { idp, app }
 }
 
+/** Registers before/after hooks for a started pair; its fields are set once `before` has run. */
+function usePair (signOutAtProvider: boolean): { idp: OidcIdp, app: ListeningApp } {
+  const pair = {} as { idp: OidcIdp, app: ListeningApp }
+  before(async () => { Object.assign(pair, await startPair(signOutAtProvider)) })
+  after(async () => { await pair.app?.close(); await pair.idp?.close() })
+  return pair
+}
+
 async function signIn (app: ListeningApp, session: HttpSession): Promise<void> {
   const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
   const callbackUrl = await throughIdpLogin(session, start.location!, app.origin, 'ada')
@@ -53,51 +61,45 @@ async function postLogout (app: ListeningApp, session: HttpSession, returnUrl?: 
 }
 
 describe('SignOutAtProvider true', () => {
-  let idp: OidcIdp
-  let app: ListeningApp
-  before(async () => { ({ idp, app } = await startPair(true)) })
-  after(async () => {
-    await app?.close()
-    await idp?.close()
-  })
+  const pair = usePair(true)
 
   test('logout ends the local session and continues at end_session_endpoint with id_token_hint; the provider returns to the local return URL', async () => {
     const session = new HttpSession()
-    await signIn(app, session)
-    const logout = await postLogout(app, session, '/Account/Login?signedOut=1')
+    await signIn(pair.app, session)
+    const logout = await postLogout(pair.app, session, '/Account/Login?signedOut=1')
     // A no-store page that navigates on (a redirect would break CSP form-action 'self').
     assert.equal(logout.response.status, 200)
     assert.equal(logout.response.headers.get('cache-control'), 'no-store')
     const endSession = continueUrlOf(logout.body)
     assert.match(logout.body, new RegExp(`<meta http-equiv="refresh" content="0;url=${escapeRegExp(endSession.href.replaceAll('&', '&amp;'))}">`))
-    assert.equal(`${endSession.origin}${endSession.pathname}`, `${idp.issuer}/session/end`)
-    assert.equal(endSession.searchParams.get('post_logout_redirect_uri'), `${app.origin}/signout-callback-oidc`)
+    assert.equal(`${endSession.origin}${endSession.pathname}`, `${pair.idp.issuer}/session/end`)
+    assert.equal(endSession.searchParams.get('post_logout_redirect_uri'), `${pair.app.origin}/signout-callback-oidc`)
     assert.equal(endSession.searchParams.get('client_id'), 'logout-client')
     assert.equal(endSession.searchParams.get('state'), '/Account/Login?signedOut=1')
     const hint = endSession.searchParams.get('id_token_hint')
-    assert.ok(hint !== null && idp.issuedTokenResponseValues.includes(hint), 'the ID token the provider issued is the hint (kept although SaveTokens is false)')
+    assert.ok(hint !== null && pair.idp.issuedTokenResponseValues.includes(hint), 'the ID token the provider issued is the hint (kept although SaveTokens is false)')
     // The local session is over before the provider is even contacted.
-    assert.deepEqual(session.jar.names(new URL(app.origin)).filter(isSessionCookie), [])
-    assert.equal((await session.request(`${app.origin}/api/application-information`, { accept: 'application/json' })).response.status, 401)
+    assert.deepEqual(session.jar.names(new URL(pair.app.origin)).filter(isSessionCookie), [])
+    assert.equal((await session.request(`${pair.app.origin}/api/application-information`, { accept: 'application/json' })).response.status, 401)
 
     const confirmed = await confirmIdpLogout(session, endSession)
-    assert.equal(`${confirmed.location?.origin}${confirmed.location?.pathname}`, `${app.origin}/signout-callback-oidc`)
-    assert.equal(idp.endedSessions, 1)
+    assert.equal(`${confirmed.location?.origin}${confirmed.location?.pathname}`, `${pair.app.origin}/signout-callback-oidc`)
+    assert.equal(pair.idp.endedSessions, 1)
     const back = await session.request(confirmed.location!)
     assert.equal(back.response.status, 302)
     assert.equal(`${back.location?.pathname}${back.location?.search}`, '/Account/Login?signedOut=1')
 
     // The provider's session is gone: a new sign-in asks for the login again.
-    const again = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
-    const idpPage = await session.follow(again.location!, (url) => url.origin === app.origin)
+    const again = await session.request(`${pair.app.origin}/External/Challenge?provider=OpenIdConnect`)
+    const idpPage = await session.follow(again.location!, (url) => url.origin === pair.app.origin)
     assert.match(idpPage.body, /name="prompt" value="login"/)
-    assert.equal(app.logs.events('external.sign_out.redirected').length, 1)
-    assert.deepEqual(findPlanted(app.logs.text(), [SECRET, ...idp.issuedTokenResponseValues, ...idp.issuedCodes]), [])
+    assert.equal(pair.app.logs.events('external.sign_out.redirected').length, 1)
+    assert.deepEqual(findPlanted(pair.app.logs.text(), [SECRET, ...pair.idp.issuedTokenResponseValues, ...pair.idp.issuedCodes]), [])
   })
 
   test('the signed-out callback follows only a local state; anything else goes to /', async () => {
     for (const [state, expected] of [['https://evil.example/', '/'], ['//evil.example', '/'], ['/Account/Login', '/Account/Login']]) {
-      const response = await fetch(`${app.origin}/signout-callback-oidc?state=${encodeURIComponent(state ?? '')}`, { redirect: 'manual' })
+      const response = await fetch(`${pair.app.origin}/signout-callback-oidc?state=${encodeURIComponent(state ?? '')}`, { redirect: 'manual' })
       assert.equal(response.status, 302)
       assert.equal(response.headers.get('location'), expected)
     }
@@ -105,24 +107,18 @@ describe('SignOutAtProvider true', () => {
 })
 
 describe('SignOutAtProvider false (default)', () => {
-  let idp: OidcIdp
-  let app: ListeningApp
-  before(async () => { ({ idp, app } = await startPair(false)) })
-  after(async () => {
-    await app?.close()
-    await idp?.close()
-  })
+  const pair = usePair(false)
 
   test('logout stays local and the signed-out callback path is not a route', async () => {
     const session = new HttpSession()
-    await signIn(app, session)
-    const logout = await postLogout(app, session)
+    await signIn(pair.app, session)
+    const logout = await postLogout(pair.app, session)
     assert.equal(logout.response.status, 302)
-    assert.equal(logout.location?.origin, app.origin)
+    assert.equal(logout.location?.origin, pair.app.origin)
     assert.equal(logout.location?.pathname, '/')
-    assert.equal(idp.endedSessions, 0)
+    assert.equal(pair.idp.endedSessions, 0)
     // Not a route: an anonymous request meets the fallback (login), not a redirect to the state.
-    const unrouted = await fetch(`${app.origin}/signout-callback-oidc?state=%2FAccount%2FAccessDenied`, { redirect: 'manual' })
+    const unrouted = await fetch(`${pair.app.origin}/signout-callback-oidc?state=%2FAccount%2FAccessDenied`, { redirect: 'manual' })
     assert.notEqual(unrouted.headers.get('location'), '/Account/AccessDenied')
   })
 })

@@ -6,51 +6,32 @@
  * role attribute -> logout.
  */
 import assert from 'node:assert/strict'
-import type { AddressInfo } from 'node:net'
-import { after, before, test } from 'node:test'
-import { chromium, type Browser, type Page } from 'playwright-core'
-import type { TestApp } from '../helpers/app.js'
-import { assertNoLeak, buildSaml2App, SESSION_COOKIE_NAMES, waitForSaml2 } from './saml-helpers/app.js'
+import { test } from 'node:test'
+import type { Page } from 'playwright-core'
+import { assertNoLeak, SESSION_COOKIE_NAMES } from './saml-helpers/app.js'
+import { useSaml2BrowserApp } from './saml-helpers/browser-app.js'
 import { TestIdentityProvider } from './saml-helpers/identity-provider.js'
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
 const ROLE_URI = 'http://schemas.microsoft.com/ws/2008/06/identity/claims/role'
 const EMAIL_URI = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress'
 const WAIT = { timeout: 15_000 }
 
 const idp = new TestIdentityProvider()
-let subject: TestApp
-let browser: Browser
-let appOrigin: string
+const app = useSaml2BrowserApp(idp)
 
-before(async () => {
-  idp.users.set('grace', {
-    nameId: 'grace@example.test',
-    attributes: { [ROLE_URI]: ['Administrator'], [EMAIL_URI]: ['grace@example.test'], displayname: ['Grace Hopper'], groups: ['compilers', 'navy'] }
-  })
-  idp.users.set('alan', { nameId: 'alan@example.test', attributes: { [ROLE_URI]: ['Reader'], displayname: ['Alan Turing'] } })
-  await idp.start()
-  subject = await buildSaml2App(idp)
-  await subject.app.listen({ host: '127.0.0.1', port: 0 })
-  appOrigin = `http://127.0.0.1:${(subject.app.server.address() as AddressInfo).port}`
-  await waitForSaml2(subject.app)
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS, timeout: 30_000 })
+idp.users.set('grace', {
+  nameId: 'grace@example.test',
+  attributes: { [ROLE_URI]: ['Administrator'], [EMAIL_URI]: ['grace@example.test'], displayname: ['Grace Hopper'], groups: ['compilers', 'navy'] }
 })
-
-after(async () => {
-  await browser?.close()
-  await subject?.app.close()
-  await idp.stop()
-})
+idp.users.set('alan', { nameId: 'alan@example.test', attributes: { [ROLE_URI]: ['Reader'], displayname: ['Alan Turing'] } })
 
 async function signInThroughIdp (page: Page, user: string): Promise<void> {
   idp.nextUser = user
-  await page.goto(`${appOrigin}/Account/Login`, WAIT)
+  await page.goto(`${app.origin}/Account/Login`, WAIT)
   await page.click('a.provider[data-provider="Saml2"]', WAIT)
   await page.waitForURL((url) => url.origin === idp.origin && url.pathname === '/sso', WAIT)
   await page.click('#idp-continue', WAIT)
-  await page.waitForURL(`${appOrigin}/`, WAIT)
+  await page.waitForURL(`${app.origin}/`, WAIT)
 }
 
 async function claimRows (page: Page): Promise<string[]> {
@@ -62,16 +43,16 @@ async function claimRows (page: Page): Promise<string[]> {
 async function signOut (page: Page): Promise<void> {
   await page.click('#logout', WAIT)
   await page.waitForURL((url) => url.pathname === '/Account/Login', WAIT)
-  const cookies = await page.context().cookies(appOrigin)
+  const cookies = await page.context().cookies(app.origin)
   assert.equal(cookies.some((cookie) => SESSION_COOKIE_NAMES.includes(cookie.name) && cookie.value !== ''), false, 'session cookie gone')
 }
 
 test('an administrator signs in through the SAML2 IdP, reaches the administration API and signs out', { timeout: 90_000 }, async () => {
-  const context = await browser.newContext()
+  const context = await app.browser.newContext()
   const page = await context.newPage()
   const acsCookies: Array<Promise<string | null>> = []
   page.on('request', (request) => {
-    if (request.method() === 'POST' && request.url() === `${appOrigin}/Saml2/Acs`) acsCookies.push(request.headerValue('cookie'))
+    if (request.method() === 'POST' && request.url() === `${app.origin}/Saml2/Acs`) acsCookies.push(request.headerValue('cookie'))
   })
   await signInThroughIdp(page, 'grace')
   assert.equal(acsCookies.length, 1)
@@ -84,37 +65,37 @@ test('an administrator signs in through the SAML2 IdP, reaches the administratio
     assert.ok(rows.includes(expected), `claim ${expected}`)
   }
 
-  const administration = await page.goto(`${appOrigin}/api/application-information/administration`, WAIT)
+  const administration = await page.goto(`${app.origin}/api/application-information/administration`, WAIT)
   assert.equal(administration?.status(), 200)
   assert.deepEqual(JSON.parse(await administration.text()), { subject: 'grace@example.test', name: 'Grace Hopper' })
 
-  await page.goto(`${appOrigin}/`, WAIT)
+  await page.goto(`${app.origin}/`, WAIT)
   await signOut(page)
   await context.close()
 })
 
 test('a reader signed in through the SAML2 IdP gets AccessDenied from the administration API', { timeout: 90_000 }, async () => {
-  const context = await browser.newContext()
+  const context = await app.browser.newContext()
   const page = await context.newPage()
   await signInThroughIdp(page, 'alan')
   assert.equal(await page.textContent('#user-name', WAIT), 'Alan Turing')
   assert.ok((await claimRows(page)).includes('application:role = Reader'))
 
   // A browser navigation the policy refuses is redirected to the AccessDenied page (403).
-  const administration = await page.goto(`${appOrigin}/api/application-information/administration`, WAIT)
+  const administration = await page.goto(`${app.origin}/api/application-information/administration`, WAIT)
   assert.equal(administration?.status(), 403)
   assert.equal(new URL(page.url()).pathname, '/Account/AccessDenied')
   assert.equal(new URL(page.url()).searchParams.get('ReturnUrl'), '/api/application-information/administration')
   assert.equal(await page.textContent('h1', WAIT), 'Access denied')
   assert.match(await page.textContent('header', WAIT) ?? '', /Signed in as Alan Turing/)
 
-  await page.goto(`${appOrigin}/`, WAIT)
+  await page.goto(`${app.origin}/`, WAIT)
   await signOut(page)
   await context.close()
 })
 
 test('the browser runs left no SAMLResponse in the logs', () => {
   assert.equal(idp.issuedResponses.length, 2)
-  assertNoLeak(subject.logs.text(), idp.issuedResponses)
-  assert.equal(subject.logs.events('external.sign_in.succeeded').length, 2)
+  assertNoLeak(app.subject.logs.text(), idp.issuedResponses)
+  assert.equal(app.subject.logs.events('external.sign_in.succeeded').length, 2)
 })

@@ -73,10 +73,7 @@ describe('Saml2 with metadata loaded from MetadataUrl', () => {
     subject = await buildSaml2App(idp)
     await waitForSaml2(subject.app)
   })
-  after(async () => {
-    await subject?.app.close()
-    await idp.stop()
-  })
+  after(async () => { await subject?.app.close(); await idp.stop() })
 
   test('health/ready is 200 and the login page links the SAML2 challenge', async () => {
     const ready = await subject.app.inject({ method: 'GET', url: '/health/ready' })

@@ -8,10 +8,10 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { createServer, type AddressInfo } from 'node:net'
 import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from './helpers/http-session.js'
 import { startVendorIdp, type VendorIdp } from './helpers/oauth-vendor-idp.js'
 import { startProviderApp, type ListeningApp } from './helpers/provider-app.js'
+import { closedPort } from '../helpers/ports.js'
 
 type Slot = 'VendorA' | 'VendorB' | 'VendorC'
 const SECRETS: Record<Slot, string> = { VendorA: 'vendor-a-secret-PLANTED-11aa', VendorB: 'vendor-b-secret-PLANTED-22bb', VendorC: 'vendor-c-secret-PLANTED-33cc' }
@@ -266,10 +266,7 @@ describe('vendor slot options', () => {
   })
 
   test('an unreachable token endpoint is a token failure without a session', async (context) => {
-    const closed = createServer()
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
-    const deadPort = (closed.address() as AddressInfo).port
-    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    const deadPort = await closedPort()
     const idp = await startVendorIdp({ id: 1, login: 'unreachable' })
     const target = await startProviderApp({
       Authentication: { Providers: { VendorA: idp.settings('client-a', SECRETS.VendorA, { TokenEndpoint: `http://localhost:${deadPort}/token` }) } }

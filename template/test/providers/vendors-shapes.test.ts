@@ -22,9 +22,8 @@ const SECRET_A = 'github-like-secret-PLANTED-a1'
 const SECRET_B = 'nested-post-secret-PLANTED-b2'
 const SECRET_C = 'huge-token-secret-PLANTED-c3'
 
-let github: VendorIdp
-let nested: VendorIdp
-let huge: VendorIdp
+/** Three vendor IdPs: GitHub's shapes, a nested user-information document, an endless token response. */
+let github: VendorIdp, nested: VendorIdp, huge: VendorIdp
 let resources: ResourceServer
 let app: ListeningApp
 

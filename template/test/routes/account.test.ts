@@ -4,10 +4,10 @@
  * query string; failure leaves the session intact; success deletes the cookie and every chunk and
  * redirects to a local returnUrl or /).
  */
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import { antiforgeryFor, buildTestApp, claim, signIn, standardUser, storedSession, type TestApp } from '../helpers/app.js'
+import { buildForSuite, antiforgeryFor, claim, signIn, standardUser, storedSession, type TestApp } from '../helpers/app.js'
 import { setCookieLines } from '../helpers/cookies.js'
 
 const SESSION = '__Host-ProjectTemplate.Web.Authentication'
@@ -27,9 +27,7 @@ const form = (fields: Record<string, string>): { payload: string, headers: Recor
 })
 
 describe('login page without providers', () => {
-  let t: TestApp
-  before(async () => { t = await buildTestApp() })
-  after(async () => { await t.app.close() })
+  const t = buildForSuite()
 
   test('states that no sign-in provider is configured and offers no form, password field or sign-in link', async () => {
     const response = await t.app.inject({ url: '/Account/Login?ReturnUrl=%2Forders' })
@@ -75,9 +73,7 @@ describe('login page without providers', () => {
 })
 
 describe('logout', () => {
-  let t: TestApp
-  before(async () => { t = await buildTestApp() })
-  after(async () => { await t.app.close() })
+  const t = buildForSuite()
 
   async function assertSessionIntact (session: string): Promise<void> {
     assert.equal((await t.app.inject({ url: '/api/application-information', headers: { cookie: session } })).statusCode, 200)

@@ -4,24 +4,20 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, claim, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { buildTestApp, signInEach, type TestApp } from '../helpers/app.js'
 
 describe('sample API', () => {
   let t: TestApp
-  let reader: string
-  let admin: string
-  let manager: string
+  let cookies: Record<'reader' | 'admin' | 'manager', string>
   before(async () => {
     t = await buildTestApp()
-    reader = await signIn(t.app, standardUser())
-    admin = await signIn(t.app, [...standardUser(), claim('application:role', 'Administrator')])
-    manager = await signIn(t.app, [...standardUser(), claim('application:permission', 'application.manage')])
+    cookies = await signInEach(t.app, ['reader', 'admin', 'manager'])
   })
   after(async () => { await t.app.close() })
 
   for (const url of ['/api/application-information', '/api/v1/application-information']) {
     test(`${url} returns the application name and API version to a signed-in user`, async () => {
-      const response = await t.app.inject({ url, headers: { cookie: reader } })
+      const response = await t.app.inject({ url, headers: { cookie: cookies.reader } })
       assert.equal(response.statusCode, 200)
       assert.equal(response.headers['content-type'], 'application/json; charset=utf-8')
       assert.deepEqual(response.json(), { applicationName: 'ProjectTemplate', apiVersion: '1.0' })
@@ -35,8 +31,8 @@ describe('sample API', () => {
   }
 
   const policyRoutes: Array<[string, () => string, () => string]> = [
-    ['/api/application-information/administration', () => admin, () => manager],
-    ['/api/application-information/management', () => manager, () => admin]
+    ['/api/application-information/administration', () => cookies.admin, () => cookies.manager],
+    ['/api/application-information/management', () => cookies.manager, () => cookies.admin]
   ]
   for (const [url, allowed, denied] of policyRoutes) {
     test(`${url} returns the caller's subject and name when the policy is met`, async () => {
@@ -47,7 +43,7 @@ describe('sample API', () => {
 
     test(`${url} is 403 for a user without the policy and 401 when anonymous`, async () => {
       assert.equal((await t.app.inject({ url, headers: { cookie: denied() } })).statusCode, 403)
-      assert.equal((await t.app.inject({ url, headers: { cookie: reader } })).statusCode, 403)
+      assert.equal((await t.app.inject({ url, headers: { cookie: cookies.reader } })).statusCode, 403)
       assert.equal((await t.app.inject({ url })).statusCode, 401)
     })
   }

@@ -4,12 +4,10 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { buildForSuite, buildTestApp, type TestApp } from '../helpers/app.js'
 
 describe('/External/Challenge without providers', () => {
-  let t: TestApp
-  before(async () => { t = await buildTestApp() })
-  after(async () => { await t.app.close() })
+  const t = buildForSuite()
 
   const rejected: Array<[string, string, string]> = [
     ['a missing provider', '/External/Challenge', 'Unknown sign-in provider'],

@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { build, buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { buildForSuite, build, buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
 import { registerTestProvider, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
 
 const PLANTED_EXCEPTION = 'PLANTED-EXCEPTION-5b7e connection string Password=hunter2'
@@ -16,9 +16,7 @@ function addThrowingRoutes (app: TestApp['app']): void {
 }
 
 describe('starter page', () => {
-  let t: TestApp
-  before(async () => { t = await buildTestApp() })
-  after(async () => { await t.app.close() })
+  const t = buildForSuite()
 
   test('shows the signed-in name, the normalized claims and a logout form carrying the anti-forgery token', async () => {
     const cookie = await signIn(t.app, standardUser())
@@ -68,9 +66,7 @@ describe('starter page: provider name and the public posture', () => {
 })
 
 describe('/Home/Error/{statusCode?}', () => {
-  let t: TestApp
-  before(async () => { t = await buildTestApp({ configure: addThrowingRoutes }) })
-  after(async () => { await t.app.close() })
+  const t = buildForSuite({ configure: addThrowingRoutes })
 
   const statuses: Array<[string, number]> = [
     ['/Home/Error', 500],

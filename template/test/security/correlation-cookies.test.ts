@@ -3,18 +3,16 @@
  * whatever the return URL, a browser holds at most MAX_FLOWS_PER_BROWSER (starting another flow
  * deletes the oldest), and a callback over plain http without its cookie says why in the log.
  */
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { MAX_FLOWS_PER_BROWSER } from '../../src/plugins/external-sign-in.js'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { buildForSuite } from '../helpers/app.js'
 import { registerTestProvider, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
 
 const PREFIX = '__Host-ProjectTemplate.Correlation.'
 
 describe('correlation cookies', () => {
-  let t: TestApp
-  before(async () => { t = await buildTestApp({ configure: (app) => { registerTestProvider(app) } }) })
-  after(async () => { await t.app.close() })
+  const t = buildForSuite({ configure: (app) => { registerTestProvider(app) } })
 
   test('a correlation cookie stays small with a 2,000-character return URL', async () => {
     const returnUrl = `/orders?q=${'x'.repeat(1990)}`

@@ -8,17 +8,14 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { chromium, type Browser } from 'playwright-core'
 import { buildTestApp, standardUser, type TestApp } from '../helpers/app.js'
-
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
+import { launchChromium, type HeadlessBrowser } from '../providers/helpers/browser.js'
 
 let t: TestApp
-let browser: Browser
+let browser: HeadlessBrowser
 let attacker: Server
-let appOrigin: string
-let attackerOrigin: string
+/** Where the app and the attacker's page listen: two origins, so the form post is cross-site. */
+const origins = { app: '', attacker: '' }
 
 before(async () => {
   t = await buildTestApp({
@@ -31,15 +28,15 @@ before(async () => {
     }
   })
   await t.app.listen({ host: '127.0.0.1', port: 0 })
-  appOrigin = `http://localhost:${(t.app.server.address() as AddressInfo).port}`
+  origins.app = `http://localhost:${(t.app.server.address() as AddressInfo).port}`
   attacker = createServer((_request, response) => {
     response.writeHead(200, { 'content-type': 'text/html' })
-    response.end(`<!doctype html><form id="f" method="post" action="${appOrigin}/Account/Logout">
+    response.end(`<!doctype html><form id="f" method="post" action="${origins.app}/Account/Logout">
 <input type="hidden" name="returnUrl" value="/"></form><script>document.getElementById('f').submit()</script>`)
   })
   await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve))
-  attackerOrigin = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS, timeout: 30_000 })
+  origins.attacker = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`
+  browser = await launchChromium()
 })
 
 after(async () => {
@@ -51,8 +48,8 @@ after(async () => {
 test('a cross-site form post does not sign the user out', { timeout: 60_000 }, async () => {
   const context = await browser.newContext()
   const page = await context.newPage()
-  await page.goto(`${appOrigin}/test-only/browser-sign-in`, { timeout: 15_000 })
-  const cookies = await context.cookies(appOrigin)
+  await page.goto(`${origins.app}/test-only/browser-sign-in`, { timeout: 15_000 })
+  const cookies = await context.cookies(origins.app)
   assert.ok(cookies.some((cookie) => cookie.name === '__Host-ProjectTemplate.Web.Authentication' && cookie.sameSite === 'Lax' && cookie.secure))
   assert.equal(await page.textContent('#user-name', { timeout: 5_000 }), 'Ada Lovelace', 'signed in before the attack')
 
@@ -60,12 +57,12 @@ test('a cross-site form post does not sign the user out', { timeout: 60_000 }, a
   page.on('request', (request) => {
     if (request.url().endsWith('/Account/Logout')) logoutRequests.push({ cookie: request.headers().cookie })
   })
-  await page.goto(`${attackerOrigin}/`, { timeout: 15_000 })
+  await page.goto(`${origins.attacker}/`, { timeout: 15_000 })
   await page.waitForURL((url) => url.pathname === '/Account/Login', { timeout: 15_000 })
   assert.equal(logoutRequests.length, 1, 'the forged post reached the app')
   assert.ok(!(logoutRequests[0]?.cookie ?? '').includes('Web.Authentication'), 'without the Lax session cookie')
 
-  await page.goto(`${appOrigin}/`, { timeout: 15_000 })
+  await page.goto(`${origins.app}/`, { timeout: 15_000 })
   assert.equal(await page.textContent('#user-name', { timeout: 5_000 }), 'Ada Lovelace', 'session intact after the attack')
   await context.close()
 })

@@ -2,13 +2,13 @@
  * Open-redirect corpus: every hostile return URL is refused at every place that takes one, never
  * emitted in a Location header or a link, never a 5xx; every local one round-trips unchanged.
  */
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { LightMyRequestResponse } from 'fastify'
 import { isLocalUrl } from '../../src/auth/local-url.js'
-import { antiforgeryFor, buildTestApp, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { buildForSuite, antiforgeryFor, cookieHeaderFrom, signIn, standardUser } from '../helpers/app.js'
 import { registerTestProvider, TEST_IDP_AUTHORIZE, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
 
 const corpus = (name: string): string[] =>
@@ -26,9 +26,7 @@ function assertNotEmitted (response: LightMyRequestResponse, value: string): voi
 }
 
 describe('return URL corpus', () => {
-  let t: TestApp
-  before(async () => { t = await buildTestApp({ configure: (app) => { registerTestProvider(app) } }) })
-  after(async () => { await t.app.close() })
+  const t = buildForSuite({ configure: (app) => { registerTestProvider(app) } })
 
   test('the corpora are large enough and classified as the rule says', () => {
     assert.ok(hostile.length >= 60)

@@ -5,7 +5,7 @@
  */
 import { chromium, type BrowserContext } from 'playwright-core'
 
-export const CHROMIUM_PATH = '/usr/bin/chromium'
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 export const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
   '--disable-sync', '--no-first-run', '--disable-quic'
