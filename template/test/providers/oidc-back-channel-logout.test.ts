@@ -14,7 +14,8 @@ import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-sess
 import { waitFor } from '../helpers/wait.js'
 import { confirmIdpLogout, throughIdpLogin } from './helpers/oidc-interaction.js'
 import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
-import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
+import { startOidcPair } from './helpers/oidc-pair.js'
+import { startProviderApp, type ListeningApp } from './helpers/provider-app.js'
 
 const SECRET = 'bcl-client-secret-PLANTED-41'
 const CLIENT_ID = 'bcl-client'
@@ -45,17 +46,15 @@ describe('BackChannelLogout true', () => {
   const planted: string[] = []
 
   before(async () => {
-    idp = await startOidcIdp({
-      clientId: CLIENT_ID,
-      clientSecret: SECRET,
-      accounts: { ada: { name: 'Ada Lovelace' }, grace: { name: 'Grace Hopper' } },
-      backChannelLogoutUri: (redirectUri) => `${new URL(redirectUri).origin}${PATH}`
-    })
-    app = await startProviderApp({
-      Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: SECRET, BackChannelLogout: true } } }
-    })
-    await idp.configure(`${app.origin}/signin-oidc`)
-    await waitUntilReady(app.origin)
+    ({ idp, app } = await startOidcPair({
+      idp: {
+        clientId: CLIENT_ID,
+        clientSecret: SECRET,
+        accounts: { ada: { name: 'Ada Lovelace' }, grace: { name: 'Grace Hopper' } },
+        backChannelLogoutUri: (redirectUri) => `${new URL(redirectUri).origin}${PATH}`
+      },
+      openIdConnect: { BackChannelLogout: true }
+    }))
   })
   after(async () => {
     await app?.close()

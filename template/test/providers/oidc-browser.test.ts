@@ -11,8 +11,9 @@ import assert from 'node:assert/strict'
 import type { BrowserContext, Page } from 'playwright-core'
 import { launchChromium, type HeadlessBrowser } from './helpers/browser.js'
 import { findPlanted } from './helpers/http-session.js'
-import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
-import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
+import type { OidcIdp } from './helpers/oidc-idp.js'
+import { startOidcPair } from './helpers/oidc-pair.js'
+import type { ListeningApp } from './helpers/provider-app.js'
 
 const CLIENT_SECRET = 'browser-oidc-secret-PLANTED-5e2f'
 
@@ -22,21 +23,16 @@ let browser: HeadlessBrowser
 const contexts: BrowserContext[] = []
 
 before(async () => {
-  idp = await startOidcIdp({
-    clientId: 'browser-client',
-    clientSecret: CLIENT_SECRET,
-    accounts: {
-      ada: { name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Administrator'] },
-      bob: { name: 'Bob Reader', email: 'bob@example.test', roles: ['Reader'] }
+  ({ idp, app } = await startOidcPair({
+    idp: {
+      clientId: 'browser-client',
+      clientSecret: CLIENT_SECRET,
+      accounts: {
+        ada: { name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Administrator'] },
+        bob: { name: 'Bob Reader', email: 'bob@example.test', roles: ['Reader'] }
+      }
     }
-  })
-  app = await startProviderApp({
-    Authentication: {
-      Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: 'browser-client', ClientSecret: CLIENT_SECRET } }
-    }
-  })
-  await idp.configure(`${app.origin}/signin-oidc`)
-  await waitUntilReady(app.origin)
+  }))
   browser = await launchChromium()
 })
 

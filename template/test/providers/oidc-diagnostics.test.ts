@@ -14,8 +14,9 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { AddressInfo } from 'node:net'
 import { networkCauseCode, urlForLog } from '../../src/auth/outbound-diagnostics.js'
 import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-session.js'
-import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
-import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
+import type { OidcIdp } from './helpers/oidc-idp.js'
+import { startOidcPair } from './helpers/oidc-pair.js'
+import { startProviderApp, type ListeningApp } from './helpers/provider-app.js'
 import { createSigningKey } from './saml-helpers/certificates.js'
 import { waitFor } from '../helpers/wait.js'
 import { closedPort } from '../helpers/ports.js'
@@ -28,10 +29,7 @@ describe('a wrong client secret', () => {
   let idp: OidcIdp
   let app: ListeningApp
   before(async () => {
-    idp = await startOidcIdp({ clientId: CLIENT_ID, clientSecret: RIGHT_SECRET, accounts: { ada: { name: 'Ada' } } })
-    app = await startProviderApp({ Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: WRONG_SECRET } } } })
-    await idp.configure(`${app.origin}/signin-oidc`)
-    await waitUntilReady(app.origin)
+    ({ idp, app } = await startOidcPair({ idp: { clientId: CLIENT_ID, clientSecret: RIGHT_SECRET, accounts: { ada: { name: 'Ada' } } }, openIdConnect: { ClientSecret: WRONG_SECRET } }))
   })
   after(async () => {
     await app?.close()

@@ -9,8 +9,9 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from './helpers/http-session.js'
 import { storedSession } from '../helpers/app.js'
-import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
-import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
+import type { OidcIdp } from './helpers/oidc-idp.js'
+import { startOidcPair } from './helpers/oidc-pair.js'
+import type { ListeningApp } from './helpers/provider-app.js'
 
 const CLIENT_ID = 'project-template-web'
 const CLIENT_SECRET = 'oidc-client-secret-PLANTED-9c41e7'
@@ -20,22 +21,17 @@ let idp: OidcIdp
 let app: ListeningApp
 
 before(async () => {
-  idp = await startOidcIdp({
-    clientId: CLIENT_ID,
-    clientSecret: CLIENT_SECRET,
-    accounts: {
-      ada: { name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Administrator', 'Reader'] },
-      bob: { name: 'Bob Reader', email: 'bob@example.test', roles: ['Reader'] }
-    }
-  })
-  app = await startProviderApp({
-    Authentication: {
-      DefaultChallengeScheme: 'OpenIdConnect',
-      Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET } }
-    }
-  })
-  await idp.configure(`${app.origin}/signin-oidc`)
-  await waitUntilReady(app.origin)
+  ({ idp, app } = await startOidcPair({
+    idp: {
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      accounts: {
+        ada: { name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Administrator', 'Reader'] },
+        bob: { name: 'Bob Reader', email: 'bob@example.test', roles: ['Reader'] }
+      }
+    },
+    authentication: { DefaultChallengeScheme: 'OpenIdConnect' }
+  }))
 })
 
 after(async () => {

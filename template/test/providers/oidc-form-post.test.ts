@@ -8,8 +8,9 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from './helpers/http-session.js'
-import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
-import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
+import type { OidcIdp } from './helpers/oidc-idp.js'
+import { startOidcPair } from './helpers/oidc-pair.js'
+import type { ListeningApp } from './helpers/provider-app.js'
 
 const SECRET = 'form-post-secret-PLANTED-84'
 const CLIENT_ID = 'form-post-client'
@@ -18,12 +19,7 @@ let idp: OidcIdp
 let app: ListeningApp
 
 before(async () => {
-  idp = await startOidcIdp({ clientId: CLIENT_ID, clientSecret: SECRET, accounts: { ada: { name: 'Ada Lovelace' } } })
-  app = await startProviderApp({
-    Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: SECRET, ResponseMode: 'form_post' } } }
-  })
-  await idp.configure(`${app.origin}/signin-oidc`)
-  await waitUntilReady(app.origin)
+  ({ idp, app } = await startOidcPair({ idp: { clientId: CLIENT_ID, clientSecret: SECRET, accounts: { ada: { name: 'Ada Lovelace' } } }, openIdConnect: { ResponseMode: 'form_post' } }))
 })
 after(async () => {
   await app?.close()

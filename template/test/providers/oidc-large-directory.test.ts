@@ -9,8 +9,9 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { HttpSession, sessionCookiesSet } from './helpers/http-session.js'
 import { throughIdpLogin } from './helpers/oidc-interaction.js'
-import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
-import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
+import type { OidcIdp } from './helpers/oidc-idp.js'
+import { startOidcPair } from './helpers/oidc-pair.js'
+import type { ListeningApp } from './helpers/provider-app.js'
 
 const CLIENT_ID = 'project-template-web'
 const CLIENT_SECRET = 'oidc-client-secret-large-directory'
@@ -20,15 +21,10 @@ let idp: OidcIdp
 let app: ListeningApp
 
 before(async () => {
-  idp = await startOidcIdp({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, accounts: { grace: { name: 'Grace Hopper', email: 'grace@example.test', groups: GROUPS } } })
-  app = await startProviderApp({
-    Authentication: {
-      DefaultChallengeScheme: 'OpenIdConnect',
-      Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET } }
-    }
-  })
-  await idp.configure(`${app.origin}/signin-oidc`)
-  await waitUntilReady(app.origin)
+  ({ idp, app } = await startOidcPair({
+    idp: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, accounts: { grace: { name: 'Grace Hopper', email: 'grace@example.test', groups: GROUPS } } },
+    authentication: { DefaultChallengeScheme: 'OpenIdConnect' }
+  }))
 })
 
 after(async () => {

@@ -13,8 +13,9 @@ import type { BrowserContext } from 'playwright-core'
 import { launchChromium, type HeadlessBrowser } from './helpers/browser.js'
 import { findPlanted } from './helpers/http-session.js'
 import { waitFor } from '../helpers/wait.js'
-import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
-import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
+import type { OidcIdp } from './helpers/oidc-idp.js'
+import { startOidcPair } from './helpers/oidc-pair.js'
+import type { ListeningApp } from './helpers/provider-app.js'
 
 const CLIENT_SECRET = 'browser-formpost-secret-PLANTED-6c1b'
 const CLIENT_ID = 'browser-formpost'
@@ -25,22 +26,16 @@ let browser: HeadlessBrowser
 let context: BrowserContext | undefined
 
 before(async () => {
-  idp = await startOidcIdp({
-    clientId: CLIENT_ID,
-    clientSecret: CLIENT_SECRET,
-    accounts: { ada: { name: 'Ada Lovelace', email: 'ada@example.test' } },
-    backChannelLogoutUri: (redirectUri) => `${new URL(redirectUri).origin}/backchannel-logout-oidc`
-  })
-  app = await startProviderApp({
-    Authentication: {
-      Cookie: { AllowInsecureHttp: true },
-      Providers: {
-        OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET, ResponseMode: 'form_post', BackChannelLogout: true }
-      }
-    }
-  })
-  await idp.configure(`${app.origin}/signin-oidc`)
-  await waitUntilReady(app.origin)
+  ({ idp, app } = await startOidcPair({
+    idp: {
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      accounts: { ada: { name: 'Ada Lovelace', email: 'ada@example.test' } },
+      backChannelLogoutUri: (redirectUri) => `${new URL(redirectUri).origin}/backchannel-logout-oidc`
+    },
+    authentication: { Cookie: { AllowInsecureHttp: true } },
+    openIdConnect: { ResponseMode: 'form_post', BackChannelLogout: true }
+  }))
   browser = await launchChromium()
 })
 

@@ -8,8 +8,9 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { launchChromium, type HeadlessBrowser } from './helpers/browser.js'
 import { findPlanted } from './helpers/http-session.js'
-import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
-import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
+import type { OidcIdp } from './helpers/oidc-idp.js'
+import { startOidcPair } from './helpers/oidc-pair.js'
+import type { ListeningApp } from './helpers/provider-app.js'
 
 const CLIENT_SECRET = 'browser-logout-secret-PLANTED-3a9d'
 
@@ -18,14 +19,11 @@ let app: ListeningApp
 let browser: HeadlessBrowser
 
 before(async () => {
-  idp = await startOidcIdp({ clientId: 'browser-logout', clientSecret: CLIENT_SECRET, accounts: { ada: { name: 'Ada Lovelace' } } })
-  app = await startProviderApp({
-    Authentication: {
-      Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: 'browser-logout', ClientSecret: CLIENT_SECRET, SignOutAtProvider: true } }
-    }
-  })
-  await idp.configure(`${app.origin}/signin-oidc`, [`${app.origin}/signout-callback-oidc`])
-  await waitUntilReady(app.origin)
+  ({ idp, app } = await startOidcPair({
+    idp: { clientId: 'browser-logout', clientSecret: CLIENT_SECRET, accounts: { ada: { name: 'Ada Lovelace' } } },
+    openIdConnect: { SignOutAtProvider: true },
+    postLogoutRedirect: true
+  }))
   browser = await launchChromium()
 })
 

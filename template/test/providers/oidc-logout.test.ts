@@ -10,22 +10,19 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { findPlanted, HttpSession, isSessionCookie, sessionCookiesSet } from './helpers/http-session.js'
 import { confirmIdpLogout, throughIdpLogin } from './helpers/oidc-interaction.js'
-import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
-import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
+import type { OidcIdp } from './helpers/oidc-idp.js'
+import { startOidcPair } from './helpers/oidc-pair.js'
+import type { ListeningApp } from './helpers/provider-app.js'
 import { antiforgeryTokenIn } from '../helpers/cookies.js'
 
 const SECRET = 'logout-client-secret-PLANTED-77'
 
 async function startPair (signOutAtProvider: boolean): Promise<{ idp: OidcIdp, app: ListeningApp }> {
-  const idp = await startOidcIdp({ clientId: 'logout-client', clientSecret: SECRET, accounts: { ada: { name: 'Ada Lovelace' } } })
-  const app = await startProviderApp({
-    Authentication: {
-      Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: 'logout-client', ClientSecret: SECRET, SignOutAtProvider: signOutAtProvider } }
-    }
+  return await startOidcPair({
+    idp: { clientId: 'logout-client', clientSecret: SECRET, accounts: { ada: { name: 'Ada Lovelace' } } },
+    openIdConnect: { SignOutAtProvider: signOutAtProvider },
+    postLogoutRedirect: true
   })
-  await idp.configure(`${app.origin}/signin-oidc`, [`${app.origin}/signout-callback-oidc`])
-  await waitUntilReady(app.origin)
-  return { idp, app }
 }
 
 /** Registers before/after hooks for a started pair; its fields are set once `before` has run. */
