@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { BrowserContext, Page } from 'playwright-core'
-import { launchChromium, type HeadlessBrowser } from './helpers/browser.js'
+import { launchChromium, type HeadlessBrowser, loginAtOidcProvider } from './helpers/browser.js'
 import { findPlanted } from './helpers/http-session.js'
 import type { OidcIdp } from './helpers/oidc-idp.js'
 import { startOidcPair } from './helpers/oidc-pair.js'
@@ -49,12 +49,7 @@ async function signInThroughBrowser (login: string): Promise<Page> {
   const page = await context.newPage()
   await page.goto(`${app.origin}/Account/Login`)
   await page.click('a.provider[data-provider="OpenIdConnect"]')
-  await page.waitForURL((url) => url.origin === idp.issuer && url.pathname.startsWith('/interaction/'))
-  await page.fill('input[name="login"]', login)
-  await page.fill('input[name="password"]', 'any-password')
-  await page.click('button[type="submit"]')
-  await page.waitForSelector('input[name="prompt"][value="consent"]', { state: 'attached' })
-  await page.click('button[type="submit"]')
+  await loginAtOidcProvider(page, idp.issuer, login)
   await page.waitForURL(`${app.origin}/`)
   return page
 }

@@ -10,7 +10,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { BrowserContext } from 'playwright-core'
-import { launchChromium, type HeadlessBrowser } from './helpers/browser.js'
+import { launchChromium, type HeadlessBrowser, loginAtOidcProvider } from './helpers/browser.js'
 import { findPlanted } from './helpers/http-session.js'
 import { waitFor } from '../helpers/wait.js'
 import type { OidcIdp } from './helpers/oidc-idp.js'
@@ -63,11 +63,7 @@ test('Chromium, http Development: a cross-site form_post callback signs in; a lo
   assert.equal(correlation[0]?.secure, true)
   assert.equal(correlation[0]?.sameSite, 'None')
 
-  await page.fill('input[name="login"]', 'ada')
-  await page.fill('input[name="password"]', 'any-password')
-  await page.click('button[type="submit"]')
-  await page.waitForSelector('input[name="prompt"][value="consent"]', { state: 'attached' })
-  await page.click('button[type="submit"]')
+  await loginAtOidcProvider(page, idp.issuer, 'ada')
   // oidc-provider answers with its auto-submitting form: a cross-site POST to the callback.
   await page.waitForURL(`${app.origin}/`)
   assert.deepEqual(callbacks, ['POST application/x-www-form-urlencoded'], 'the authorization response came as form_post')

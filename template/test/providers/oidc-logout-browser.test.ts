@@ -6,7 +6,7 @@
  */
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { launchChromium, type HeadlessBrowser } from './helpers/browser.js'
+import { launchChromium, type HeadlessBrowser, loginAtOidcProvider } from './helpers/browser.js'
 import { findPlanted } from './helpers/http-session.js'
 import type { OidcIdp } from './helpers/oidc-idp.js'
 import { startOidcPair } from './helpers/oidc-pair.js'
@@ -39,12 +39,7 @@ test('Chromium: sign out at the provider (RP-initiated logout) and back to the a
     const page = await context.newPage()
     await page.goto(`${app.origin}/Account/Login`)
     await page.click('a.provider[data-provider="OpenIdConnect"]')
-    await page.waitForURL((url) => url.origin === idp.issuer && url.pathname.startsWith('/interaction/'))
-    await page.fill('input[name="login"]', 'ada')
-    await page.fill('input[name="password"]', 'any-password')
-    await page.click('button[type="submit"]')
-    await page.waitForSelector('input[name="prompt"][value="consent"]', { state: 'attached' })
-    await page.click('button[type="submit"]')
+    await loginAtOidcProvider(page, idp.issuer, 'ada')
     await page.waitForURL(`${app.origin}/`)
     assert.equal(await page.textContent('#user-name'), 'Ada Lovelace')
 

@@ -10,8 +10,8 @@
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import type { FastifyInstance } from 'fastify'
 import { buildTestApp, storedSession, testKeyRing, testStateStore, type TestApp } from '../helpers/app.js'
+import { addTokenRoute, getToken } from './helpers/access-token-route.js'
 import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-session.js'
 import { throughIdpLogin } from './helpers/oidc-interaction.js'
 import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
@@ -21,16 +21,6 @@ import type { StateStore } from '../../src/state/state-store.js'
 
 const SECRET = 'refresh-client-secret-PLANTED-93'
 const CLIENT_ID = 'refresh-client'
-const TOKEN_PATH = '/test-only/access-token'
-
-/** The consuming application's use of the API: a route that needs the provider access token. */
-function addTokenRoute (app: FastifyInstance): void {
-  app.get(TOKEN_PATH, async (request, reply) => {
-    const token = await app.session.accessToken(request, reply)
-    if (token === undefined) return await reply.code(401).send({ error: 'no_token' })
-    return { token }
-  })
-}
 
 interface Instance extends TestApp { readonly origin: string }
 
@@ -77,10 +67,15 @@ function cookieHeader (session: HttpSession, app: Instance): string {
   return session.jar.header(new URL(app.origin))
 }
 
-async function getToken (origin: string, cookie: string): Promise<{ status: number, token?: string, setCookie: string[] }> {
-  const response = await fetch(`${origin}${TOKEN_PATH}`, { headers: { cookie, accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(20_000) })
-  const body = await response.json() as { token?: string }
-  return { status: response.status, ...(body.token === undefined ? {} : { token: body.token }), setCookie: response.headers.getSetCookie() }
+/** {@link startSetup} in the suite's `before`, closed in its `after`; the fields are set once `before` has run. */
+function useSetup (accessTokenTtlSeconds: number, instances: number): { idp: OidcIdp, apps: Instance[] } {
+  const setup = { apps: [] } as unknown as { idp: OidcIdp, apps: Instance[] }
+  before(async () => { Object.assign(setup, await startSetup(accessTokenTtlSeconds, instances)) })
+  after(async () => {
+    for (const app of setup.apps) await app.app.close()
+    await setup.idp?.close()
+  })
+  return setup
 }
 
 function allLogs (apps: Instance[]): string {
@@ -88,94 +83,82 @@ function allLogs (apps: Instance[]): string {
 }
 
 describe('an access token valid for longer than the skew', () => {
-  let idp: OidcIdp
-  let apps: Instance[]
-  before(async () => { ({ idp, apps } = await startSetup(3600, 1)) })
-  after(async () => {
-    for (const app of apps ?? []) await app.app.close()
-    await idp?.close()
-  })
+  const setup = useSetup(3600, 1)
 
   test('is handed out as stored, without a refresh', async () => {
     const session = new HttpSession()
-    const app = apps[0]!
+    const app = setup.apps[0]!
     await signIn(app, session)
     const stored = await storedSession(app.app, app.keyRing, cookieHeader(session, app))
     const result = await getToken(app.origin, cookieHeader(session, app))
     assert.equal(result.status, 200)
     assert.equal(result.token, stored?.tokens?.access_token)
-    assert.equal(idp.grants.refresh_token, undefined, 'no refresh grant')
+    assert.equal(setup.idp.grants.refresh_token, undefined, 'no refresh grant')
   })
 
   test('an anonymous caller gets nothing', async () => {
-    const result = await getToken(apps[0]!.origin, '')
+    const result = await getToken(setup.apps[0]!.origin, '')
     assert.equal(result.status, 401)
   })
 })
 
 describe('an access token expiring within the skew', () => {
-  let idp: OidcIdp
-  let apps: Instance[]
-  before(async () => { ({ idp, apps } = await startSetup(30, 2)) })
-  after(async () => {
-    for (const app of apps ?? []) await app.app.close()
-    await idp?.close()
-  })
+  const setup = useSetup(30, 2)
 
   test('concurrent callers in one process share one refresh; the new tokens are in the session record only', async () => {
     const session = new HttpSession()
-    const app = apps[0]!
+    const app = setup.apps[0]!
     await signIn(app, session)
     const cookie = cookieHeader(session, app)
     const before = await storedSession(app.app, app.keyRing, cookie)
-    const grantsBefore = idp.grants.refresh_token ?? 0
+    const grantsBefore = setup.idp.grants.refresh_token ?? 0
     const results = await Promise.all(Array.from({ length: 8 }, async () => await getToken(app.origin, cookie)))
     assert.deepEqual(results.map((result) => result.status), Array(8).fill(200))
     assert.equal(new Set(results.map((result) => result.token)).size, 1, 'every caller got the same token')
-    assert.equal((idp.grants.refresh_token ?? 0) - grantsBefore, 1, 'exactly one refresh grant at the provider')
+    assert.equal((setup.idp.grants.refresh_token ?? 0) - grantsBefore, 1, 'exactly one refresh grant at the provider')
     const after = await storedSession(app.app, app.keyRing, cookie)
     assert.equal(after?.tokens?.access_token, results[0]?.token)
     assert.notEqual(after?.tokens?.access_token, before?.tokens?.access_token)
     assert.notEqual(after?.tokens?.refresh_token, before?.tokens?.refresh_token, 'the provider rotated the refresh token')
     assert.equal(after?.sessionId, before?.sessionId, 'the same session')
     // Never in a cookie or a log.
-    const planted = [...idp.issuedTokenResponseValues, SECRET]
+    const planted = [...setup.idp.issuedTokenResponseValues, SECRET]
     assert.deepEqual(findPlanted(results.flatMap((result) => result.setCookie).join('\n'), planted), [])
-    assert.deepEqual(findPlanted(allLogs(apps), planted), [])
+    assert.deepEqual(findPlanted(allLogs(setup.apps), planted), [])
     assert.ok(app.logs.events('session.token_refresh.succeeded').length >= 1)
   })
 
   test('concurrent callers on two instances sharing the store share one refresh', async () => {
     const session = new HttpSession()
-    await signIn(apps[0]!, session)
-    const cookie = cookieHeader(session, apps[0]!)
+    await signIn(setup.apps[0]!, session)
+    const cookie = cookieHeader(session, setup.apps[0]!)
     // Both instances have the session cached before the race.
-    for (const app of apps) assert.equal((await fetch(`${app.origin}/api/application-information`, { headers: { cookie, accept: 'application/json' } })).status, 200)
-    const grantsBefore = idp.grants.refresh_token ?? 0
-    const results = await Promise.all(Array.from({ length: 6 }, async (_, index) => await getToken(apps[index % 2]!.origin, cookie)))
+    for (const app of setup.apps) assert.equal((await fetch(`${app.origin}/api/application-information`, { headers: { cookie, accept: 'application/json' } })).status, 200)
+    const grantsBefore = setup.idp.grants.refresh_token ?? 0
+    const results = await Promise.all(Array.from({ length: 6 }, async (_, index) => await getToken(setup.apps[index % 2]!.origin, cookie)))
     assert.deepEqual(results.map((result) => result.status), Array(6).fill(200))
     assert.equal(new Set(results.map((result) => result.token)).size, 1, 'both instances hand out the same refreshed token')
-    assert.equal((idp.grants.refresh_token ?? 0) - grantsBefore, 1, 'exactly one refresh grant for both instances')
+    assert.equal((setup.idp.grants.refresh_token ?? 0) - grantsBefore, 1, 'exactly one refresh grant for both instances')
     // Valid for an hour now: both instances hand it out without another refresh.
-    for (const app of apps) {
+    for (const app of setup.apps) {
       const again = await getToken(app.origin, cookie)
       assert.equal(again.token, results[0]?.token)
     }
-    assert.equal((idp.grants.refresh_token ?? 0) - grantsBefore, 1)
+    assert.equal((setup.idp.grants.refresh_token ?? 0) - grantsBefore, 1)
   })
 
   test('a refresh token the provider refuses ends the session cleanly', async () => {
     const session = new HttpSession()
-    const app = apps[0]!
+    const app = setup.apps[0]!
     await signIn(app, session)
     const cookie = cookieHeader(session, app)
     const stored = await storedSession(app.app, app.keyRing, cookie)
     assert.ok(stored?.tokens?.refresh_token !== undefined)
-    await idp.revokeRefreshToken(stored.tokens.refresh_token)
+    await setup.idp.revokeRefreshToken(stored.tokens.refresh_token)
     const result = await getToken(app.origin, cookie)
     assert.equal(result.status, 401)
     assert.ok(result.setCookie.some((line) => /Authentication=;/.test(line)), 'the session cookie is deleted')
-    for (const instance of apps) {
+    for (const instance of setup.apps) {
       const response = await fetch(`${instance.origin}/api/application-information`, { headers: { cookie, accept: 'application/json' } })
       assert.equal(response.status, 401, 'the old cookie is anonymous on every instance')
     }
@@ -183,6 +166,6 @@ describe('an access token expiring within the skew', () => {
     const failed = app.logs.events('session.token_refresh.failed')
     assert.equal(failed.at(-1)?.failure, 'invalid_grant')
     assert.equal(failed.at(-1)?.oauthError, 'invalid_grant')
-    assert.deepEqual(findPlanted(allLogs(apps), [...idp.issuedTokenResponseValues, SECRET]), [])
+    assert.deepEqual(findPlanted(allLogs(setup.apps), [...setup.idp.issuedTokenResponseValues, SECRET]), [])
   })
 })

@@ -9,21 +9,12 @@
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import type { FastifyInstance } from 'fastify'
 import { buildTestApp, storedSession, type TestApp } from '../helpers/app.js'
+import { addTokenRoute, getToken as getTokenAt, type TokenAnswer } from './helpers/access-token-route.js'
 import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-session.js'
 import { startVendorIdp, type VendorIdp } from './helpers/oauth-vendor-idp.js'
 
 const SECRET = 'vendor-refresh-secret-PLANTED-58'
-const TOKEN_PATH = '/test-only/access-token'
-
-function addTokenRoute (app: FastifyInstance): void {
-  app.get(TOKEN_PATH, async (request, reply) => {
-    const token = await app.session.accessToken(request, reply)
-    if (token === undefined) return await reply.code(401).send({ error: 'no_token' })
-    return { token }
-  })
-}
 
 describe('VendorA with SaveTokens and refresh tokens', () => {
   let idp: VendorIdp
@@ -57,11 +48,7 @@ describe('VendorA with SaveTokens and refresh tokens', () => {
     return session.jar.header(new URL(origin))
   }
 
-  async function getToken (cookie: string): Promise<{ status: number, token?: string, setCookie: string[] }> {
-    const response = await fetch(`${origin}${TOKEN_PATH}`, { headers: { cookie, accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(20_000) })
-    const body = await response.json() as { token?: string }
-    return { status: response.status, ...(body.token === undefined ? {} : { token: body.token }), setCookie: response.headers.getSetCookie() }
-  }
+  const getToken = async (cookie: string): Promise<TokenAnswer> => await getTokenAt(origin, cookie)
 
   const refreshRequests = (): Array<{ authorization: string | undefined, body: Record<string, string> }> =>
     idp.tokenRequests.filter((request) => request.body.grant_type === 'refresh_token')

@@ -3,7 +3,7 @@
  * flags that keep it off the network: only the loopback app and IdP are reached. Playwright gives
  * each launch a new empty profile directory and removes it on close.
  */
-import { chromium, type BrowserContext } from 'playwright-core'
+import { chromium, type BrowserContext, type Page } from 'playwright-core'
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 export const CHROMIUM_ARGS = [
@@ -30,4 +30,17 @@ export async function launchChromium (): Promise<HeadlessBrowser> {
       await browser.close()
     }
   }
+}
+
+/**
+ * On oidc-provider's dev interaction pages (reached from the app's challenge): logs in as `login`
+ * and consents; returns when the page has left for the app's callback.
+ */
+export async function loginAtOidcProvider (page: Page, issuer: string, login: string): Promise<void> {
+  await page.waitForURL((url) => url.origin === issuer && url.pathname.startsWith('/interaction/'))
+  await page.fill('input[name="login"]', login)
+  await page.fill('input[name="password"]', 'any-password')
+  await page.click('button[type="submit"]')
+  await page.waitForSelector('input[name="prompt"][value="consent"]', { state: 'attached' })
+  await page.click('button[type="submit"]')
 }
