@@ -38,3 +38,19 @@ export function openBytes (sealed: string, ring: KeyRing, purpose: Buffer, maxLe
     return undefined
   }
 }
+
+/**
+ * A JSON object sealed by {@link sealBytes}, opened: its fields unchecked (`Partial`), for the
+ * caller to validate; undefined when not authentic for `purpose`, not JSON or not an object.
+ */
+export function openJson<T extends object> (sealed: string, ring: KeyRing, purpose: Buffer, maxLength: number): Partial<T> | undefined {
+  const plain = openBytes(sealed, ring, purpose, maxLength)
+  if (plain === undefined) return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(plain.toString('utf8'))
+  } catch {
+    return undefined
+  }
+  return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed as Partial<T> : undefined
+}

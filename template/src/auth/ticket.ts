@@ -7,7 +7,7 @@
  * Anything that fails to parse, authenticate, decode or is expired opens as `undefined`.
  */
 import { PURPOSES } from '../application-name.js'
-import { openBytes, sealBytes } from './authenticated-encryption.js'
+import { openJson, sealBytes } from './authenticated-encryption.js'
 import type { KeyRing } from './key-ring.js'
 import type { AuthenticationTicket, Claim } from './principal.js'
 
@@ -86,15 +86,8 @@ function isStringRecord (value: unknown): value is Record<string, string> {
 
 /** Opens a sealed ticket; undefined when it is not authentic, not well formed or expired. */
 export function openTicket (sealed: string, ring: KeyRing, nowSeconds: number): AuthenticationTicket | undefined {
-  const plain = openBytes(sealed, ring, RECORD_PURPOSE, MAX_SEALED_LENGTH)
-  if (plain === undefined) return undefined
-  let parsed: Partial<CompactTicket>
-  try {
-    parsed = JSON.parse(plain.toString('utf8')) as Partial<CompactTicket>
-  } catch {
-    return undefined
-  }
-  if (parsed === null || typeof parsed !== 'object' || parsed.v !== FORMAT_VERSION) return undefined
+  const parsed = openJson<CompactTicket>(sealed, ring, RECORD_PURPOSE, MAX_SEALED_LENGTH)
+  if (parsed === undefined || parsed.v !== FORMAT_VERSION) return undefined
   const { sid, sch, iat, exp, aexp, tk } = parsed
   if (typeof sid !== 'string' || typeof sch !== 'string' || typeof iat !== 'number' || typeof exp !== 'number' || typeof aexp !== 'number') return undefined
   if (!(exp > nowSeconds) || !(aexp > nowSeconds)) return undefined
@@ -111,13 +104,7 @@ export function sealSessionReference (sessionId: string, ring: KeyRing): string 
 
 /** The session id a cookie value names, or undefined when it is not an authentic reference. */
 export function openSessionReference (sealed: string, ring: KeyRing): string | undefined {
-  const plain = openBytes(sealed, ring, REFERENCE_PURPOSE, MAX_REFERENCE_LENGTH)
-  if (plain === undefined) return undefined
-  try {
-    const parsed = JSON.parse(plain.toString('utf8')) as { v?: unknown, sid?: unknown } | null
-    if (parsed === null || parsed.v !== FORMAT_VERSION || typeof parsed.sid !== 'string' || !SESSION_ID.test(parsed.sid)) return undefined
-    return parsed.sid
-  } catch {
-    return undefined
-  }
+  const parsed = openJson<{ v: unknown, sid: unknown }>(sealed, ring, REFERENCE_PURPOSE, MAX_REFERENCE_LENGTH)
+  if (parsed === undefined || parsed.v !== FORMAT_VERSION || typeof parsed.sid !== 'string' || !SESSION_ID.test(parsed.sid)) return undefined
+  return parsed.sid
 }

@@ -4,7 +4,7 @@
  * collected; none stops the walk.
  */
 import { Secret } from './secret.js'
-import { CLAIM_MAPPINGS_KEYWORD, SECRET_KEYWORD, type TSchema } from './schema.js'
+import { CLAIM_MAPPINGS_KEYWORD, SECRET_KEYWORD, type SchemaNode, type TSchema } from './schema.js'
 import type { FlatConfiguration, ScalarValue } from './sources.js'
 
 export interface ConfigurationProblem {
@@ -18,19 +18,6 @@ interface BindContext {
   readonly flat: FlatConfiguration
   readonly consumed: Set<string>
   readonly errors: ConfigurationProblem[]
-}
-
-interface SchemaNode {
-  type?: string
-  default?: unknown
-  properties?: Record<string, SchemaNode>
-  patternProperties?: Record<string, SchemaNode>
-  items?: SchemaNode
-  anyOf?: Array<{ const?: string }>
-  minimum?: number
-  maximum?: number
-  [SECRET_KEYWORD]?: boolean
-  [CLAIM_MAPPINGS_KEYWORD]?: boolean
 }
 
 function childKeys (context: BindContext, path: string): Map<string, string> {

@@ -25,6 +25,21 @@ function secretArray (description: string): TUnsafe<Secret[]> {
 /** Marks a claim-mapping key: bound from either form into one provider claim -> application claim type map. */
 export const CLAIM_MAPPINGS_KEYWORD = 'x-claim-mappings'
 
+/** The JSON Schema of one key or section, as the binder and the reference generator walk it. */
+export interface SchemaNode {
+  type?: string
+  default?: unknown
+  description?: string
+  properties?: Record<string, SchemaNode>
+  patternProperties?: Record<string, SchemaNode>
+  items?: SchemaNode
+  anyOf?: Array<{ const?: string }>
+  minimum?: number
+  maximum?: number
+  [SECRET_KEYWORD]?: boolean
+  [CLAIM_MAPPINGS_KEYWORD]?: boolean
+}
+
 /**
  * A provider's ClaimMappings in either form: the JSON object `{ "<provider claim>": "<application
  * claim type>" }`, or an array of `{ From, To }` objects, which every configuration source can

@@ -18,7 +18,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import { COOKIE_NAMES, cookieName, PURPOSES } from '../application-name.js'
-import { openBytes, sealBytes } from '../auth/authenticated-encryption.js'
+import { openJson, sealBytes } from '../auth/authenticated-encryption.js'
 import { normalizeClaims } from '../auth/claims-normalization.js'
 import { isLoopbackHost, parsePublicOrigin } from '../auth/host-trust.js'
 import type { KeyRing } from '../auth/key-ring.js'
@@ -186,14 +186,8 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
       (request as RequestWithTakeFailure)[TAKE_FAILURE] = 'replay'
       return undefined
     }
-    const plain = openBytes(sealed, keyRing, PURPOSE, 16_384)
-    if (plain === undefined) return undefined
-    let state: Partial<StoredFlow>
-    try {
-      state = JSON.parse(plain.toString('utf8')) as Partial<StoredFlow>
-    } catch {
-      return undefined
-    }
+    const state = openJson<StoredFlow>(sealed, keyRing, PURPOSE, 16_384)
+    if (state === undefined) return undefined
     if (typeof state.binding !== 'string' || !sameText(state.binding, binding)) return undefined
     if (state.scheme !== scheme || state.flowId !== flowId || typeof state.expiresAt !== 'number' ||
       state.expiresAt <= Math.floor(now() / 1000) || !isLocalUrl(state.returnUrl) ||
