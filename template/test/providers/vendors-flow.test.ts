@@ -69,6 +69,18 @@ async function signIn (slot: Slot): Promise<{ session: HttpSession, callback: Ex
   return { session, callback, start }
 }
 
+/** A sign-in's callback while `slot`'s IdP behaves as `changes` say; the IdP is restored afterwards. */
+async function callbackWhile (slot: Slot, changes: Partial<Pick<VendorIdp, 'tokenErrorStatus' | 'userInformationStatus' | 'userInformation'>>): Promise<Exchange> {
+  const idp = idps[slot]
+  const saved = { tokenErrorStatus: idp.tokenErrorStatus, userInformationStatus: idp.userInformationStatus, userInformation: idp.userInformation }
+  Object.assign(idp, changes)
+  try {
+    return (await signIn(slot)).callback
+  } finally {
+    Object.assign(idp, saved)
+  }
+}
+
 function claimRow (type: string, value: string, issuer: string): string {
   return `<tr><td>${type}</td><td>${value}</td><td>${issuer}</td></tr>`
 }
@@ -138,13 +150,12 @@ describe('OAuth 2.0 vendor slots against oauth2-mock-server', () => {
     assert.equal((await fetch(`${app.origin}/health/ready`)).status, 200)
   })
 
-  const refused: Array<{ name: string, failure: string, page: string, run: () => Promise<Exchange> }> = [
+  const refused: Array<{ name: string, failure: string, page: string, run: (session: HttpSession) => Promise<Exchange> }> = [
     {
       name: 'the vendor reporting access_denied',
       failure: 'cancelled',
       page: 'cancelled',
-      run: async () => {
-        const session = new HttpSession()
+      run: async (session) => {
         const start = await session.request(`${app.origin}/External/Challenge?provider=VendorA`)
         return await session.request(`${app.origin}/signin-vendora?error=access_denied&state=${start.location!.searchParams.get('state') ?? ''}`)
       }
@@ -153,8 +164,7 @@ describe('OAuth 2.0 vendor slots against oauth2-mock-server', () => {
       name: 'a wrong state',
       failure: 'correlation',
       page: 'correlation',
-      run: async () => {
-        const session = new HttpSession()
+      run: async (session) => {
         const { callbackUrl } = await toCallback(session, 'VendorB')
         callbackUrl.searchParams.set('state', 'BBBBBBBBBBBBBBBBBBBBBB')
         return await session.request(callbackUrl)
@@ -164,8 +174,7 @@ describe('OAuth 2.0 vendor slots against oauth2-mock-server', () => {
       name: 'a missing correlation cookie',
       failure: 'correlation',
       page: 'correlation',
-      run: async () => {
-        const session = new HttpSession()
+      run: async (session) => {
         const { callbackUrl } = await toCallback(session, 'VendorC')
         return await session.request(callbackUrl, { cookies: false })
       }
@@ -174,8 +183,7 @@ describe('OAuth 2.0 vendor slots against oauth2-mock-server', () => {
       name: 'a state from another slot',
       failure: 'correlation',
       page: 'correlation',
-      run: async () => {
-        const session = new HttpSession()
+      run: async (session) => {
         const { callbackUrl } = await toCallback(session, 'VendorA')
         return await session.request(`${app.origin}/signin-vendorb${callbackUrl.search}`)
       }
@@ -184,8 +192,7 @@ describe('OAuth 2.0 vendor slots against oauth2-mock-server', () => {
       name: 'a replayed callback',
       failure: 'replay',
       page: 'correlation',
-      run: async () => {
-        const session = new HttpSession()
+      run: async (session) => {
         const { callbackUrl } = await toCallback(session, 'VendorA')
         const copied = session.jar.header(new URL(app.origin))
         const first = await session.request(callbackUrl)
@@ -198,49 +205,24 @@ describe('OAuth 2.0 vendor slots against oauth2-mock-server', () => {
       name: 'a token endpoint error',
       failure: 'token',
       page: 'failed',
-      run: async () => {
-        idps.VendorB.tokenErrorStatus = 400
-        try {
-          const { callback } = await signIn('VendorB')
-          return callback
-        } finally {
-          idps.VendorB.tokenErrorStatus = undefined
-        }
-      }
+      run: async () => await callbackWhile('VendorB', { tokenErrorStatus: 400 })
     },
     {
       name: 'a user-information error',
       failure: 'userinfo',
       page: 'failed',
-      run: async () => {
-        idps.VendorC.userInformationStatus = 401
-        try {
-          const { callback } = await signIn('VendorC')
-          return callback
-        } finally {
-          idps.VendorC.userInformationStatus = 200
-        }
-      }
+      run: async () => await callbackWhile('VendorC', { userInformationStatus: 401 })
     },
     {
       name: 'user information without a subject',
       failure: 'claims',
       page: 'failed',
-      run: async () => {
-        const saved = idps.VendorB.userInformation
-        idps.VendorB.userInformation = { name: 'No Subject', email: 'nobody@example.test' }
-        try {
-          const { callback } = await signIn('VendorB')
-          return callback
-        } finally {
-          idps.VendorB.userInformation = saved
-        }
-      }
+      run: async () => await callbackWhile('VendorB', { userInformation: { name: 'No Subject', email: 'nobody@example.test' } })
     }
   ]
   for (const { name, failure, page, run } of refused) {
     test(`${name} is refused (${failure}) and sets no session cookie`, async () => {
-      const callback = await run()
+      const callback = await run(new HttpSession())
       assert.equal(callback.response.status, 302)
       assert.deepEqual(sessionCookiesSet(callback.response), [])
       assert.equal(callback.location?.pathname, '/Account/Login')
