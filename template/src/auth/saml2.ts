@@ -21,6 +21,7 @@ import type { Element } from '@xmldom/xmldom'
 import type { Claim } from './principal.js'
 import { partitionByValidity, readCertificate } from './saml2-certificates.js'
 import type { IdentityProviderDescription } from './saml2-metadata.js'
+import type { ServiceProviderDecryption, ServiceProviderSigning } from './saml2-keys.js'
 import type { ReplayCache } from './replay-cache.js'
 import {
   assertNoCommentsOrInstructions, attributeOf, childElements, elementChildren, firstChildElement, isElement,
@@ -52,6 +53,10 @@ export interface Saml2ServiceProviderSettings {
   readonly validateCertificates: boolean
   readonly allowUnsolicitedResponses: boolean
   readonly clockSkewSeconds: number
+  /** SP signing key: AuthnRequests and LogoutRequests are signed (HTTP-Redirect SigAlg/Signature). */
+  readonly signing?: ServiceProviderSigning | undefined
+  /** SP decryption keys: EncryptedAssertion is accepted; without them it is refused. */
+  readonly decryption?: ServiceProviderDecryption | undefined
 }
 
 /** A response refused for `failure`; the message is a fixed phrase, never message content. */
@@ -114,7 +119,8 @@ function baseOptions (settings: Saml2ServiceProviderSettings, idp: IdentityProvi
     disableRequestedAuthnContext: true,
     forceAuthn: false,
     passive: false,
-    signMetadata: false
+    signMetadata: false,
+    ...(settings.signing === undefined ? {} : { privateKey: settings.signing.privateKeyPem, publicCert: settings.signing.certificatesPem[0] })
   }
 }
 
@@ -136,13 +142,26 @@ export async function buildAuthnRequestUrl (options: {
 }
 
 /** The SP metadata document (published at /Saml2/Metadata). */
-export function buildServiceProviderMetadata (settings: Saml2ServiceProviderSettings, acsUrl: string): string {
+/**
+ * The SP metadata document (published at /Saml2/Metadata): AuthnRequestsSigned and one
+ * KeyDescriptor use="signing" per signing certificate (two while rolling) when a signing key is
+ * configured, KeyDescriptor use="encryption" for the current encryption certificate, and the
+ * SingleLogoutService when `logoutUrl` is given.
+ */
+export function buildServiceProviderMetadata (settings: Saml2ServiceProviderSettings, acsUrl: string, logoutUrl?: string): string {
   return generateServiceProviderMetadata({
     issuer: settings.entityId,
     callbackUrl: acsUrl,
     identifierFormat: null,
     wantAssertionsSigned: settings.requireSignedAssertions,
-    signMetadata: false
+    signMetadata: false,
+    ...(settings.signing === undefined
+      ? {}
+      : { privateKey: settings.signing.privateKeyPem, publicCerts: [...settings.signing.certificatesPem], signatureAlgorithm: 'sha256' as const }),
+    ...(settings.decryption === undefined
+      ? {}
+      : { decryptionPvk: settings.decryption.privateKeysPem[0], decryptionCert: settings.decryption.certificatePem }),
+    ...(logoutUrl === undefined ? {} : { logoutCallbackUrl: logoutUrl })
   })
 }
 

@@ -5,8 +5,9 @@
 import { isAllowedHostPattern, isLoopbackHost, isProxyAddress, parsePublicOrigin } from '../auth/host-trust.js'
 import { inspectKeyStore, keyMaterialOf } from '../auth/key-ring.js'
 import { readCertificate } from '../auth/saml2-certificates.js'
+import { readServiceProviderKeys, type ServiceProviderKeyInput } from '../auth/saml2-keys.js'
 import type { ConfigurationProblem } from './bind.js'
-import { PROVIDER_NAMES, ROOT_KEY, type ApplicationConfiguration, type ProviderName } from './schema.js'
+import { PROVIDER_NAMES, ROOT_KEY, type ApplicationConfiguration, type ProviderName, type Saml2Configuration } from './schema.js'
 import type { Secret } from './secret.js'
 
 export interface RuleContext {
@@ -129,6 +130,18 @@ export const openIdConnectSettings: Rule = ({ config, environmentName }) => {
   return problems
 }
 
+/** The SP key settings of Providers:Saml2 as plain text (the secret ones revealed here, for parsing only). */
+export function saml2KeyInput (saml: Saml2Configuration): ServiceProviderKeyInput {
+  return {
+    signingKey: saml.SigningKey.reveal(),
+    signingCertificate: saml.SigningCertificate,
+    signingCertificateNext: saml.SigningCertificateNext,
+    encryptionKey: '',
+    encryptionKeyPrevious: '',
+    encryptionCertificate: ''
+  }
+}
+
 export const saml2Settings: Rule = ({ config, environmentName }) => {
   const saml = config.Authentication.Providers.Saml2
   if (!saml.Enabled) return []
@@ -152,6 +165,11 @@ export const saml2Settings: Rule = ({ config, environmentName }) => {
         problems.push(problem(key, `${key} is not a PEM or base64 DER X.509 certificate.`))
       }
     })
+  }
+  // The provider reads the keys the same way at startup (plugins/providers/saml2.ts).
+  for (const keyProblem of readServiceProviderKeys(saml2KeyInput(saml)).problems) {
+    const key = providerKey('Saml2', keyProblem.key)
+    problems.push(problem(key, `${key} ${keyProblem.message}`))
   }
   return problems
 }

@@ -16,7 +16,8 @@ import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
 import { ReplayCache } from '../../auth/replay-cache.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../../state/state-store.js'
 import { isLocalUrl } from '../../auth/local-url.js'
-import { checkEndpointUrl } from '../../config/rules.js'
+import { checkEndpointUrl, saml2KeyInput } from '../../config/rules.js'
+import { readServiceProviderKeys } from '../../auth/saml2-keys.js'
 import { ROOT_KEY } from '../../config/schema.js'
 import { ConfigurationError } from '../../errors.js'
 import type { ProviderRegistrationOptions } from '../external-providers.js'
@@ -66,7 +67,14 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
   const saml = options.config.Authentication.Providers.Saml2
   const scheme = saml.Scheme
   const modulePath = saml.ModulePath
+  // Startup validation (config/rules.ts, saml2Settings) reports the same problems first.
+  const spKeys = readServiceProviderKeys(saml2KeyInput(saml))
+  if (spKeys.problems.length > 0) {
+    throw new ConfigurationError(spKeys.problems.map((problem) => ({ key: `${KEY}:${problem.key}`, message: `${KEY}:${problem.key} ${problem.message}` })))
+  }
   const settings: Saml2ServiceProviderSettings = {
+    signing: spKeys.keys.signing,
+    decryption: spKeys.keys.decryption,
     entityId: saml.EntityId,
     requireSignedAssertions: saml.RequireSignedAssertions,
     validateCertificates: saml.ValidateCertificates,
