@@ -17,7 +17,9 @@
  */
 import { randomBytes, type X509Certificate } from 'node:crypto'
 import { generateServiceProviderMetadata, SAML, SamlStatusError, ValidateInResponseTo, type CacheProvider, type SamlConfig } from '@node-saml/node-saml'
-import type { Element } from '@xmldom/xmldom'
+import { XMLSerializer, type Element } from '@xmldom/xmldom'
+// node-saml's own XML-Encryption call (xml-encryption), so the key chosen here decrypts exactly as node-saml will.
+import { decryptXml } from '@node-saml/node-saml/lib/xml.js'
 import type { Claim } from './principal.js'
 import { partitionByValidity, readCertificate } from './saml2-certificates.js'
 import type { IdentityProviderDescription } from './saml2-metadata.js'
@@ -25,13 +27,13 @@ import type { ServiceProviderDecryption, ServiceProviderSigning } from './saml2-
 import type { ReplayCache } from './replay-cache.js'
 import {
   assertNoCommentsOrInstructions, attributeOf, childElements, elementChildren, firstChildElement, isElement,
-  parseXmlDocument, SAML_ASSERTION_NS, SAML_PROTOCOL_NS, Saml2XmlError, textOf
+  parseXmlDocument, SAML_ASSERTION_NS, SAML_PROTOCOL_NS, Saml2XmlError, textOf, XMLDSIG_NS
 } from './saml2-xml.js'
 
 /** Failure classes the ACS reports through the shared external sign-in `fail()`. */
 export type Saml2FailureClass =
   | 'correlation' | 'replay' | 'signature' | 'audience' | 'expired' | 'destination' | 'issuer'
-  | 'certificate' | 'unsolicited' | 'malformed' | 'provider_error'
+  | 'certificate' | 'unsolicited' | 'malformed' | 'provider_error' | 'decryption'
 
 /** The claim type the NameID arrives as (claims normalization maps it to the subject). */
 export const NAME_ID_CLAIM_TYPE = 'NameID'
@@ -173,6 +175,8 @@ export interface ResponseEnvelope {
   readonly inResponseTo: string | undefined
   readonly destination: string | undefined
   readonly issuer: string | undefined
+  /** The one assertion is an EncryptedAssertion (absent: it is not). */
+  readonly encrypted?: boolean
 }
 
 const BASE64_CHARACTER = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/='.split(''))
@@ -192,7 +196,7 @@ function decodeBase64 (value: string): string {
  * Decodes and structurally checks a posted SAMLResponse. Nothing read here is trusted for
  * identity; these values only serve to refuse early (a rejection needs no signature).
  */
-export function readResponseEnvelope (samlResponse: string): ResponseEnvelope {
+export function readResponseEnvelope (samlResponse: string, options: { readonly acceptEncrypted?: boolean } = {}): ResponseEnvelope {
   const xml = decodeBase64(samlResponse)
   let document
   try {
@@ -208,10 +212,12 @@ export function readResponseEnvelope (samlResponse: string): ResponseEnvelope {
   if (statusCode === undefined || attributeOf(statusCode, 'Value') !== SUCCESS) {
     throw new Saml2ResponseError('provider_error', 'the IdP returned a non-success status')
   }
-  if (childElements(response, SAML_ASSERTION_NS, 'EncryptedAssertion').length > 0) {
-    throw new Saml2ResponseError('malformed', 'encrypted assertions are not supported')
+  const encrypted = childElements(response, SAML_ASSERTION_NS, 'EncryptedAssertion').length
+  // Without an EncryptionKey there is nothing to decrypt with: refused as before.
+  if (encrypted > 0 && options.acceptEncrypted !== true) {
+    throw new Saml2ResponseError('malformed', 'encrypted assertions are not accepted without an EncryptionKey')
   }
-  if (childElements(response, SAML_ASSERTION_NS, 'Assertion').length !== 1) {
+  if (childElements(response, SAML_ASSERTION_NS, 'Assertion').length + encrypted !== 1) {
     throw new Saml2ResponseError('malformed', 'the response must contain exactly one assertion')
   }
   const issuers = childElements(response, SAML_ASSERTION_NS, 'Issuer')
@@ -220,7 +226,8 @@ export function readResponseEnvelope (samlResponse: string): ResponseEnvelope {
     xml,
     inResponseTo: attributeOf(response, 'InResponseTo'),
     destination: attributeOf(response, 'Destination'),
-    issuer: issuers[0] === undefined ? undefined : textOf(issuers[0]).trim()
+    issuer: issuers[0] === undefined ? undefined : textOf(issuers[0]).trim(),
+    encrypted: encrypted === 1
   }
 }
 
@@ -359,14 +366,85 @@ function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: strin
  * one) passes node-saml, which reads only the direct child. The signed assertion must be the only
  * saml:Assertion anywhere in the message.
  */
-function assertSingleAssertion (xml: string): void {
-  let count: number
+function assertSingleAssertion (xml: string, encrypted: boolean): void {
+  let plain: number
+  let hidden: number
   try {
-    count = parseXmlDocument(xml).getElementsByTagNameNS(SAML_ASSERTION_NS, 'Assertion').length
+    const document = parseXmlDocument(xml)
+    plain = document.getElementsByTagNameNS(SAML_ASSERTION_NS, 'Assertion').length
+    hidden = document.getElementsByTagNameNS(SAML_ASSERTION_NS, 'EncryptedAssertion').length
   } catch (error) {
     throw new Saml2ResponseError('malformed', 'SAMLResponse is not well-formed', { cause: error })
   }
-  if (count !== 1) throw new Saml2ResponseError('malformed', 'more than one assertion in the message')
+  if (plain + hidden !== 1 || (encrypted ? hidden : plain) !== 1) throw new Saml2ResponseError('malformed', 'more than one assertion in the message')
+}
+
+/** XML Encryption algorithms accepted: RSA-OAEP key transport (RSA 1.5 is the Bleichenbacher class), AES content. */
+const KEY_TRANSPORT_ALGORITHMS = new Set(['http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p'])
+const CONTENT_ALGORITHMS = new Set([
+  'http://www.w3.org/2009/xmlenc11#aes128-gcm', 'http://www.w3.org/2009/xmlenc11#aes256-gcm',
+  'http://www.w3.org/2001/04/xmlenc#aes128-cbc', 'http://www.w3.org/2001/04/xmlenc#aes256-cbc'
+])
+const XMLENC_NS = 'http://www.w3.org/2001/04/xmlenc#'
+
+export interface DecryptedAssertion {
+  /** The decrypted Assertion element, checked like a posted message (no DTD, comments, PIs; one assertion). */
+  readonly xml: string
+  /** The key that decrypted it (handed to node-saml, which decrypts again and verifies the signature inside). */
+  readonly keyPem: string
+}
+
+/**
+ * Decrypts the response's EncryptedAssertion with the first key that opens it (current, then
+ * previous) and applies the envelope rules to the plaintext, which the posted-message checks
+ * could not see: a DOCTYPE, a comment inside the NameID or a second (wrapped) assertion hidden
+ * inside the encryption is refused here. Failures are `decryption` (no key opens it, an
+ * algorithm outside the accepted set) or `malformed` (the plaintext).
+ */
+export async function decryptAssertion (xml: string, privateKeysPem: readonly string[]): Promise<DecryptedAssertion> {
+  let encryptedXml: string
+  try {
+    const response = parseXmlDocument(xml).documentElement as Element
+    const [encrypted, ...others] = childElements(response, SAML_ASSERTION_NS, 'EncryptedAssertion')
+    if (encrypted === undefined || others.length > 0) throw new Saml2ResponseError('malformed', 'the response must contain exactly one assertion')
+    const methods = Array.from(encrypted.getElementsByTagNameNS(XMLENC_NS, 'EncryptionMethod'))
+    const keyMethods = methods.filter((method) => (method.parentNode as Element | null)?.localName === 'EncryptedKey')
+    const dataMethods = methods.filter((method) => (method.parentNode as Element | null)?.localName === 'EncryptedData')
+    if (keyMethods.length !== 1 || dataMethods.length !== 1 ||
+      !KEY_TRANSPORT_ALGORITHMS.has(attributeOf(keyMethods[0] as Element, 'Algorithm') ?? '') ||
+      !CONTENT_ALGORITHMS.has(attributeOf(dataMethods[0] as Element, 'Algorithm') ?? '')) {
+      throw new Saml2ResponseError('decryption', 'encryption algorithm not accepted')
+    }
+    // A signature beside the ciphertext would be over the encrypted form only: not what is read.
+    if (encrypted.getElementsByTagNameNS(XMLDSIG_NS, 'Signature').length > 0) throw new Saml2ResponseError('malformed', 'signature inside EncryptedAssertion outside the plaintext')
+    encryptedXml = new XMLSerializer().serializeToString(encrypted)
+  } catch (error) {
+    if (error instanceof Saml2ResponseError) throw error
+    throw new Saml2ResponseError('malformed', 'SAMLResponse is not well-formed', { cause: error })
+  }
+  let decrypted: DecryptedAssertion | undefined
+  for (const keyPem of privateKeysPem) {
+    try {
+      decrypted = { xml: await decryptXml(encryptedXml, keyPem), keyPem }
+      break
+    } catch {
+      // The next key (a rollover's previous key), else `decryption` below.
+    }
+  }
+  if (decrypted === undefined) throw new Saml2ResponseError('decryption', 'no configured key decrypts the assertion')
+  try {
+    const document = parseXmlDocument(decrypted.xml)
+    assertNoCommentsOrInstructions(document)
+    if (!isElement(document.documentElement, SAML_ASSERTION_NS, 'Assertion')) throw new Saml2ResponseError('malformed', 'the encrypted content is not one assertion')
+    if (document.getElementsByTagNameNS(SAML_ASSERTION_NS, 'Assertion').length !== 1 ||
+      document.getElementsByTagNameNS(SAML_ASSERTION_NS, 'EncryptedAssertion').length !== 0) {
+      throw new Saml2ResponseError('malformed', 'more than one assertion in the message')
+    }
+  } catch (error) {
+    if (error instanceof Saml2ResponseError) throw error
+    throw new Saml2ResponseError('malformed', error instanceof Saml2XmlError ? `encrypted assertion rejected: ${error.reason}` : 'encrypted assertion is not well-formed', { cause: error })
+  }
+  return decrypted
 }
 
 /**
@@ -377,8 +455,14 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
   const nowMs = input.nowMs ?? Date.now()
   checkEnvelope(input)
   const idpCert = trustedCertificates(input, nowMs)
+  let decryptionPvk: string | undefined
+  if (input.envelope.encrypted === true) {
+    if (input.settings.decryption === undefined) throw new Saml2ResponseError('malformed', 'encrypted assertions are not accepted without an EncryptionKey')
+    decryptionPvk = (await decryptAssertion(input.envelope.xml, input.settings.decryption.privateKeysPem)).keyPem
+  }
   const saml = new SAML({
     ...baseOptions(input.settings, input.idp, input.acsUrl, idpCert),
+    ...(decryptionPvk === undefined ? {} : { decryptionPvk }),
     validateInResponseTo: input.expectedRequestId === undefined ? ValidateInResponseTo.ifPresent : ValidateInResponseTo.always,
     requestIdExpirationPeriodMs: 10 * 60 * 1000,
     cacheProvider: new CorrelationCacheProvider(input.expectedRequestId)
@@ -386,7 +470,7 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
   const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: Buffer.from(input.envelope.xml, 'utf8').toString('base64') })
   const verifiedXml = profile?.getAssertionXml?.()
   if (verifiedXml === undefined) throw new Saml2ResponseError('malformed', 'no verified assertion')
-  assertSingleAssertion(input.envelope.xml)
+  assertSingleAssertion(input.envelope.xml, input.envelope.encrypted === true)
   const assertion = readVerifiedAssertion(input, verifiedXml, nowMs)
   if (!(await input.replayCache.remember(assertion.assertionId, assertion.expiresAtMs, nowMs))) {
     throw new Saml2ResponseError('replay', 'assertion already used')

@@ -136,9 +136,9 @@ export function saml2KeyInput (saml: Saml2Configuration): ServiceProviderKeyInpu
     signingKey: saml.SigningKey.reveal(),
     signingCertificate: saml.SigningCertificate,
     signingCertificateNext: saml.SigningCertificateNext,
-    encryptionKey: '',
-    encryptionKeyPrevious: '',
-    encryptionCertificate: ''
+    encryptionKey: saml.EncryptionKey.reveal(),
+    encryptionKeyPrevious: saml.EncryptionKeyPrevious.reveal(),
+    encryptionCertificate: saml.EncryptionCertificate
   }
 }
 

@@ -150,7 +150,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
 
     let envelope
     try {
-      envelope = readResponseEnvelope(samlResponse)
+      envelope = readResponseEnvelope(samlResponse, { acceptEncrypted: settings.decryption !== undefined })
     } catch (error) {
       return fail(classifyLibraryError(error), error)
     }
