@@ -149,6 +149,15 @@ export const saml2Settings: Rule = ({ config, environmentName }) => {
   if (saml.LoadMetadata) {
     problems.push(...required('Saml2', { MetadataUrl: saml.MetadataUrl }))
     if (!isMissing(saml.MetadataUrl)) problems.push(...checkEndpointUrl(saml.MetadataUrl, providerKey('Saml2', 'MetadataUrl'), environmentName))
+    saml.MetadataSigningCertificates.forEach((value, index) => {
+      if (value.trim() === '') return
+      try {
+        readCertificate(value)
+      } catch {
+        const key = `${providerKey('Saml2', 'MetadataSigningCertificates')}:${index}`
+        problems.push(problem(key, `${key} is not a PEM or base64 DER X.509 certificate.`))
+      }
+    })
   } else {
     problems.push(...required('Saml2', { IdpEntityId: saml.IdpEntityId, IdpSingleSignOnUrl: saml.IdpSingleSignOnUrl }))
     if (!isMissing(saml.IdpSingleSignOnUrl)) problems.push(...checkEndpointUrl(saml.IdpSingleSignOnUrl, providerKey('Saml2', 'IdpSingleSignOnUrl'), environmentName))

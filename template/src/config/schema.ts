@@ -109,7 +109,7 @@ export const Saml2Schema = Type.Object({
   LoadMetadata: Type.Boolean({ default: true, description: 'When true, the IdP SSO URL and signing certificates are read from MetadataUrl.' }),
   RequireSignedAssertions: Type.Boolean({ default: true, description: 'When true, an unsigned assertion is rejected even inside a signed response.' }),
   ValidateCertificates: Type.Boolean({ default: true, description: 'When true, an IdP signing certificate outside its validity period is rejected.' }),
-  IdpEntityId: Type.String({ default: '', description: 'Extension. IdP entity id; required when LoadMetadata is false.' }),
+  IdpEntityId: Type.String({ default: '', description: 'Extension. IdP entity id; required when LoadMetadata is false. With LoadMetadata it selects the IdP of an EntitiesDescriptor aggregate (required when the aggregate lists more than one IdP) and must equal the entityID of a single EntityDescriptor.' }),
   IdpSingleSignOnUrl: Type.String({ default: '', description: 'Extension. IdP HTTP-Redirect SSO URL; required when LoadMetadata is false.' }),
   IdpSigningCertificates: strings([], 'Extension. IdP signing certificates (PEM or base64 DER); required when LoadMetadata is false.'),
   AllowUnsolicitedResponses: Type.Boolean({ default: false, description: 'Extension. DANGEROUS: accepts IdP-initiated responses without a matching AuthnRequest. Default false.' }),
@@ -120,6 +120,7 @@ export const Saml2Schema = Type.Object({
   EncryptionKey: secret('Extension. SP private key (PEM, RSA) that decrypts EncryptedAssertion (RSA-OAEP key transport; AES-GCM or AES-CBC content). Empty: encrypted assertions are refused. Requires EncryptionCertificate. Secret.'),
   EncryptionCertificate: Type.String({ default: '', description: 'Extension. Certificate (PEM or base64 DER) of EncryptionKey; must match it. Published in /Saml2/Metadata as KeyDescriptor use="encryption"; the IdP encrypts to it.' }),
   EncryptionKeyPrevious: secret('Extension. The previous encryption key, still accepted for decryption while the IdP moves to the new EncryptionCertificate (rollover). Never published. Secret.'),
+  MetadataSigningCertificates: strings([], 'Extension. Certificates (PEM or base64 DER) trusted to sign the IdP metadata (federation aggregates, ADFS/Entra federation metadata). When any is set, metadata whose root does not carry a valid enveloped signature by one of them, or whose validUntil has passed, is refused (readiness reason metadata_signature). Two while the signer rolls over.'),
   ClockSkewSeconds: Type.Integer({ default: 60, minimum: 0, maximum: 300, description: 'Extension. Clock skew allowed on NotBefore/NotOnOrAfter, 0-300 seconds.' }),
   MetadataRefreshMinutes: Type.Integer({ default: 60, minimum: 1, description: 'Extension. How often IdP metadata is refreshed.' }),
   ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (attribute name or URI -> application claim type) or a JSON object { "<attribute>": "<type>" }.')

@@ -97,6 +97,8 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     ? new IdentityProviderMetadataSource({
       url: saml.MetadataUrl,
       refreshMs: saml.MetadataRefreshMinutes * 60_000,
+      entityId: saml.IdpEntityId.trim(),
+      metadataSigningCertificates: saml.MetadataSigningCertificates.filter((value) => value.trim() !== ''),
       check (description) {
         try {
           description.signingCertificates.forEach((value) => readCertificate(value))
