@@ -15,11 +15,12 @@
  * Everything that becomes a claim is read from the XML that the signature covers (node-saml's
  * verified output), never from the posted document.
  */
-import { randomBytes, type X509Certificate } from 'node:crypto'
+import { randomBytes, verify, type X509Certificate } from 'node:crypto'
+import { inflateRawSync } from 'node:zlib'
 import { generateServiceProviderMetadata, SAML, SamlStatusError, ValidateInResponseTo, type CacheProvider, type SamlConfig } from '@node-saml/node-saml'
 import { XMLSerializer, type Element } from '@xmldom/xmldom'
 // node-saml's own XML-Encryption call (xml-encryption), so the key chosen here decrypts exactly as node-saml will.
-import { decryptXml } from '@node-saml/node-saml/lib/xml.js'
+import { decryptXml, getVerifiedXml, parseDomFromString } from '@node-saml/node-saml/lib/xml.js'
 import type { Claim } from './principal.js'
 import { partitionByValidity, readCertificate } from './saml2-certificates.js'
 import type { IdentityProviderDescription } from './saml2-metadata.js'
@@ -27,7 +28,7 @@ import type { ServiceProviderDecryption, ServiceProviderSigning } from './saml2-
 import type { ReplayCache } from './replay-cache.js'
 import {
   assertNoCommentsOrInstructions, attributeOf, childElements, elementChildren, firstChildElement, isElement,
-  parseXmlDocument, SAML_ASSERTION_NS, SAML_PROTOCOL_NS, Saml2XmlError, textOf, XMLDSIG_NS
+  parseXmlDocument, SAML_ASSERTION_NS, SAML_METADATA_NS, SAML_PROTOCOL_NS, Saml2XmlError, textOf, XMLDSIG_NS
 } from './saml2-xml.js'
 
 /** Failure classes the ACS reports through the shared external sign-in `fail()`. */
@@ -151,7 +152,7 @@ export async function buildAuthnRequestUrl (options: {
  * SingleLogoutService when `logoutUrl` is given.
  */
 export function buildServiceProviderMetadata (settings: Saml2ServiceProviderSettings, acsUrl: string, logoutUrl?: string): string {
-  return generateServiceProviderMetadata({
+  const xml = generateServiceProviderMetadata({
     issuer: settings.entityId,
     callbackUrl: acsUrl,
     identifierFormat: null,
@@ -165,6 +166,16 @@ export function buildServiceProviderMetadata (settings: Saml2ServiceProviderSett
       : { decryptionPvk: settings.decryption.privateKeysPem[0], decryptionCert: settings.decryption.certificatePem }),
     ...(logoutUrl === undefined ? {} : { logoutCallbackUrl: logoutUrl })
   })
+  if (logoutUrl === undefined) return xml
+  // node-saml publishes the HTTP-POST SingleLogoutService; the endpoint takes HTTP-Redirect too.
+  const document = parseXmlDocument(xml)
+  const postService = document.getElementsByTagNameNS(SAML_METADATA_NS, 'SingleLogoutService')[0]
+  if (postService === undefined) return xml
+  const redirectService = document.createElementNS(SAML_METADATA_NS, postService.tagName)
+  redirectService.setAttribute('Binding', 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect')
+  redirectService.setAttribute('Location', logoutUrl)
+  postService.parentNode?.insertBefore(redirectService, postService.nextSibling)
+  return new XMLSerializer().serializeToString(document)
 }
 
 /** What the ACS learns from the posted form before trusting anything in it. */
@@ -260,6 +271,47 @@ export interface ValidatedAssertion {
   readonly nameId: string
   /** NameID first, then one claim per attribute value. */
   readonly claims: readonly Claim[]
+  /** What a LogoutRequest must name (from node-saml's verified profile). */
+  readonly session: SamlSessionReference
+}
+
+/** The IdP session a LogoutRequest ends: the NameID as issued and the SessionIndex. */
+export interface SamlSessionReference {
+  readonly nameId: string
+  readonly nameIdFormat?: string | undefined
+  readonly nameQualifier?: string | undefined
+  readonly spNameQualifier?: string | undefined
+  readonly sessionIndex?: string | undefined
+}
+
+/** Ticket token names that keep the {@link SamlSessionReference} (only with SignOutAtProvider). */
+export const SESSION_TOKEN_NAMES = {
+  nameId: 'saml2_name_id',
+  nameIdFormat: 'saml2_name_id_format',
+  nameQualifier: 'saml2_name_qualifier',
+  spNameQualifier: 'saml2_sp_name_qualifier',
+  sessionIndex: 'saml2_session_index'
+} as const
+
+export function sessionToTokens (session: SamlSessionReference): Record<string, string> {
+  const tokens: Record<string, string> = {}
+  for (const [field, name] of Object.entries(SESSION_TOKEN_NAMES)) {
+    const value = session[field as keyof SamlSessionReference]
+    if (typeof value === 'string' && value !== '') tokens[name] = value
+  }
+  return tokens
+}
+
+export function sessionFromTokens (tokens: Readonly<Record<string, string>> | undefined): SamlSessionReference | undefined {
+  const nameId = tokens?.[SESSION_TOKEN_NAMES.nameId]
+  if (tokens === undefined || nameId === undefined || nameId === '') return undefined
+  return {
+    nameId,
+    nameIdFormat: tokens[SESSION_TOKEN_NAMES.nameIdFormat],
+    nameQualifier: tokens[SESSION_TOKEN_NAMES.nameQualifier],
+    spNameQualifier: tokens[SESSION_TOKEN_NAMES.spNameQualifier],
+    sessionIndex: tokens[SESSION_TOKEN_NAMES.sessionIndex]
+  }
 }
 
 function trustedCertificates (input: ValidateResponseInput, nowMs: number): string[] {
@@ -297,7 +349,7 @@ function parseInstant (value: string | undefined): number | undefined {
 }
 
 /** Reads the verified (signature-covered) assertion and applies this product's checks. */
-function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: string, nowMs: number): ValidatedAssertion & { expiresAtMs: number } {
+function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: string, nowMs: number): Omit<ValidatedAssertion, 'session'> & { expiresAtMs: number } {
   let document
   try {
     document = parseXmlDocument(verifiedXml)
@@ -475,5 +527,148 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
   if (!(await input.replayCache.remember(assertion.assertionId, assertion.expiresAtMs, nowMs))) {
     throw new Saml2ResponseError('replay', 'assertion already used')
   }
-  return { assertionId: assertion.assertionId, nameId: assertion.nameId, claims: assertion.claims }
+  const text = (value: unknown): string | undefined => typeof value === 'string' && value !== '' ? value : undefined
+  return {
+    assertionId: assertion.assertionId,
+    nameId: assertion.nameId,
+    claims: assertion.claims,
+    session: {
+      nameId: assertion.nameId,
+      nameIdFormat: text(profile?.nameIDFormat),
+      nameQualifier: text(profile?.nameQualifier),
+      spNameQualifier: text(profile?.spNameQualifier),
+      sessionIndex: text(profile?.sessionIndex)
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Single Logout (SAML Profiles 4.4, SP-initiated, HTTP-Redirect binding out, Redirect or POST back)
+
+/** The IdP's HTTP-Redirect SLO URL carrying a signed LogoutRequest for `session`. */
+export async function buildLogoutRequestUrl (options: {
+  readonly settings: Saml2ServiceProviderSettings
+  readonly idp: IdentityProviderDescription & { readonly singleLogoutUrl: string }
+  readonly acsUrl: string
+  readonly requestId: string
+  readonly relayState: string
+  readonly session: SamlSessionReference
+}): Promise<string> {
+  if (options.settings.signing === undefined) throw new Error('Single Logout needs the SP signing key')
+  const saml = new SAML({
+    ...baseOptions(options.settings, options.idp, options.acsUrl, [...options.idp.signingCertificates]),
+    logoutUrl: options.idp.singleLogoutUrl,
+    generateUniqueId: () => options.requestId,
+    cacheProvider: new CorrelationCacheProvider(options.requestId)
+  })
+  const { session } = options
+  return await saml.getLogoutUrlAsync({
+    issuer: options.idp.entityId,
+    nameID: session.nameId,
+    nameIDFormat: session.nameIdFormat ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
+    ...(session.nameQualifier === undefined ? {} : { nameQualifier: session.nameQualifier }),
+    ...(session.spNameQualifier === undefined ? {} : { spNameQualifier: session.spNameQualifier }),
+    ...(session.sessionIndex === undefined ? {} : { sessionIndex: session.sessionIndex })
+  }, options.relayState, {})
+}
+
+/** Redirect-binding signature algorithms accepted on a LogoutResponse (SHA-1 is not). */
+const REDIRECT_SIGNATURE_ALGORITHMS: Readonly<Record<string, string>> = {
+  'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256': 'sha256',
+  'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512': 'sha512'
+}
+const LOGOUT_MESSAGE_MAX_BYTES = 64 * 1024
+
+export interface LogoutResponseInput {
+  readonly binding: 'redirect' | 'post'
+  /** The SAMLResponse parameter as received (base64; deflated for the redirect binding). */
+  readonly samlResponse: string
+  /** Redirect binding: the request's raw query string, whose exact octets the signature covers. */
+  readonly rawQuery?: string
+  /** Redirect binding: Signature and SigAlg parameters. */
+  readonly signature?: string | undefined
+  readonly sigAlg?: string | undefined
+  readonly settings: Saml2ServiceProviderSettings
+  readonly idp: IdentityProviderDescription
+  readonly expectedRequestId: string
+  /** This SP's logout endpoint URL (a present Destination must equal it). */
+  readonly logoutUrl: string
+  readonly nowMs?: number
+}
+
+/** The raw `name=value` pair of a query string, or undefined; null when repeated. */
+function rawParameter (rawQuery: string, name: string): string | undefined | null {
+  const pairs = rawQuery.split('&').filter((pair) => pair.startsWith(`${name}=`))
+  if (pairs.length > 1) return null
+  return pairs[0]
+}
+
+function verifyRedirectSignature (input: LogoutResponseInput, certificates: readonly string[]): void {
+  const algorithm = input.sigAlg === undefined ? undefined : REDIRECT_SIGNATURE_ALGORITHMS[input.sigAlg]
+  if (input.signature === undefined || input.signature === '' || algorithm === undefined) throw new Saml2ResponseError('signature', 'LogoutResponse not signed with an accepted algorithm')
+  const raw = input.rawQuery ?? ''
+  // SAML Bindings 3.4.4.1: SAMLResponse, RelayState (when present), SigAlg, as received.
+  const parts = ['SAMLResponse', 'RelayState', 'SigAlg'].map((name) => rawParameter(raw, name))
+  if (parts.some((part) => part === null) || parts[0] === undefined || parts[2] === undefined) throw new Saml2ResponseError('malformed', 'LogoutResponse query parameters repeated or missing')
+  const octets = Buffer.from(parts.filter((part): part is string => typeof part === 'string').join('&'), 'utf8')
+  const signature = Buffer.from(input.signature, 'base64')
+  const verified = certificates.some((pem) => {
+    try {
+      return verify(algorithm, octets, pem, signature)
+    } catch {
+      return false
+    }
+  })
+  if (!verified) throw new Saml2ResponseError('signature', 'LogoutResponse signature not valid')
+}
+
+/**
+ * Validates the IdP's LogoutResponse to our LogoutRequest: signed by a trusted IdP key (the
+ * redirect binding's query signature, or an enveloped XML signature of the message for POST,
+ * whose signed bytes alone are read), Issuer the IdP, InResponseTo our request id, Destination
+ * (when present) our logout URL. Returns whether the IdP reports success.
+ */
+export async function validateLogoutResponse (input: LogoutResponseInput): Promise<{ success: boolean }> {
+  const nowMs = input.nowMs ?? Date.now()
+  const certificates = trustedCertificates({ idp: input.idp, settings: input.settings } as ValidateResponseInput, nowMs)
+    .map((value) => readCertificate(value).toString())
+  let xml: string
+  try {
+    const compact = Buffer.from(input.samlResponse, 'base64')
+    xml = input.binding === 'redirect'
+      ? inflateRawSync(compact, { maxOutputLength: LOGOUT_MESSAGE_MAX_BYTES }).toString('utf8')
+      : compact.toString('utf8')
+  } catch (error) {
+    throw new Saml2ResponseError('malformed', 'LogoutResponse cannot be decoded', { cause: error })
+  }
+  let document
+  try {
+    document = parseXmlDocument(xml)
+    assertNoCommentsOrInstructions(document)
+  } catch (error) {
+    throw new Saml2ResponseError('malformed', 'LogoutResponse is not well-formed', { cause: error })
+  }
+  if (!isElement(document.documentElement, SAML_PROTOCOL_NS, 'LogoutResponse')) throw new Saml2ResponseError('malformed', 'root element is not samlp:LogoutResponse')
+  let root = document.documentElement
+  if (input.binding === 'redirect') {
+    verifyRedirectSignature(input, certificates)
+  } else {
+    let signed: string | null
+    try {
+      const libraryDocument = await parseDomFromString(xml)
+      signed = libraryDocument.documentElement === null ? null : getVerifiedXml(xml, libraryDocument.documentElement, certificates)
+    } catch (error) {
+      throw new Saml2ResponseError('signature', 'LogoutResponse signature not valid', { cause: error })
+    }
+    if (signed === null) throw new Saml2ResponseError('signature', 'LogoutResponse not signed by the IdP')
+    root = parseXmlDocument(signed).documentElement as Element
+  }
+  const issuer = firstChildElement(root, SAML_ASSERTION_NS, 'Issuer')
+  if (issuer === undefined || textOf(issuer).trim() !== input.idp.entityId) throw new Saml2ResponseError('issuer', 'LogoutResponse Issuer is not the IdP')
+  if (attributeOf(root, 'InResponseTo') !== input.expectedRequestId) throw new Saml2ResponseError('correlation', 'LogoutResponse InResponseTo does not match the request')
+  const destination = attributeOf(root, 'Destination')
+  if (destination !== undefined && destination !== input.logoutUrl) throw new Saml2ResponseError('destination', 'LogoutResponse Destination is not this endpoint')
+  const status = firstChildElement(root, SAML_PROTOCOL_NS, 'Status')
+  const statusCode = status === undefined ? undefined : firstChildElement(status, SAML_PROTOCOL_NS, 'StatusCode')
+  return { success: statusCode !== undefined && attributeOf(statusCode, 'Value') === SUCCESS }
 }

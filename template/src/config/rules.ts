@@ -33,7 +33,7 @@ const problem = (key: string, message: string): ConfigurationProblem => ({ key, 
  * Paths and path areas the application's own routes own. A provider callback may not be one of
  * them or lie below one of the areas.
  */
-export const RESERVED_PATHS: readonly string[] = ['/', '/favicon.ico', '/Saml2/Metadata']
+export const RESERVED_PATHS: readonly string[] = ['/', '/favicon.ico', '/Saml2/Metadata', '/Saml2/Logout']
 export const RESERVED_AREAS: readonly string[] = ['/Account', '/External', '/Home', '/health', '/api', '/css']
 
 /** A value that is empty, whitespace or a `<placeholder>` counts as not configured. */
@@ -174,6 +174,12 @@ export const saml2Settings: Rule = ({ config, environmentName }) => {
         problems.push(problem(key, `${key} is not a PEM or base64 DER X.509 certificate.`))
       }
     })
+  }
+  if (!saml.LoadMetadata && !isMissing(saml.IdpSingleLogoutUrl)) {
+    problems.push(...checkEndpointUrl(saml.IdpSingleLogoutUrl, providerKey('Saml2', 'IdpSingleLogoutUrl'), environmentName))
+  }
+  if (saml.SignOutAtProvider && isMissing(saml.SigningKey)) {
+    problems.push(problem(providerKey('Saml2', 'SigningKey'), `${providerKey('Saml2', 'SigningKey')} is required when ${providerKey('Saml2', 'SignOutAtProvider')} is true (LogoutRequests must be signed).`))
   }
   // The provider reads the keys the same way at startup (plugins/providers/saml2.ts).
   for (const keyProblem of readServiceProviderKeys(saml2KeyInput(saml)).problems) {
