@@ -459,10 +459,12 @@ export async function decryptAssertion (xml: string, privateKeysPem: readonly st
     const response = parseXmlDocument(xml).documentElement as Element
     const [encrypted, ...others] = childElements(response, SAML_ASSERTION_NS, 'EncryptedAssertion')
     if (encrypted === undefined || others.length > 0) throw new Saml2ResponseError('malformed', 'the response must contain exactly one assertion')
-    const methods = Array.from(encrypted.getElementsByTagNameNS(XMLENC_NS, 'EncryptionMethod'))
-    const keyMethods = methods.filter((method) => (method.parentNode as Element | null)?.localName === 'EncryptedKey')
-    const dataMethods = methods.filter((method) => (method.parentNode as Element | null)?.localName === 'EncryptedData')
-    if (keyMethods.length !== 1 || dataMethods.length !== 1 ||
+    // By local name in any namespace, as xml-encryption selects them (first match wins there):
+    // every EncryptionMethod must be one this product accepts, and there is one of each.
+    const methods = Array.from(encrypted.getElementsByTagName('*')).filter((element) => element.localName === 'EncryptionMethod')
+    const keyMethods = methods.filter((method) => (method.parentNode as Element | null)?.localName === 'EncryptedKey' && method.namespaceURI === XMLENC_NS)
+    const dataMethods = methods.filter((method) => (method.parentNode as Element | null)?.localName === 'EncryptedData' && method.namespaceURI === XMLENC_NS)
+    if (keyMethods.length !== 1 || dataMethods.length !== 1 || methods.length !== 2 ||
       !KEY_TRANSPORT_ALGORITHMS.has(attributeOf(keyMethods[0] as Element, 'Algorithm') ?? '') ||
       !CONTENT_ALGORITHMS.has(attributeOf(dataMethods[0] as Element, 'Algorithm') ?? '')) {
       throw new Saml2ResponseError('decryption', 'encryption algorithm not accepted')
@@ -585,9 +587,10 @@ export interface LogoutResponseInput {
   readonly samlResponse: string
   /** Redirect binding: the request's raw query string, whose exact octets the signature covers. */
   readonly rawQuery?: string
-  /** Redirect binding: Signature and SigAlg parameters. */
+  /** Redirect binding: Signature, SigAlg and RelayState parameters as the caller read them. */
   readonly signature?: string | undefined
   readonly sigAlg?: string | undefined
+  readonly relayState?: string | undefined
   readonly settings: Saml2ServiceProviderSettings
   readonly idp: IdentityProviderDescription
   readonly expectedRequestId: string
@@ -603,6 +606,19 @@ function rawParameter (rawQuery: string, name: string): string | undefined | nul
   return pairs[0]
 }
 
+function decodeQueryValue (pair: string): string {
+  try {
+    return decodeURIComponent(pair.slice(pair.indexOf('=') + 1).replaceAll('+', ' '))
+  } catch (error) {
+    throw new Saml2ResponseError('malformed', 'LogoutResponse query is not URL-encoded', { cause: error })
+  }
+}
+
+/**
+ * Verifies the HTTP-Redirect binding signature over the raw query octets and requires the
+ * message and RelayState the caller read to be exactly the signed ones (so a parser that reads
+ * parameters differently, by case or encoding of their names, cannot slip in another message).
+ */
 function verifyRedirectSignature (input: LogoutResponseInput, certificates: readonly string[]): void {
   const algorithm = input.sigAlg === undefined ? undefined : REDIRECT_SIGNATURE_ALGORITHMS[input.sigAlg]
   if (input.signature === undefined || input.signature === '' || algorithm === undefined) throw new Saml2ResponseError('signature', 'LogoutResponse not signed with an accepted algorithm')
@@ -610,6 +626,10 @@ function verifyRedirectSignature (input: LogoutResponseInput, certificates: read
   // SAML Bindings 3.4.4.1: SAMLResponse, RelayState (when present), SigAlg, as received.
   const parts = ['SAMLResponse', 'RelayState', 'SigAlg'].map((name) => rawParameter(raw, name))
   if (parts.some((part) => part === null) || parts[0] === undefined || parts[2] === undefined) throw new Saml2ResponseError('malformed', 'LogoutResponse query parameters repeated or missing')
+  if (decodeQueryValue(parts[0] as string) !== input.samlResponse || decodeQueryValue(parts[2] as string) !== input.sigAlg ||
+    (parts[1] === undefined ? undefined : decodeQueryValue(parts[1] as string)) !== input.relayState) {
+    throw new Saml2ResponseError('malformed', 'LogoutResponse parameters differ from the signed query')
+  }
   const octets = Buffer.from(parts.filter((part): part is string => typeof part === 'string').join('&'), 'utf8')
   const signature = Buffer.from(input.signature, 'base64')
   const verified = certificates.some((pem) => {

@@ -130,7 +130,8 @@ describe('Saml2 Single Logout (SP-initiated)', () => {
   for (const [name, change, failure] of [
     ['an unsigned LogoutResponse', 'unsigned', 'signature'],
     ['a LogoutResponse brought back with an unknown RelayState', 'tampered', 'correlation'],
-    ['a LogoutResponse whose Signature bytes were altered', 'bad-signature', 'signature']
+    ['a LogoutResponse whose Signature bytes were altered', 'bad-signature', 'signature'],
+    ['a second SAMLResponse under an encoded parameter name', 'smuggled', 'malformed']
   ] as const) {
     test(`${name}: rejected (${failure}), back to /`, async () => {
       const { parsed, relayState } = await logoutAtIdp()
@@ -138,8 +139,9 @@ describe('Saml2 Single Logout (SP-initiated)', () => {
       const back = new URL(answer.context)
       if (change === 'tampered') back.searchParams.set('RelayState', 'AAAAAAAAAAAAAAAAAAAAAA')
       if (change === 'bad-signature') back.searchParams.set('Signature', Buffer.from('forged').toString('base64'))
+      const search = change === 'smuggled' ? `${back.search}&SAMLRespons%65=${encodeURIComponent(Buffer.from('<samlp:LogoutResponse/>').toString('base64'))}` : back.search
       const from = subject.logs.lines.length
-      const returned = await subject.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` })
+      const returned = await subject.app.inject({ method: 'GET', url: `${back.pathname}${search}` })
       assert.equal(returned.statusCode, 302)
       assert.equal(returned.headers.location, '/')
       const rejected = subject.logs.records().slice(from).filter((record) => record.event === 'saml2.logout.rejected')

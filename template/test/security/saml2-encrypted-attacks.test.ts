@@ -104,6 +104,21 @@ describe('Saml2 encrypted assertions', () => {
     { name: 'encrypted to a certificate that is not this SP\'s', app: () => main, failure: 'decryption', build: async (flow) => await signedEncrypted(flow, {}, strangerKey.certificatePem) },
     { name: 'RSA 1.5 key transport (Bleichenbacher class)', app: () => main, failure: 'decryption', build: async (flow) => await signedEncrypted(flow, { keyTransport: RSA_1_5 }) },
     { name: 'triple-DES content encryption', app: () => main, failure: 'decryption', build: async (flow) => await signedEncrypted(flow, { content: TRIPLEDES_CBC }) },
+    {
+      name: 'triple-DES content announced by a foreign-namespace EncryptionMethod placed first, an AES one after it (xml-encryption matches by local name)',
+      app: () => main,
+      failure: 'decryption',
+      build: async (flow) => {
+        const document = new DOMParser().parseFromString(await signedEncrypted(flow, { content: TRIPLEDES_CBC }), 'text/xml')
+        const data = document.getElementsByTagNameNS('http://www.w3.org/2001/04/xmlenc#', 'EncryptedData')[0] as Element
+        const announced = Array.from(data.childNodes).find((node) => (node as Element).localName === 'EncryptionMethod') as Element
+        announced.setAttribute('Algorithm', AES256_GCM)
+        const decoy = document.createElementNS('urn:example:decoy', 'x:EncryptionMethod')
+        decoy.setAttribute('Algorithm', TRIPLEDES_CBC)
+        data.insertBefore(decoy, data.firstChild)
+        return new XMLSerializer().serializeToString(document)
+      }
+    },
     { name: 'no EncryptionKey configured: EncryptedAssertion refused as before', app: () => withoutKey, failure: 'malformed', build: async (flow) => await signedEncrypted(flow) },
     { name: 'an unsigned assertion inside the encryption (RequireSignedAssertions)', app: () => main, failure: 'signature', build: async (flow) => await signedEncrypted(flow, {}, encryptionKey.certificatePem, { signAssertion: false }) },
     {

@@ -276,6 +276,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
         rawQuery: query,
         signature: singleValue(fields, 'Signature') ?? undefined,
         sigAlg: singleValue(fields, 'SigAlg') ?? undefined,
+        relayState,
         settings,
         idp,
         expectedRequestId: pending.requestId,
