@@ -125,6 +125,12 @@ describe('Saml2 Single Logout (SP-initiated)', () => {
     const again = await subject.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` })
     assert.equal(again.headers.location, '/')
     assert.ok(subject.logs.records().slice(from).some((record) => record.event === 'saml2.logout.rejected' && record.failure === 'replay'))
+
+    // Neither message, the NameID nor the SessionIndex reaches a log line (request logging included).
+    const logText = subject.logs.text()
+    const sent = queryOf(answer.context).SAMLResponse ?? ''
+    for (const value of [sent, encodeURIComponent(sent), sessionIndex, relayState]) assert.equal(logText.includes(value), false)
+    assert.equal(logText.includes(ADA.nameId), false)
   })
 
   for (const [name, change, failure] of [
