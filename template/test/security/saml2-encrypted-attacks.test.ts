@@ -93,6 +93,25 @@ describe('Saml2 encrypted assertions', () => {
     })
   }
 
+  test('Shibboleth layout: the EncryptedKey beside EncryptedData, referenced by a RetrievalMethod, signs in', async () => {
+    const flow = await startSaml2SignIn(main.app)
+    const document = new DOMParser().parseFromString(await signedEncrypted(flow), 'text/xml')
+    const XENC = 'http://www.w3.org/2001/04/xmlenc#'
+    const data = document.getElementsByTagNameNS(XENC, 'EncryptedData')[0] as Element
+    const key = document.getElementsByTagNameNS(XENC, 'EncryptedKey')[0] as Element
+    const keyInfo = key.parentNode as Element
+    keyInfo.removeChild(key)
+    key.setAttribute('Id', '_shibboleth-key')
+    const retrieval = document.createElementNS(DS, 'ds:RetrievalMethod')
+    retrieval.setAttribute('Type', 'http://www.w3.org/2001/04/xmlenc#EncryptedKey')
+    retrieval.setAttribute('URI', '#_shibboleth-key')
+    keyInfo.appendChild(retrieval)
+    ;(data.parentNode as Element).appendChild(key)
+    const response = await post(main, flow, new XMLSerializer().serializeToString(document))
+    assert.equal(response.headers.location, '/')
+    assert.ok(setsSessionCookie(response))
+  })
+
   test('rollover: an assertion encrypted to the previous certificate is still accepted (EncryptionKeyPrevious)', async () => {
     const flow = await startSaml2SignIn(main.app)
     const response = await post(main, flow, await signedEncrypted(flow, {}, previousKey.certificatePem))
