@@ -5,7 +5,7 @@
  * signature failure (the IdP may have rolled its key). A failed refresh keeps the last good
  * description; until the first success the provider is unavailable with a reason class.
  */
-import { parseIdentityProviderMetadata, Saml2MetadataError, type IdentityProviderDescription } from './saml2-metadata.js'
+import { parseIdentityProviderMetadata, Saml2MetadataError, verifyMetadataSignature, type IdentityProviderDescription } from './saml2-metadata.js'
 
 export const METADATA_TIMEOUT_MS = 10_000
 export const METADATA_MAX_BYTES = 1024 * 1024
@@ -14,7 +14,7 @@ export const METADATA_RETRY_MS = 30_000
 export const FAILURE_REFRESH_INTERVAL_MS = 30_000
 
 /** Reason classes reported while unavailable (health, login page, logs). */
-export type MetadataReason = 'metadata_not_loaded' | 'metadata_unreachable' | 'metadata_invalid'
+export type MetadataReason = 'metadata_not_loaded' | 'metadata_unreachable' | 'metadata_invalid' | 'metadata_signature'
 
 export type MetadataEvent =
   | { readonly kind: 'loaded', readonly certificates: number }
@@ -25,6 +25,10 @@ export interface MetadataSourceOptions {
   readonly refreshMs: number
   readonly timeoutMs?: number
   readonly retryMs?: number
+  /** Providers:Saml2:IdpEntityId: selects the IdP of an EntitiesDescriptor aggregate. */
+  readonly entityId?: string
+  /** Providers:Saml2:MetadataSigningCertificates: when any, the metadata must carry a valid signature by one of them. */
+  readonly metadataSigningCertificates?: readonly string[]
   /** Extra acceptance rule for a parsed description (for example the SSO URL's scheme); returns a problem phrase or undefined. */
   readonly check?: (description: IdentityProviderDescription) => string | undefined
   readonly onEvent: (event: MetadataEvent) => void
@@ -132,9 +136,20 @@ export class IdentityProviderMetadataSource {
       this.#fail('metadata_unreachable', error instanceof MetadataFetchError ? error.message : 'metadata request failed', error)
       return
     }
+    const signers = this.#options.metadataSigningCertificates ?? []
+    if (signers.length > 0) {
+      // Unsigned, wrongly signed or expired metadata is not trusted at all; the last good
+      // (verified) description stays in use.
+      try {
+        text = await verifyMetadataSignature(text, signers)
+      } catch (error) {
+        this.#fail('metadata_signature', error instanceof Saml2MetadataError ? error.reason : 'metadata signature not valid', error)
+        return
+      }
+    }
     let description: IdentityProviderDescription
     try {
-      description = parseIdentityProviderMetadata(text)
+      description = parseIdentityProviderMetadata(text, { entityId: this.#options.entityId })
     } catch (error) {
       this.#fail('metadata_invalid', error instanceof Saml2MetadataError ? error.reason : 'metadata cannot be read', error)
       return

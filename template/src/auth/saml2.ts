@@ -15,22 +15,26 @@
  * Everything that becomes a claim is read from the XML that the signature covers (node-saml's
  * verified output), never from the posted document.
  */
-import { randomBytes, type X509Certificate } from 'node:crypto'
+import { randomBytes, verify, type X509Certificate } from 'node:crypto'
+import { inflateRawSync } from 'node:zlib'
 import { generateServiceProviderMetadata, SAML, SamlStatusError, ValidateInResponseTo, type CacheProvider, type SamlConfig } from '@node-saml/node-saml'
-import type { Element } from '@xmldom/xmldom'
+import { XMLSerializer, type Element } from '@xmldom/xmldom'
+// node-saml's own XML-Encryption call (xml-encryption), so the key chosen here decrypts exactly as node-saml will.
+import { decryptXml, getVerifiedXml, parseDomFromString } from '@node-saml/node-saml/lib/xml.js'
 import type { Claim } from './principal.js'
 import { partitionByValidity, readCertificate } from './saml2-certificates.js'
 import type { IdentityProviderDescription } from './saml2-metadata.js'
+import type { ServiceProviderDecryption, ServiceProviderSigning } from './saml2-keys.js'
 import type { ReplayCache } from './replay-cache.js'
 import {
   assertNoCommentsOrInstructions, attributeOf, childElements, elementChildren, firstChildElement, isElement,
-  parseXmlDocument, SAML_ASSERTION_NS, SAML_PROTOCOL_NS, Saml2XmlError, textOf
+  parseXmlDocument, SAML_ASSERTION_NS, SAML_METADATA_NS, SAML_PROTOCOL_NS, Saml2XmlError, textOf, XMLDSIG_NS
 } from './saml2-xml.js'
 
 /** Failure classes the ACS reports through the shared external sign-in `fail()`. */
 export type Saml2FailureClass =
   | 'correlation' | 'replay' | 'signature' | 'audience' | 'expired' | 'destination' | 'issuer'
-  | 'certificate' | 'unsolicited' | 'malformed' | 'provider_error'
+  | 'certificate' | 'unsolicited' | 'malformed' | 'provider_error' | 'decryption'
 
 /** The claim type the NameID arrives as (claims normalization maps it to the subject). */
 export const NAME_ID_CLAIM_TYPE = 'NameID'
@@ -52,6 +56,10 @@ export interface Saml2ServiceProviderSettings {
   readonly validateCertificates: boolean
   readonly allowUnsolicitedResponses: boolean
   readonly clockSkewSeconds: number
+  /** SP signing key: AuthnRequests and LogoutRequests are signed (HTTP-Redirect SigAlg/Signature). */
+  readonly signing?: ServiceProviderSigning | undefined
+  /** SP decryption keys: EncryptedAssertion is accepted; without them it is refused. */
+  readonly decryption?: ServiceProviderDecryption | undefined
 }
 
 /** A response refused for `failure`; the message is a fixed phrase, never message content. */
@@ -114,7 +122,8 @@ function baseOptions (settings: Saml2ServiceProviderSettings, idp: IdentityProvi
     disableRequestedAuthnContext: true,
     forceAuthn: false,
     passive: false,
-    signMetadata: false
+    signMetadata: false,
+    ...(settings.signing === undefined ? {} : { privateKey: settings.signing.privateKeyPem, publicCert: settings.signing.certificatesPem[0] })
   }
 }
 
@@ -136,14 +145,37 @@ export async function buildAuthnRequestUrl (options: {
 }
 
 /** The SP metadata document (published at /Saml2/Metadata). */
-export function buildServiceProviderMetadata (settings: Saml2ServiceProviderSettings, acsUrl: string): string {
-  return generateServiceProviderMetadata({
+/**
+ * The SP metadata document (published at /Saml2/Metadata): AuthnRequestsSigned and one
+ * KeyDescriptor use="signing" per signing certificate (two while rolling) when a signing key is
+ * configured, KeyDescriptor use="encryption" for the current encryption certificate, and the
+ * SingleLogoutService when `logoutUrl` is given.
+ */
+export function buildServiceProviderMetadata (settings: Saml2ServiceProviderSettings, acsUrl: string, logoutUrl?: string): string {
+  const xml = generateServiceProviderMetadata({
     issuer: settings.entityId,
     callbackUrl: acsUrl,
     identifierFormat: null,
     wantAssertionsSigned: settings.requireSignedAssertions,
-    signMetadata: false
+    signMetadata: false,
+    ...(settings.signing === undefined
+      ? {}
+      : { privateKey: settings.signing.privateKeyPem, publicCerts: [...settings.signing.certificatesPem], signatureAlgorithm: 'sha256' as const }),
+    ...(settings.decryption === undefined
+      ? {}
+      : { decryptionPvk: settings.decryption.privateKeysPem[0], decryptionCert: settings.decryption.certificatePem }),
+    ...(logoutUrl === undefined ? {} : { logoutCallbackUrl: logoutUrl })
   })
+  if (logoutUrl === undefined) return xml
+  // node-saml publishes the HTTP-POST SingleLogoutService; the endpoint takes HTTP-Redirect too.
+  const document = parseXmlDocument(xml)
+  const postService = document.getElementsByTagNameNS(SAML_METADATA_NS, 'SingleLogoutService')[0]
+  if (postService === undefined) return xml
+  const redirectService = document.createElementNS(SAML_METADATA_NS, postService.tagName)
+  redirectService.setAttribute('Binding', 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect')
+  redirectService.setAttribute('Location', logoutUrl)
+  postService.parentNode?.insertBefore(redirectService, postService.nextSibling)
+  return new XMLSerializer().serializeToString(document)
 }
 
 /** What the ACS learns from the posted form before trusting anything in it. */
@@ -154,6 +186,8 @@ export interface ResponseEnvelope {
   readonly inResponseTo: string | undefined
   readonly destination: string | undefined
   readonly issuer: string | undefined
+  /** The one assertion is an EncryptedAssertion (absent: it is not). */
+  readonly encrypted?: boolean
 }
 
 const BASE64_CHARACTER = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/='.split(''))
@@ -173,7 +207,7 @@ function decodeBase64 (value: string): string {
  * Decodes and structurally checks a posted SAMLResponse. Nothing read here is trusted for
  * identity; these values only serve to refuse early (a rejection needs no signature).
  */
-export function readResponseEnvelope (samlResponse: string): ResponseEnvelope {
+export function readResponseEnvelope (samlResponse: string, options: { readonly acceptEncrypted?: boolean } = {}): ResponseEnvelope {
   const xml = decodeBase64(samlResponse)
   let document
   try {
@@ -189,10 +223,12 @@ export function readResponseEnvelope (samlResponse: string): ResponseEnvelope {
   if (statusCode === undefined || attributeOf(statusCode, 'Value') !== SUCCESS) {
     throw new Saml2ResponseError('provider_error', 'the IdP returned a non-success status')
   }
-  if (childElements(response, SAML_ASSERTION_NS, 'EncryptedAssertion').length > 0) {
-    throw new Saml2ResponseError('malformed', 'encrypted assertions are not supported')
+  const encrypted = childElements(response, SAML_ASSERTION_NS, 'EncryptedAssertion').length
+  // Without an EncryptionKey there is nothing to decrypt with: refused as before.
+  if (encrypted > 0 && options.acceptEncrypted !== true) {
+    throw new Saml2ResponseError('malformed', 'encrypted assertions are not accepted without an EncryptionKey')
   }
-  if (childElements(response, SAML_ASSERTION_NS, 'Assertion').length !== 1) {
+  if (childElements(response, SAML_ASSERTION_NS, 'Assertion').length + encrypted !== 1) {
     throw new Saml2ResponseError('malformed', 'the response must contain exactly one assertion')
   }
   const issuers = childElements(response, SAML_ASSERTION_NS, 'Issuer')
@@ -201,7 +237,8 @@ export function readResponseEnvelope (samlResponse: string): ResponseEnvelope {
     xml,
     inResponseTo: attributeOf(response, 'InResponseTo'),
     destination: attributeOf(response, 'Destination'),
-    issuer: issuers[0] === undefined ? undefined : textOf(issuers[0]).trim()
+    issuer: issuers[0] === undefined ? undefined : textOf(issuers[0]).trim(),
+    encrypted: encrypted === 1
   }
 }
 
@@ -234,6 +271,47 @@ export interface ValidatedAssertion {
   readonly nameId: string
   /** NameID first, then one claim per attribute value. */
   readonly claims: readonly Claim[]
+  /** What a LogoutRequest must name (from node-saml's verified profile). */
+  readonly session: SamlSessionReference
+}
+
+/** The IdP session a LogoutRequest ends: the NameID as issued and the SessionIndex. */
+export interface SamlSessionReference {
+  readonly nameId: string
+  readonly nameIdFormat?: string | undefined
+  readonly nameQualifier?: string | undefined
+  readonly spNameQualifier?: string | undefined
+  readonly sessionIndex?: string | undefined
+}
+
+/** Ticket token names that keep the {@link SamlSessionReference} (only with SignOutAtProvider). */
+export const SESSION_TOKEN_NAMES = {
+  nameId: 'saml2_name_id',
+  nameIdFormat: 'saml2_name_id_format',
+  nameQualifier: 'saml2_name_qualifier',
+  spNameQualifier: 'saml2_sp_name_qualifier',
+  sessionIndex: 'saml2_session_index'
+} as const
+
+export function sessionToTokens (session: SamlSessionReference): Record<string, string> {
+  const tokens: Record<string, string> = {}
+  for (const [field, name] of Object.entries(SESSION_TOKEN_NAMES)) {
+    const value = session[field as keyof SamlSessionReference]
+    if (typeof value === 'string' && value !== '') tokens[name] = value
+  }
+  return tokens
+}
+
+export function sessionFromTokens (tokens: Readonly<Record<string, string>> | undefined): SamlSessionReference | undefined {
+  const nameId = tokens?.[SESSION_TOKEN_NAMES.nameId]
+  if (tokens === undefined || nameId === undefined || nameId === '') return undefined
+  return {
+    nameId,
+    nameIdFormat: tokens[SESSION_TOKEN_NAMES.nameIdFormat],
+    nameQualifier: tokens[SESSION_TOKEN_NAMES.nameQualifier],
+    spNameQualifier: tokens[SESSION_TOKEN_NAMES.spNameQualifier],
+    sessionIndex: tokens[SESSION_TOKEN_NAMES.sessionIndex]
+  }
 }
 
 function trustedCertificates (input: ValidateResponseInput, nowMs: number): string[] {
@@ -271,7 +349,7 @@ function parseInstant (value: string | undefined): number | undefined {
 }
 
 /** Reads the verified (signature-covered) assertion and applies this product's checks. */
-function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: string, nowMs: number): ValidatedAssertion & { expiresAtMs: number } {
+function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: string, nowMs: number): Omit<ValidatedAssertion, 'session'> & { expiresAtMs: number } {
   let document
   try {
     document = parseXmlDocument(verifiedXml)
@@ -340,14 +418,87 @@ function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: strin
  * one) passes node-saml, which reads only the direct child. The signed assertion must be the only
  * saml:Assertion anywhere in the message.
  */
-function assertSingleAssertion (xml: string): void {
-  let count: number
+function assertSingleAssertion (xml: string, encrypted: boolean): void {
+  let plain: number
+  let hidden: number
   try {
-    count = parseXmlDocument(xml).getElementsByTagNameNS(SAML_ASSERTION_NS, 'Assertion').length
+    const document = parseXmlDocument(xml)
+    plain = document.getElementsByTagNameNS(SAML_ASSERTION_NS, 'Assertion').length
+    hidden = document.getElementsByTagNameNS(SAML_ASSERTION_NS, 'EncryptedAssertion').length
   } catch (error) {
     throw new Saml2ResponseError('malformed', 'SAMLResponse is not well-formed', { cause: error })
   }
-  if (count !== 1) throw new Saml2ResponseError('malformed', 'more than one assertion in the message')
+  if (plain + hidden !== 1 || (encrypted ? hidden : plain) !== 1) throw new Saml2ResponseError('malformed', 'more than one assertion in the message')
+}
+
+/** XML Encryption algorithms accepted: RSA-OAEP key transport (RSA 1.5 is the Bleichenbacher class), AES content. */
+const KEY_TRANSPORT_ALGORITHMS = new Set(['http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p'])
+const CONTENT_ALGORITHMS = new Set([
+  'http://www.w3.org/2009/xmlenc11#aes128-gcm', 'http://www.w3.org/2009/xmlenc11#aes256-gcm',
+  'http://www.w3.org/2001/04/xmlenc#aes128-cbc', 'http://www.w3.org/2001/04/xmlenc#aes256-cbc'
+])
+const XMLENC_NS = 'http://www.w3.org/2001/04/xmlenc#'
+
+export interface DecryptedAssertion {
+  /** The decrypted Assertion element, checked like a posted message (no DTD, comments, PIs; one assertion). */
+  readonly xml: string
+  /** The key that decrypted it (handed to node-saml, which decrypts again and verifies the signature inside). */
+  readonly keyPem: string
+}
+
+/**
+ * Decrypts the response's EncryptedAssertion with the first key that opens it (current, then
+ * previous) and applies the envelope rules to the plaintext, which the posted-message checks
+ * could not see: a DOCTYPE, a comment inside the NameID or a second (wrapped) assertion hidden
+ * inside the encryption is refused here. Failures are `decryption` (no key opens it, an
+ * algorithm outside the accepted set) or `malformed` (the plaintext).
+ */
+export async function decryptAssertion (xml: string, privateKeysPem: readonly string[]): Promise<DecryptedAssertion> {
+  let encryptedXml: string
+  try {
+    const response = parseXmlDocument(xml).documentElement as Element
+    const [encrypted, ...others] = childElements(response, SAML_ASSERTION_NS, 'EncryptedAssertion')
+    if (encrypted === undefined || others.length > 0) throw new Saml2ResponseError('malformed', 'the response must contain exactly one assertion')
+    // By local name in any namespace, as xml-encryption selects them (first match wins there):
+    // every EncryptionMethod must be one this product accepts, and there is one of each.
+    const methods = Array.from(encrypted.getElementsByTagName('*')).filter((element) => element.localName === 'EncryptionMethod')
+    const keyMethods = methods.filter((method) => (method.parentNode as Element | null)?.localName === 'EncryptedKey' && method.namespaceURI === XMLENC_NS)
+    const dataMethods = methods.filter((method) => (method.parentNode as Element | null)?.localName === 'EncryptedData' && method.namespaceURI === XMLENC_NS)
+    if (keyMethods.length !== 1 || dataMethods.length !== 1 || methods.length !== 2 ||
+      !KEY_TRANSPORT_ALGORITHMS.has(attributeOf(keyMethods[0] as Element, 'Algorithm') ?? '') ||
+      !CONTENT_ALGORITHMS.has(attributeOf(dataMethods[0] as Element, 'Algorithm') ?? '')) {
+      throw new Saml2ResponseError('decryption', 'encryption algorithm not accepted')
+    }
+    // A signature beside the ciphertext would be over the encrypted form only: not what is read.
+    if (encrypted.getElementsByTagNameNS(XMLDSIG_NS, 'Signature').length > 0) throw new Saml2ResponseError('malformed', 'signature inside EncryptedAssertion outside the plaintext')
+    encryptedXml = new XMLSerializer().serializeToString(encrypted)
+  } catch (error) {
+    if (error instanceof Saml2ResponseError) throw error
+    throw new Saml2ResponseError('malformed', 'SAMLResponse is not well-formed', { cause: error })
+  }
+  let decrypted: DecryptedAssertion | undefined
+  for (const keyPem of privateKeysPem) {
+    try {
+      decrypted = { xml: await decryptXml(encryptedXml, keyPem), keyPem }
+      break
+    } catch {
+      // The next key (a rollover's previous key), else `decryption` below.
+    }
+  }
+  if (decrypted === undefined) throw new Saml2ResponseError('decryption', 'no configured key decrypts the assertion')
+  try {
+    const document = parseXmlDocument(decrypted.xml)
+    assertNoCommentsOrInstructions(document)
+    if (!isElement(document.documentElement, SAML_ASSERTION_NS, 'Assertion')) throw new Saml2ResponseError('malformed', 'the encrypted content is not one assertion')
+    if (document.getElementsByTagNameNS(SAML_ASSERTION_NS, 'Assertion').length !== 1 ||
+      document.getElementsByTagNameNS(SAML_ASSERTION_NS, 'EncryptedAssertion').length !== 0) {
+      throw new Saml2ResponseError('malformed', 'more than one assertion in the message')
+    }
+  } catch (error) {
+    if (error instanceof Saml2ResponseError) throw error
+    throw new Saml2ResponseError('malformed', error instanceof Saml2XmlError ? `encrypted assertion rejected: ${error.reason}` : 'encrypted assertion is not well-formed', { cause: error })
+  }
+  return decrypted
 }
 
 /**
@@ -358,8 +509,14 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
   const nowMs = input.nowMs ?? Date.now()
   checkEnvelope(input)
   const idpCert = trustedCertificates(input, nowMs)
+  let decryptionPvk: string | undefined
+  if (input.envelope.encrypted === true) {
+    if (input.settings.decryption === undefined) throw new Saml2ResponseError('malformed', 'encrypted assertions are not accepted without an EncryptionKey')
+    decryptionPvk = (await decryptAssertion(input.envelope.xml, input.settings.decryption.privateKeysPem)).keyPem
+  }
   const saml = new SAML({
     ...baseOptions(input.settings, input.idp, input.acsUrl, idpCert),
+    ...(decryptionPvk === undefined ? {} : { decryptionPvk }),
     validateInResponseTo: input.expectedRequestId === undefined ? ValidateInResponseTo.ifPresent : ValidateInResponseTo.always,
     requestIdExpirationPeriodMs: 10 * 60 * 1000,
     cacheProvider: new CorrelationCacheProvider(input.expectedRequestId)
@@ -367,10 +524,171 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
   const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: Buffer.from(input.envelope.xml, 'utf8').toString('base64') })
   const verifiedXml = profile?.getAssertionXml?.()
   if (verifiedXml === undefined) throw new Saml2ResponseError('malformed', 'no verified assertion')
-  assertSingleAssertion(input.envelope.xml)
+  assertSingleAssertion(input.envelope.xml, input.envelope.encrypted === true)
   const assertion = readVerifiedAssertion(input, verifiedXml, nowMs)
   if (!(await input.replayCache.remember(assertion.assertionId, assertion.expiresAtMs, nowMs))) {
     throw new Saml2ResponseError('replay', 'assertion already used')
   }
-  return { assertionId: assertion.assertionId, nameId: assertion.nameId, claims: assertion.claims }
+  const text = (value: unknown): string | undefined => typeof value === 'string' && value !== '' ? value : undefined
+  return {
+    assertionId: assertion.assertionId,
+    nameId: assertion.nameId,
+    claims: assertion.claims,
+    session: {
+      nameId: assertion.nameId,
+      nameIdFormat: text(profile?.nameIDFormat),
+      nameQualifier: text(profile?.nameQualifier),
+      spNameQualifier: text(profile?.spNameQualifier),
+      sessionIndex: text(profile?.sessionIndex)
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Single Logout (SAML Profiles 4.4, SP-initiated, HTTP-Redirect binding out, Redirect or POST back)
+
+/** The IdP's HTTP-Redirect SLO URL carrying a signed LogoutRequest for `session`. */
+export async function buildLogoutRequestUrl (options: {
+  readonly settings: Saml2ServiceProviderSettings
+  readonly idp: IdentityProviderDescription & { readonly singleLogoutUrl: string }
+  readonly acsUrl: string
+  readonly requestId: string
+  readonly relayState: string
+  readonly session: SamlSessionReference
+}): Promise<string> {
+  if (options.settings.signing === undefined) throw new Error('Single Logout needs the SP signing key')
+  const saml = new SAML({
+    ...baseOptions(options.settings, options.idp, options.acsUrl, [...options.idp.signingCertificates]),
+    logoutUrl: options.idp.singleLogoutUrl,
+    generateUniqueId: () => options.requestId,
+    cacheProvider: new CorrelationCacheProvider(options.requestId)
+  })
+  const { session } = options
+  return await saml.getLogoutUrlAsync({
+    issuer: options.idp.entityId,
+    nameID: session.nameId,
+    nameIDFormat: session.nameIdFormat ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
+    ...(session.nameQualifier === undefined ? {} : { nameQualifier: session.nameQualifier }),
+    ...(session.spNameQualifier === undefined ? {} : { spNameQualifier: session.spNameQualifier }),
+    ...(session.sessionIndex === undefined ? {} : { sessionIndex: session.sessionIndex })
+  }, options.relayState, {})
+}
+
+/** Redirect-binding signature algorithms accepted on a LogoutResponse (SHA-1 is not). */
+const REDIRECT_SIGNATURE_ALGORITHMS: Readonly<Record<string, string>> = {
+  'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256': 'sha256',
+  'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512': 'sha512'
+}
+const LOGOUT_MESSAGE_MAX_BYTES = 64 * 1024
+
+export interface LogoutResponseInput {
+  readonly binding: 'redirect' | 'post'
+  /** The SAMLResponse parameter as received (base64; deflated for the redirect binding). */
+  readonly samlResponse: string
+  /** Redirect binding: the request's raw query string, whose exact octets the signature covers. */
+  readonly rawQuery?: string
+  /** Redirect binding: Signature, SigAlg and RelayState parameters as the caller read them. */
+  readonly signature?: string | undefined
+  readonly sigAlg?: string | undefined
+  readonly relayState?: string | undefined
+  readonly settings: Saml2ServiceProviderSettings
+  readonly idp: IdentityProviderDescription
+  readonly expectedRequestId: string
+  /** This SP's logout endpoint URL (a present Destination must equal it). */
+  readonly logoutUrl: string
+  readonly nowMs?: number
+}
+
+/** The raw `name=value` pair of a query string, or undefined; null when repeated. */
+function rawParameter (rawQuery: string, name: string): string | undefined | null {
+  const pairs = rawQuery.split('&').filter((pair) => pair.startsWith(`${name}=`))
+  if (pairs.length > 1) return null
+  return pairs[0]
+}
+
+function decodeQueryValue (pair: string): string {
+  try {
+    return decodeURIComponent(pair.slice(pair.indexOf('=') + 1).replaceAll('+', ' '))
+  } catch (error) {
+    throw new Saml2ResponseError('malformed', 'LogoutResponse query is not URL-encoded', { cause: error })
+  }
+}
+
+/**
+ * Verifies the HTTP-Redirect binding signature over the raw query octets and requires the
+ * message and RelayState the caller read to be exactly the signed ones (so a parser that reads
+ * parameters differently, by case or encoding of their names, cannot slip in another message).
+ */
+function verifyRedirectSignature (input: LogoutResponseInput, certificates: readonly string[]): void {
+  const algorithm = input.sigAlg === undefined ? undefined : REDIRECT_SIGNATURE_ALGORITHMS[input.sigAlg]
+  if (input.signature === undefined || input.signature === '' || algorithm === undefined) throw new Saml2ResponseError('signature', 'LogoutResponse not signed with an accepted algorithm')
+  const raw = input.rawQuery ?? ''
+  // SAML Bindings 3.4.4.1: SAMLResponse, RelayState (when present), SigAlg, as received.
+  const parts = ['SAMLResponse', 'RelayState', 'SigAlg'].map((name) => rawParameter(raw, name))
+  if (parts.some((part) => part === null) || parts[0] === undefined || parts[2] === undefined) throw new Saml2ResponseError('malformed', 'LogoutResponse query parameters repeated or missing')
+  if (decodeQueryValue(parts[0] as string) !== input.samlResponse || decodeQueryValue(parts[2] as string) !== input.sigAlg ||
+    (parts[1] === undefined ? undefined : decodeQueryValue(parts[1] as string)) !== input.relayState) {
+    throw new Saml2ResponseError('malformed', 'LogoutResponse parameters differ from the signed query')
+  }
+  const octets = Buffer.from(parts.filter((part): part is string => typeof part === 'string').join('&'), 'utf8')
+  const signature = Buffer.from(input.signature, 'base64')
+  const verified = certificates.some((pem) => {
+    try {
+      return verify(algorithm, octets, pem, signature)
+    } catch {
+      return false
+    }
+  })
+  if (!verified) throw new Saml2ResponseError('signature', 'LogoutResponse signature not valid')
+}
+
+/**
+ * Validates the IdP's LogoutResponse to our LogoutRequest: signed by a trusted IdP key (the
+ * redirect binding's query signature, or an enveloped XML signature of the message for POST,
+ * whose signed bytes alone are read), Issuer the IdP, InResponseTo our request id, Destination
+ * (when present) our logout URL. Returns whether the IdP reports success.
+ */
+export async function validateLogoutResponse (input: LogoutResponseInput): Promise<{ success: boolean }> {
+  const nowMs = input.nowMs ?? Date.now()
+  const certificates = trustedCertificates({ idp: input.idp, settings: input.settings } as ValidateResponseInput, nowMs)
+    .map((value) => readCertificate(value).toString())
+  let xml: string
+  try {
+    const compact = Buffer.from(input.samlResponse, 'base64')
+    xml = input.binding === 'redirect'
+      ? inflateRawSync(compact, { maxOutputLength: LOGOUT_MESSAGE_MAX_BYTES }).toString('utf8')
+      : compact.toString('utf8')
+  } catch (error) {
+    throw new Saml2ResponseError('malformed', 'LogoutResponse cannot be decoded', { cause: error })
+  }
+  let document
+  try {
+    document = parseXmlDocument(xml)
+    assertNoCommentsOrInstructions(document)
+  } catch (error) {
+    throw new Saml2ResponseError('malformed', 'LogoutResponse is not well-formed', { cause: error })
+  }
+  if (!isElement(document.documentElement, SAML_PROTOCOL_NS, 'LogoutResponse')) throw new Saml2ResponseError('malformed', 'root element is not samlp:LogoutResponse')
+  let root = document.documentElement
+  if (input.binding === 'redirect') {
+    verifyRedirectSignature(input, certificates)
+  } else {
+    let signed: string | null
+    try {
+      const libraryDocument = await parseDomFromString(xml)
+      signed = libraryDocument.documentElement === null ? null : getVerifiedXml(xml, libraryDocument.documentElement, certificates)
+    } catch (error) {
+      throw new Saml2ResponseError('signature', 'LogoutResponse signature not valid', { cause: error })
+    }
+    if (signed === null) throw new Saml2ResponseError('signature', 'LogoutResponse not signed by the IdP')
+    root = parseXmlDocument(signed).documentElement as Element
+  }
+  const issuer = firstChildElement(root, SAML_ASSERTION_NS, 'Issuer')
+  if (issuer === undefined || textOf(issuer).trim() !== input.idp.entityId) throw new Saml2ResponseError('issuer', 'LogoutResponse Issuer is not the IdP')
+  if (attributeOf(root, 'InResponseTo') !== input.expectedRequestId) throw new Saml2ResponseError('correlation', 'LogoutResponse InResponseTo does not match the request')
+  const destination = attributeOf(root, 'Destination')
+  if (destination !== undefined && destination !== input.logoutUrl) throw new Saml2ResponseError('destination', 'LogoutResponse Destination is not this endpoint')
+  const status = firstChildElement(root, SAML_PROTOCOL_NS, 'Status')
+  const statusCode = status === undefined ? undefined : firstChildElement(status, SAML_PROTOCOL_NS, 'StatusCode')
+  return { success: statusCode !== undefined && attributeOf(statusCode, 'Value') === SUCCESS }
 }

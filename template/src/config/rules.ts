@@ -5,9 +5,10 @@
 import { isAllowedHostPattern, isDevelopmentLoopbackHttp, isProxyAddress, parsePublicOrigin } from '../auth/host-trust.js'
 import { inspectKeyStore, keyMaterialOf } from '../auth/key-ring.js'
 import { readCertificate } from '../auth/saml2-certificates.js'
+import { readServiceProviderKeys, type ServiceProviderKeyInput } from '../auth/saml2-keys.js'
 import type { ConfigurationProblem } from './bind.js'
 import { isDevelopment } from './environment.js'
-import { PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName } from './schema.js'
+import { PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName, type Saml2Configuration } from './schema.js'
 import type { Secret } from './secret.js'
 
 export interface RuleContext {
@@ -33,7 +34,7 @@ const problem = (key: string, message: string): ConfigurationProblem => ({ key, 
  * Paths and path areas the application's own routes own. A provider callback may not be one of
  * them or lie below one of the areas.
  */
-export const RESERVED_PATHS: readonly string[] = ['/', '/favicon.ico', '/Saml2/Metadata']
+export const RESERVED_PATHS: readonly string[] = ['/', '/favicon.ico', '/Saml2/Metadata', '/Saml2/Logout']
 export const RESERVED_AREAS: readonly string[] = ['/Account', '/External', '/Home', '/health', '/api', '/css']
 
 /** A value that is empty, whitespace or a `<placeholder>` counts as not configured. */
@@ -130,6 +131,18 @@ export const openIdConnectSettings: Rule = ({ config, environmentName }) => {
   return problems
 }
 
+/** The SP key settings of Providers:Saml2 as plain text (the secret ones revealed here, for parsing only). */
+export function saml2KeyInput (saml: Saml2Configuration): ServiceProviderKeyInput {
+  return {
+    signingKey: saml.SigningKey.reveal(),
+    signingCertificate: saml.SigningCertificate,
+    signingCertificateNext: saml.SigningCertificateNext,
+    encryptionKey: saml.EncryptionKey.reveal(),
+    encryptionKeyPrevious: saml.EncryptionKeyPrevious.reveal(),
+    encryptionCertificate: saml.EncryptionCertificate
+  }
+}
+
 export const saml2Settings: Rule = ({ config, environmentName }) => {
   const saml = config.Authentication.Providers.Saml2
   if (!saml.Enabled) return []
@@ -137,6 +150,15 @@ export const saml2Settings: Rule = ({ config, environmentName }) => {
   if (saml.LoadMetadata) {
     problems.push(...required('Saml2', { MetadataUrl: saml.MetadataUrl }))
     if (!isMissing(saml.MetadataUrl)) problems.push(...checkEndpointUrl(saml.MetadataUrl, providerKey('Saml2', 'MetadataUrl'), environmentName))
+    saml.MetadataSigningCertificates.forEach((value, index) => {
+      if (value.trim() === '') return
+      try {
+        readCertificate(value)
+      } catch {
+        const key = `${providerKey('Saml2', 'MetadataSigningCertificates')}:${index}`
+        problems.push(problem(key, `${key} is not a PEM or base64 DER X.509 certificate.`))
+      }
+    })
   } else {
     problems.push(...required('Saml2', { IdpEntityId: saml.IdpEntityId, IdpSingleSignOnUrl: saml.IdpSingleSignOnUrl }))
     if (!isMissing(saml.IdpSingleSignOnUrl)) problems.push(...checkEndpointUrl(saml.IdpSingleSignOnUrl, providerKey('Saml2', 'IdpSingleSignOnUrl'), environmentName))
@@ -153,6 +175,17 @@ export const saml2Settings: Rule = ({ config, environmentName }) => {
         problems.push(problem(key, `${key} is not a PEM or base64 DER X.509 certificate.`))
       }
     })
+  }
+  if (!saml.LoadMetadata && !isMissing(saml.IdpSingleLogoutUrl)) {
+    problems.push(...checkEndpointUrl(saml.IdpSingleLogoutUrl, providerKey('Saml2', 'IdpSingleLogoutUrl'), environmentName))
+  }
+  if (saml.SignOutAtProvider && isMissing(saml.SigningKey)) {
+    problems.push(problem(providerKey('Saml2', 'SigningKey'), `${providerKey('Saml2', 'SigningKey')} is required when ${providerKey('Saml2', 'SignOutAtProvider')} is true (LogoutRequests must be signed).`))
+  }
+  // The provider reads the keys the same way at startup (plugins/providers/saml2.ts).
+  for (const keyProblem of readServiceProviderKeys(saml2KeyInput(saml)).problems) {
+    const key = providerKey('Saml2', keyProblem.key)
+    problems.push(problem(key, `${key} ${keyProblem.message}`))
   }
   return problems
 }

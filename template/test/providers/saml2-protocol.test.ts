@@ -51,7 +51,8 @@ describe('IdP metadata parsing', () => {
 
   const invalid: ReadonlyArray<[string, string, string]> = [
     ['a DOCTYPE', `<!DOCTYPE md [<!ENTITY e "x">]>${metadata(key('signing', signing.certificateBase64) + REDIRECT)}`, 'document type declaration'],
-    ['another root element', `<md:EntitiesDescriptor ${MD}/>`, 'root element is not md:EntityDescriptor'],
+    ['another root element', `<md:AffiliationDescriptor ${MD}/>`, 'root element is not md:EntityDescriptor or md:EntitiesDescriptor'],
+    ['an empty aggregate', `<md:EntitiesDescriptor ${MD}/>`, 'no SAML 2.0 IDPSSODescriptor'],
     ['no entityID', metadata(key('signing', signing.certificateBase64) + REDIRECT, ''), 'entityID missing'],
     ['no HTTP-Redirect endpoint', metadata(key('signing', signing.certificateBase64)), 'no HTTP-Redirect SingleSignOnService'],
     ['no signing certificate', metadata(key('encryption', encryption.certificateBase64) + REDIRECT), 'no signing certificate'],

@@ -278,6 +278,14 @@ const CLIENT_SECRETS = {
   VendorB: plantValue('VENDORB-CLIENT-SECRET'),
   VendorC: plantValue('VENDORC-CLIENT-SECRET')
 }
+/** SAML SP private keys (Saml2 SigningKey, EncryptionKey, EncryptionKeyPrevious): a planted body inside PEM armour, refused by startup validation. */
+const SAML_KEYS = {
+  SigningKey: plantValue('SAML-SIGNING-KEY'),
+  EncryptionKey: plantValue('SAML-ENCRYPTION-KEY'),
+  EncryptionKeyPrevious: plantValue('SAML-ENCRYPTION-KEY-PREVIOUS')
+}
+for (const [name, value] of Object.entries(SAML_KEYS)) planted.add(`Saml2 ${name}`, value)
+const pemArmour = (body: string): string => `-----BEGIN PRIVATE KEY-----\n${body}\n-----END PRIVATE KEY-----`
 const CLIENT_IDS = { OpenIdConnect: 'leak-scan-oidc', TokenIdp: 'leak-scan-token-idp', VendorA: 'leak-scan-vendor-a', VendorB: 'leak-scan-vendor-b', VendorC: 'leak-scan-vendor-c' }
 for (const [name, secret] of Object.entries(CLIENT_SECRETS)) {
   planted.add(`client secret ${name}`, secret)
@@ -699,7 +707,8 @@ describe('log-leak scan: one run over every flow, then every captured line', () 
       [`${P}__OpenIdConnect__ClientSecret`]: CLIENT_SECRETS.OpenIdConnect,
       [`${P}__VendorA__ClientSecret`]: CLIENT_SECRETS.VendorA,
       [`${P}__VendorB__ClientSecret`]: CLIENT_SECRETS.VendorB,
-      [`${P}__VendorC__ClientSecret`]: CLIENT_SECRETS.VendorC
+      [`${P}__VendorC__ClientSecret`]: CLIENT_SECRETS.VendorC,
+      ...Object.fromEntries(Object.entries(SAML_KEYS).map(([name, value]) => [`${P}__Saml2__${name}`, pemArmour(value)]))
     }
     const invalid = {
       ...secrets,

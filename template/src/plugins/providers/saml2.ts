@@ -5,9 +5,11 @@
  * document at {@link SAML2_METADATA_PATH}. Protocol checks live in auth/saml2.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { randomBytes } from 'node:crypto'
 import {
-  buildAuthnRequestUrl, buildServiceProviderMetadata, classifyLibraryError, newRequestId, readResponseEnvelope,
-  SAML2_CLAIM_DEFAULTS, Saml2ResponseError, validateResponse, type Saml2ServiceProviderSettings
+  buildAuthnRequestUrl, buildLogoutRequestUrl, buildServiceProviderMetadata, classifyLibraryError, newRequestId, readResponseEnvelope,
+  SAML2_CLAIM_DEFAULTS, Saml2ResponseError, sessionFromTokens, sessionToTokens, validateLogoutResponse, validateResponse,
+  type Saml2ServiceProviderSettings
 } from '../../auth/saml2.js'
 import { partitionByValidity, readCertificate } from '../../auth/saml2-certificates.js'
 import type { IdentityProviderDescription } from '../../auth/saml2-metadata.js'
@@ -17,13 +19,24 @@ import { ReplayCache } from '../../auth/replay-cache.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../../state/state-store.js'
 import { isLocalUrl } from '../../auth/local-url.js'
 import type { SignInFailure } from '../../auth/sign-in-failure.js'
-import { checkEndpointUrl } from '../../config/rules.js'
+import { checkEndpointUrl, saml2KeyInput } from '../../config/rules.js'
+import { readServiceProviderKeys } from '../../auth/saml2-keys.js'
 import { ROOT_KEY } from '../../config/schema.js'
 import { ConfigurationError } from '../../errors.js'
-import type { ProviderRegistrationOptions } from '../authentication.js'
+import type { ProviderRegistrationOptions, SignedOutPrincipal } from '../authentication.js'
+import { singleValue } from '../../http/request-input.js'
 
 /** Anonymous path of the SP metadata XML (reserved in config/rules.ts RESERVED_PATHS). */
 export const SAML2_METADATA_PATH = '/Saml2/Metadata'
+
+/** Anonymous Single Logout endpoint (LogoutResponse, HTTP-Redirect or HTTP-POST); reserved like the metadata path. */
+export const SAML2_LOGOUT_PATH = '/Saml2/Logout'
+
+/** How long a sent LogoutRequest waits for its LogoutResponse. */
+const LOGOUT_LIFETIME_MS = 10 * 60 * 1000
+const LOGOUT_RELAY_STATE = /^[A-Za-z0-9_-]{22}$/
+/** A pending logout is a flow record (bounded like pending sign-ins: MaxPendingSignIns). */
+const logoutKey = (relayState: string): string => `flow:saml2-logout:${relayState}`
 
 /** Body limit of the ACS route only: signed responses outgrow the 16 KB form limit. */
 export const ACS_BODY_LIMIT = 256 * 1024
@@ -59,7 +72,13 @@ function configuredIdentityProvider (options: ProviderRegistrationOptions): Iden
       throw new ConfigurationError([{ key, message: `${key} is not a PEM or base64 DER X.509 certificate.` }], { cause: error })
     }
   })
-  const current: IdentityProviderDescription = { entityId: saml.IdpEntityId.trim(), singleSignOnUrl: saml.IdpSingleSignOnUrl.trim(), signingCertificates }
+  const singleLogoutUrl = saml.IdpSingleLogoutUrl.trim()
+  const current: IdentityProviderDescription = {
+    entityId: saml.IdpEntityId.trim(),
+    singleSignOnUrl: saml.IdpSingleSignOnUrl.trim(),
+    signingCertificates,
+    ...(singleLogoutUrl === '' ? {} : { singleLogoutUrl })
+  }
   return { current, reason: undefined, start () {}, stop () {}, refreshAfterFailure () {} }
 }
 
@@ -67,7 +86,14 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
   const saml = options.config.Authentication.Providers.Saml2
   const scheme = saml.Scheme
   const modulePath = saml.ModulePath
+  // Startup validation (config/rules.ts, saml2Settings) reports the same problems first.
+  const spKeys = readServiceProviderKeys(saml2KeyInput(saml))
+  if (spKeys.problems.length > 0) {
+    throw new ConfigurationError(spKeys.problems.map((problem) => ({ key: `${KEY}:${problem.key}`, message: `${KEY}:${problem.key} ${problem.message}` })))
+  }
   const settings: Saml2ServiceProviderSettings = {
+    signing: spKeys.keys.signing,
+    decryption: spKeys.keys.decryption,
     entityId: saml.EntityId,
     requireSignedAssertions: saml.RequireSignedAssertions,
     validateCertificates: saml.ValidateCertificates,
@@ -75,6 +101,8 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     clockSkewSeconds: saml.ClockSkewSeconds
   }
   const replayCache = new ReplayCache(app.state, 'saml2-assertion')
+  // Startup validation requires SigningKey with SignOutAtProvider.
+  const singleLogout = saml.SignOutAtProvider && settings.signing !== undefined
   const log = app.log.child({ provider: scheme })
 
   function reportCertificates (description: IdentityProviderDescription): void {
@@ -90,6 +118,8 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     ? new IdentityProviderMetadataSource({
       url: saml.MetadataUrl,
       refreshMs: saml.MetadataRefreshMinutes * 60_000,
+      entityId: saml.IdpEntityId.trim(),
+      metadataSigningCertificates: saml.MetadataSigningCertificates.filter((value) => value.trim() !== ''),
       check (description) {
         try {
           description.signingCertificates.forEach((value) => readCertificate(value))
@@ -143,7 +173,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
 
     let envelope
     try {
-      envelope = readResponseEnvelope(samlResponse)
+      envelope = readResponseEnvelope(samlResponse, { acceptEncrypted: settings.decryption !== undefined })
     } catch (error) {
       return fail(classifyLibraryError(error), error)
     }
@@ -177,15 +207,94 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
       claims: assertion.claims,
       returnUrl: flow?.returnUrl ?? '/',
       claimMappings: saml.ClaimMappings,
-      providerDefaults: SAML2_CLAIM_DEFAULTS
+      providerDefaults: SAML2_CLAIM_DEFAULTS,
+      // Single Logout names the IdP session: NameID (as issued) and SessionIndex, kept in the
+      // server-side session record like OpenID Connect's id_token for its logout hint.
+      ...(singleLogout ? { tokens: sessionToTokens(assertion.session) } : {})
     })
   }
 
   app.post(modulePath, { bodyLimit: ACS_BODY_LIMIT, config: { allowAnonymous: true } }, assertionConsumerService)
 
   app.get(SAML2_METADATA_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
-    return reply.type('application/samlmetadata+xml; charset=utf-8').send(buildServiceProviderMetadata(settings, acsUrlOf(request)))
+    const logoutUrl = singleLogout ? `${app.externalSignIn.publicOrigin(request)}${SAML2_LOGOUT_PATH}` : undefined
+    return reply.type('application/samlmetadata+xml; charset=utf-8').send(buildServiceProviderMetadata(settings, acsUrlOf(request), logoutUrl))
   })
+
+  /**
+   * SP-initiated Single Logout: a signed LogoutRequest for the session's NameID and
+   * SessionIndex, sent by the browser to the IdP's HTTP-Redirect SingleLogoutService. The local
+   * session has already ended; the request id and return URL wait in the state store under a
+   * random RelayState for the LogoutResponse. Undefined (local sign-out only) when the option is
+   * off, the IdP advertises no usable SingleLogoutService or the session kept no NameID.
+   */
+  async function signOutRedirect (request: FastifyRequest, signedOut: SignedOutPrincipal): Promise<string | undefined> {
+    const idp = source.current
+    const session = sessionFromTokens(signedOut.principal.ticket.tokens)
+    const singleLogoutUrl = idp?.singleLogoutUrl
+    if (!singleLogout || idp === undefined || session === undefined || singleLogoutUrl === undefined) return undefined
+    if (checkEndpointUrl(singleLogoutUrl, 'SingleLogoutService', options.environmentName).length > 0) {
+      request.log.warn({ event: 'saml2.logout.skipped', reason: 'insecure_endpoint' }, 'IdP SingleLogoutService is not https; signing out locally only')
+      return undefined
+    }
+    const requestId = newRequestId()
+    const relayState = randomBytes(16).toString('base64url')
+    await app.state.add(logoutKey(relayState), JSON.stringify({ requestId, returnUrl: signedOut.returnUrl }), LOGOUT_LIFETIME_MS)
+    return await buildLogoutRequestUrl({ settings, idp: { ...idp, singleLogoutUrl }, acsUrl: acsUrlOf(request), requestId, relayState, session })
+  }
+
+  /** The IdP's LogoutResponse: validated, logged, then the local return URL (else /). */
+  async function singleLogoutService (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const fields = request.method === 'GET' ? request.query : request.body
+    const samlResponse = singleValue(fields, 'SAMLResponse')
+    const relayState = singleValue(fields, 'RelayState')
+    const finish = (outcome: string, returnUrl?: string): FastifyReply => {
+      const level = outcome === 'completed' ? 'info' : 'warn'
+      request.log[level]({ event: outcome === 'completed' ? 'saml2.logout.completed' : 'saml2.logout.rejected', provider: scheme, ...(outcome === 'completed' ? {} : { failure: outcome }) }, 'SAML2 LogoutResponse')
+      return reply.header('cache-control', 'no-store').redirect(returnUrl !== undefined && isLocalUrl(returnUrl) ? returnUrl : '/', 302)
+    }
+    if (typeof samlResponse !== 'string' || samlResponse === '' || typeof relayState !== 'string' || !LOGOUT_RELAY_STATE.test(relayState)) {
+      // IdP-initiated LogoutRequests are not supported; anything else is not ours.
+      return finish(singleValue(fields, 'SAMLRequest') !== undefined ? 'unsupported' : 'malformed')
+    }
+    const stored = await app.state.replace(logoutKey(relayState), 'used')
+    if (stored === undefined) return finish('correlation')
+    if (stored === 'used') return finish('replay')
+    let pending: { requestId?: unknown, returnUrl?: unknown }
+    try {
+      pending = JSON.parse(stored) as typeof pending
+    } catch {
+      return finish('correlation')
+    }
+    const idp = source.current
+    if (idp === undefined || typeof pending.requestId !== 'string') return finish('unavailable')
+    try {
+      const query = request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?') + 1)
+      const result = await validateLogoutResponse({
+        binding: request.method === 'GET' ? 'redirect' : 'post',
+        samlResponse,
+        rawQuery: query,
+        signature: singleValue(fields, 'Signature') ?? undefined,
+        sigAlg: singleValue(fields, 'SigAlg') ?? undefined,
+        relayState,
+        settings,
+        idp,
+        expectedRequestId: pending.requestId,
+        logoutUrl: `${app.externalSignIn.publicOrigin(request)}${SAML2_LOGOUT_PATH}`
+      })
+      if (!result.success) return finish('provider_error', typeof pending.returnUrl === 'string' ? pending.returnUrl : undefined)
+    } catch (error) {
+      const failure = classifyLibraryError(error)
+      if (error instanceof Saml2ResponseError) request.log.debug({ event: 'saml2.logout.detail', failure, detail: error.message }, 'SAML2 LogoutResponse rejected')
+      return finish(failure)
+    }
+    return finish('completed', typeof pending.returnUrl === 'string' ? pending.returnUrl : undefined)
+  }
+
+  if (singleLogout) {
+    app.get(SAML2_LOGOUT_PATH, { config: { allowAnonymous: true } }, singleLogoutService)
+    app.post(SAML2_LOGOUT_PATH, { bodyLimit: ACS_BODY_LIMIT, config: { allowAnonymous: true } }, singleLogoutService)
+  }
 
   // Readiness tells the truth: with ValidateCertificates, an IdP whose every signing certificate
   // is outside its validity period cannot sign anything this SP accepts. Checked at most once a
@@ -219,8 +328,9 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
   app.authentication.registerProvider({
     scheme,
     displayName: saml.DisplayName,
-    paths: [modulePath, SAML2_METADATA_PATH],
+    paths: singleLogout ? [modulePath, SAML2_METADATA_PATH, SAML2_LOGOUT_PATH] : [modulePath, SAML2_METADATA_PATH],
     challenge,
-    status
+    status,
+    signOutRedirect
   })
 }

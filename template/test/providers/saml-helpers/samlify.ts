@@ -1,0 +1,57 @@
+/**
+ * samlify (an independent SAML implementation) as the IdP side of the tests: it verifies signed
+ * AuthnRequests and LogoutRequests and produces LogoutResponses. Loaded through require with the
+ * small typed surface used here, because samlify's bundled @xmldom type declarations pull the DOM
+ * library into the whole TypeScript program.
+ */
+import { createRequire } from 'node:module'
+
+export interface SamlifyEntity {
+  readonly entityMeta: { getEntityID: () => string }
+}
+
+export interface SamlifyParseResult {
+  readonly samlContent: string
+  readonly sigAlg: string | null
+  readonly extract: {
+    readonly issuer?: string
+    readonly request?: { readonly id?: string }
+    readonly nameID?: string
+    readonly sessionIndex?: unknown
+    readonly [key: string]: unknown
+  }
+}
+
+export interface SamlifyRedirectRequest {
+  readonly query: Record<string, string>
+  readonly octetString: string
+}
+
+export interface SamlifyIdentityProvider extends SamlifyEntity {
+  parseLoginRequest: (sp: SamlifyEntity, binding: 'redirect', request: SamlifyRedirectRequest) => Promise<SamlifyParseResult>
+  parseLogoutRequest: (sp: SamlifyEntity, binding: 'redirect', request: SamlifyRedirectRequest) => Promise<SamlifyParseResult>
+  createLogoutResponse: (sp: SamlifyEntity, requestInfo: { extract: { request: { id: string } } }, binding: 'redirect' | 'post', relayState: string) => { context: string, id: string }
+}
+
+export interface Samlify {
+  setSchemaValidator: (validator: { validate: (xml: string) => Promise<string> }) => void
+  IdentityProvider: (settings: Record<string, unknown>) => SamlifyIdentityProvider
+  ServiceProvider: (settings: Record<string, unknown>) => SamlifyEntity
+}
+
+export const samlify = createRequire(import.meta.url)('samlify') as Samlify
+
+// samlify asks its caller for an XML-schema validator; schema validation is not what these tests
+// examine (signatures and message content are), so every document is accepted as schema-valid.
+samlify.setSchemaValidator({ validate: async () => 'accepted without schema validation in tests' })
+
+/** The octet string the HTTP-Redirect binding signs: the raw query parameters as sent (SAML Bindings 3.4.4.1). */
+export function octetStringOf (location: string, message: 'SAMLRequest' | 'SAMLResponse' = 'SAMLRequest'): string {
+  const raw = new URL(location).search.slice(1).split('&')
+  const part = (name: string): string | undefined => raw.find((entry) => entry.startsWith(`${name}=`))
+  return [message, 'RelayState', 'SigAlg'].map(part).filter((entry): entry is string => entry !== undefined).join('&')
+}
+
+export function queryOf (location: string): Record<string, string> {
+  return Object.fromEntries(new URL(location).searchParams.entries())
+}
