@@ -67,21 +67,27 @@ const pkcs8 = (key: KeyObject): string => key.export({ type: 'pkcs8', format: 'p
  * Reads and cross-checks the SP keys. Returns the problems (key name relative to
  * Providers:Saml2) and, when there are none, the usable keys.
  */
+/** A private key and its certificate, both required once either is set, and matching; problems named by key. */
+function readPair (keyValue: string, certificateValue: string, keyName: string, certificateName: string, problems: KeyProblem[]) {
+  const key = blank(keyValue) ? undefined : readKey(keyValue)
+  const certificate = blank(certificateValue) ? undefined : readCertificateOrUndefined(certificateValue)
+  if (blank(keyValue)) problems.push({ key: keyName, message: `is required when ${certificateName} is set.` })
+  else if (key === undefined) problems.push({ key: keyName, message: 'is not a PEM RSA private key.' })
+  if (blank(certificateValue)) problems.push({ key: certificateName, message: `is required when ${keyName} is set.` })
+  else if (certificate === undefined) problems.push({ key: certificateName, message: 'is not a PEM or base64 DER X.509 certificate.' })
+  if (key !== undefined && certificate !== undefined && !certificate.checkPrivateKey(key)) {
+    problems.push({ key: certificateName, message: `does not match ${keyName} (the certificate's public key is not the key's).` })
+  }
+  return { key, certificate }
+}
+
 export function readServiceProviderKeys (input: ServiceProviderKeyInput): { keys: ServiceProviderKeys, problems: KeyProblem[] } {
   const problems: KeyProblem[] = []
   let signing: ServiceProviderSigning | undefined
   let decryption: ServiceProviderDecryption | undefined
 
   if (!blank(input.signingKey) || !blank(input.signingCertificate)) {
-    const key = blank(input.signingKey) ? undefined : readKey(input.signingKey)
-    const certificate = blank(input.signingCertificate) ? undefined : readCertificateOrUndefined(input.signingCertificate)
-    if (blank(input.signingKey)) problems.push({ key: 'SigningKey', message: 'is required when SigningCertificate is set.' })
-    else if (key === undefined) problems.push({ key: 'SigningKey', message: 'is not a PEM RSA private key.' })
-    if (blank(input.signingCertificate)) problems.push({ key: 'SigningCertificate', message: 'is required when SigningKey is set.' })
-    else if (certificate === undefined) problems.push({ key: 'SigningCertificate', message: 'is not a PEM or base64 DER X.509 certificate.' })
-    if (key !== undefined && certificate !== undefined && !certificate.checkPrivateKey(key)) {
-      problems.push({ key: 'SigningCertificate', message: 'does not match SigningKey (the certificate\'s public key is not the key\'s).' })
-    }
+    const { key, certificate } = readPair(input.signingKey, input.signingCertificate, 'SigningKey', 'SigningCertificate', problems)
     const next = blank(input.signingCertificateNext) ? undefined : readCertificateOrUndefined(input.signingCertificateNext)
     if (!blank(input.signingCertificateNext) && next === undefined) problems.push({ key: 'SigningCertificateNext', message: 'is not a PEM or base64 DER X.509 certificate.' })
     if (key !== undefined && certificate !== undefined && problems.length === 0) {
@@ -93,15 +99,7 @@ export function readServiceProviderKeys (input: ServiceProviderKeyInput): { keys
 
   const encryptionProblems = problems.length
   if (!blank(input.encryptionKey) || !blank(input.encryptionCertificate)) {
-    const key = blank(input.encryptionKey) ? undefined : readKey(input.encryptionKey)
-    const certificate = blank(input.encryptionCertificate) ? undefined : readCertificateOrUndefined(input.encryptionCertificate)
-    if (blank(input.encryptionKey)) problems.push({ key: 'EncryptionKey', message: 'is required when EncryptionCertificate is set.' })
-    else if (key === undefined) problems.push({ key: 'EncryptionKey', message: 'is not a PEM RSA private key.' })
-    if (blank(input.encryptionCertificate)) problems.push({ key: 'EncryptionCertificate', message: 'is required when EncryptionKey is set.' })
-    else if (certificate === undefined) problems.push({ key: 'EncryptionCertificate', message: 'is not a PEM or base64 DER X.509 certificate.' })
-    if (key !== undefined && certificate !== undefined && !certificate.checkPrivateKey(key)) {
-      problems.push({ key: 'EncryptionCertificate', message: 'does not match EncryptionKey (the certificate\'s public key is not the key\'s).' })
-    }
+    const { key, certificate } = readPair(input.encryptionKey, input.encryptionCertificate, 'EncryptionKey', 'EncryptionCertificate', problems)
     const previous = blank(input.encryptionKeyPrevious) ? undefined : readKey(input.encryptionKeyPrevious)
     if (!blank(input.encryptionKeyPrevious) && previous === undefined) problems.push({ key: 'EncryptionKeyPrevious', message: 'is not a PEM RSA private key.' })
     if (key !== undefined && certificate !== undefined && problems.length === encryptionProblems) {

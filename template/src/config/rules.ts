@@ -143,6 +143,19 @@ export function saml2KeyInput (saml: Saml2Configuration): ServiceProviderKeyInpu
   }
 }
 
+/** Each non-empty entry of a certificate list that does not parse, named `<key>:<index>`. */
+function unreadableCertificates (values: readonly string[], listKey: string): ConfigurationProblem[] {
+  return values.flatMap((value, index) => {
+    if (value.trim() === '') return []
+    try {
+      readCertificate(value)
+      return []
+    } catch {
+      return [problem(`${listKey}:${index}`, `${listKey}:${index} is not a PEM or base64 DER X.509 certificate.`)]
+    }
+  })
+}
+
 export const saml2Settings: Rule = ({ config, environmentName }) => {
   const saml = config.Authentication.Providers.Saml2
   if (!saml.Enabled) return []
@@ -150,15 +163,7 @@ export const saml2Settings: Rule = ({ config, environmentName }) => {
   if (saml.LoadMetadata) {
     problems.push(...required('Saml2', { MetadataUrl: saml.MetadataUrl }))
     if (!isMissing(saml.MetadataUrl)) problems.push(...checkEndpointUrl(saml.MetadataUrl, providerKey('Saml2', 'MetadataUrl'), environmentName))
-    saml.MetadataSigningCertificates.forEach((value, index) => {
-      if (value.trim() === '') return
-      try {
-        readCertificate(value)
-      } catch {
-        const key = `${providerKey('Saml2', 'MetadataSigningCertificates')}:${index}`
-        problems.push(problem(key, `${key} is not a PEM or base64 DER X.509 certificate.`))
-      }
-    })
+    problems.push(...unreadableCertificates(saml.MetadataSigningCertificates, providerKey('Saml2', 'MetadataSigningCertificates')))
   } else {
     problems.push(...required('Saml2', { IdpEntityId: saml.IdpEntityId, IdpSingleSignOnUrl: saml.IdpSingleSignOnUrl }))
     if (!isMissing(saml.IdpSingleSignOnUrl)) problems.push(...checkEndpointUrl(saml.IdpSingleSignOnUrl, providerKey('Saml2', 'IdpSingleSignOnUrl'), environmentName))
@@ -166,15 +171,7 @@ export const saml2Settings: Rule = ({ config, environmentName }) => {
       problems.push(problem(providerKey('Saml2', 'IdpSigningCertificates'), `${providerKey('Saml2', 'IdpSigningCertificates')} must contain at least one certificate when ${providerKey('Saml2', 'LoadMetadata')} is false.`))
     }
     // The same parse the provider does at startup (plugins/providers/saml2.ts), so check-config finds it first.
-    saml.IdpSigningCertificates.forEach((value, index) => {
-      if (value.trim() === '') return
-      try {
-        readCertificate(value)
-      } catch {
-        const key = `${providerKey('Saml2', 'IdpSigningCertificates')}:${index}`
-        problems.push(problem(key, `${key} is not a PEM or base64 DER X.509 certificate.`))
-      }
-    })
+    problems.push(...unreadableCertificates(saml.IdpSigningCertificates, providerKey('Saml2', 'IdpSigningCertificates')))
   }
   if (!saml.LoadMetadata && !isMissing(saml.IdpSingleLogoutUrl)) {
     problems.push(...checkEndpointUrl(saml.IdpSingleLogoutUrl, providerKey('Saml2', 'IdpSingleLogoutUrl'), environmentName))

@@ -15,9 +15,8 @@ import { launchChromium, type HeadlessBrowser } from './helpers/browser.js'
 import { assertNoLeak, buildSaml2App, SESSION_COOKIE_NAMES, waitForSaml2 } from './saml-helpers/app.js'
 import { createSigningKey } from './saml-helpers/certificates.js'
 import { TestIdentityProvider } from './saml-helpers/identity-provider.js'
-import { octetStringOf, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider } from './saml-helpers/samlify.js'
+import { octetStringOf, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider, samlifyLogoutIdp, withSingleLogoutService } from './saml-helpers/samlify.js'
 
-const REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect'
 const WAIT = { timeout: 15_000 }
 
 const idp = new TestIdentityProvider()
@@ -47,7 +46,7 @@ before(async () => {
   })
   await new Promise<void>((resolve) => sloServer.listen(0, '127.0.0.1', resolve))
   sloOrigin = `http://localhost:${(sloServer.address() as AddressInfo).port}`
-  idp.documents.set('/metadata-slo', () => idp.metadata().replace('<md:SingleSignOnService', `<md:SingleLogoutService Binding="${REDIRECT}" Location="${sloOrigin}/slo"/><md:SingleSignOnService`))
+  idp.documents.set('/metadata-slo', () => withSingleLogoutService(idp.metadata(), `${sloOrigin}/slo`))
 
   subject = await buildSaml2App(idp, { MetadataUrl: `${idp.origin}/metadata-slo`, SigningKey: spKey.privateKeyPem, SigningCertificate: spKey.certificatePem, SignOutAtProvider: true })
   await subject.app.listen({ host: '127.0.0.1', port: 0 })
@@ -55,14 +54,7 @@ before(async () => {
   await waitForSaml2(subject.app)
   const metadata = (await subject.app.inject({ method: 'GET', url: '/Saml2/Metadata', headers: { host: new URL(appOrigin).host } })).body
   samlifySp = samlify.ServiceProvider({ metadata, wantLogoutResponseSigned: true })
-  samlifyIdp = samlify.IdentityProvider({
-    entityID: idp.entityId,
-    wantLogoutRequestSigned: true,
-    signingCert: idp.signingKey.certificatePem,
-    privateKey: idp.signingKey.privateKeyPem,
-    singleSignOnService: [{ Binding: REDIRECT, Location: `${idp.origin}/sso` }],
-    singleLogoutService: [{ Binding: REDIRECT, Location: `${sloOrigin}/slo` }]
-  })
+  samlifyIdp = samlifyLogoutIdp(idp, `${sloOrigin}/slo`)
   browser = await launchChromium()
 })
 

@@ -13,10 +13,9 @@ import { antiforgeryFor, cookieHeaderFrom, loadTestConfiguration, type TestApp }
 import { buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from './saml-helpers/app.js'
 import { createSigningKey } from './saml-helpers/certificates.js'
 import { TestIdentityProvider, type TestUser } from './saml-helpers/identity-provider.js'
-import { octetStringOf, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider, type SamlifyParseResult } from './saml-helpers/samlify.js'
+import { octetStringOf, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider, type SamlifyParseResult, samlifyLogoutIdp, withSingleLogoutService } from './saml-helpers/samlify.js'
 
 const ADA: TestUser = { nameId: 'ada@example.test', attributes: {} }
-const REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect'
 
 function continueUrlOf (body: string): string {
   const href = /<a id="continue-sign-out" href="([^"]+)">/.exec(body)?.[1]
@@ -42,7 +41,7 @@ describe('Saml2 Single Logout (SP-initiated)', () => {
 
   before(async () => {
     await idp.start()
-    idp.documents.set('/metadata-slo', () => idp.metadata().replace('<md:SingleSignOnService', `<md:SingleLogoutService Binding="${REDIRECT}" Location="${idp.origin}/slo"/><md:SingleSignOnService`))
+    idp.documents.set('/metadata-slo', () => withSingleLogoutService(idp.metadata(), `${idp.origin}/slo`))
     subject = await buildSaml2App(idp, { MetadataUrl: `${idp.origin}/metadata-slo`, SigningKey: spKey.privateKeyPem, SigningCertificate: spKey.certificatePem, SignOutAtProvider: true })
     noSlo = await buildSaml2App(idp, { SigningKey: spKey.privateKeyPem, SigningCertificate: spKey.certificatePem, SignOutAtProvider: true })
     await waitForSaml2(subject.app)
@@ -50,14 +49,7 @@ describe('Saml2 Single Logout (SP-initiated)', () => {
     const metadata = (await subject.app.inject({ method: 'GET', url: '/Saml2/Metadata' })).body
     samlifySp = samlify.ServiceProvider({ metadata, wantLogoutResponseSigned: true })
     unsignedSp = samlify.ServiceProvider({ metadata, wantLogoutResponseSigned: false })
-    samlifyIdp = samlify.IdentityProvider({
-      entityID: idp.entityId,
-      wantLogoutRequestSigned: true,
-      signingCert: idp.signingKey.certificatePem,
-      privateKey: idp.signingKey.privateKeyPem,
-      singleSignOnService: [{ Binding: REDIRECT, Location: `${idp.origin}/sso` }],
-      singleLogoutService: [{ Binding: REDIRECT, Location: `${idp.origin}/slo` }]
-    })
+    samlifyIdp = samlifyLogoutIdp(idp, `${idp.origin}/slo`)
   })
   after(async () => {
     await subject?.app.close()

@@ -55,3 +55,33 @@ export function octetStringOf (location: string, message: 'SAMLRequest' | 'SAMLR
 export function queryOf (location: string): Record<string, string> {
   return Object.fromEntries(new URL(location).searchParams.entries())
 }
+
+export const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect'
+
+/** The IdP's signing identity as samlify sees it, used by the tests to sign and verify. */
+export interface IdpIdentity {
+  readonly entityId: string
+  readonly origin: string
+  readonly signingKey: { readonly certificatePem: string, readonly privateKeyPem: string }
+}
+
+/**
+ * samlify playing the test IdP for Single Logout: it wants signed LogoutRequests and answers at
+ * `sloLocation` (HTTP-Redirect). `sloMetadata` turns the IdP's metadata into the one advertising
+ * that endpoint, as served at a metadata path of the test IdP.
+ */
+export function samlifyLogoutIdp (idp: IdpIdentity, sloLocation: string): SamlifyIdentityProvider {
+  return samlify.IdentityProvider({
+    entityID: idp.entityId,
+    wantLogoutRequestSigned: true,
+    signingCert: idp.signingKey.certificatePem,
+    privateKey: idp.signingKey.privateKeyPem,
+    singleSignOnService: [{ Binding: REDIRECT_BINDING, Location: `${idp.origin}/sso` }],
+    singleLogoutService: [{ Binding: REDIRECT_BINDING, Location: sloLocation }]
+  })
+}
+
+/** IdP metadata with a SingleLogoutService (HTTP-Redirect) at `sloLocation`. */
+export function withSingleLogoutService (metadata: string, sloLocation: string): string {
+  return metadata.replace('<md:SingleSignOnService', `<md:SingleLogoutService Binding="${REDIRECT_BINDING}" Location="${sloLocation}"/><md:SingleSignOnService`)
+}
