@@ -13,7 +13,7 @@ import { readCertificate } from './saml2-certificates.js'
 import type { Element } from '@xmldom/xmldom'
 import {
   attributeOf, childElements, elementChildren, firstChildElement, isElement, parseXmlDocument, SAML_METADATA_NS, SAML_PROTOCOL_NS,
-  Saml2XmlError, textOf, XMLDSIG_NS
+  Saml2RejectedError, Saml2XmlError, textOf, XMLDSIG_NS
 } from './saml2-xml.js'
 
 export const HTTP_REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect'
@@ -35,13 +35,10 @@ export interface MetadataSelection {
 }
 
 /** Thrown for metadata this product cannot use; `reason` names what is wrong, never a value. */
-export class Saml2MetadataError extends Error {
-  readonly reason: string
-
+export class Saml2MetadataError extends Saml2RejectedError {
   constructor (reason: string, options?: ErrorOptions) {
-    super(`IdP metadata rejected: ${reason}`, options)
+    super('IdP metadata', reason, options)
     this.name = 'Saml2MetadataError'
-    this.reason = reason
   }
 }
 

@@ -14,14 +14,21 @@ const PROCESSING_INSTRUCTION_NODE = 7
 const COMMENT_NODE = 8
 const DOCUMENT_TYPE_NODE = 10
 
-/** The document is not XML this product accepts; `reason` is a fixed phrase, never input. */
-export class Saml2XmlError extends Error {
+/** A SAML2 document (message or metadata) refused; `reason` is a fixed phrase, never input. */
+export class Saml2RejectedError extends Error {
   readonly reason: string
 
-  constructor (reason: string, options?: ErrorOptions) {
-    super(`SAML2 XML rejected: ${reason}`, options)
-    this.name = 'Saml2XmlError'
+  constructor (what: string, reason: string, options?: ErrorOptions) {
+    super(`${what} rejected: ${reason}`, options)
     this.reason = reason
+  }
+}
+
+/** The document is not XML this product accepts. */
+export class Saml2XmlError extends Saml2RejectedError {
+  constructor (reason: string, options?: ErrorOptions) {
+    super('SAML2 XML', reason, options)
+    this.name = 'Saml2XmlError'
   }
 }
 

@@ -55,11 +55,14 @@ async function startSetup (accessTokenTtlSeconds: number, instances: number): Pr
   return { idp, apps }
 }
 
-async function signIn (app: Instance, session: HttpSession): Promise<void> {
+/** Signs in on `app` in a new browser session; returns its Cookie header for the site. */
+async function signIn (app: Instance): Promise<string> {
+  const session = new HttpSession()
   const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
   const callbackUrl = await throughIdpLogin(session, start.location!, app.origin, 'ada')
   const callback = await session.request(callbackUrl)
   assert.equal(sessionCookiesSet(callback.response).length, 1, 'signed in')
+  return cookieHeader(session, app)
 }
 
 /** The same browser's cookies sent to another instance of the same site. */
@@ -86,11 +89,10 @@ describe('an access token valid for longer than the skew', () => {
   const setup = useSetup(3600, 1)
 
   test('is handed out as stored, without a refresh', async () => {
-    const session = new HttpSession()
     const app = setup.apps[0]!
-    await signIn(app, session)
-    const stored = await storedSession(app.app, app.keyRing, cookieHeader(session, app))
-    const result = await getToken(app.origin, cookieHeader(session, app))
+    const cookie = await signIn(app)
+    const stored = await storedSession(app.app, app.keyRing, cookie)
+    const result = await getToken(app.origin, cookie)
     assert.equal(result.status, 200)
     assert.equal(result.token, stored?.tokens?.access_token)
     assert.equal(setup.idp.grants.refresh_token, undefined, 'no refresh grant')
@@ -106,10 +108,8 @@ describe('an access token expiring within the skew', () => {
   const setup = useSetup(30, 2)
 
   test('concurrent callers in one process share one refresh; the new tokens are in the session record only', async () => {
-    const session = new HttpSession()
     const app = setup.apps[0]!
-    await signIn(app, session)
-    const cookie = cookieHeader(session, app)
+    const cookie = await signIn(app)
     const before = await storedSession(app.app, app.keyRing, cookie)
     const grantsBefore = setup.idp.grants.refresh_token ?? 0
     const results = await Promise.all(Array.from({ length: 8 }, async () => await getToken(app.origin, cookie)))
@@ -129,9 +129,7 @@ describe('an access token expiring within the skew', () => {
   })
 
   test('concurrent callers on two instances sharing the store share one refresh', async () => {
-    const session = new HttpSession()
-    await signIn(setup.apps[0]!, session)
-    const cookie = cookieHeader(session, setup.apps[0]!)
+    const cookie = await signIn(setup.apps[0]!)
     // Both instances have the session cached before the race.
     for (const app of setup.apps) assert.equal((await fetch(`${app.origin}/api/application-information`, { headers: { cookie, accept: 'application/json' } })).status, 200)
     const grantsBefore = setup.idp.grants.refresh_token ?? 0
@@ -148,10 +146,8 @@ describe('an access token expiring within the skew', () => {
   })
 
   test('a refresh token the provider refuses ends the session cleanly', async () => {
-    const session = new HttpSession()
     const app = setup.apps[0]!
-    await signIn(app, session)
-    const cookie = cookieHeader(session, app)
+    const cookie = await signIn(app)
     const stored = await storedSession(app.app, app.keyRing, cookie)
     assert.ok(stored?.tokens?.refresh_token !== undefined)
     await setup.idp.revokeRefreshToken(stored.tokens.refresh_token)
