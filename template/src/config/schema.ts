@@ -4,7 +4,7 @@
  * (auth-contract.md, "Resources and their fields"); keys the contract does not name are marked
  * "Extension" and documented in docs/configuration.md.
  */
-import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import { Type, type Static, type TLiteral, type TSchema, type TUnion, type TUnsafe } from '@sinclair/typebox'
 import { APPLICATION_NAME } from '../application-name.js'
 import type { Secret } from './secret.js'
 
@@ -16,6 +16,11 @@ export const SECRET_KEYWORD = 'x-secret'
 
 function secret (description: string): TUnsafe<Secret> {
   return Type.Unsafe<Secret>({ type: 'string', default: '', [SECRET_KEYWORD]: true, description })
+}
+
+/** One of a fixed set of strings (a union of literals in the JSON Schema). */
+function choice<const T extends string> (values: readonly T[], defaultValue: NoInfer<T>, description: string): TUnion<Array<TLiteral<T>>> {
+  return Type.Union(values.map((value) => Type.Literal(value)), { default: defaultValue, description })
 }
 
 function secretArray (description: string): TUnsafe<Secret[]> {
@@ -113,10 +118,7 @@ function vendor (name: VendorName, callbackPath: string, scopes: readonly string
     TokenEndpoint: Type.String({ default: '', description: 'Extension. Absolute https URL of the token endpoint. Required when enabled.' }),
     UserInformationEndpoint: Type.String({ default: '', description: 'Extension. Absolute https URL of the user-information endpoint. Required when enabled.' }),
     EmailsEndpoint: Type.String({ default: '', description: 'Extension. Optional absolute https URL of a second endpoint listing the user\'s e-mail addresses in GitHub\'s /user/emails shape; the primary, verified address becomes the email claim (and replaces the user-information email). Empty: not used.' }),
-    TokenEndpointAuthMethod: Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post')], {
-      default: 'client_secret_basic',
-      description: 'Extension. How the client authenticates at the token endpoint (RFC 6749 section 2.3.1): client_secret_basic (Authorization header) or client_secret_post (form body).'
-    }),
+    TokenEndpointAuthMethod: choice(['client_secret_basic', 'client_secret_post'], 'client_secret_basic', 'Extension. How the client authenticates at the token endpoint (RFC 6749 section 2.3.1): client_secret_basic (Authorization header) or client_secret_post (form body).'),
     UsePkce: Type.Boolean({ default: true, description: 'Extension. Sends a PKCE S256 code challenge. Turn off only for a provider that rejects PKCE.' }),
     SaveTokens: Type.Boolean({ default: false, description: 'Extension. When true, the access token (and the refresh token and expiry, when the vendor issues them) are kept in the sealed server-side session record, for app.session.accessToken, which refreshes them shortly before expiry.' }),
     ClaimMappings: claimMappings('Extension. Maps user-information fields to application claim types: an array of { From, To } (From may be a nested field path such as data.id or /data/id) or a JSON object { "login": "name" }. Merged over the default table and the vendor defaults (id -> subject, login -> name).')
@@ -137,10 +139,7 @@ export const OpenIdConnectSchema = Type.Object({
   ClientSecret: secret('Client secret. Required when enabled. Secret: never commit it.'),
   CallbackPath: Type.String({ default: '/signin-oidc', description: 'Redirect URI path handled by the OpenID Connect handler.' }),
   ResponseType: Type.String({ default: 'code', description: 'OAuth response type. Only "code" (authorization code flow with PKCE) is supported.' }),
-  ResponseMode: Type.Union([Type.Literal('query'), Type.Literal('form_post')], {
-    default: 'query',
-    description: 'Extension. How the provider returns the authorization response: query (a GET to CallbackPath) or form_post (OAuth 2.0 Form Post Response Mode: a cross-site POST to CallbackPath, carried by the SameSite=None correlation cookie). The callback accepts only the configured method.'
-  }),
+  ResponseMode: choice(['query', 'form_post'], 'query', 'Extension. How the provider returns the authorization response: query (a GET to CallbackPath) or form_post (OAuth 2.0 Form Post Response Mode: a cross-site POST to CallbackPath, carried by the SameSite=None correlation cookie). The callback accepts only the configured method.'),
   SaveTokens: Type.Boolean({ default: false, description: 'When true, the provider tokens are stored in the sealed session ticket.' }),
   Scopes: strings(['openid', 'profile', 'email'], 'Scopes requested at the authorization endpoint.'),
   SignOutAtProvider: Type.Boolean({ default: false, description: 'Extension. RP-initiated logout: after the local sign-out, POST /Account/Logout sends the browser to the provider\'s end_session_endpoint with id_token_hint and the post-logout redirect URI (<origin><SignedOutCallbackPath>, which must be registered at the provider). Keeps the ID token in the session ticket even when SaveTokens is false.' }),
@@ -234,10 +233,7 @@ export const ApplicationSchema = Type.Object({
     KnownProxies: strings([], 'Extension. Proxy addresses or CIDR ranges whose forwarded headers are trusted. Required when Enabled.')
   }, { additionalProperties: false, default: {} }),
   State: Type.Object({
-    Provider: Type.Union([Type.Literal('Embedded'), Type.Literal('Redis')], {
-      default: 'Embedded',
-      description: 'Extension. Where server-side state lives (session records, pending sign-ins, replay records): Embedded (in-process memory, one instance, nothing to run) or Redis (Redis or Valkey, shared by every instance). docs/scale-out.md.'
-    }),
+    Provider: choice(['Embedded', 'Redis'], 'Embedded', 'Extension. Where server-side state lives (session records, pending sign-ins, replay records): Embedded (in-process memory, one instance, nothing to run) or Redis (Redis or Valkey, shared by every instance). docs/scale-out.md.'),
     Redis: Type.Object({
       ConnectionString: secret('Extension. redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or unix:/path/to/socket. Required when Provider is Redis. Secret: it may carry a password; never logged.'),
       KeyPrefix: Type.String({ default: `${ROOT_KEY}:`, description: 'Extension. Prefix of every key and of the invalidation channel, so several applications can share one Redis.' }),
