@@ -16,6 +16,7 @@ import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-sess
 import { throughIdpLogin } from './helpers/oidc-interaction.js'
 import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
 import { waitUntilReady } from './helpers/provider-app.js'
+import type { AuthenticationTicket } from '../../src/auth/principal.js'
 import type { KeyRing } from '../../src/auth/key-ring.js'
 import type { StateStore } from '../../src/state/state-store.js'
 
@@ -81,6 +82,13 @@ function useSetup (accessTokenTtlSeconds: number, instances: number): { idp: Oid
   return setup
 }
 
+/** Signs in on the first instance: its Cookie header and the session record as stored. */
+async function signInFirst (setup: { apps: Instance[] }): Promise<{ app: Instance, cookie: string, stored: AuthenticationTicket | undefined }> {
+  const app = setup.apps[0]!
+  const cookie = await signIn(app)
+  return { app, cookie, stored: await storedSession(app.app, app.keyRing, cookie) }
+}
+
 function allLogs (apps: Instance[]): string {
   return apps.map((app) => app.logs.text()).join('\n')
 }
@@ -89,9 +97,7 @@ describe('an access token valid for longer than the skew', () => {
   const setup = useSetup(3600, 1)
 
   test('is handed out as stored, without a refresh', async () => {
-    const app = setup.apps[0]!
-    const cookie = await signIn(app)
-    const stored = await storedSession(app.app, app.keyRing, cookie)
+    const { app, cookie, stored } = await signInFirst(setup)
     const result = await getToken(app.origin, cookie)
     assert.equal(result.status, 200)
     assert.equal(result.token, stored?.tokens?.access_token)
@@ -108,9 +114,7 @@ describe('an access token expiring within the skew', () => {
   const setup = useSetup(30, 2)
 
   test('concurrent callers in one process share one refresh; the new tokens are in the session record only', async () => {
-    const app = setup.apps[0]!
-    const cookie = await signIn(app)
-    const before = await storedSession(app.app, app.keyRing, cookie)
+    const { app, cookie, stored: before } = await signInFirst(setup)
     const grantsBefore = setup.idp.grants.refresh_token ?? 0
     const results = await Promise.all(Array.from({ length: 8 }, async () => await getToken(app.origin, cookie)))
     assert.deepEqual(results.map((result) => result.status), Array(8).fill(200))
@@ -146,9 +150,7 @@ describe('an access token expiring within the skew', () => {
   })
 
   test('a refresh token the provider refuses ends the session cleanly', async () => {
-    const app = setup.apps[0]!
-    const cookie = await signIn(app)
-    const stored = await storedSession(app.app, app.keyRing, cookie)
+    const { app, cookie, stored } = await signInFirst(setup)
     assert.ok(stored?.tokens?.refresh_token !== undefined)
     await setup.idp.revokeRefreshToken(stored.tokens.refresh_token)
     const result = await getToken(app.origin, cookie)
