@@ -46,6 +46,16 @@ describe('startup misuse errors carry catalogue codes', () => {
     }), coded('APP_ERR_PROVIDER_DUPLICATE', 'Provider scheme Probe is already registered.'))
   })
 
+  test('a token refresher registered twice for one scheme: APP_ERR_PROVIDER_DUPLICATE', async () => {
+    const refresher = async (): Promise<Record<string, string>> => ({ access_token: 'never-used' })
+    await assert.rejects(buildTestApp({
+      configure: (app) => {
+        app.session.registerTokenRefresher('Probe', refresher)
+        app.session.registerTokenRefresher('Probe', refresher)
+      }
+    }), coded('APP_ERR_PROVIDER_DUPLICATE', 'Provider scheme Probe is already registered.'))
+  })
+
   test('the startup codes are 500s', () => {
     for (const code of ['APP_ERR_ROUTE_ACCESS_CONFLICT', 'APP_ERR_POLICY_DUPLICATE', 'APP_ERR_PROVIDER_DUPLICATE'] as const) assert.equal(ERRORS[code].status, 500)
   })

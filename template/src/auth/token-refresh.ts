@@ -66,10 +66,10 @@ export function expiresSoon (tokens: Readonly<Record<string, string>>, nowSecond
   return expiresAt !== undefined && expiresAt - skewSeconds <= nowSeconds
 }
 
-/** True while the access token has not expired (or its expiry is unknown). */
-export function stillValid (tokens: Readonly<Record<string, string>>, nowSeconds: number): boolean {
+/** The stored access token while it has not expired (or its expiry is unknown); else undefined. */
+export function validAccessToken (tokens: Readonly<Record<string, string>>, nowSeconds: number): string | undefined {
   const expiresAt = expiresAtOf(tokens)
-  return expiresAt === undefined || expiresAt > nowSeconds
+  return expiresAt === undefined || expiresAt > nowSeconds ? tokens.access_token : undefined
 }
 
 /**

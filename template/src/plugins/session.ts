@@ -8,6 +8,7 @@
  * session through the provider's registered refresher. It verifies no credentials itself.
  */
 import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { COOKIE_NAMES, cookieName } from '../application-name.js'
@@ -18,10 +19,10 @@ import { SessionStore } from '../auth/session-store.js'
 import {
   expiresSoon,
   mergeRefreshed,
-  stillValid,
   TOKEN_REFRESH_LOCK_SECONDS,
   TokenRefreshError,
-  type TokenRefresher
+  type TokenRefresher,
+  validAccessToken
 } from '../auth/token-refresh.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
@@ -210,7 +211,6 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
   const refreshers = new Map<string, TokenRefresher>()
   /** Refreshes in progress in this process, by session id: concurrent callers share one. */
   const refreshing = new Map<string, Promise<RefreshOutcome>>()
-  const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
   /** Another instance holds the refresh lock: wait (bounded) until its tokens are in the record. */
   async function awaitOtherRefresh (ticket: AuthenticationTicket, lockKey: string): Promise<RefreshOutcome> {
@@ -224,7 +224,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
       if (tokens.access_token !== undefined && tokens.access_token !== previous) return { accessToken: tokens.access_token, ticket: stored }
       if (await app.state.get(lockKey) === undefined) {
         // The other instance gave up (it keeps the session): the old token while it is valid.
-        return { accessToken: tokens.access_token !== undefined && stillValid(tokens, at) ? tokens.access_token : undefined }
+        return { accessToken: validAccessToken(tokens, at) }
       }
     }
     return { accessToken: undefined }
@@ -241,7 +241,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
       if (stored === undefined) return { ended: true }
       const tokens = stored.tokens ?? {}
       if (tokens.access_token !== undefined && !expiresSoon(tokens, at)) return { accessToken: tokens.access_token, ticket: stored }
-      if (tokens.refresh_token === undefined) return { accessToken: tokens.access_token !== undefined && stillValid(tokens, at) ? tokens.access_token : undefined }
+      if (tokens.refresh_token === undefined) return { accessToken: validAccessToken(tokens, at) }
       let fresh: Record<string, string>
       try {
         fresh = await refresher(tokens)
@@ -252,7 +252,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
           await sessions.end(stored)
           return { ended: true }
         }
-        return { accessToken: tokens.access_token !== undefined && stillValid(tokens, at) ? tokens.access_token : undefined }
+        return { accessToken: validAccessToken(tokens, at) }
       }
       const updated = await sessions.replaceTokens(stored, mergeRefreshed(tokens, fresh), at)
       if (updated === undefined) return { ended: true }
@@ -271,7 +271,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     const at = nowSeconds()
     if (!expiresSoon(tokens, at)) return tokens.access_token
     const refresher = refreshers.get(ticket.scheme)
-    if (refresher === undefined || tokens.refresh_token === undefined) return stillValid(tokens, at) ? tokens.access_token : undefined
+    if (refresher === undefined || tokens.refresh_token === undefined) return validAccessToken(tokens, at)
     let pending = refreshing.get(ticket.sessionId)
     if (pending === undefined) {
       pending = refreshSession(ticket, refresher, request.log).finally(() => { refreshing.delete(ticket.sessionId) })
@@ -291,7 +291,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     cookie,
     accessToken,
     registerTokenRefresher (scheme: string, refresher: TokenRefresher) {
-      if (refreshers.has(scheme)) throw new Error(`A token refresher for ${scheme} is already registered.`)
+      if (refreshers.has(scheme)) throw createError('APP_ERR_PROVIDER_DUPLICATE', scheme)
       refreshers.set(scheme, refresher)
     },
     authenticate,
