@@ -185,8 +185,7 @@ export class SessionStore {
    * any `indexKeys` such as {@link providerSessionIndexKey}), so revocation never misses it.
    */
   async create (ticket: AuthenticationTicket, nowSeconds: number, indexKeys: readonly string[] = []): Promise<string> {
-    const sealed = sealTicket(ticket, this.#ring)
-    if (sealed.length > MAX_SEALED_LENGTH) throw new RangeError(`A session record may hold at most ${MAX_SEALED_LENGTH} characters.`)
+    const sealed = this.#sealBounded(ticket)
     const subject = subjectOf(ticket)
     const indexTtlMs = (ticket.absoluteExpiresAt - nowSeconds) * 1000
     if (subject !== undefined) await this.#store.addMember(subjectIndexKey(subject), ticket.sessionId, indexTtlMs)
@@ -194,6 +193,13 @@ export class SessionStore {
     await this.#store.set(sessionKey(ticket.sessionId), sealed, recordTtlMs(ticket, nowSeconds))
     this.#tickets.set(ticket.sessionId, frozen(ticket), sealed.length)
     return sealSessionReference(ticket.sessionId, this.#ring)
+  }
+
+  /** The sealed record of a ticket; a RangeError when it is larger than a record may be. */
+  #sealBounded (ticket: AuthenticationTicket): string {
+    const sealed = sealTicket(ticket, this.#ring)
+    if (sealed.length > MAX_SEALED_LENGTH) throw new RangeError(`A session record may hold at most ${MAX_SEALED_LENGTH} characters.`)
+    return sealed
   }
 
   /**
@@ -204,10 +210,9 @@ export class SessionStore {
   async renew (renewed: AuthenticationTicket, nowSeconds: number): Promise<boolean> {
     let ticket = renewed
     if (renewed.tokens !== undefined) {
-      const stored = await this.#store.get(sessionKey(renewed.sessionId))
-      const opened = stored === undefined ? undefined : openTicket(stored, this.#ring, nowSeconds)
-      if (opened === undefined || opened.sessionId !== renewed.sessionId) return false
-      ticket = { ...renewed, ...(opened.tokens === undefined ? {} : { tokens: opened.tokens }) }
+      const stored = await this.load(renewed.sessionId, nowSeconds)
+      if (stored === undefined) return false
+      ticket = { ...renewed, ...(stored.tokens === undefined ? {} : { tokens: stored.tokens }) }
     }
     const sealed = sealTicket(ticket, this.#ring)
     const epoch = this.#epoch
@@ -222,8 +227,7 @@ export class SessionStore {
    */
   async replaceTokens (ticket: AuthenticationTicket, tokens: Readonly<Record<string, string>>, nowSeconds: number): Promise<AuthenticationTicket | undefined> {
     const updated: AuthenticationTicket = { ...ticket, tokens: { ...tokens } }
-    const sealed = sealTicket(updated, this.#ring)
-    if (sealed.length > MAX_SEALED_LENGTH) throw new RangeError(`A session record may hold at most ${MAX_SEALED_LENGTH} characters.`)
+    const sealed = this.#sealBounded(updated)
     if (!await this.#store.update(sessionKey(ticket.sessionId), sealed, recordTtlMs(updated, nowSeconds))) return undefined
     this.#tickets.delete(ticket.sessionId)
     await this.#store.publish(`${INVALIDATION_PREFIX}${ticket.sessionId}`)
