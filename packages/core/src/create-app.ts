@@ -1,17 +1,19 @@
 /**
- * buildApp: the application as a Fastify instance, not listening. Registration is explicit and
- * ordered as the security argument reads: logging and error rendering, cookies and body parsing,
- * security headers, host filtering, static files (ahead of routing, outside authorization), the
- * state store, session,
- * authentication schemes, anti-forgery, authorization (fallback policy, not-found), external
- * sign-in (correlation, completion) and the enabled providers, then the routes. It never reads process.env.
+ * createApp: the core as a Fastify instance, not listening. Registration is explicit and
+ * ordered as the security argument reads: branding, logging and error rendering, cookies and body
+ * parsing, security headers, host filtering, static files (ahead of routing, outside
+ * authorization), the state store, session, authentication schemes, anti-forgery, authorization
+ * (fallback policy, not-found; then the app's named policies and governance evaluator), external
+ * sign-in (correlation, completion) and the enabled providers, then the contract's baseline
+ * endpoints (/Account, /External/Challenge, /Home/Error, /health) and last the app's own routes,
+ * which the fallback policy covers like every other route. It never reads process.env.
  */
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
-import { applicationDiscriminatorOf, loadKeyRing, type KeyRing } from './auth/key-ring.js'
+import { applicationDiscriminatorOf, loadKeyRing, type KeyRing } from './data-protection/key-ring.js'
 import { environmentOf } from './config/environment.js'
 import { PROVIDER_NAMES, ROOT_KEY, type ApplicationConfiguration } from './config/schema.js'
 import authentication from './plugins/authentication.js'
@@ -27,14 +29,37 @@ import securityHeaders from './plugins/security-headers.js'
 import session, { sessionCookieSettings } from './plugins/session.js'
 import state from './plugins/state.js'
 import staticFiles from './plugins/static-files.js'
+import branding from './plugins/branding.js'
+import type { AuthorizationPolicy } from './authorization/policies.js'
+import type { GovernanceEvaluator } from './plugins/authorization.js'
 import accountRoutes from './routes/account.js'
-import apiRoutes from './routes/api.js'
+import errorRoutes from './routes/error.js'
 import externalRoutes from './routes/external.js'
 import healthRoutes from './routes/health.js'
-import homeRoutes from './routes/home.js'
 import type { StateStore } from './state/state-store.js'
+import type { Branding } from './views/pages.js'
 
-export interface BuildAppOptions {
+/**
+ * What an app adds to the core: its routes, its named policies, its governance evaluator and its
+ * page branding. The same object goes to {@link createApp} (tests, composition) and to
+ * `runServer` (the process).
+ */
+export interface ApplicationParts {
+  /**
+   * The app's routes, registered after the core's. A route declares its authorization in its
+   * `config` (`allowAnonymous`, `authorize`, `governance`); a route without it gets the fallback
+   * policy.
+   */
+  readonly routes?: FastifyPluginAsync
+  /** Named policies added before any route is registered (names must not repeat the core's). */
+  readonly policies?: readonly AuthorizationPolicy[]
+  /** The governance seam's evaluator; without one the seam does nothing. */
+  readonly governance?: GovernanceEvaluator
+  /** Application name and layout of the pages. */
+  readonly branding?: Branding
+}
+
+export interface CreateAppOptions extends ApplicationParts {
   readonly config: ApplicationConfiguration
   readonly environmentName: string
   /** Directory with `public/` and the relative key directory. */
@@ -56,7 +81,7 @@ export const AUTHENTICATION_DISABLED_MESSAGE =
   'This posture is intentional and supported: routes without explicit authorization metadata are public. ' +
   'Review network exposure and the authorization expectations of every route before deploying.'
 
-function resolveKeyRing (options: BuildAppOptions): KeyRing {
+function resolveKeyRing (options: CreateAppOptions): KeyRing {
   if (options.keyRing !== undefined) return options.keyRing
   const { config, contentRoot, logger } = options
   const discriminator = applicationDiscriminatorOf(config.DataProtection.ApplicationDiscriminator, options.environmentName)
@@ -72,7 +97,12 @@ function resolveKeyRing (options: BuildAppOptions): KeyRing {
   return source.ring
 }
 
-export async function buildApp (options: BuildAppOptions): Promise<FastifyInstance> {
+/**
+ * Creates the app with the core registered (every security plugin, the baseline endpoints and,
+ * when given, the app's own {@link ApplicationParts}). Call `ready()` (or `listen()`) after
+ * registering anything else.
+ */
+export async function createApp (options: CreateAppOptions): Promise<FastifyInstance> {
   const { config, environmentName, contentRoot, logger } = options
   // The environment facts, decided once here and passed down.
   const { development, insecureCookies } = environmentOf(config, environmentName)
@@ -114,6 +144,7 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
     enabled: PROVIDER_NAMES.filter((name) => config.Authentication.Enabled && config.Authentication.Providers[name].Enabled)
   }, 'authentication providers')
 
+  await app.register(branding, { branding: options.branding })
   await app.register(requestLogging)
   await app.register(errorHandler, { development })
   await app.register(cookie, { hook: 'onRequest', parseOptions: {} })
@@ -126,13 +157,15 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
   await app.register(authentication, { config })
   await app.register(csrf, { keyRing, secure: !insecureCookies })
   await app.register(authorization, { config, environmentName })
+  for (const policy of options.policies ?? []) app.authorization.addPolicy(policy)
+  if (options.governance !== undefined) app.authorization.useGovernanceEvaluator(options.governance)
   await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now })
   await app.register(externalProviders, { config, environmentName, keyRing })
 
-  await app.register(homeRoutes)
   await app.register(accountRoutes)
   await app.register(externalRoutes)
+  await app.register(errorRoutes)
   await app.register(healthRoutes)
-  await app.register(apiRoutes)
+  if (options.routes !== undefined) await app.register(options.routes)
   return app
 }

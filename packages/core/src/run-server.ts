@@ -1,17 +1,17 @@
 /**
- * Process entry: load and validate configuration (exit 1 before listening when invalid), build the
- * app, listen on HOST:PORT (default 127.0.0.1:5000), close gracefully on SIGTERM/SIGINT.
- * The only module besides check-config.ts that reads process.env.
+ * The process runner an app's `server.ts` calls: load and validate configuration (exit 1 before
+ * listening when invalid), create the app (the core and the app's parts), listen on HOST:PORT
+ * (default 127.0.0.1:5000), close gracefully on SIGTERM/SIGINT. With check-config.ts, the only
+ * module that reads process.env.
  */
 import type { Logger } from 'pino'
-import { buildApp } from './app.js'
+import { createApp, type ApplicationParts } from './create-app.js'
 import { isDevelopment } from './config/environment.js'
 import { environmentNameFrom, loadConfiguration } from './config/load.js'
 import { PROVIDER_NAMES } from './config/schema.js'
 import { DOTENV_FILE, readDotEnv } from './config/sources.js'
 import { ConfigurationError } from './errors.js'
 import { createProcessLogger } from './logger.js'
-import { CONTENT_ROOT } from './content-root.js'
 import { reportConfiguration, reportConfigurationError } from './startup.js'
 
 export const DEFAULT_HOST = '127.0.0.1'
@@ -25,13 +25,32 @@ function parsePort (value: string | undefined): number | undefined {
   return port <= 65535 ? port : undefined
 }
 
-/**
- * The process's one logger once created (main().catch writes the fatal line through it, so that
- * line comes last, after everything logged before it, from the same buffer).
- */
-let processLogger: Logger | undefined
+/** What {@link runServer} needs: where the app lives, and what it adds to the core. */
+export interface RunServerOptions extends ApplicationParts {
+  /** The app root: `appsettings*.json`, `package.json` (userSecretsId), `public/`, `.env`, the key directory. */
+  readonly contentRoot: string
+}
 
-async function main (): Promise<void> {
+/**
+ * Runs the app as a process: configuration → logger → create → listen → graceful shutdown.
+ * Resolves once listening (or once it has given up: then `process.exitCode` is 1 and the reason
+ * is logged, `server.start_failed` or `configuration.invalid`); never rejects.
+ */
+export async function runServer (options: RunServerOptions): Promise<void> {
+  // The process's one logger once created (the catch below writes the fatal line through it, so
+  // that line comes last, after everything logged before it, from the same buffer).
+  const started: { logger?: Logger } = {}
+  try {
+    await main(options, started)
+  } catch (error) {
+    const logger = started.logger ?? await createProcessLogger('error', 'Production', false)
+    logger.fatal({ err: error, event: 'server.start_failed', code: (error as { code?: unknown } | null)?.code }, 'the application failed to start')
+    process.exitCode = 1
+  }
+}
+
+async function main (options: RunServerOptions, started: { logger?: Logger }): Promise<void> {
+  const CONTENT_ROOT = options.contentRoot
   // `.env` in the app root, Development only; the real environment wins (docs/configuration.md).
   const dotenv = isDevelopment(environmentNameFrom(process.env.NODE_ENV)) ? readDotEnv(CONTENT_ROOT) : undefined
   const env: NodeJS.ProcessEnv = { ...dotenv, ...process.env }
@@ -40,7 +59,7 @@ async function main (): Promise<void> {
   // Logging:Level silent must not hide why the process refuses to start: a child at warn, same stream.
   const logger = await createProcessLogger(level, loaded.environmentName, process.stdout.isTTY === true)
   const startupLogger = level === 'silent' ? logger.child({}, { level: 'warn' }) : logger
-  processLogger = startupLogger
+  started.logger = startupLogger
   const port = parsePort(env.PORT)
   const host = env.HOST === undefined || env.HOST === '' ? DEFAULT_HOST : env.HOST
   const valid = reportConfiguration(loaded, startupLogger)
@@ -59,9 +78,18 @@ async function main (): Promise<void> {
   }
   if (dotenv !== undefined) logger.info({ event: 'configuration.dotenv', file: DOTENV_FILE, variables: Object.keys(dotenv).length }, 'variables read from .env (Development)')
 
-  let app: Awaited<ReturnType<typeof buildApp>>
+  let app: Awaited<ReturnType<typeof createApp>>
   try {
-    app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: CONTENT_ROOT, logger })
+    app = await createApp({
+      config: loaded.config,
+      environmentName: loaded.environmentName,
+      contentRoot: CONTENT_ROOT,
+      logger,
+      ...(options.routes === undefined ? {} : { routes: options.routes }),
+      ...(options.policies === undefined ? {} : { policies: options.policies }),
+      ...(options.governance === undefined ? {} : { governance: options.governance }),
+      ...(options.branding === undefined ? {} : { branding: options.branding })
+    })
   } catch (error) {
     // A problem found only when a resource is opened (the key directory): reported like validation.
     if (!(error instanceof ConfigurationError)) throw error
@@ -97,9 +125,3 @@ async function main (): Promise<void> {
 
   await app.listen({ host, port })
 }
-
-main().catch(async (error: unknown) => {
-  const logger = processLogger ?? await createProcessLogger('error', 'Production', false)
-  logger.fatal({ err: error, event: 'server.start_failed', code: (error as { code?: unknown } | null)?.code }, 'the application failed to start')
-  process.exitCode = 1
-})

@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { AUTHENTICATION_DISABLED_MESSAGE } from '../src/app.js'
+import { AUTHENTICATION_DISABLED_MESSAGE } from '../src/create-app.js'
 import { build } from './helpers/app.js'
 
 const OPEN_POSTURE = { Authentication: { Enabled: false, Cookie: { Enabled: false } }, Authorization: { RequireAuthenticatedUserByDefault: false } }

@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { outcomeMessage, outcomeOf, SIGN_IN_OUTCOMES } from '../src/auth/sign-in-failure.js'
+import { outcomeMessage, outcomeOf, SIGN_IN_OUTCOMES } from '../src/sign-in/sign-in-failure.js'
 import { AppError, ERRORS, type ErrorCode } from '../src/errors.js'
 import { build, buildTestApp } from './helpers/app.js'
 

@@ -2,15 +2,14 @@
  * The sample application-information API. The two information routes carry no metadata and are
  * authenticated by the fallback policy; the administration and management routes name policies.
  */
-import type { FastifyInstance } from 'fastify'
-import { ApplicationAuthorizationPolicyNames } from '../auth/policies.js'
-import { APPLICATION_TITLE } from '../views/pages.js'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { ApplicationAuthorizationPolicyNames } from '@project-template/core'
 
 export const API_VERSION = '1.0'
 
 export default async function apiRoutes (app: FastifyInstance): Promise<void> {
-  const information = JSON.stringify({ applicationName: APPLICATION_TITLE, apiVersion: API_VERSION })
-  const sendInformation = async (_request: unknown, reply: import('fastify').FastifyReply) =>
+  const information = JSON.stringify({ applicationName: app.pages.applicationName, apiVersion: API_VERSION })
+  const sendInformation = async (_request: unknown, reply: FastifyReply) =>
     reply.type('application/json; charset=utf-8').send(information)
 
   app.get('/api/application-information', sendInformation)

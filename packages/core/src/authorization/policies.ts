@@ -5,7 +5,7 @@
  * provider signed the user in.
  */
 import type { AuthorizationConfiguration } from '../config/schema.js'
-import type { Principal } from './principal.js'
+import type { Principal } from '../session/principal.js'
 
 /**
  * The contract's policy names, as the members of a class named ApplicationAuthorizationPolicyNames

@@ -3,6 +3,8 @@
  * `appsettings.schema.json` (editor autocomplete and typo flags) and the key table of
  * docs/configuration.md (between its `keys:start` / `keys:end` markers).
  */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { ApplicationSchema, CLAIM_MAPPINGS_KEYWORD, ROOT_KEY, SECRET_KEYWORD, toJsonSchema, type SchemaNode } from './schema.js'
 
 export const JSON_SCHEMA_FILE = 'appsettings.schema.json'
@@ -48,4 +50,14 @@ export function withKeyTable (document: string): string {
   const end = document.indexOf(TABLE_END)
   if (start === -1 || end === -1) throw new Error(`${CONFIGURATION_DOC} lacks the key table markers.`)
   return document.slice(0, start) + renderKeyTable() + document.slice(end + TABLE_END.length)
+}
+
+/**
+ * Rewrites an app's derived files under `contentRoot`: `appsettings.schema.json`, and the key
+ * table of `docs/configuration.md` when that document exists (the app's `npm run generate`).
+ */
+export function writeConfigurationReference (contentRoot: string): void {
+  writeFileSync(join(contentRoot, JSON_SCHEMA_FILE), renderJsonSchema())
+  const doc = join(contentRoot, CONFIGURATION_DOC)
+  if (existsSync(doc)) writeFileSync(doc, withKeyTable(readFileSync(doc, 'utf8')))
 }

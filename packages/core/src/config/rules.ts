@@ -2,10 +2,10 @@
  * Cross-key startup rules, one small named function each; read them as a list in {@link RULES}.
  * Each returns sentences that name the full colon path and never a configured value.
  */
-import { isAllowedHostPattern, isDevelopmentLoopbackHttp, isProxyAddress, parsePublicOrigin } from '../auth/host-trust.js'
-import { inspectKeyStore, keyMaterialOf } from '../auth/key-ring.js'
-import { readCertificate } from '../auth/saml2-certificates.js'
-import { readServiceProviderKeys, type ServiceProviderKeyInput } from '../auth/saml2-keys.js'
+import { isAllowedHostPattern, isDevelopmentLoopbackHttp, isProxyAddress, parsePublicOrigin } from '../http/host-trust.js'
+import { inspectKeyStore, keyMaterialOf } from '../data-protection/key-ring.js'
+import { readCertificate } from '../saml2/certificates.js'
+import { readServiceProviderKeys, type ServiceProviderKeyInput } from '../saml2/keys.js'
 import type { ConfigurationProblem } from './bind.js'
 import { isDevelopment } from './environment.js'
 import { PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName, type Saml2Configuration } from './schema.js'

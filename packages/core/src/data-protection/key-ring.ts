@@ -63,6 +63,14 @@ export function createKeyRing (materials: readonly Buffer[], applicationDiscrimi
 }
 
 /**
+ * A new data-protection key for `DataProtection:Keys`: base64 of {@link MINIMUM_KEY_BYTES} random
+ * bytes (what `npm run generate-key` prints).
+ */
+export function generateKeyMaterial (): string {
+  return randomBytes(MINIMUM_KEY_BYTES).toString('base64')
+}
+
+/**
  * The key material of a configured or stored key: standard or url-safe base64 of at least
  * {@link MINIMUM_KEY_BYTES} bytes, surrounding whitespace ignored; undefined otherwise.
  */

@@ -4,7 +4,7 @@
  * login, logout, the external challenge and the provider callbacks.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { isLocalUrl } from '../auth/local-url.js'
+import { isLocalUrl } from './local-url.js'
 import { messageOf } from '../errors.js'
 import { sendError } from './responses.js'
 

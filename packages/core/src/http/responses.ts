@@ -5,7 +5,12 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ERRORS, type ErrorCode } from '../errors.js'
-import { errorPage } from '../views/pages.js'
+import { DEFAULT_PAGES, type Pages } from '../views/pages.js'
+
+/** The branded pages of the app serving `request` (plugins/branding.ts decorates them). */
+function pagesOf (request: FastifyRequest): Pages {
+  return (request.server as { pages?: Pages } | undefined)?.pages ?? DEFAULT_PAGES
+}
 
 function qualityOf (accept: string, matches: (type: string) => boolean): number {
   let best = -1
@@ -133,7 +138,7 @@ export function sendProblem (request: FastifyRequest, reply: FastifyReply, statu
 export function sendError (request: FastifyRequest, reply: FastifyReply, statusCode: number, options: ProblemOptions & { developmentDetail?: string } = {}): FastifyReply {
   if (wantsJson(request)) return sendProblem(request, reply, statusCode, options)
   const title = options.code === undefined ? titleOf(statusCode) : ERRORS[options.code].title
-  return reply.code(statusCode).type('text/html; charset=utf-8').send(errorPage({
+  return reply.code(statusCode).type('text/html; charset=utf-8').send(pagesOf(request).errorPage({
     statusCode,
     title,
     requestId: request.id,

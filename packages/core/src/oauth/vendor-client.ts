@@ -15,10 +15,10 @@
  * not use openid-client").
  */
 import * as client from 'openid-client'
-import type { Claim } from './principal.js'
+import type { Claim } from '../session/principal.js'
 import type { Secret } from '../config/secret.js'
-import { bearerChallengeError, networkCauseCode, oauthErrorCode, readBodyLimited } from './outbound-diagnostics.js'
-import { TokenRefreshError } from './token-refresh.js'
+import { bearerChallengeError, networkCauseCode, oauthErrorCode, readBodyLimited } from '../http/outbound-diagnostics.js'
+import { TokenRefreshError } from '../session/token-refresh.js'
 
 /** Milliseconds an outbound call (token, user information) may take. */
 export const VENDOR_TIMEOUT_MS = 10_000

@@ -11,10 +11,10 @@
  * - it does not refuse an `iat` in the future: {@link MAX_IAT_SKEW_SECONDS} does.
  */
 import * as client from 'openid-client'
-import type { Claim } from './principal.js'
+import type { Claim } from '../session/principal.js'
 import type { Secret } from '../config/secret.js'
-import { networkCauseCode, oauthErrorCode } from './outbound-diagnostics.js'
-import { TokenRefreshError } from './token-refresh.js'
+import { networkCauseCode, oauthErrorCode } from '../http/outbound-diagnostics.js'
+import { TokenRefreshError } from '../session/token-refresh.js'
 
 /** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
 export const OUTBOUND_TIMEOUT_SECONDS = 10

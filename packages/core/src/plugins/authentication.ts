@@ -5,12 +5,12 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { isLocalUrl } from '../auth/local-url.js'
-import type { KeyRing } from '../auth/key-ring.js'
-import type { Principal } from '../auth/principal.js'
+import { isLocalUrl } from '../http/local-url.js'
+import type { KeyRing } from '../data-protection/key-ring.js'
+import type { Principal } from '../session/principal.js'
 import type { ApplicationConfiguration, ProviderName } from '../config/schema.js'
 import { createError } from '../errors.js'
-import { providerSignOutPage } from '../views/pages.js'
+import { pagesFor } from './branding.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
 /** Availability of a provider (metadata or discovery loaded). */
@@ -127,7 +127,7 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       if (url === undefined) return undefined
       request.log.info({ event: 'external.sign_out.redirected', provider: provider.scheme }, 'signing out at the provider')
       // The URL may carry an id_token_hint or a signed LogoutRequest: never cached.
-      return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(providerSignOutPage({ url, displayName: provider.displayName }))
+      return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(pagesFor(request).providerSignOutPage({ url, displayName: provider.displayName }))
     }
   })
 }

@@ -10,11 +10,11 @@
  * tell missing routes from protected ones. The governance seam runs only after all of this.
  */
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import type { Principal } from '../auth/principal.js'
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { Principal } from '../session/principal.js'
 import {
   ApplicationAuthorizationPolicyNames, applicationPolicies, evaluatePolicy, type AuthorizationPolicy
-} from '../auth/policies.js'
+} from '../authorization/policies.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
 import { sendError, sendProblem, wantsJson } from '../http/responses.js'
@@ -49,6 +49,13 @@ declare module 'fastify' {
     }
   }
 }
+
+/**
+ * A route's authorization metadata, as it goes in the route's `config`: `allowAnonymous: true`
+ * (public), `authorize: true` (the default policy), `authorize: '<policy name>'`, `governance:
+ * { action }`; none of them: the fallback policy.
+ */
+export type RouteAuthorization = Pick<FastifyContextConfig, 'allowAnonymous' | 'authorize' | 'governance'>
 
 export interface AuthorizationPluginOptions {
   readonly config: ApplicationConfiguration

@@ -10,7 +10,7 @@ import fp from 'fastify-plugin'
 import csrfProtection from '@fastify/csrf-protection'
 import { COOKIE_NAMES, cookieName, PURPOSES } from '../application-name.js'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { KeyRing } from '../auth/key-ring.js'
+import type { KeyRing } from '../data-protection/key-ring.js'
 
 export const CSRF_FORM_FIELD = '__RequestVerificationToken'
 export const CSRF_HEADER = 'requestverificationtoken'

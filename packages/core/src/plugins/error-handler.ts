@@ -8,7 +8,7 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, createError } from '../errors.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../state/state-store.js'
-import { errorPage } from '../views/pages.js'
+import { pagesFor } from './branding.js'
 import { sendError, titleOf, wantsJson } from '../http/responses.js'
 
 export interface ErrorHandlerOptions {
@@ -70,7 +70,7 @@ async function errorHandler (app: FastifyInstance, options: ErrorHandlerOptions)
       return
     }
     reply.type('text/html; charset=utf-8')
-    done(null, errorPage({ statusCode, title: titleOf(statusCode), requestId: request.id }))
+    done(null, pagesFor(request).errorPage({ statusCode, title: titleOf(statusCode), requestId: request.id }))
   })
 }
 

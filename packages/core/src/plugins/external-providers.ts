@@ -5,7 +5,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import type { KeyRing } from '../auth/key-ring.js'
+import type { KeyRing } from '../data-protection/key-ring.js'
 import { PROVIDER_NAMES, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName } from '../config/schema.js'
 import type { ProviderRegistration } from './authentication.js'
 

@@ -18,14 +18,15 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import { COOKIE_NAMES, cookieName, PURPOSES } from '../application-name.js'
-import { openJson, sealBytes } from '../auth/authenticated-encryption.js'
-import { normalizeClaims } from '../auth/claims-normalization.js'
-import { isLoopbackHost, parsePublicOrigin } from '../auth/host-trust.js'
-import type { KeyRing } from '../auth/key-ring.js'
-import { isLocalUrl } from '../auth/local-url.js'
-import { ApplicationClaimTypes, type Claim } from '../auth/principal.js'
-import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../auth/sign-in-failure.js'
+import { openJson, sealBytes } from '../data-protection/authenticated-encryption.js'
+import { normalizeClaims } from '../sign-in/claims-normalization.js'
+import { isLoopbackHost, parsePublicOrigin } from '../http/host-trust.js'
+import type { KeyRing } from '../data-protection/key-ring.js'
+import { isLocalUrl } from '../http/local-url.js'
+import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
+import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../sign-in/sign-in-failure.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
+import { flowKey } from '../state/keys.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
 export interface FlowState {
@@ -118,7 +119,6 @@ interface StoredFlow extends FlowState {
   readonly binding: string
 }
 
-const flowKey = (flowId: string): string => `flow:${flowId}`
 
 function sameText (a: string, b: string): boolean {
   const left = Buffer.from(a)

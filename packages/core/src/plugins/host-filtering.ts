@@ -8,7 +8,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { createHostMatcher, hostNameOf, isValidHost, parsePublicOrigin } from '../auth/host-trust.js'
+import { createHostMatcher, hostNameOf, isValidHost, parsePublicOrigin } from '../http/host-trust.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 import { sendError } from '../http/responses.js'
 

@@ -13,9 +13,9 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { COOKIE_NAMES, cookieName } from '../application-name.js'
 import type { CookieSerializeOptions } from '@fastify/cookie'
-import type { KeyRing } from '../auth/key-ring.js'
-import { Principal, type AuthenticationTicket, type Claim } from '../auth/principal.js'
-import { SessionStore } from '../auth/session-store.js'
+import type { KeyRing } from '../data-protection/key-ring.js'
+import { Principal, type AuthenticationTicket, type Claim } from '../session/principal.js'
+import { SessionStore } from '../session/session-store.js'
 import {
   expiresSoon,
   mergeRefreshed,
@@ -23,9 +23,10 @@ import {
   TokenRefreshError,
   type TokenRefresher,
   validAccessToken
-} from '../auth/token-refresh.js'
+} from '../session/token-refresh.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
+import { tokenRefreshLockKey } from '../state/keys.js'
 
 /** What a successful sign-in flow hands to {@link FastifyReply.signIn}. */
 export interface SignInRequest {
@@ -232,7 +233,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
 
   async function refreshSession (ticket: AuthenticationTicket, refresher: TokenRefresher, log: FastifyRequest['log']): Promise<RefreshOutcome> {
     // One instance at a time: a short lock record in the shared store; the others wait and re-read.
-    const lockKey = `flow:token-refresh:${ticket.sessionId}`
+    const lockKey = tokenRefreshLockKey(ticket.sessionId)
     if (!await app.state.add(lockKey, '1', TOKEN_REFRESH_LOCK_SECONDS * 1000)) return await awaitOtherRefresh(ticket, lockKey)
     try {
       const at = nowSeconds()

@@ -4,9 +4,8 @@
  * redirects).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { outcomeMessage } from '../auth/sign-in-failure.js'
+import { outcomeMessage } from '../sign-in/sign-in-failure.js'
 import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../http/request-input.js'
-import { accessDeniedPage, loginPage } from '../views/pages.js'
 
 function rejectReturnUrl (request: FastifyRequest, reply: FastifyReply): FastifyReply {
   request.log.info({ event: 'return_url.rejected' }, 'non-local return URL rejected')
@@ -21,7 +20,7 @@ export default async function accountRoutes (app: FastifyInstance): Promise<void
     const providers = [...app.authentication.providers.values()]
       .map((provider) => ({ scheme: provider.scheme, displayName: provider.displayName, available: provider.status().available }))
       .sort((a, b) => a.displayName.localeCompare(b.displayName, 'en'))
-    return reply.type('text/html; charset=utf-8').send(loginPage({
+    return reply.type('text/html; charset=utf-8').send(app.pages.loginPage({
       providers,
       returnUrl: returnUrl ?? undefined,
       failureMessage: typeof failure === 'string' ? outcomeMessage(failure) : undefined
@@ -57,6 +56,6 @@ export default async function accountRoutes (app: FastifyInstance): Promise<void
 
   app.get('/Account/AccessDenied', { config: { allowAnonymous: true } }, async (request, reply) => {
     const principal = await app.session.authenticate(request, reply)
-    return reply.code(403).type('text/html; charset=utf-8').send(accessDeniedPage(principal?.name))
+    return reply.code(403).type('text/html; charset=utf-8').send(app.pages.accessDeniedPage(principal?.name))
   })
 }

@@ -5,7 +5,7 @@
  * and what is wrong, never a value: a private key must not reach a log, a page or an error.
  */
 import { createPrivateKey, type KeyObject, type X509Certificate } from 'node:crypto'
-import { readCertificate } from './saml2-certificates.js'
+import { readCertificate } from './certificates.js'
 
 /** Settings as configured; secret values are passed revealed, only here. */
 export interface ServiceProviderKeyInput {

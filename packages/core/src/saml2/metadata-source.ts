@@ -5,7 +5,7 @@
  * signature failure (the IdP may have rolled its key). A failed refresh keeps the last good
  * description; until the first success the provider is unavailable with a reason class.
  */
-import { parseIdentityProviderMetadata, Saml2MetadataError, verifyMetadataSignature, type IdentityProviderDescription } from './saml2-metadata.js'
+import { parseIdentityProviderMetadata, Saml2MetadataError, verifyMetadataSignature, type IdentityProviderDescription } from './metadata.js'
 
 export const METADATA_TIMEOUT_MS = 10_000
 export const METADATA_MAX_BYTES = 1024 * 1024

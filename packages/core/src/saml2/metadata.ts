@@ -9,12 +9,12 @@
 // node-saml's signature scoping (one enveloped signature whose single reference is the unique
 // ID of its parent, at most two transforms; the signed bytes are returned), as for responses.
 import { getVerifiedXml, parseDomFromString } from '@node-saml/node-saml/lib/xml.js'
-import { readCertificate } from './saml2-certificates.js'
+import { readCertificate } from './certificates.js'
 import type { Element } from '@xmldom/xmldom'
 import {
   attributeOf, childElements, elementChildren, firstChildElement, isElement, parseXmlDocument, SAML_METADATA_NS, SAML_PROTOCOL_NS,
   Saml2RejectedError, Saml2XmlError, textOf, XMLDSIG_NS
-} from './saml2-xml.js'
+} from './xml.js'
 
 export const HTTP_REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect'
 

@@ -21,15 +21,15 @@ import { generateServiceProviderMetadata, SAML, SamlStatusError, ValidateInRespo
 import { XMLSerializer, type Element } from '@xmldom/xmldom'
 // node-saml's own XML-Encryption call (xml-encryption), so the key chosen here decrypts exactly as node-saml will.
 import { decryptXml, getVerifiedXml, parseDomFromString } from '@node-saml/node-saml/lib/xml.js'
-import type { Claim } from './principal.js'
-import { partitionByValidity, readCertificate } from './saml2-certificates.js'
-import type { IdentityProviderDescription } from './saml2-metadata.js'
-import type { ServiceProviderDecryption, ServiceProviderSigning } from './saml2-keys.js'
-import type { ReplayCache } from './replay-cache.js'
+import type { Claim } from '../session/principal.js'
+import { partitionByValidity, readCertificate } from './certificates.js'
+import type { IdentityProviderDescription } from './metadata.js'
+import type { ServiceProviderDecryption, ServiceProviderSigning } from './keys.js'
+import type { ReplayCache } from '../state/replay-cache.js'
 import {
   assertNoCommentsOrInstructions, attributeOf, childElements, elementChildren, firstChildElement, isElement,
   parseXmlDocument, SAML_ASSERTION_NS, SAML_METADATA_NS, SAML_PROTOCOL_NS, Saml2XmlError, textOf, XMLDSIG_NS
-} from './saml2-xml.js'
+} from './xml.js'
 
 /** Failure classes the ACS reports through the shared external sign-in `fail()`. */
 export type Saml2FailureClass =

@@ -13,10 +13,11 @@
  * never brings the session back.
  */
 import { createHash } from 'node:crypto'
-import type { KeyRing } from './key-ring.js'
+import type { KeyRing } from '../data-protection/key-ring.js'
 import { ApplicationClaimTypes, type AuthenticationTicket } from './principal.js'
 import { MAX_SEALED_LENGTH, openSessionReference, openTicket, SESSION_ID, sealSessionReference, sealTicket } from './ticket.js'
 import { StateStoreUnavailableError, type StateStore } from '../state/state-store.js'
+import { providerSessionIndexKey as providerSessionIndexKeyOf, providerSubjectIndexKey as providerSubjectIndexKeyOf, sessionKey, subjectIndexKey as subjectIndexKeyOf } from '../state/keys.js'
 
 export const DEFAULT_SESSION_CACHE_ENTRIES = 4096
 /** About 8 MB of sealed records in the local cache (a 300-group principal is about 20 KB). */
@@ -75,7 +76,6 @@ export interface SessionStoreOptions {
   readonly cacheCharacters?: number
 }
 
-const sessionKey = (sessionId: string): string => `session:${sessionId}`
 
 /** How long the store keeps a record: until its sliding or its absolute expiry, whichever is first. */
 const recordTtlMs = (ticket: AuthenticationTicket, nowSeconds: number): number =>
@@ -85,7 +85,7 @@ const hashed = (text: string): string => createHash('sha256').update(text, 'utf8
 
 /** The index key of a subject: hashed, so the store does not list user identifiers. */
 export function subjectIndexKey (subject: string): string {
-  return `index:subject:${hashed(subject)}`
+  return subjectIndexKeyOf(hashed(subject))
 }
 
 /**
@@ -93,7 +93,7 @@ export function subjectIndexKey (subject: string): string {
  * back-channel logout: the same sid at another issuer is another session.
  */
 export function providerSessionIndexKey (issuer: string, sid: string): string {
-  return `index:oidc-sid:${hashed(`${issuer}\u0000${sid}`)}`
+  return providerSessionIndexKeyOf(hashed(`${issuer}\u0000${sid}`))
 }
 
 /**
@@ -101,7 +101,7 @@ export function providerSessionIndexKey (issuer: string, sid: string): string {
  * mapping) at `issuer`, for back-channel logout tokens that name only a `sub`.
  */
 export function providerSubjectIndexKey (issuer: string, sub: string): string {
-  return `index:oidc-sub:${hashed(`${issuer}\u0000${sub}`)}`
+  return providerSubjectIndexKeyOf(hashed(`${issuer}\u0000${sub}`))
 }
 
 function frozen (ticket: AuthenticationTicket): AuthenticationTicket {

@@ -7,8 +7,8 @@
  * Anything that fails to parse, authenticate, decode or is expired opens as `undefined`.
  */
 import { PURPOSES } from '../application-name.js'
-import { openJson, sealBytes } from './authenticated-encryption.js'
-import type { KeyRing } from './key-ring.js'
+import { openJson, sealBytes } from '../data-protection/authenticated-encryption.js'
+import type { KeyRing } from '../data-protection/key-ring.js'
 import type { AuthenticationTicket, Claim } from './principal.js'
 
 const FORMAT_VERSION = 1

@@ -5,7 +5,7 @@
  * {@link DEFAULT_CLAIM_MAPPINGS} and docs/configuration.md; each provider's
  * `ClaimMappings` overrides it (provider claim name -> application claim type).
  */
-import { ApplicationClaimTypes, type Claim } from './principal.js'
+import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
 
 type ApplicationClaimType = typeof ApplicationClaimTypes[keyof typeof ApplicationClaimTypes]
 

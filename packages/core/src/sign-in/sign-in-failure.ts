@@ -4,9 +4,9 @@
  * fixed text and the error code logged with it. Nothing from the request is ever echoed.
  */
 import type { ErrorCode } from '../errors.js'
-import type { VendorFailure } from './oauth-vendor.js'
-import type { OpenIdConnectFailure } from './openid-connect.js'
-import type { Saml2FailureClass } from './saml2.js'
+import type { VendorFailure } from '../oauth/vendor-client.js'
+import type { OpenIdConnectFailure } from '../oidc/relying-party.js'
+import type { Saml2FailureClass } from '../saml2/service-provider.js'
 
 /**
  * Every failure class a provider may report through the shared `fail()`: the shared ones

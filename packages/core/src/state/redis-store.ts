@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto'
 import { createClient, type RedisClientOptions, type RedisClientType } from '@redis/client'
 import type { Secret } from '../config/secret.js'
 import { StateStoreUnavailableError, type StateStore, type StateStoreStatus } from './state-store.js'
+import { invalidationChannel, RESET_MESSAGE_PREFIX } from './keys.js'
 
 export interface RedisStoreOptions {
   /** `redis://`, `rediss://` URL or `unix:/path/to/socket`; a secret (it may hold a password). */
@@ -34,7 +35,7 @@ export type RedisStoreEvent =
   | { kind: 'ready' }
   | { kind: 'error', connection: 'commands' | 'subscriber', errorName: string, errorCode?: string }
 
-const RESET_PREFIX = '\u0000reset:'
+const RESET_PREFIX = RESET_MESSAGE_PREFIX
 const MAX_RECONNECT_DELAY_MS = 5_000
 const PROOF_INTERVAL_MS = 100
 
@@ -75,7 +76,7 @@ export class RedisStateStore implements StateStore {
     this.#commands = createClient(clientSettings) as RedisClientType
     this.#subscriber = this.#commands.duplicate() as RedisClientType
     this.#prefix = options.keyPrefix
-    this.#channel = `${options.keyPrefix}invalidate`
+    this.#channel = invalidationChannel(options.keyPrefix)
     this.#onEvent = options.onEvent ?? (() => {})
 
     this.#commands.on('error', (error: unknown) => { this.#failed('commands', error) })

@@ -11,7 +11,8 @@
  * store itself (plugins/external-sign-in.ts).
  */
 import { createHash } from 'node:crypto'
-import type { StateStore } from '../state/state-store.js'
+import type { StateStore } from './state-store.js'
+import { replayKey } from './keys.js'
 
 export class ReplayCache {
   readonly #store: StateStore
@@ -27,7 +28,7 @@ export class ReplayCache {
    * expired (a replay), true when it is new. Ids are hashed: the store never holds them verbatim.
    */
   async remember (id: string, expiresAtMs: number, nowMs = Date.now()): Promise<boolean> {
-    const key = `replay:${this.#scope}:${createHash('sha256').update(id, 'utf8').digest('base64url')}`
+    const key = replayKey(this.#scope, createHash('sha256').update(id, 'utf8').digest('base64url'))
     return await this.#store.add(key, '1', Math.max(1, expiresAtMs - nowMs))
   }
 }

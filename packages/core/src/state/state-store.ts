@@ -10,8 +10,9 @@
  * sees claims or tokens in the clear).
  */
 
-/** The kinds of state, each bounded on its own in the embedded store. */
-export const STATE_KINDS = ['session', 'index', 'flow', 'replay'] as const
+import { STATE_KINDS } from './keys.js'
+
+export { STATE_KINDS }
 export type StateKind = typeof STATE_KINDS[number]
 
 export interface StateStoreStatus {

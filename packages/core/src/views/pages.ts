@@ -1,30 +1,56 @@
 /**
- * The application's pages. Plain functions from data to HTML; no request objects. Inline scripts
- * and styles are absent so the strict Content-Security-Policy holds.
+ * The core's pages: login, access denied, the terminal error page and the provider sign-out
+ * hand-over. Plain functions from data to HTML; no request objects. Inline scripts and styles are
+ * absent so the strict Content-Security-Policy holds. An app brands them ({@link Branding}: the
+ * application name in titles and header, or its own layout) through `createApp({ branding })`,
+ * which builds one {@link Pages} set and decorates the app with it (`app.pages`).
  */
 import { APPLICATION_NAME } from '../application-name.js'
-import type { Claim } from '../auth/principal.js'
 import { html, type SafeHtml } from './html.js'
 
+/** The application name pages show by default (titles, header). */
 export const APPLICATION_TITLE = APPLICATION_NAME
 
 export interface LayoutOptions {
+  /** The page's own title; the layout adds the application name. */
   readonly title: string
+  /** The signed-in user's display name, when someone is signed in. */
   readonly userName?: string | undefined
 }
 
-export function layout (options: LayoutOptions, body: SafeHtml): string {
+/** What a layout receives besides the page body: the page's title, user, and the application name. */
+export interface BrandedLayoutOptions extends LayoutOptions {
+  readonly applicationName: string
+}
+
+/**
+ * An app's page layout: the whole HTML document around `body`. `body` and anything built with
+ * {@link html} is escaped already; interpolate other values through `html` too. No inline script
+ * or style (the Content-Security-Policy forbids them).
+ */
+export type PageLayout = (options: BrandedLayoutOptions, body: SafeHtml) => string
+
+/** Page branding an app supplies to `createApp`; every member is optional. */
+export interface Branding {
+  /** Shown in every page title (`<title>Sign in - <name></title>`) and the header. Default `ProjectTemplate`. */
+  readonly applicationName?: string
+  /** Replaces the default layout ({@link defaultLayout}) of every page built on it. */
+  readonly layout?: PageLayout
+}
+
+/** The default layout: header with the application name (and the user), the page in `<main>`. */
+export function defaultLayout (options: BrandedLayoutOptions, body: SafeHtml): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${options.title} - ${APPLICATION_TITLE}</title>
+<title>${options.title} - ${options.applicationName}</title>
 <link rel="stylesheet" href="/css/site.css">
 <link rel="icon" href="/favicon.ico">
 </head>
 <body>
-<header><a class="brand" href="/">${APPLICATION_TITLE}</a>${options.userName === undefined ? '' : html`<span class="user">Signed in as ${options.userName}</span>`}</header>
+<header><a class="brand" href="/">${options.applicationName}</a>${options.userName === undefined ? '' : html`<span class="user">Signed in as ${options.userName}</span>`}</header>
 <main>
 ${body}
 </main>
@@ -48,7 +74,7 @@ export interface LoginPageModel {
 
 export const NO_PROVIDER_STATEMENT = 'No sign-in provider is configured for this application.'
 
-export function loginPage (model: LoginPageModel): string {
+function loginPage (layout: (options: LayoutOptions, body: SafeHtml) => string, model: LoginPageModel): string {
   const failure = model.failureMessage === undefined ? '' : html`<p class="alert" role="alert">${model.failureMessage}</p>`
   if (model.providers.length === 0) {
     return layout({ title: 'Sign in' }, html`<h1>Sign in</h1>
@@ -68,7 +94,7 @@ ${failure}
 <ul class="providers">${items}</ul>`)
 }
 
-export function accessDeniedPage (userName: string | undefined): string {
+function accessDeniedPage (layout: (options: LayoutOptions, body: SafeHtml) => string, userName: string | undefined): string {
   return layout({ title: 'Access denied', userName }, html`<h1>Access denied</h1>
 <p>You do not have permission to view this resource.</p>
 <p><a href="/">Return to the start page</a></p>`)
@@ -82,47 +108,12 @@ export interface ErrorPageModel {
   readonly detail?: string | undefined
 }
 
-export function errorPage (model: ErrorPageModel): string {
+function errorPage (layout: (options: LayoutOptions, body: SafeHtml) => string, model: ErrorPageModel): string {
   return layout({ title: model.title }, html`<h1>${model.statusCode} ${model.title}</h1>
 <p>The request could not be completed.</p>
 <p>Request id: <code id="request-id">${model.requestId}</code></p>
 ${model.detail === undefined ? '' : html`<pre class="detail">${model.detail}</pre>`}
 <p><a href="/">Return to the start page</a></p>`)
-}
-
-export interface HomePageModel {
-  readonly userName: string
-  /** The provider's display name (DisplayName), not its scheme. */
-  readonly providerName: string
-  readonly claims: readonly Claim[]
-  readonly csrfToken: string
-}
-
-/** The starter page for a signed-in user: who, through which provider, their claims, sign out. */
-export function homePage (model: HomePageModel): string {
-  const rows = model.claims.map((claim) => html`<tr><td>${claim.type}</td><td>${claim.value}</td><td>${claim.issuer}</td></tr>`)
-  return layout({ title: 'Home', userName: model.userName }, html`<h1>Welcome, <span id="user-name">${model.userName}</span></h1>
-<p id="signed-in-with">Signed in with ${model.providerName}.</p>
-<h2>Your claims</h2>
-<table class="claims"><thead><tr><th>Type</th><th>Value</th><th>Issuer</th></tr></thead><tbody>${rows}</tbody></table>
-<form method="post" action="/Account/Logout">
-<input type="hidden" name="__RequestVerificationToken" value="${model.csrfToken}">
-<button type="submit" id="logout">Sign out</button>
-</form>
-<form method="post" action="/Account/LogoutEverywhere">
-<input type="hidden" name="__RequestVerificationToken" value="${model.csrfToken}">
-<button type="submit" id="logout-everywhere">Sign out everywhere</button>
-</form>`)
-}
-
-/**
- * The starter page when nobody is signed in and the page is public (the `--authProvider none`
- * posture, or the fallback policy turned off): no user, no claims, no sign-out.
- */
-export function publicHomePage (): string {
-  return layout({ title: 'Home' }, html`<h1>Welcome</h1>
-<p id="public-notice">This page is public: application authentication is off, so routes without authorization metadata need no sign-in.</p>
-<p>Nobody is signed in, and this application has no sign-in yet.</p>`)
 }
 
 /**
@@ -131,18 +122,18 @@ export function publicHomePage (): string {
  * this origin (CSP form-action 'self', which Chromium applies to redirects too); a meta refresh
  * is a new navigation. No script.
  */
-export function providerSignOutPage (model: { readonly url: string, readonly displayName: string }): string {
+function providerSignOutPage (applicationName: string, model: ProviderSignOutPageModel): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta http-equiv="refresh" content="0;url=${model.url}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Signing out - ${APPLICATION_TITLE}</title>
+<title>Signing out - ${applicationName}</title>
 <link rel="stylesheet" href="/css/site.css">
 </head>
 <body>
-<header><a class="brand" href="/">${APPLICATION_TITLE}</a></header>
+<header><a class="brand" href="/">${applicationName}</a></header>
 <main>
 <h1>Signed out</h1>
 <p>You are signed out of this application. Continuing to sign out at ${model.displayName}…</p>
@@ -152,3 +143,38 @@ export function providerSignOutPage (model: { readonly url: string, readonly dis
 </html>
 `.value
 }
+
+export interface ProviderSignOutPageModel {
+  /** The provider's logout URL (OIDC end_session, SAML2 SingleLogoutService). */
+  readonly url: string
+  readonly displayName: string
+}
+
+/** The core's pages, branded once: `app.pages` (and what an app's own pages build on: `layout`). */
+export interface Pages {
+  readonly applicationName: string
+  /** The branded layout with the application name filled in. */
+  readonly layout: (options: LayoutOptions, body: SafeHtml) => string
+  readonly loginPage: (model: LoginPageModel) => string
+  readonly accessDeniedPage: (userName: string | undefined) => string
+  readonly errorPage: (model: ErrorPageModel) => string
+  readonly providerSignOutPage: (model: ProviderSignOutPageModel) => string
+}
+
+/** Builds the page set for `branding` (defaults: the application name {@link APPLICATION_TITLE}, {@link defaultLayout}). */
+export function createPages (branding: Branding = {}): Pages {
+  const applicationName = branding.applicationName ?? APPLICATION_TITLE
+  const brandedLayout = branding.layout ?? defaultLayout
+  const layout = (options: LayoutOptions, body: SafeHtml): string => brandedLayout({ ...options, applicationName }, body)
+  return Object.freeze({
+    applicationName,
+    layout,
+    loginPage: (model: LoginPageModel) => loginPage(layout, model),
+    accessDeniedPage: (userName: string | undefined) => accessDeniedPage(layout, userName),
+    errorPage: (model: ErrorPageModel) => errorPage(layout, model),
+    providerSignOutPage: (model: ProviderSignOutPageModel) => providerSignOutPage(applicationName, model)
+  })
+}
+
+/** The pages with the default branding (for code that runs outside an app, and tests). */
+export const DEFAULT_PAGES: Pages = createPages()

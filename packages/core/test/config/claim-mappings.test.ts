@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { normalizeClaims } from '../../src/auth/claims-normalization.js'
+import { normalizeClaims } from '../../src/sign-in/claims-normalization.js'
 import { loadConfiguration } from '../../src/config/load.js'
 import { createContentRoot, settingsFile, type TempContentRoot } from '../helpers/content-root.js'
 

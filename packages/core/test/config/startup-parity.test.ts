@@ -12,8 +12,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
-import { isProxyAddress } from '../../src/auth/host-trust.js'
-import { GENERATED_KEY_FILE } from '../../src/auth/key-ring.js'
+import { isProxyAddress } from '../../src/http/host-trust.js'
+import { GENERATED_KEY_FILE } from '../../src/data-protection/key-ring.js'
 import { cleanEnv, jsonLines, runEntryPoint } from '../helpers/process.js'
 
 const temp = mkdtempSync(join(tmpdir(), 'pt-parity-'))

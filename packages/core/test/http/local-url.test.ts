@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { isLocalUrl, MAX_LOCAL_URL_LENGTH } from '../../src/auth/local-url.js'
+import { isLocalUrl, MAX_LOCAL_URL_LENGTH } from '../../src/http/local-url.js'
 
 const local = ['/', '/orders', '/orders?id=1&sort=desc', '/a/b/c#section', '/a/%2F%2Fb', '/path;param', `/${'a'.repeat(MAX_LOCAL_URL_LENGTH - 1)}`]
 const notLocal: Array<[string, unknown]> = [

@@ -8,9 +8,9 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from './helpers/http-session.js'
-import { startVendorIdp, type VendorIdp } from './helpers/oauth-vendor-idp.js'
-import { startProviderApp, type ListeningApp } from './helpers/provider-app.js'
+import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from '../helpers/providers/http-session.js'
+import { startVendorIdp, type VendorIdp } from '../helpers/providers/oauth-vendor-idp.js'
+import { startProviderApp, type ListeningApp } from '../helpers/providers/provider-app.js'
 import { closedPort } from '../helpers/ports.js'
 
 type Slot = 'VendorA' | 'VendorB' | 'VendorC'

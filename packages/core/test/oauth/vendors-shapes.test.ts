@@ -13,10 +13,10 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from './helpers/http-session.js'
-import { startResourceServer, startVendorIdp, type ResourceServer, type VendorIdp } from './helpers/oauth-vendor-idp.js'
-import { startProviderApp, type ListeningApp } from './helpers/provider-app.js'
-import { MAX_RESPONSE_BYTES } from '../../src/auth/oauth-vendor.js'
+import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from '../helpers/providers/http-session.js'
+import { startResourceServer, startVendorIdp, type ResourceServer, type VendorIdp } from '../helpers/providers/oauth-vendor-idp.js'
+import { startProviderApp, type ListeningApp } from '../helpers/providers/provider-app.js'
+import { MAX_RESPONSE_BYTES } from '../../src/oauth/vendor-client.js'
 
 const SECRET_A = 'github-like-secret-PLANTED-a1'
 const SECRET_B = 'nested-post-secret-PLANTED-b2'

@@ -10,9 +10,9 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildTestApp, storedSession, type TestApp } from '../helpers/app.js'
-import { addTokenRoute, getToken as getTokenAt, type TokenAnswer } from './helpers/access-token-route.js'
-import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-session.js'
-import { startVendorIdp, type VendorIdp } from './helpers/oauth-vendor-idp.js'
+import { addTokenRoute, getToken as getTokenAt, type TokenAnswer } from '../helpers/providers/access-token-route.js'
+import { findPlanted, HttpSession, sessionCookiesSet } from '../helpers/providers/http-session.js'
+import { startVendorIdp, type VendorIdp } from '../helpers/providers/oauth-vendor-idp.js'
 
 const SECRET = 'vendor-refresh-secret-PLANTED-58'
 

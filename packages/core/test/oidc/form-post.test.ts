@@ -7,10 +7,10 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from './helpers/http-session.js'
-import type { OidcIdp } from './helpers/oidc-idp.js'
-import { startOidcPair } from './helpers/oidc-pair.js'
-import type { ListeningApp } from './helpers/provider-app.js'
+import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from '../helpers/providers/http-session.js'
+import type { OidcIdp } from '../helpers/providers/oidc-idp.js'
+import { startOidcPair } from '../helpers/providers/oidc-pair.js'
+import type { ListeningApp } from '../helpers/providers/provider-app.js'
 
 const SECRET = 'form-post-secret-PLANTED-84'
 const CLIENT_ID = 'form-post-client'

@@ -7,10 +7,10 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { findPlanted, HttpSession, sessionCookiesSet } from './helpers/http-session.js'
+import { findPlanted, HttpSession, sessionCookiesSet } from '../helpers/providers/http-session.js'
 import { storedSession } from '../helpers/app.js'
-import { startProviderApp, waitUntilReady, type ListeningApp } from './helpers/provider-app.js'
-import { startTokenIdp, type TokenAnswer, type TokenIdp } from './helpers/token-idp.js'
+import { startProviderApp, waitUntilReady, type ListeningApp } from '../helpers/providers/provider-app.js'
+import { startTokenIdp, type TokenAnswer, type TokenIdp } from '../helpers/providers/token-idp.js'
 import { closedPort } from '../helpers/ports.js'
 
 const CLIENT_ID = 'id-token-client'

@@ -7,11 +7,11 @@
  */
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { HttpSession, sessionCookiesSet } from './helpers/http-session.js'
-import { throughIdpLogin } from './helpers/oidc-interaction.js'
-import type { OidcIdp } from './helpers/oidc-idp.js'
-import { startOidcPair } from './helpers/oidc-pair.js'
-import type { ListeningApp } from './helpers/provider-app.js'
+import { HttpSession, sessionCookiesSet } from '../helpers/providers/http-session.js'
+import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
+import type { OidcIdp } from '../helpers/providers/oidc-idp.js'
+import { startOidcPair } from '../helpers/providers/oidc-pair.js'
+import type { ListeningApp } from '../helpers/providers/provider-app.js'
 
 const CLIENT_ID = 'project-template-web'
 const CLIENT_SECRET = 'oidc-client-secret-large-directory'

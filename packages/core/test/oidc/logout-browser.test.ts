@@ -6,11 +6,11 @@
  */
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { launchChromium, type HeadlessBrowser, loginAtOidcProvider } from './helpers/browser.js'
-import { findPlanted } from './helpers/http-session.js'
-import type { OidcIdp } from './helpers/oidc-idp.js'
-import { startOidcPair } from './helpers/oidc-pair.js'
-import type { ListeningApp } from './helpers/provider-app.js'
+import { launchChromium, type HeadlessBrowser, loginAtOidcProvider } from '../helpers/providers/browser.js'
+import { findPlanted } from '../helpers/providers/http-session.js'
+import type { OidcIdp } from '../helpers/providers/oidc-idp.js'
+import { startOidcPair } from '../helpers/providers/oidc-pair.js'
+import type { ListeningApp } from '../helpers/providers/provider-app.js'
 
 const CLIENT_SECRET = 'browser-logout-secret-PLANTED-3a9d'
 

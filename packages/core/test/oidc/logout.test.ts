@@ -8,11 +8,11 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { findPlanted, HttpSession, isSessionCookie, sessionCookiesSet } from './helpers/http-session.js'
-import { confirmIdpLogout, throughIdpLogin } from './helpers/oidc-interaction.js'
-import type { OidcIdp } from './helpers/oidc-idp.js'
-import { startOidcPair } from './helpers/oidc-pair.js'
-import type { ListeningApp } from './helpers/provider-app.js'
+import { findPlanted, HttpSession, isSessionCookie, sessionCookiesSet } from '../helpers/providers/http-session.js'
+import { confirmIdpLogout, throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
+import type { OidcIdp } from '../helpers/providers/oidc-idp.js'
+import { startOidcPair } from '../helpers/providers/oidc-pair.js'
+import type { ListeningApp } from '../helpers/providers/provider-app.js'
 import { antiforgeryTokenIn } from '../helpers/cookies.js'
 
 const SECRET = 'logout-client-secret-PLANTED-77'

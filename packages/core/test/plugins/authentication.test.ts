@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { ApplicationAuthorizationPolicyNames } from '../../src/auth/policies.js'
+import { ApplicationAuthorizationPolicyNames } from '../../src/authorization/policies.js'
 import { build, buildTestApp, signIn, standardUser, type TestApp } from '../helpers/app.js'
 
 const PROBLEM = 'application/problem+json; charset=utf-8'

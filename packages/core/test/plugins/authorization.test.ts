@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { ApplicationAuthorizationPolicyNames } from '../../src/auth/policies.js'
+import { ApplicationAuthorizationPolicyNames } from '../../src/authorization/policies.js'
 import { AppError } from '../../src/errors.js'
 import { build, buildTestApp, claim, signIn, signInEach, standardUser, type TestApp } from '../helpers/app.js'
 

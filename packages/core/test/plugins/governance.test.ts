@@ -6,7 +6,7 @@
 import { describe, test, type TestContext } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import assert from 'node:assert/strict'
-import { ApplicationAuthorizationPolicyNames } from '../../src/auth/policies.js'
+import { ApplicationAuthorizationPolicyNames } from '../../src/authorization/policies.js'
 import type { GovernanceContext } from '../../src/plugins/authorization.js'
 import { build, claim, signIn, standardUser, type TestApp } from '../helpers/app.js'
 

@@ -9,9 +9,9 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { createKeyRing } from '../../src/auth/key-ring.js'
-import type { Claim } from '../../src/auth/principal.js'
-import { sealSessionReference } from '../../src/auth/ticket.js'
+import { createKeyRing } from '../../src/data-protection/key-ring.js'
+import type { Claim } from '../../src/session/principal.js'
+import { sealSessionReference } from '../../src/session/ticket.js'
 import { buildForSuite, build, antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, loadTestConfiguration, signIn, standardUser, storedSession, TEST_SIGN_IN_PATH, type TestApp } from '../helpers/app.js'
 import { cookieAttributes, setCookieLines } from '../helpers/cookies.js'
 

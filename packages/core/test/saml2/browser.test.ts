@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
-import { assertNoLeak, SESSION_COOKIE_NAMES } from './saml-helpers/app.js'
-import { useSaml2BrowserApp } from './saml-helpers/browser-app.js'
-import { TestIdentityProvider } from './saml-helpers/identity-provider.js'
+import { assertNoLeak, SESSION_COOKIE_NAMES } from '../helpers/saml2/app.js'
+import { useSaml2BrowserApp } from '../helpers/saml2/browser-app.js'
+import { TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
 
 const ROLE_URI = 'http://schemas.microsoft.com/ws/2008/06/identity/claims/role'
 const EMAIL_URI = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress'

@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { assertNoLeak, SP_ENTITY_ID } from './saml-helpers/app.js'
-import { useSaml2BrowserApp } from './saml-helpers/browser-app.js'
-import { TestIdentityProvider } from './saml-helpers/identity-provider.js'
+import { assertNoLeak, SP_ENTITY_ID } from '../helpers/saml2/app.js'
+import { useSaml2BrowserApp } from '../helpers/saml2/browser-app.js'
+import { TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
 
 const WAIT = { timeout: 15_000 }
 const idp = new TestIdentityProvider()

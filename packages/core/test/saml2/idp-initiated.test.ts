@@ -12,9 +12,9 @@ import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { cookieHeaderFrom, type TestApp } from '../helpers/app.js'
-import { buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, waitForSaml2 } from './saml-helpers/app.js'
-import { createSigningKey, expiredValidity } from './saml-helpers/certificates.js'
-import { readAuthnRequest, TestIdentityProvider, type TestUser } from './saml-helpers/identity-provider.js'
+import { buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, waitForSaml2 } from '../helpers/saml2/app.js'
+import { createSigningKey, expiredValidity } from '../helpers/saml2/certificates.js'
+import { readAuthnRequest, TestIdentityProvider, type TestUser } from '../helpers/saml2/identity-provider.js'
 
 const USER: TestUser = { nameId: 'tile@example.test', attributes: { role: ['Administrator'] } }
 const ACS = 'http://localhost/Saml2/Acs'

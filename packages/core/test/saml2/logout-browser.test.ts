@@ -11,11 +11,11 @@ import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import type { Page } from 'playwright-core'
 import type { TestApp } from '../helpers/app.js'
-import { launchChromium, type HeadlessBrowser } from './helpers/browser.js'
-import { assertNoLeak, buildSaml2App, SESSION_COOKIE_NAMES, waitForSaml2 } from './saml-helpers/app.js'
-import { createSigningKey } from './saml-helpers/certificates.js'
-import { TestIdentityProvider } from './saml-helpers/identity-provider.js'
-import { octetStringOf, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider, samlifyLogoutIdp, withSingleLogoutService } from './saml-helpers/samlify.js'
+import { launchChromium, type HeadlessBrowser } from '../helpers/providers/browser.js'
+import { assertNoLeak, buildSaml2App, SESSION_COOKIE_NAMES, waitForSaml2 } from '../helpers/saml2/app.js'
+import { createSigningKey } from '../helpers/saml2/certificates.js'
+import { TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
+import { octetStringOf, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider, samlifyLogoutIdp, withSingleLogoutService } from '../helpers/saml2/samlify.js'
 
 const WAIT = { timeout: 15_000 }
 

@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { testStateStore, type TestApp } from '../helpers/app.js'
-import { buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2, assertNoLeak, type StartedFlow } from './saml-helpers/app.js'
-import { createSigningKey, expiredValidity } from './saml-helpers/certificates.js'
-import { TestIdentityProvider, type ResponseOptions, type TestUser } from './saml-helpers/identity-provider.js'
-import { readResponseEnvelope, Saml2ResponseError, validateResponse } from '../../src/auth/saml2.js'
-import { ReplayCache } from '../../src/auth/replay-cache.js'
+import { buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2, assertNoLeak, type StartedFlow } from '../helpers/saml2/app.js'
+import { createSigningKey, expiredValidity } from '../helpers/saml2/certificates.js'
+import { TestIdentityProvider, type ResponseOptions, type TestUser } from '../helpers/saml2/identity-provider.js'
+import { readResponseEnvelope, Saml2ResponseError, validateResponse } from '../../src/saml2/service-provider.js'
+import { ReplayCache } from '../../src/state/replay-cache.js'
 import { waitFor } from '../helpers/wait.js'
 
 const USER: TestUser = { nameId: 'ada@example.test', attributes: { role: ['Administrator'] } }

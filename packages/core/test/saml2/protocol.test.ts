@@ -7,14 +7,14 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { SamlStatusError } from '@node-saml/node-saml'
-import { classifyLibraryError, readResponseEnvelope, Saml2ResponseError } from '../../src/auth/saml2.js'
-import { isCurrentlyValid, partitionByValidity, readCertificate } from '../../src/auth/saml2-certificates.js'
-import { parseIdentityProviderMetadata, Saml2MetadataError } from '../../src/auth/saml2-metadata.js'
-import { ReplayCache } from '../../src/auth/replay-cache.js'
+import { classifyLibraryError, readResponseEnvelope, Saml2ResponseError } from '../../src/saml2/service-provider.js'
+import { isCurrentlyValid, partitionByValidity, readCertificate } from '../../src/saml2/certificates.js'
+import { parseIdentityProviderMetadata, Saml2MetadataError } from '../../src/saml2/metadata.js'
+import { ReplayCache } from '../../src/state/replay-cache.js'
 import { EmbeddedStateStore } from '../../src/state/embedded-store.js'
 import { StateStoreFullError } from '../../src/state/state-store.js'
-import { parseXmlDocument, Saml2XmlError, textOf } from '../../src/auth/saml2-xml.js'
-import { createSigningKey, expiredValidity } from './saml-helpers/certificates.js'
+import { parseXmlDocument, Saml2XmlError, textOf } from '../../src/saml2/xml.js'
+import { createSigningKey, expiredValidity } from '../helpers/saml2/certificates.js'
 
 const signing = createSigningKey('metadata-signing')
 const encryption = createSigningKey('metadata-encryption')

@@ -10,9 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, test } from 'node:test'
 import { DOMParser } from '@xmldom/xmldom'
 import { build, cookieHeaderFrom, storedSession, type TestApp } from '../helpers/app.js'
-import { assertNoLeak, buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from './saml-helpers/app.js'
-import { createSigningKey } from './saml-helpers/certificates.js'
-import { TestIdentityProvider, type TestUser } from './saml-helpers/identity-provider.js'
+import { assertNoLeak, buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from '../helpers/saml2/app.js'
+import { createSigningKey } from '../helpers/saml2/certificates.js'
+import { TestIdentityProvider, type TestUser } from '../helpers/saml2/identity-provider.js'
 import { waitFor } from '../helpers/wait.js'
 
 const ADMIN: TestUser = { nameId: 'grace@example.test', attributes: { role: ['Administrator', 'Auditor'], displayname: ['Grace Hopper'] } }
@@ -96,7 +96,7 @@ describe('Saml2 with metadata loaded from MetadataUrl', () => {
     assert.equal(correlation.httpOnly, true)
     assert.equal(correlation.path, '/')
     const seen = idp.requests.length
-    const request = (await import('./saml-helpers/identity-provider.js')).readAuthnRequest(location.href)
+    const request = (await import('../helpers/saml2/identity-provider.js')).readAuthnRequest(location.href)
     assert.equal(idp.requests.length, seen)
     assert.equal(request.issuer, SP_ENTITY_ID)
     assert.equal(request.acsUrl, 'http://localhost:80/Saml2/Acs')

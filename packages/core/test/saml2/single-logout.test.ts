@@ -10,10 +10,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { antiforgeryFor, cookieHeaderFrom, loadTestConfiguration, type TestApp } from '../helpers/app.js'
-import { buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from './saml-helpers/app.js'
-import { createSigningKey } from './saml-helpers/certificates.js'
-import { TestIdentityProvider, type TestUser } from './saml-helpers/identity-provider.js'
-import { octetStringOf, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider, type SamlifyParseResult, samlifyLogoutIdp, withSingleLogoutService } from './saml-helpers/samlify.js'
+import { buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from '../helpers/saml2/app.js'
+import { createSigningKey } from '../helpers/saml2/certificates.js'
+import { TestIdentityProvider, type TestUser } from '../helpers/saml2/identity-provider.js'
+import { octetStringOf, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider, type SamlifyParseResult, samlifyLogoutIdp, withSingleLogoutService } from '../helpers/saml2/samlify.js'
 
 const ADA: TestUser = { nameId: 'ada@example.test', attributes: {} }
 

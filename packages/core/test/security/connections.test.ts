@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { connect, type AddressInfo } from 'node:net'
 import { build, buildTestApp, type TestApp } from '../helpers/app.js'
-import { createSigningKey } from '../providers/saml-helpers/certificates.js'
+import { createSigningKey } from '../helpers/saml2/certificates.js'
 
 interface Exchange {
   /** Everything the server sent before closing. */

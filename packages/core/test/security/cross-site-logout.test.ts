@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { buildTestApp, standardUser, type TestApp } from '../helpers/app.js'
-import { launchChromium, type HeadlessBrowser } from '../providers/helpers/browser.js'
+import { launchChromium, type HeadlessBrowser } from '../helpers/providers/browser.js'
 
 let t: TestApp
 let browser: HeadlessBrowser

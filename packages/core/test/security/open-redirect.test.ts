@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { LightMyRequestResponse } from 'fastify'
-import { isLocalUrl } from '../../src/auth/local-url.js'
+import { isLocalUrl } from '../../src/http/local-url.js'
 import { buildForSuite, antiforgeryFor, cookieHeaderFrom, signIn, standardUser } from '../helpers/app.js'
 import { registerTestProvider, TEST_IDP_AUTHORIZE, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
 

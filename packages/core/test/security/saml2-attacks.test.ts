@@ -24,17 +24,17 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { validateResponse, type Saml2FailureClass, classifyLibraryError } from '../../src/auth/saml2.js'
-import { ReplayCache } from '../../src/auth/replay-cache.js'
-import { parseXmlDocument, Saml2XmlError } from '../../src/auth/saml2-xml.js'
+import { validateResponse, type Saml2FailureClass, classifyLibraryError } from '../../src/saml2/service-provider.js'
+import { ReplayCache } from '../../src/state/replay-cache.js'
+import { parseXmlDocument, Saml2XmlError } from '../../src/saml2/xml.js'
 import { EmbeddedStateStore } from '../../src/state/embedded-store.js'
 import { cookieHeaderFrom, type TestApp } from '../helpers/app.js'
 import {
   assertNoLeak, buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2, type StartedFlow
-} from '../providers/saml-helpers/app.js'
-import { createSigningKey, expiredValidity } from '../providers/saml-helpers/certificates.js'
-import { TestIdentityProvider, type ResponseOptions, type TestUser } from '../providers/saml-helpers/identity-provider.js'
-import { ATTACKER_NAME_ID, originalSignatureVerifies, wrap, XSW_AT_ACS, XSW_DESCRIPTIONS, type XswVariant } from '../providers/saml-helpers/xsw.js'
+} from '../helpers/saml2/app.js'
+import { createSigningKey, expiredValidity } from '../helpers/saml2/certificates.js'
+import { TestIdentityProvider, type ResponseOptions, type TestUser } from '../helpers/saml2/identity-provider.js'
+import { ATTACKER_NAME_ID, originalSignatureVerifies, wrap, XSW_AT_ACS, XSW_DESCRIPTIONS, type XswVariant } from '../helpers/saml2/xsw.js'
 
 const MINUTE = 60_000
 const DAY = 24 * 60 * MINUTE

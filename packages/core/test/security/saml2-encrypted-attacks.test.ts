@@ -12,15 +12,15 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { DOMParser, XMLSerializer, type Element } from '@xmldom/xmldom'
 import type { LightMyRequestResponse } from 'fastify'
-import type { Saml2FailureClass } from '../../src/auth/saml2.js'
+import type { Saml2FailureClass } from '../../src/saml2/service-provider.js'
 import type { TestApp } from '../helpers/app.js'
-import { assertNoLeak, buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2, type StartedFlow } from '../providers/saml-helpers/app.js'
-import { createSigningKey } from '../providers/saml-helpers/certificates.js'
+import { assertNoLeak, buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2, type StartedFlow } from '../helpers/saml2/app.js'
+import { createSigningKey } from '../helpers/saml2/certificates.js'
 import {
   AES256_CBC, AES256_GCM, decodeResponse, encodeResponse, encryptAssertions, RSA_1_5, signResponse, TRIPLEDES_CBC, type EncryptionChoice
-} from '../providers/saml-helpers/encryption.js'
-import { TestIdentityProvider, type ResponseOptions, type TestUser } from '../providers/saml-helpers/identity-provider.js'
-import { ATTACKER_NAME_ID, SAML, wrap, type XswVariant } from '../providers/saml-helpers/xsw.js'
+} from '../helpers/saml2/encryption.js'
+import { TestIdentityProvider, type ResponseOptions, type TestUser } from '../helpers/saml2/identity-provider.js'
+import { ATTACKER_NAME_ID, SAML, wrap, type XswVariant } from '../helpers/saml2/xsw.js'
 
 const MALLORY: TestUser = { nameId: 'mallory@example.com', attributes: { role: ['Reader'] } }
 const ATTACKER: TestUser = { nameId: ATTACKER_NAME_ID, attributes: { role: ['Administrator'] } }

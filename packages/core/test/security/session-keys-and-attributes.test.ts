@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { createKeyRing } from '../../src/auth/key-ring.js'
+import { createKeyRing } from '../../src/data-protection/key-ring.js'
 import { antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, TEST_SIGN_IN_PATH, testStateStore } from '../helpers/app.js'
 import { cookieAttributes, cookiePair, setCookieLines } from '../helpers/cookies.js'
 

@@ -6,10 +6,10 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { sealBytes } from '../../src/auth/authenticated-encryption.js'
-import { createKeyRing } from '../../src/auth/key-ring.js'
-import type { AuthenticationTicket } from '../../src/auth/principal.js'
-import { MAX_SEALED_LENGTH, openSessionReference, openTicket, sealSessionReference, sealTicket } from '../../src/auth/ticket.js'
+import { sealBytes } from '../../src/data-protection/authenticated-encryption.js'
+import { createKeyRing } from '../../src/data-protection/key-ring.js'
+import type { AuthenticationTicket } from '../../src/session/principal.js'
+import { MAX_SEALED_LENGTH, openSessionReference, openTicket, sealSessionReference, sealTicket } from '../../src/session/ticket.js'
 
 const NOW = 1_800_000_000
 const ring = createKeyRing([randomBytes(32)])

@@ -5,7 +5,7 @@
  * parent can compare resident memory before and after the load. With SOAK_REDIS set (a connection
  * string), the state store is that Redis instead of the embedded one (test/soak/redis-outage.soak.ts).
  */
-import { buildApp } from '../../src/app.js'
+import { buildApp } from '../../src/create-app.js'
 import { createLogger } from '../../src/logger.js'
 import { loadTestConfiguration, TEMPLATE_ROOT, testKeyRing } from '../helpers/app.js'
 import { registerTestProvider } from '../helpers/test-provider.js'

@@ -9,13 +9,13 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { createKeyRing } from '../../src/auth/key-ring.js'
+import { createKeyRing } from '../../src/data-protection/key-ring.js'
 import { antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { waitFor } from '../helpers/wait.js'
 import { registerTestProvider, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
-import { postToAcs, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from '../providers/saml-helpers/app.js'
-import { TestIdentityProvider } from '../providers/saml-helpers/identity-provider.js'
+import { postToAcs, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from '../helpers/saml2/app.js'
+import { TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
 
 const API = '/api/application-information'
 const server = new RedisServer()

@@ -22,7 +22,7 @@ import {
   VENDOR_DEFAULT_CLAIM_MAPPINGS,
   VendorFlowError,
   type VendorEndpoints
-} from '../../auth/oauth-vendor.js'
+} from '../../oauth/vendor-client.js'
 import type { VendorConfiguration, VendorName } from '../../config/schema.js'
 import { singleValue } from '../../http/request-input.js'
 import type { ProviderRegistration } from '../authentication.js'

@@ -14,13 +14,13 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import * as client from 'openid-client'
-import { isDevelopmentLoopbackHttp } from '../../auth/host-trust.js'
-import { isLocalUrl } from '../../auth/local-url.js'
+import { isDevelopmentLoopbackHttp } from '../../http/host-trust.js'
+import { isLocalUrl } from '../../http/local-url.js'
 import {
   LogoutTokenError,
   remoteKeySet,
   validateLogoutToken
-} from '../../auth/oidc-back-channel-logout.js'
+} from '../../oidc/back-channel-logout.js'
 import {
   buildAuthorizationRequest,
   CLOCK_TOLERANCE_SECONDS,
@@ -32,12 +32,12 @@ import {
   OUTBOUND_TIMEOUT_SECONDS,
   ProviderMetadata,
   refreshTokens
-} from '../../auth/openid-connect.js'
-import { TokenRefreshError } from '../../auth/token-refresh.js'
-import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
+} from '../../oidc/relying-party.js'
+import { TokenRefreshError } from '../../session/token-refresh.js'
+import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
 import { singleValue } from '../../http/request-input.js'
-import { ReplayCache } from '../../auth/replay-cache.js'
-import { providerSessionIndexKey, providerSubjectIndexKey } from '../../auth/session-store.js'
+import { ReplayCache } from '../../state/replay-cache.js'
+import { providerSessionIndexKey, providerSubjectIndexKey } from '../../session/session-store.js'
 import type { SignedOutPrincipal } from '../authentication.js'
 import type { ProviderRegistration } from '../authentication.js'
 

@@ -10,21 +10,22 @@ import {
   buildAuthnRequestUrl, buildLogoutRequestUrl, buildServiceProviderMetadata, classifyLibraryError, newRequestId, readResponseEnvelope,
   SAML2_CLAIM_DEFAULTS, Saml2ResponseError, sessionFromTokens, sessionToTokens, validateLogoutResponse, validateResponse,
   type Saml2ServiceProviderSettings
-} from '../../auth/saml2.js'
-import { partitionByValidity, readCertificate } from '../../auth/saml2-certificates.js'
-import type { IdentityProviderDescription } from '../../auth/saml2-metadata.js'
-import { IdentityProviderMetadataSource } from '../../auth/saml2-metadata-source.js'
-import { networkCauseCode, urlForLog } from '../../auth/outbound-diagnostics.js'
-import { ReplayCache } from '../../auth/replay-cache.js'
+} from '../../saml2/service-provider.js'
+import { partitionByValidity, readCertificate } from '../../saml2/certificates.js'
+import type { IdentityProviderDescription } from '../../saml2/metadata.js'
+import { IdentityProviderMetadataSource } from '../../saml2/metadata-source.js'
+import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
+import { ReplayCache } from '../../state/replay-cache.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../../state/state-store.js'
-import { isLocalUrl } from '../../auth/local-url.js'
-import type { SignInFailure } from '../../auth/sign-in-failure.js'
+import { isLocalUrl } from '../../http/local-url.js'
+import type { SignInFailure } from '../../sign-in/sign-in-failure.js'
 import { checkEndpointUrl, saml2KeyInput } from '../../config/rules.js'
-import { readServiceProviderKeys } from '../../auth/saml2-keys.js'
+import { readServiceProviderKeys } from '../../saml2/keys.js'
 import { ROOT_KEY } from '../../config/schema.js'
 import { ConfigurationError } from '../../errors.js'
 import type { ProviderRegistrationOptions, SignedOutPrincipal } from '../authentication.js'
 import { singleValue } from '../../http/request-input.js'
+import { saml2LogoutKey } from '../../state/keys.js'
 
 /** Anonymous path of the SP metadata XML (reserved in config/rules.ts RESERVED_PATHS). */
 export const SAML2_METADATA_PATH = '/Saml2/Metadata'
@@ -36,7 +37,7 @@ export const SAML2_LOGOUT_PATH = '/Saml2/Logout'
 const LOGOUT_LIFETIME_MS = 10 * 60 * 1000
 const LOGOUT_RELAY_STATE = /^[A-Za-z0-9_-]{22}$/
 /** A pending logout is a flow record (bounded like pending sign-ins: MaxPendingSignIns). */
-const logoutKey = (relayState: string): string => `flow:saml2-logout:${relayState}`
+const logoutKey = saml2LogoutKey
 
 /** Body limit of the ACS route only: signed responses outgrow the 16 KB form limit. */
 export const ACS_BODY_LIMIT = 256 * 1024

@@ -5,7 +5,7 @@
  * its post-logout redirect URI) registered at the IdP, and the app ready.
  */
 import { after, before } from 'node:test'
-import type { TestAppOptions } from '../../helpers/app.js'
+import type { TestAppOptions } from '../app.js'
 import { startOidcIdp, type OidcIdp, type OidcIdpOptions } from './oidc-idp.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from './provider-app.js'
 

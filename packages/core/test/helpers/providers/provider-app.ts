@@ -3,8 +3,8 @@
  * Development so that an http IdP on loopback is accepted, as an operator would run it locally.
  */
 import type { AddressInfo } from 'node:net'
-import { buildTestApp, type TestApp, type TestAppOptions } from '../../helpers/app.js'
-import { waitFor } from '../../helpers/wait.js'
+import { buildTestApp, type TestApp, type TestAppOptions } from '../app.js'
+import { waitFor } from '../wait.js'
 
 export interface ListeningApp extends TestApp {
   readonly origin: string

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { buildTestApp, cookieHeaderFrom, type TestApp } from '../../helpers/app.js'
+import { buildTestApp, cookieHeaderFrom, type TestApp } from '../app.js'
 import { readAuthnRequest, type AuthnRequestSeen, type TestIdentityProvider } from './identity-provider.js'
-import { waitFor } from '../../helpers/wait.js'
+import { waitFor } from '../wait.js'
 
 export const SP_ENTITY_ID = 'http://127.0.0.1/sp'
 export const SESSION_COOKIE_NAMES = ['__Host-ProjectTemplate.Web.Authentication', '.ProjectTemplate.Web.Authentication']

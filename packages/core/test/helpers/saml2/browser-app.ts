@@ -5,8 +5,8 @@
  */
 import type { AddressInfo } from 'node:net'
 import { after, before } from 'node:test'
-import type { TestApp } from '../../helpers/app.js'
-import { launchChromium, type HeadlessBrowser } from '../helpers/browser.js'
+import type { TestApp } from '../app.js'
+import { launchChromium, type HeadlessBrowser } from '../providers/browser.js'
 import { buildSaml2App, waitForSaml2 } from './app.js'
 import type { TestIdentityProvider } from './identity-provider.js'
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { DOMParser, XMLSerializer, type Document, type Element } from '@xmldom/xmldom'
 import { SignedXml } from 'xml-crypto'
-import type { Saml2FailureClass } from '../../../src/auth/saml2.js'
+import type { Saml2FailureClass } from '../../../src/saml2/service-provider.js'
 import type { TestSigningKey } from './certificates.js'
 
 export const SAMLP = 'urn:oasis:names:tc:SAML:2.0:protocol'

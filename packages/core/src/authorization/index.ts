@@ -1,0 +1,2 @@
+/** authorization/: the named policies and their evaluation (no Fastify types). Internal: the package's public API is src/index.ts. */
+export * from './policies.js'

@@ -1,0 +1,72 @@
+/// <reference types="@fastify/cookie" preserve="true" />
+/// <reference types="@fastify/csrf-protection" preserve="true" />
+/**
+ * `@project-template/core`: the security core of a ProjectTemplate app (README.md in this package
+ * documents it with a worked example). This module is the package's whole public API; nothing else
+ * is importable (`exports` names only it), and `etc/core.api.md` pins its declarations.
+ *
+ * Importing it also brings the Fastify type augmentations the core adds: `request.user`,
+ * `reply.signIn` / `reply.signOut` / `reply.generateCsrf`, `app.session`, `app.authentication`,
+ * `app.authorization`, `app.state`, `app.pages`, `app.csrfProtection`, and the route `config`
+ * members `allowAnonymous`, `authorize` and `governance`.
+ *
+ * @packageDocumentation
+ */
+
+// The Fastify augmentations of plugins whose types are not otherwise exported (app.state,
+// app.pages); the references above bring @fastify/cookie's and @fastify/csrf-protection's.
+import './plugins/state.js'
+import './plugins/branding.js'
+
+// Composition: the core on Fastify, the process runner, the check-config command.
+export { createApp, MAX_HEADER_BYTES, AUTHENTICATION_DISABLED_MESSAGE } from './create-app.js'
+export type { ApplicationParts, CreateAppOptions } from './create-app.js'
+export { runServer, DEFAULT_HOST, DEFAULT_PORT } from './run-server.js'
+export type { RunServerOptions } from './run-server.js'
+export { runCheckConfig } from './check-config.js'
+export type { CheckConfigOptions } from './check-config.js'
+
+// Configuration: loading and validation, the schema's types, the derived reference files.
+export { loadConfiguration, environmentNameFrom } from './config/load.js'
+export type { LoadedConfiguration, LoadOptions, ConfigurationWarning, SecretOrigin } from './config/load.js'
+export type { ConfigurationProblem } from './config/bind.js'
+export { ROOT_KEY, PROVIDER_NAMES, VENDOR_NAMES, toJsonSchema } from './config/schema.js'
+export type {
+  ApplicationConfiguration, AuthenticationConfiguration, AuthorizationConfiguration, OpenIdConnectConfiguration,
+  Saml2Configuration, StateConfiguration, VendorConfiguration, ProviderName, VendorName
+} from './config/schema.js'
+export { Secret } from './config/secret.js'
+export { writeConfigurationReference, renderJsonSchema, withKeyTable, JSON_SCHEMA_FILE, CONFIGURATION_DOC } from './config/reference.js'
+export { APPLICATION_NAME, COOKIE_NAMES } from './application-name.js'
+
+// Authorization: named policies, the route metadata, the governance seam.
+export { ApplicationAuthorizationPolicyNames } from './authorization/policies.js'
+export type { AuthorizationPolicy, PolicyOutcome } from './authorization/policies.js'
+export type { GovernanceContext, GovernanceEvaluator, RouteAuthorization } from './plugins/authorization.js'
+
+// The signed-in user, and what a sign-in flow hands over.
+export { Principal, ApplicationClaimTypes } from './session/principal.js'
+export type { Claim, AuthenticationTicket } from './session/principal.js'
+export type { SignInRequest } from './plugins/session.js'
+export type { AuthenticationProvider, ProviderStatus, SignedOutPrincipal } from './plugins/authentication.js'
+
+// Pages and responses: branding, escaped HTML, negotiated errors.
+export { createPages, defaultLayout } from './views/pages.js'
+export type {
+  Branding, PageLayout, LayoutOptions, BrandedLayoutOptions, Pages, LoginPageModel, LoginProvider, ErrorPageModel,
+  ProviderSignOutPageModel
+} from './views/pages.js'
+export { html, escapeHtml, SafeHtml } from './views/html.js'
+export { sendError, sendProblem, wantsJson } from './http/responses.js'
+export type { ProblemOptions } from './http/responses.js'
+export { CSRF_FORM_FIELD, CSRF_HEADER } from './plugins/csrf.js'
+
+// Errors and logging.
+export { AppError, ConfigurationError, ERRORS, createError, messageOf } from './errors.js'
+export type { ErrorCode, KeyedProblem, MessageParameters } from './errors.js'
+export { createLogger, CENSOR } from './logger.js'
+
+// Keys and state, for tests and tools that build an app by hand.
+export { createKeyRing, generateKeyMaterial } from './data-protection/key-ring.js'
+export type { KeyRing, SessionKey } from './data-protection/key-ring.js'
+export type { StateStore, StateStoreStatus, StateKind } from './state/state-store.js'

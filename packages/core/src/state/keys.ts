@@ -1,0 +1,39 @@
+/**
+ * Every state-store key and pub/sub channel name, in one place. A key is `<kind>:<rest>`; the kind
+ * (the text before the first colon) selects the embedded store's bound for that kind of record
+ * (state-store.ts {@link STATE_KINDS}). The Redis store puts its configured `KeyPrefix` before
+ * every key and channel. Changing a name here orphans what is stored under the old one.
+ */
+
+/** The kinds of record, each bounded on its own in the embedded store. */
+export const STATE_KINDS = ['session', 'index', 'flow', 'replay'] as const
+
+/** A server-side session record (the sealed ticket), by session id. */
+export const sessionKey = (sessionId: string): string => `session:${sessionId}`
+
+/** The set of session ids of one subject; `hash` is the SHA-256 of the subject (session/session-store.ts). */
+export const subjectIndexKey = (hash: string): string => `index:subject:${hash}`
+
+/** The set of session ids of one OpenID provider session (`sid` at an issuer), hashed. */
+export const providerSessionIndexKey = (hash: string): string => `index:oidc-sid:${hash}`
+
+/** The set of session ids of one OpenID provider subject (`sub` at an issuer), hashed. */
+export const providerSubjectIndexKey = (hash: string): string => `index:oidc-sub:${hash}`
+
+/** A pending external sign-in (correlation state), by flow id (plugins/external-sign-in.ts). */
+export const flowKey = (flowId: string): string => `flow:${flowId}`
+
+/** A SAML2 logout request in progress, by RelayState (plugins/providers/saml2.ts). */
+export const saml2LogoutKey = (relayState: string): string => `flow:saml2-logout:${relayState}`
+
+/** The single-flight lock of one session's token refresh (plugins/session.ts). */
+export const tokenRefreshLockKey = (sessionId: string): string => `flow:token-refresh:${sessionId}`
+
+/** A redeemed one-time value (assertion id, logout token jti) in `scope`; `hash` of the value. */
+export const replayKey = (scope: string, hash: string): string => `replay:${scope}:${hash}`
+
+/** The Redis pub/sub channel on which instances announce invalidations (state/redis-store.ts). */
+export const invalidationChannel = (keyPrefix: string): string => `${keyPrefix}invalidate`
+
+/** A message on the invalidation channel that starts with this is a reset proof token, not a key. */
+export const RESET_MESSAGE_PREFIX = '\u0000reset:'

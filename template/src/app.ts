@@ -1,0 +1,28 @@
+/**
+ * The app's composition: what this app adds to `@project-template/core` (its routes, its page
+ * branding, and where its own named policies and governance evaluator would go). The core
+ * registers every security plugin and the contract's baseline endpoints first, in security order;
+ * these routes come after it, and the fallback policy covers every one that declares no
+ * authorization in its `config`.
+ */
+import type { FastifyInstance } from 'fastify'
+import { createApp, type ApplicationParts, type CreateAppOptions } from '@project-template/core'
+import apiRoutes from './routes/api.js'
+import homeRoutes from './routes/home.js'
+
+/** The application's name on its pages (titles, header) and in the API's application information. */
+export const APPLICATION_TITLE = 'ProjectTemplate'
+
+export const application: ApplicationParts = {
+  branding: { applicationName: APPLICATION_TITLE },
+  // Named policies of this app: `policies: [{ name: 'orders.Approve', requirement: (user) => ... }]`.
+  routes: async (app: FastifyInstance) => {
+    await app.register(homeRoutes)
+    await app.register(apiRoutes)
+  }
+}
+
+/** The app (core and routes), not listening: what the tests drive with `inject`. */
+export async function buildApp (options: Omit<CreateAppOptions, keyof ApplicationParts>): Promise<FastifyInstance> {
+  return await createApp({ ...options, ...application })
+}

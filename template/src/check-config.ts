@@ -1,0 +1,8 @@
+/**
+ * `npm run check-config [-- --json]` (built: `node dist/check-config.js`): validates this app's
+ * configuration as startup does and prints a summary, without starting the server.
+ */
+import { runCheckConfig } from '@project-template/core'
+import { CONTENT_ROOT } from './content-root.js'
+
+runCheckConfig({ contentRoot: CONTENT_ROOT })
