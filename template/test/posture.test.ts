@@ -13,18 +13,17 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { AUTHENTICATION_DISABLED_MESSAGE, buildApp } from '../src/app.js'
-import { loadConfiguration } from '../src/config/load.js'
-import { ROOT_KEY } from '../src/config/schema.js'
-import { createLogger } from '../src/logger.js'
-import { LogCapture, TEMPLATE_ROOT, testKeyRing } from './helpers/app.js'
+import { randomBytes } from 'node:crypto'
+import { AUTHENTICATION_DISABLED_MESSAGE, createKeyRing, createLogger, loadConfiguration, ROOT_KEY } from '@project-template/core'
+import { buildApp } from '../src/app.js'
+import { APP_ROOT, LogCapture } from './helpers/app.js'
 
 interface ShippedPosture {
   Authentication: { Enabled?: boolean, Cookie?: { Enabled?: boolean } }
   Authorization: { RequireAuthenticatedUserByDefault?: boolean }
 }
 
-const shipped = (JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'appsettings.json'), 'utf8')) as Record<string, ShippedPosture>)[ROOT_KEY]
+const shipped = (JSON.parse(readFileSync(join(APP_ROOT, 'appsettings.json'), 'utf8')) as Record<string, ShippedPosture>)[ROOT_KEY]
 /** `--authProvider none` writes Authentication:Enabled false; the closed posture leaves it true. */
 const open = shipped?.Authentication.Enabled === false
 
@@ -41,16 +40,16 @@ test(open
 test(open
   ? 'with the shipped settings, / is public and the authentication-disabled warning is logged exactly once'
   : 'with the shipped settings, / redirects an anonymous browser to the login page and no authentication-disabled warning is logged', async (context) => {
-  const loaded = loadConfiguration({ env: { XDG_CONFIG_HOME: '/nonexistent-test-config' }, contentRoot: TEMPLATE_ROOT })
+  const loaded = loadConfiguration({ env: { XDG_CONFIG_HOME: '/nonexistent-test-config' }, contentRoot: APP_ROOT })
   assert.deepEqual(loaded.errors, [])
   assert.equal(loaded.config.Authentication.Enabled, !open)
   const logs = new LogCapture()
   const app = await buildApp({
     config: loaded.config,
     environmentName: loaded.environmentName,
-    contentRoot: TEMPLATE_ROOT,
+    contentRoot: APP_ROOT,
     logger: createLogger('debug', logs),
-    keyRing: testKeyRing()
+    keyRing: createKeyRing([randomBytes(32)])
   })
   context.after(async () => { await app.close() })
   const response = await app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html' } })

@@ -7,12 +7,12 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { EXPECTED_SENTENCES, INVALID_WITH_PLANTED_SECRET, PLANTED_SECRET } from './helpers/planted-secret.js'
-import { TEMPLATE_ROOT } from './helpers/app.js'
+import { APP_ROOT } from './helpers/app.js'
 import { cleanEnv, runProcess, type Running } from './helpers/process.js'
 
 const P = 'ProjectTemplate:Authentication:Providers'
 const checkConfig = (args: string[], env: NodeJS.ProcessEnv): Running =>
-  runProcess(process.execPath, ['--import', 'tsx', 'src/check-config.ts', ...args], { cwd: TEMPLATE_ROOT, env })
+  runProcess(process.execPath, ['--import', 'tsx', 'src/check-config.ts', ...args], { cwd: APP_ROOT, env })
 
 describe('check-config', () => {
   let invalidJson: Running

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { AppError, createError, ERRORS, type ErrorCode } from '../src/errors.js'
-import { TEMPLATE_ROOT } from './helpers/app.js'
+import { CORE_ROOT } from './helpers/app.js'
 
-const document = readFileSync(join(TEMPLATE_ROOT, 'docs', 'errors.md'), 'utf8')
+const document = readFileSync(join(CORE_ROOT, 'docs', 'errors.md'), 'utf8')
 const LINE = /^- `(APP_ERR_[A-Z_]+)` \((\d{3})(?:, startup)?\): (.+)$/
 const documented = document.split('\n').map((line) => LINE.exec(line)).filter((match) => match !== null)
 

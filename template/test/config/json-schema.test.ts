@@ -6,12 +6,12 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { toJsonSchema } from '../../src/config/schema.js'
-import { TEMPLATE_ROOT } from '../helpers/app.js'
+import { toJsonSchema } from '@project-template/core'
+import { APP_ROOT } from '../helpers/app.js'
 
 interface Node { type?: string, default?: unknown, properties?: Record<string, Node>, additionalProperties?: unknown, 'x-secret'?: boolean }
 
-const committed = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'appsettings.schema.json'), 'utf8')) as Node
+const committed = JSON.parse(readFileSync(join(APP_ROOT, 'appsettings.schema.json'), 'utf8')) as Node
 
 function nodeAt (path: string): Node | undefined {
   let node: Node | undefined = committed
@@ -69,7 +69,7 @@ describe('appsettings.schema.json', () => {
 
   for (const file of ['appsettings.json', 'appsettings.Development.json']) {
     test(`${file} references the schema through $schema`, () => {
-      const settings = JSON.parse(readFileSync(join(TEMPLATE_ROOT, file), 'utf8')) as Record<string, unknown>
+      const settings = JSON.parse(readFileSync(join(APP_ROOT, file), 'utf8')) as Record<string, unknown>
       assert.equal(settings.$schema, './appsettings.schema.json')
     })
   }

@@ -6,14 +6,13 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { createKeyRing } from '../../src/auth/key-ring.js'
-import { loadConfiguration } from '../../src/config/load.js'
-import { TEMPLATE_ROOT } from '../helpers/app.js'
+import { createKeyRing, loadConfiguration } from '@project-template/core'
+import { APP_ROOT } from '../helpers/app.js'
 
 const run = promisify(execFile)
 
 async function generateKey (): Promise<string> {
-  const { stdout } = await run('npm', ['run', '--silent', 'generate-key'], { cwd: TEMPLATE_ROOT, timeout: 30_000 })
+  const { stdout } = await run('npm', ['run', '--silent', 'generate-key'], { cwd: APP_ROOT, timeout: 30_000 })
   return stdout
 }
 
@@ -26,7 +25,7 @@ test('generate-key prints one base64 line of 32 bytes that configuration accepts
   assert.notEqual(first, second, 'each run prints a new key')
   const loaded = loadConfiguration({
     env: { ProjectTemplate__DataProtection__Keys__0: first.trim(), ProjectTemplate__DataProtection__Keys__1: second.trim() },
-    contentRoot: TEMPLATE_ROOT
+    contentRoot: APP_ROOT
   })
   assert.deepEqual(loaded.errors.filter((problem) => problem.key.includes('DataProtection')), [])
   assert.deepEqual(loaded.config.DataProtection.Keys.map((key) => key.reveal()), [first.trim(), second.trim()])

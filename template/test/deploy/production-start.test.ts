@@ -11,12 +11,12 @@ import assert from 'node:assert/strict'
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { TEMPLATE_ROOT } from '../helpers/app.js'
+import { APP_ROOT } from '../helpers/app.js'
 import { cleanEnv, jsonLines, runProcess, type Running } from '../helpers/process.js'
 
 const KEY = Buffer.alloc(32, 23).toString('base64')
 const LISTENING = /^Server listening at (http:\/\/127\.0\.0\.1:\d+)$/
-const manifest = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+const manifest = JSON.parse(readFileSync(join(APP_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
 
 function nodeModulesAbove (directory: string): string[] {
   const found: string[] = []
@@ -33,12 +33,12 @@ describe('production start contract', () => {
   let serverPid = 0
 
   before(async () => {
-    const bundle = runProcess('npm', ['run', 'bundle', '--', `--outdir=${join(root, 'dist')}`], { cwd: TEMPLATE_ROOT, env: process.env })
+    const bundle = runProcess('npm', ['run', 'bundle', '--', `--outdir=${join(root, 'dist')}`], { cwd: APP_ROOT, env: process.env })
     assert.equal(await bundle.exited(120_000), 0, bundle.stderr())
-    cpSync(join(TEMPLATE_ROOT, 'package.json'), join(root, 'package.json'))
-    cpSync(join(TEMPLATE_ROOT, 'public'), join(root, 'public'), { recursive: true })
-    for (const file of readdirSync(TEMPLATE_ROOT).filter((name) => /^appsettings.*\.json$/.test(name))) {
-      cpSync(join(TEMPLATE_ROOT, file), join(root, file))
+    cpSync(join(APP_ROOT, 'package.json'), join(root, 'package.json'))
+    cpSync(join(APP_ROOT, 'public'), join(root, 'public'), { recursive: true })
+    for (const file of readdirSync(APP_ROOT).filter((name) => /^appsettings.*\.json$/.test(name))) {
+      cpSync(join(APP_ROOT, file), join(root, file))
     }
     run = runProcess('npm', ['start', '--silent'], {
       cwd: root,

@@ -6,9 +6,9 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { environmentNameFrom, loadConfiguration } from '../../src/config/load.js'
-import { TEMPLATE_ROOT } from '../helpers/app.js'
+import { APP_ROOT } from '../helpers/app.js'
 
-const load = (env: Record<string, string>) => loadConfiguration({ contentRoot: TEMPLATE_ROOT, env: { XDG_CONFIG_HOME: '/nonexistent-test-config', ...env } })
+const load = (env: Record<string, string>) => loadConfiguration({ contentRoot: APP_ROOT, env: { XDG_CONFIG_HOME: '/nonexistent-test-config', ...env } })
 
 describe('NODE_ENV -> environment name', () => {
   const table: Array<[string | undefined, string]> = [
@@ -24,7 +24,7 @@ describe('NODE_ENV -> environment name', () => {
   for (const [nodeEnv, expected] of table) {
     test(`NODE_ENV=${String(nodeEnv)} is the ${expected} environment`, () => {
       assert.equal(environmentNameFrom(nodeEnv), expected)
-      const loaded = loadConfiguration({ contentRoot: TEMPLATE_ROOT, env: nodeEnv === undefined ? {} : { NODE_ENV: nodeEnv } })
+      const loaded = loadConfiguration({ contentRoot: APP_ROOT, env: nodeEnv === undefined ? {} : { NODE_ENV: nodeEnv } })
       assert.equal(loaded.environmentName, expected)
     })
   }

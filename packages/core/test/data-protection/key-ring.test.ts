@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildApp } from '../../src/create-app.js'
+import { buildApp } from '../fixtures/app/src/app.js'
 import { GENERATED_KEY_FILE, loadKeyRing } from '../../src/data-protection/key-ring.js'
 import { Secret } from '../../src/config/secret.js'
 import { createLogger } from '../../src/logger.js'
-import { LogCapture, loadTestConfiguration, TEMPLATE_ROOT } from '../helpers/app.js'
+import { LogCapture, loadTestConfiguration, APP_ROOT } from '../helpers/app.js'
 
 const temp = mkdtempSync(join(tmpdir(), 'pt-keys-'))
 after(() => { rmSync(temp, { recursive: true, force: true }) })
@@ -21,7 +21,7 @@ after(() => { rmSync(temp, { recursive: true, force: true }) })
 describe('key ring', () => {
   test('with no configured key, one is generated into the key directory: directory 0700, file 0600', () => {
     const directory = join(temp, 'generated', 'keys')
-    const source = loadKeyRing([], directory, TEMPLATE_ROOT, 'Production')
+    const source = loadKeyRing([], directory, APP_ROOT, 'Production')
     assert.equal(source.origin, 'generated')
     assert.equal(source.directory, directory)
     const file = join(directory, GENERATED_KEY_FILE)
@@ -34,8 +34,8 @@ describe('key ring', () => {
 
   test('the generated key is reused on the next start (sessions survive a restart)', () => {
     const directory = join(temp, 'reused')
-    const first = loadKeyRing([], directory, TEMPLATE_ROOT, 'Production')
-    const second = loadKeyRing([], directory, TEMPLATE_ROOT, 'Production')
+    const first = loadKeyRing([], directory, APP_ROOT, 'Production')
+    const second = loadKeyRing([], directory, APP_ROOT, 'Production')
     assert.equal(second.origin, 'key directory')
     assert.equal(second.ring.sealing.id, first.ring.sealing.id)
     assert.ok(second.ring.sealing.key.equals(first.ring.sealing.key))
@@ -50,7 +50,7 @@ describe('key ring', () => {
   test('configured keys win over the key directory: the first seals and every key opens', () => {
     const keys = [randomBytes(32), randomBytes(32)]
     const directory = join(temp, 'unused')
-    const source = loadKeyRing(keys.map((key) => new Secret(key.toString('base64'))), directory, TEMPLATE_ROOT, 'Production')
+    const source = loadKeyRing(keys.map((key) => new Secret(key.toString('base64'))), directory, APP_ROOT, 'Production')
     assert.equal(source.origin, 'configuration')
     assert.equal(source.ring.opening.size, 2)
     assert.ok(source.ring.opening.has(source.ring.sealing.id))
@@ -59,7 +59,7 @@ describe('key ring', () => {
 
   test('the derived key differs from the configured material', () => {
     const material = randomBytes(32)
-    const ring = loadKeyRing([new Secret(material.toString('base64'))], temp, TEMPLATE_ROOT, 'Production').ring
+    const ring = loadKeyRing([new Secret(material.toString('base64'))], temp, APP_ROOT, 'Production').ring
     assert.ok(!ring.sealing.key.equals(material))
   })
 
@@ -67,7 +67,7 @@ describe('key ring', () => {
     const directory = join(temp, 'app-keys')
     const loaded = loadTestConfiguration({ settings: { DataProtection: { KeyDirectory: directory } } })
     const logs = new LogCapture()
-    const app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: TEMPLATE_ROOT, logger: createLogger('info', logs) })
+    const app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: APP_ROOT, logger: createLogger('info', logs) })
     context.after(async () => { await app.close() })
     const warnings = logs.events('data_protection.local_key')
     assert.equal(warnings.length, 1)
@@ -80,7 +80,7 @@ describe('key ring', () => {
   test('buildApp with configured keys logs no local-key warning', async () => {
     const loaded = loadTestConfiguration({ settings: { DataProtection: { Keys: [randomBytes(32).toString('base64')] } } })
     const logs = new LogCapture()
-    const app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: TEMPLATE_ROOT, logger: createLogger('info', logs) })
+    const app = await buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: APP_ROOT, logger: createLogger('info', logs) })
     await app.close()
     assert.equal(logs.events('data_protection.local_key').length, 0)
   })

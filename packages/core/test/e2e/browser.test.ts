@@ -9,9 +9,9 @@ import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext } from 'playwright-core'
-import { buildTestApp, signIn, standardUser, TEMPLATE_ROOT, type TestApp } from '../helpers/app.js'
+import { buildTestApp, signIn, standardUser, CORE_ROOT, type TestApp } from '../helpers/app.js'
 
-const OUTPUT = join(TEMPLATE_ROOT, 'test', 'output')
+const OUTPUT = join(CORE_ROOT, 'test', 'output')
 const SESSION = '__Host-ProjectTemplate.Web.Authentication'
 const STEP_TIMEOUT = 10_000
 

@@ -9,7 +9,7 @@ import { Writable } from 'node:stream'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { buildApp } from '../../src/create-app.js'
+import { buildApp } from '../fixtures/app/src/app.js'
 import { applicationDiscriminatorOf, createKeyRing, loadKeyRing, type KeyRing } from '../../src/data-protection/key-ring.js'
 import type { Claim } from '../../src/session/principal.js'
 import { loadConfiguration, type LoadedConfiguration } from '../../src/config/load.js'
@@ -22,7 +22,11 @@ import type { EmbeddedStateStore } from '../../src/state/embedded-store.js'
 import { createEmbeddedStore } from '../../src/plugins/state.js'
 import { antiforgeryTokenIn } from './cookies.js'
 
-export const TEMPLATE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+/** The core package's root (its docs/, test/output/). */
+export const CORE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+/** The test app's root (test/fixtures/app): the content root of every app the tests build, and the cwd of the process tests. */
+export const APP_ROOT = resolve(CORE_ROOT, 'test', 'fixtures', 'app')
 
 /** Collects pino's JSON lines. */
 export class LogCapture extends Writable {
@@ -106,7 +110,7 @@ export function loadTestConfiguration (options: Pick<TestAppOptions, 'settings' 
     XDG_CONFIG_HOME: '/nonexistent-test-config'
   }
   if (options.nodeEnv !== undefined) env.NODE_ENV = options.nodeEnv
-  return loadConfiguration({ env, contentRoot: TEMPLATE_ROOT })
+  return loadConfiguration({ env, contentRoot: APP_ROOT })
 }
 
 export async function buildTestApp (options: TestAppOptions = {}): Promise<TestApp> {
@@ -115,13 +119,13 @@ export async function buildTestApp (options: TestAppOptions = {}): Promise<TestA
   const logs = new LogCapture()
   // Keys configured as DataProtection:Keys go through the same loader as production.
   const keyRing = options.keyRing ?? (loaded.config.DataProtection.Keys.length > 0
-    ? loadKeyRing(loaded.config.DataProtection.Keys, loaded.config.DataProtection.KeyDirectory, TEMPLATE_ROOT,
+    ? loadKeyRing(loaded.config.DataProtection.Keys, loaded.config.DataProtection.KeyDirectory, APP_ROOT,
       applicationDiscriminatorOf(loaded.config.DataProtection.ApplicationDiscriminator, loaded.environmentName)).ring
     : testKeyRing())
   const app = await buildApp({
     config: loaded.config,
     environmentName: loaded.environmentName,
-    contentRoot: TEMPLATE_ROOT,
+    contentRoot: APP_ROOT,
     logger: createLogger('debug', logs),
     keyRing,
     ...(options.now === undefined ? {} : { now: options.now }),

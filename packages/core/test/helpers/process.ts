@@ -3,7 +3,7 @@
  * environment (nothing inherited under ProjectTemplate__), collected output, bounded waits.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { CLOSED_POSTURE, settingsToEnv, TEMPLATE_ROOT } from './app.js'
+import { CLOSED_POSTURE, settingsToEnv, APP_ROOT } from './app.js'
 
 /** A base environment: no configuration keys from the caller, user secrets pointed nowhere. */
 export function cleanEnv (extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -31,7 +31,7 @@ export interface Running {
 
 export function runEntryPoint (script: string, env: NodeJS.ProcessEnv, args: readonly string[] = []): Running {
   // `node --import tsx` is `tsx <script>` in one process, so signals reach the app itself.
-  return runProcess(process.execPath, ['--import', 'tsx', script, ...args], { cwd: TEMPLATE_ROOT, env })
+  return runProcess(process.execPath, ['--import', 'tsx', script, ...args], { cwd: APP_ROOT, env })
 }
 
 /**

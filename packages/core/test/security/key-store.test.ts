@@ -10,11 +10,11 @@ import assert from 'node:assert/strict'
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildApp } from '../../src/create-app.js'
+import { buildApp } from '../fixtures/app/src/app.js'
 import { GENERATED_KEY_FILE } from '../../src/data-protection/key-ring.js'
 import { ConfigurationError } from '../../src/errors.js'
 import { createLogger } from '../../src/logger.js'
-import { LogCapture, loadTestConfiguration, TEMPLATE_ROOT } from '../helpers/app.js'
+import { LogCapture, loadTestConfiguration, APP_ROOT } from '../helpers/app.js'
 
 const temp = mkdtempSync(join(tmpdir(), 'pt-key-store-'))
 after(() => { rmSync(temp, { recursive: true, force: true }) })
@@ -81,7 +81,7 @@ describe('key store problems are configuration errors naming the key directory',
       // Startup's path, should validation have been skipped: the same problem, as a ConfigurationError.
       const logs = new LogCapture()
       await assert.rejects(
-        buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: TEMPLATE_ROOT, logger: createLogger('info', logs) }),
+        buildApp({ config: loaded.config, environmentName: loaded.environmentName, contentRoot: APP_ROOT, logger: createLogger('info', logs) }),
         (error: unknown) => {
           assert.ok(error instanceof ConfigurationError)
           assert.equal(error.code, 'APP_ERR_CONFIG_INVALID')

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
-import { TEMPLATE_ROOT } from '../helpers/app.js'
+import { APP_ROOT, CORE_ROOT } from '../helpers/app.js'
 import { antiforgeryTokenIn } from '../helpers/cookies.js'
 
 const DURATION_MS = Number(process.env.SOAK_SECONDS ?? 60) * 1000
@@ -86,8 +86,8 @@ async function scenario (origin: string, kind: number, tally: Tally): Promise<vo
 }
 
 test('mixed load for a bounded time: no 5xx, no unexpected status, memory settles', { timeout: DURATION_MS + WARMUP_MS + 90_000 }, async () => {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(TEMPLATE_ROOT, 'test/soak/soak-server.ts')], {
-    cwd: TEMPLATE_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production' }
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(CORE_ROOT, 'test/soak/soak-server.ts')], {
+    cwd: APP_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production' }
   })
   let stderr = ''
   child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })

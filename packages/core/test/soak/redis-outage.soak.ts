@@ -13,7 +13,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
-import { TEMPLATE_ROOT } from '../helpers/app.js'
+import { APP_ROOT, CORE_ROOT } from '../helpers/app.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { waitFor } from '../helpers/wait.js'
 
@@ -89,8 +89,8 @@ async function scenario (origin: string, kind: number, tally: Tally): Promise<vo
 test('Redis killed and restarted under load: only the documented 503s, then recovery without an app restart', { timeout: 120_000 }, async () => {
   const redis = new RedisServer()
   await redis.start()
-  const child = spawn(process.execPath, ['--import', 'tsx', join(TEMPLATE_ROOT, 'test/soak/soak-server.ts')], {
-    cwd: TEMPLATE_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production', SOAK_REDIS: redis.connectionString }
+  const child = spawn(process.execPath, ['--import', 'tsx', join(CORE_ROOT, 'test/soak/soak-server.ts')], {
+    cwd: APP_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production', SOAK_REDIS: redis.connectionString }
   })
   let stderr = ''
   let stdout = ''

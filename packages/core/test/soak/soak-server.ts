@@ -5,9 +5,9 @@
  * parent can compare resident memory before and after the load. With SOAK_REDIS set (a connection
  * string), the state store is that Redis instead of the embedded one (test/soak/redis-outage.soak.ts).
  */
-import { buildApp } from '../../src/create-app.js'
+import { buildApp } from '../fixtures/app/src/app.js'
 import { createLogger } from '../../src/logger.js'
-import { loadTestConfiguration, TEMPLATE_ROOT, testKeyRing } from '../helpers/app.js'
+import { loadTestConfiguration, APP_ROOT, testKeyRing } from '../helpers/app.js'
 import { registerTestProvider } from '../helpers/test-provider.js'
 
 const unhandled: string[] = []
@@ -19,7 +19,7 @@ const loaded = loadTestConfiguration(redis === undefined ? {} : { settings: { St
 const app = await buildApp({
   config: loaded.config,
   environmentName: loaded.environmentName,
-  contentRoot: TEMPLATE_ROOT,
+  contentRoot: APP_ROOT,
   logger: createLogger('warn'),
   keyRing: testKeyRing()
 })

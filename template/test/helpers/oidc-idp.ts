@@ -1,0 +1,159 @@
+/**
+ * A real OpenID Provider for tests: oidc-provider (OpenID Certified) on loopback, reached as
+ * `http://localhost:<port>` (another site than the app on 127.0.0.1), with one confidential
+ * client and accounts whose claims the test chooses. Its dev interactions (login form, consent)
+ * stand in for the IdP's pages.
+ *
+ * The server listens before the provider exists so the app can be configured with the issuer
+ * and the provider can be given the app's redirect URI; requests wait until {@link OidcIdp.configure}.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import Provider from 'oidc-provider'
+
+export interface OidcIdpOptions {
+  readonly clientId: string
+  readonly clientSecret: string
+  /** Account id (the login typed in the dev interaction) -> claims. */
+  readonly accounts: Readonly<Record<string, Record<string, unknown>>>
+  /** Enables back-channel logout (features.backchannelLogout) with this client backchannel_logout_uri. */
+  readonly backChannelLogoutUri?: (redirectUri: string) => string
+  /**
+   * Issues refresh tokens (rotating); access tokens from the code grant live
+   * `accessTokenTtlSeconds`, those from a refresh `refreshedAccessTokenTtlSeconds` (default the same).
+   */
+  readonly refreshTokens?: { readonly accessTokenTtlSeconds: number, readonly refreshedAccessTokenTtlSeconds?: number }
+}
+
+export interface OidcIdp {
+  readonly issuer: string
+  /** Creates the provider with the app's redirect URI (and post-logout redirect URIs); call once the app listens. */
+  configure: (redirectUri: string, postLogoutRedirectUris?: string[]) => Promise<void>
+  /** Completed RP-initiated logouts (end_session confirmed). */
+  readonly endedSessions: number
+  /** Authorization codes the provider issued (planted values for the log scan). */
+  readonly issuedCodes: string[]
+  readonly issuedTokens: string[]
+  /** Every token string of every token-endpoint answer (ID, access and refresh tokens as sent). */
+  readonly issuedTokenResponseValues: string[]
+  /** Successful token-endpoint grants by grant_type (authorization_code, refresh_token). */
+  readonly grants: Record<string, number>
+  /** Back-channel logout POSTs the provider made, with the receiving endpoint's answer status. */
+  readonly backChannelLogouts: Array<{ status?: number, error?: string }>
+  /** Signs a JWT with the provider's own signing key (RS256, kid of its JWKS). */
+  sign: (payload: Record<string, unknown>, header?: Record<string, unknown>) => Promise<string>
+  /** Revokes the grant a refresh token belongs to (as an administrator at the provider would). */
+  revokeRefreshToken: (value: string) => Promise<void>
+  close: () => Promise<void>
+}
+
+export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
+  let handler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined
+  let release!: () => void
+  const configured = new Promise<void>((resolve) => { release = resolve })
+  const server = createServer((request, response) => {
+    configured.then(() => handler?.(request, response)).catch(() => {})
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const issuer = `http://localhost:${(server.address() as AddressInfo).port}`
+  const issuedCodes: string[] = []
+  const issuedTokens: string[] = []
+  const issuedTokenResponseValues: string[] = []
+
+  let endedSessions = 0
+  const grants: Record<string, number> = {}
+  const backChannelLogouts: Array<{ status?: number, error?: string }> = []
+  let signingKey: Parameters<SignJWT['sign']>[0] | undefined
+  let provider: InstanceType<typeof Provider> | undefined
+  async function configure (redirectUri: string, postLogoutRedirectUris: string[] = []): Promise<void> {
+    const { privateKey } = await generateKeyPair('RS256', { extractable: true })
+    signingKey = privateKey
+    const backChannel = options.backChannelLogoutUri?.(redirectUri)
+    const refresh = options.refreshTokens
+    const jwk = { ...(await exportJWK(privateKey)), kid: 'test-rs256', alg: 'RS256', use: 'sig' }
+    provider = new Provider(issuer, {
+      clients: [{
+        client_id: options.clientId,
+        client_secret: options.clientSecret,
+        redirect_uris: [redirectUri],
+        post_logout_redirect_uris: postLogoutRedirectUris,
+        response_types: ['code'],
+        grant_types: refresh === undefined ? ['authorization_code'] : ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_method: 'client_secret_basic',
+        id_token_signed_response_alg: 'RS256',
+        ...(backChannel === undefined ? {} : { backchannel_logout_uri: backChannel, backchannel_logout_session_required: true })
+      }],
+      ...(refresh === undefined
+        ? {}
+        : {
+            ttl: {
+              AccessToken: (ctx: { oidc?: { params?: { grant_type?: unknown } } }) => ctx.oidc?.params?.grant_type === 'refresh_token'
+                ? refresh.refreshedAccessTokenTtlSeconds ?? refresh.accessTokenTtlSeconds
+                : refresh.accessTokenTtlSeconds,
+              RefreshToken: 3600
+            },
+            issueRefreshToken: async () => true,
+            rotateRefreshToken: true
+          }),
+      jwks: { keys: [jwk] },
+      claims: { openid: ['sub'], profile: ['name', 'roles', 'groups'], email: ['email'] },
+      cookies: { keys: ['oidc-idp-test-cookie-key'] },
+      pkce: { required: () => true },
+      // The provider's outbound fetch refuses special-use addresses (SSRF protection); the app
+      // under test listens on 127.0.0.1, so its back-channel POST goes without that dispatcher.
+      fetch: async (url: string | URL, init: RequestInit & { dispatcher?: unknown }) => {
+        return await fetch(url, { ...init, dispatcher: undefined } as RequestInit)
+      },
+      features: { devInteractions: { enabled: true }, ...(backChannel === undefined ? {} : { backchannelLogout: { enabled: true } }) },
+      async findAccount (_ctx: unknown, id: string) {
+        const claims = options.accounts[id]
+        if (claims === undefined) return undefined
+        return { accountId: id, claims: async () => ({ sub: id, ...claims }) }
+      }
+    })
+    provider.on('authorization_code.saved', (code: unknown) => { issuedCodes.push((code as { jti: string }).jti) })
+    provider.on('access_token.saved', (token: unknown) => { issuedTokens.push((token as { jti: string }).jti) })
+    provider.on('backchannel.success', () => { backChannelLogouts.push({ status: 200 }) })
+    provider.on('backchannel.error', (_ctx: unknown, error: unknown) => { backChannelLogouts.push({ error: (error as Error).message }) })
+    provider.on('grant.success', (ctx: unknown) => {
+      const grantType = (ctx as { oidc?: { params?: { grant_type?: unknown } } }).oidc?.params?.grant_type
+      if (typeof grantType === 'string') grants[grantType] = (grants[grantType] ?? 0) + 1
+      const body = (ctx as { body?: Record<string, unknown> }).body ?? {}
+      for (const key of ['access_token', 'id_token', 'refresh_token']) {
+        const value = body[key]
+        if (typeof value === 'string') issuedTokenResponseValues.push(value)
+      }
+    })
+    provider.on('end_session.success', () => { endedSessions++ })
+    handler = provider.callback()
+    release()
+  }
+
+  return {
+    issuer,
+    configure,
+    issuedCodes,
+    issuedTokens,
+    issuedTokenResponseValues,
+    grants,
+    backChannelLogouts,
+    sign: async (payload, header = {}) => {
+      if (signingKey === undefined) throw new Error('configure the IdP first')
+      return await new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid: 'test-rs256', ...header }).sign(signingKey)
+    },
+    revokeRefreshToken: async (value) => {
+      const token = await (provider as unknown as { RefreshToken: { find: (v: string) => Promise<{ grantId: string } | undefined> }, Grant: { find: (id: string) => Promise<{ destroy: () => Promise<void> } | undefined> } } | undefined)?.RefreshToken.find(value)
+      if (token === undefined) throw new Error('unknown refresh token')
+      const grant = await (provider as unknown as { Grant: { find: (id: string) => Promise<{ destroy: () => Promise<void> } | undefined> } }).Grant.find(token.grantId)
+      await grant?.destroy()
+      await (token as unknown as { destroy: () => Promise<void> }).destroy()
+    },
+    get endedSessions () { return endedSessions },
+    close: async () => {
+      release()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}
