@@ -30,10 +30,13 @@ export type { CheckConfigOptions } from './check-config.js'
 export { loadConfiguration, environmentNameFrom } from './config/load.js'
 export type { LoadedConfiguration, LoadOptions, ConfigurationWarning, SecretOrigin } from './config/load.js'
 export type { ConfigurationProblem } from './config/bind.js'
-export { ROOT_KEY, PROVIDER_NAMES, VENDOR_NAMES, toJsonSchema } from './config/schema.js'
+export {
+  ROOT_KEY, PROVIDER_NAMES, VENDOR_NAMES, toJsonSchema,
+  ApplicationSchema, AuthenticationSchema, AuthorizationSchema, OpenIdConnectSchema, Saml2Schema
+} from './config/schema.js'
 export type {
   ApplicationConfiguration, AuthenticationConfiguration, AuthorizationConfiguration, OpenIdConnectConfiguration,
-  Saml2Configuration, StateConfiguration, VendorConfiguration, ProviderName, VendorName
+  Saml2Configuration, StateConfiguration, VendorConfiguration, ProviderName, VendorName, VendorSchema
 } from './config/schema.js'
 export { Secret } from './config/secret.js'
 export { writeConfigurationReference, renderJsonSchema, withKeyTable, JSON_SCHEMA_FILE, CONFIGURATION_DOC } from './config/reference.js'
@@ -42,13 +45,15 @@ export { APPLICATION_NAME, COOKIE_NAMES } from './application-name.js'
 // Authorization: named policies, the route metadata, the governance seam.
 export { ApplicationAuthorizationPolicyNames } from './authorization/policies.js'
 export type { AuthorizationPolicy, PolicyOutcome } from './authorization/policies.js'
-export type { GovernanceContext, GovernanceEvaluator, RouteAuthorization } from './plugins/authorization.js'
+export type { AuthorizationApi, GovernanceContext, GovernanceEvaluator, RouteAuthorization } from './plugins/authorization.js'
 
 // The signed-in user, and what a sign-in flow hands over.
 export { Principal, ApplicationClaimTypes } from './session/principal.js'
 export type { Claim, AuthenticationTicket } from './session/principal.js'
-export type { SignInRequest } from './plugins/session.js'
-export type { AuthenticationProvider, ProviderStatus, SignedOutPrincipal } from './plugins/authentication.js'
+export type { ResolveCallback, SessionApi, SessionCookieSettings, SignInRequest } from './plugins/session.js'
+export { TokenRefreshError } from './session/token-refresh.js'
+export type { TokenRefresher, TokenRefreshFailure, TokenRefreshDiagnostics } from './session/token-refresh.js'
+export type { AuthenticationApi, AuthenticationProvider, ProviderStatus, SignedOutPrincipal } from './plugins/authentication.js'
 
 // Pages and responses: branding, escaped HTML, negotiated errors.
 export { createPages, defaultLayout } from './views/pages.js'
@@ -70,3 +75,4 @@ export { createLogger, CENSOR } from './logger.js'
 export { createKeyRing, generateKeyMaterial } from './data-protection/key-ring.js'
 export type { KeyRing, SessionKey } from './data-protection/key-ring.js'
 export type { StateStore, StateStoreStatus, StateKind } from './state/state-store.js'
+export { STATE_KINDS } from './state/keys.js'

@@ -125,7 +125,8 @@ function vendor (name: VendorName, callbackPath: string, scopes: readonly string
   }, { additionalProperties: false, default: {} })
 }
 
-type VendorSchema = ReturnType<typeof vendor>
+/** The TypeBox schema of one vendor slot (Providers:VendorA, VendorB, VendorC). */
+export type VendorSchema = ReturnType<typeof vendor>
 
 /** One configuration section per vendor slot, named after it. */
 function vendorSections (): Record<VendorName, VendorSchema> {

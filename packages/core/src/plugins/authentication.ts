@@ -57,24 +57,27 @@ export interface SignedOutPrincipal {
   readonly returnUrl: string
 }
 
+/** `app.authentication`: the registered providers, challenge, forbid and provider sign-out. */
+export interface AuthenticationApi {
+  readonly providers: ReadonlyMap<string, AuthenticationProvider>
+  readonly defaultChallengeScheme: string
+  /** Adds a provider; call before `ready()`. */
+  registerProvider: (provider: AuthenticationProvider) => void
+  /** Anonymous caller on a protected resource: login redirect, provider challenge or 401. */
+  challenge: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply
+  /** Authenticated caller lacking a policy: AccessDenied redirect or 403. */
+  forbid: (request: FastifyRequest, reply: FastifyReply) => FastifyReply
+  /**
+   * After the local sign-out: continues at the signing-in provider's logout endpoint (a
+   * no-store page that navigates there) and returns the reply, or undefined when the
+   * sign-out stays local (no hook, nothing to do, or the hook failed, which is logged).
+   */
+  continueSignOut: (request: FastifyRequest, reply: FastifyReply, signedOut: SignedOutPrincipal) => Promise<FastifyReply | undefined>
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
-    authentication: {
-      readonly providers: ReadonlyMap<string, AuthenticationProvider>
-      readonly defaultChallengeScheme: string
-      /** Adds a provider; call before `ready()`. */
-      registerProvider: (provider: AuthenticationProvider) => void
-      /** Anonymous caller on a protected resource: login redirect, provider challenge or 401. */
-      challenge: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply
-      /** Authenticated caller lacking a policy: AccessDenied redirect or 403. */
-      forbid: (request: FastifyRequest, reply: FastifyReply) => FastifyReply
-      /**
-       * After the local sign-out: continues at the signing-in provider's logout endpoint (a
-       * no-store page that navigates there) and returns the reply, or undefined when the
-       * sign-out stays local (no hook, nothing to do, or the hook failed, which is logged).
-       */
-      continueSignOut: (request: FastifyRequest, reply: FastifyReply, signedOut: SignedOutPrincipal) => Promise<FastifyReply | undefined>
-    }
+    authentication: AuthenticationApi
   }
 }
 

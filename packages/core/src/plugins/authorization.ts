@@ -10,7 +10,7 @@
  * tell missing routes from protected ones. The governance seam runs only after all of this.
  */
 import fp from 'fastify-plugin'
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { Principal } from '../session/principal.js'
 import {
   ApplicationAuthorizationPolicyNames, applicationPolicies, evaluatePolicy, type AuthorizationPolicy
@@ -29,33 +29,37 @@ export interface GovernanceContext {
 /** Decides whether an authorized caller may perform a governed action. */
 export type GovernanceEvaluator = (context: GovernanceContext) => boolean | Promise<boolean>
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Explicit anonymous metadata: the route is public. */
-    allowAnonymous?: boolean
-    /** `true`: default policy (authenticated user); a string: that named policy. */
-    authorize?: boolean | string
-    /** Governed action, evaluated after authorization by a registered evaluator. */
-    governance?: { action: string }
-  }
-  interface FastifyInstance {
-    authorization: {
-      /** Adds a named policy; call before `ready()`. */
-      addPolicy: (policy: AuthorizationPolicy) => void
-      /** Sets the governance evaluator; without one, the seam does nothing. */
-      useGovernanceEvaluator: (evaluator: GovernanceEvaluator) => void
-      /** `METHOD path` of every anonymous route, sorted (the reviewed public surface). */
-      anonymousRoutes: () => string[]
-    }
-  }
+/**
+ * A route's authorization metadata, as it goes in the route's `config` (auth-contract.md,
+ * "Authorization"): `allowAnonymous: true` (public), `authorize: true` (the default policy),
+ * `authorize: '<policy name>'`, `governance: { action }`; none of them: the fallback policy.
+ */
+export interface RouteAuthorization {
+  /** Explicit anonymous metadata: the route is public. */
+  allowAnonymous?: boolean
+  /** `true`: default policy (authenticated user); a string: that named policy. */
+  authorize?: boolean | string
+  /** Governed action, evaluated after authorization by a registered evaluator. */
+  governance?: { action: string }
 }
 
-/**
- * A route's authorization metadata, as it goes in the route's `config`: `allowAnonymous: true`
- * (public), `authorize: true` (the default policy), `authorize: '<policy name>'`, `governance:
- * { action }`; none of them: the fallback policy.
- */
-export type RouteAuthorization = Pick<FastifyContextConfig, 'allowAnonymous' | 'authorize' | 'governance'>
+/** `app.authorization`: named policies, the governance seam and the reviewed public surface. */
+export interface AuthorizationApi {
+  /** Adds a named policy; call before `ready()`. */
+  addPolicy: (policy: AuthorizationPolicy) => void
+  /** Sets the governance evaluator; without one, the seam does nothing. */
+  useGovernanceEvaluator: (evaluator: GovernanceEvaluator) => void
+  /** `METHOD path` of every anonymous route, sorted (the reviewed public surface). */
+  anonymousRoutes: () => string[]
+}
+
+declare module 'fastify' {
+  // The route `config` members of RouteAuthorization.
+  interface FastifyContextConfig extends RouteAuthorization {}
+  interface FastifyInstance {
+    authorization: AuthorizationApi
+  }
+}
 
 export interface AuthorizationPluginOptions {
   readonly config: ApplicationConfiguration

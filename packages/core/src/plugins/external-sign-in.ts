@@ -119,7 +119,6 @@ interface StoredFlow extends FlowState {
   readonly binding: string
 }
 
-
 function sameText (a: string, b: string): boolean {
   const left = Buffer.from(a)
   const right = Buffer.from(b)

@@ -51,6 +51,35 @@ export interface SessionCookieSettings {
 /** Callback form of {@link FastifyInstance.session.authenticate}, for hooks that avoid a promise per request. */
 export type ResolveCallback = (error: Error | null, principal: Principal | undefined) => void
 
+/** `app.session`: the cookie session of the signed-in user, and revocation. */
+export interface SessionApi {
+  readonly cookie: SessionCookieSettings
+  /**
+   * Reads the session once per request; the principal or undefined. Rejects with a 503
+   * error when the state store cannot vouch for the session (fails closed).
+   */
+  authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<Principal | undefined>
+  /** The same, callback style (the authorization hook). */
+  resolve: (request: FastifyRequest, reply: FastifyReply, done: ResolveCallback) => void
+  /** Ends every session of `subject` (the application:subject claim) on every instance; returns how many. */
+  revokeSubject: (subject: string) => Promise<number>
+  /** Ends the session with this id on every instance. */
+  revokeSession: (sessionId: string) => Promise<void>
+  /** Ends every session listed under an index key given at sign-in (`indexKeys`) on every instance; returns how many. */
+  revokeIndexed: (indexKey: string) => Promise<number>
+  /**
+   * The signed-in user's provider access token (SaveTokens), valid for at least the next
+   * minute: refreshed with the refresh token first when it expires within 60 s (once per
+   * session, even with concurrent callers on several instances). Undefined when there is no
+   * session, no access token, or no valid one can be had; when the provider refuses the
+   * refresh token the session ends (its cookie is deleted on `reply`) and the caller should
+   * answer as for an anonymous user (401 or a new sign-in). docs/providers.md, "Token refresh".
+   */
+  accessToken: (request: FastifyRequest, reply: FastifyReply) => Promise<string | undefined>
+  /** Registers how a provider scheme refreshes its tokens (providers call it when SaveTokens is on). */
+  registerTokenRefresher: (scheme: string, refresher: TokenRefresher) => void
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The signed-in principal; set by {@link FastifyInstance.session.authenticate}. */
@@ -63,33 +92,7 @@ declare module 'fastify' {
     signOut: () => Promise<void>
   }
   interface FastifyInstance {
-    session: {
-      readonly cookie: SessionCookieSettings
-      /**
-       * Reads the session once per request; the principal or undefined. Rejects with a 503
-       * error when the state store cannot vouch for the session (fails closed).
-       */
-      authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<Principal | undefined>
-      /** The same, callback style (the authorization hook). */
-      resolve: (request: FastifyRequest, reply: FastifyReply, done: ResolveCallback) => void
-      /** Ends every session of `subject` (the application:subject claim) on every instance; returns how many. */
-      revokeSubject: (subject: string) => Promise<number>
-      /** Ends the session with this id on every instance. */
-      revokeSession: (sessionId: string) => Promise<void>
-      /** Ends every session listed under an index key given at sign-in (`indexKeys`) on every instance; returns how many. */
-      revokeIndexed: (indexKey: string) => Promise<number>
-      /**
-       * The signed-in user's provider access token (SaveTokens), valid for at least the next
-       * minute: refreshed with the refresh token first when it expires within 60 s (once per
-       * session, even with concurrent callers on several instances). Undefined when there is no
-       * session, no access token, or no valid one can be had; when the provider refuses the
-       * refresh token the session ends (its cookie is deleted on `reply`) and the caller should
-       * answer as for an anonymous user (401 or a new sign-in). docs/providers.md, "Token refresh".
-       */
-      accessToken: (request: FastifyRequest, reply: FastifyReply) => Promise<string | undefined>
-      /** Registers how a provider scheme refreshes its tokens (providers call it when SaveTokens is on). */
-      registerTokenRefresher: (scheme: string, refresher: TokenRefresher) => void
-    }
+    session: SessionApi
   }
 }
 

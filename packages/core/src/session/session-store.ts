@@ -76,7 +76,6 @@ export interface SessionStoreOptions {
   readonly cacheCharacters?: number
 }
 
-
 /** How long the store keeps a record: until its sliding or its absolute expiry, whichever is first. */
 const recordTtlMs = (ticket: AuthenticationTicket, nowSeconds: number): number =>
   (Math.min(ticket.expiresAt, ticket.absoluteExpiresAt) - nowSeconds) * 1000
