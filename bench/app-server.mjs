@@ -10,9 +10,8 @@
  * are those of the shipped bundle, not of a TypeScript loader. The template root comes from
  * BENCH_TEMPLATE (the bundle lives elsewhere).
  */
+import { createLogger, loadConfiguration } from '@project-template/core'
 import { buildApp } from '../template/src/app.ts'
-import { loadConfiguration } from '../template/src/config/load.ts'
-import { createLogger } from '../template/src/logger.ts'
 
 const TEMPLATE = process.env.BENCH_TEMPLATE
 if (TEMPLATE === undefined) throw new Error('BENCH_TEMPLATE is not set (start this bundle through bench/harness.mjs)')

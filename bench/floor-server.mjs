@@ -43,9 +43,9 @@ function verified (value, secret) {
   return given.length === expected.length && timingSafeEqual(given, expected)
 }
 
-/** The app's security headers and logger, from its build (template/dist). */
+/** The app's security headers and logger, from the core's build (packages/core/dist; internal modules, the bench measures them). */
 export async function postureOfApp () {
-  const dist = new URL('../template/dist/', import.meta.url)
+  const dist = new URL('../packages/core/dist/', import.meta.url)
   const { securityHeaderValues } = await import(new URL('plugins/security-headers.js', dist).href)
   const { createLogger } = await import(new URL('logger.js', dist).href)
   const { logRequestCompleted } = await import(new URL('plugins/request-logging.js', dist).href)

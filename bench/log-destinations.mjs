@@ -11,7 +11,7 @@
 import { pino } from 'pino'
 
 const lines = Number(process.argv[2] ?? 200_000)
-const { loggerOptions, BatchedDestination } = await import('../template/src/logger.ts')
+const { loggerOptions, BatchedDestination } = await import('../packages/core/src/logger.ts')
 
 function measure (name, makeDestination) {
   const { destination, flush } = makeDestination()
