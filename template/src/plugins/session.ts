@@ -232,7 +232,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
 
   async function refreshSession (ticket: AuthenticationTicket, refresher: TokenRefresher, log: FastifyRequest['log']): Promise<RefreshOutcome> {
     // One instance at a time: a short lock record in the shared store; the others wait and re-read.
-    const lockKey = `flow:token-refresh:${ticket.sessionId}`
+    const lockKey = `lock:token-refresh:${ticket.sessionId}`
     if (!await app.state.add(lockKey, '1', TOKEN_REFRESH_LOCK_SECONDS * 1000)) return await awaitOtherRefresh(ticket, lockKey)
     try {
       const at = nowSeconds()

@@ -11,7 +11,7 @@
  */
 
 /** The kinds of state, each bounded on its own in the embedded store. */
-export const STATE_KINDS = ['session', 'index', 'flow', 'replay'] as const
+export const STATE_KINDS = ['session', 'index', 'flow', 'replay', 'lock'] as const
 export type StateKind = typeof STATE_KINDS[number]
 
 export interface StateStoreStatus {
