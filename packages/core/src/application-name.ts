@@ -34,7 +34,7 @@ export const PURPOSES = Object.freeze({
   /** The session cookie's sealed reference to its record (auth/ticket.ts). */
   sessionReference: `${APPLICATION_NAME}.Web.Authentication.v2`,
   /** A pending external sign-in's stored state (plugins/external-sign-in.ts). */
-  correlation: `${APPLICATION_NAME}.Web.Correlation.v2`,
+  correlation: `${APPLICATION_NAME}.Web.Correlation.v3`,
   /** The anti-forgery HMAC key (plugins/csrf.ts). */
   antiforgery: `${APPLICATION_NAME}.Antiforgery.v1`
 })

@@ -241,9 +241,9 @@ export const ApplicationSchema = Type.Object({
       TimeoutMilliseconds: Type.Integer({ default: 1000, minimum: 50, maximum: 30000, description: 'Extension. Connect and command timeout; a request needing Redis answers 503 after it.' })
     }, { additionalProperties: false, default: {} }),
     Embedded: Type.Object({
-      MaxSessions: Type.Integer({ default: 50_000, minimum: 1, description: 'Extension. Most session records; when full, the least recently written session ends.' }),
-      MaxPendingSignIns: Type.Integer({ default: 20_000, minimum: 1, description: 'Extension. Most sign-in flows in progress (10 minutes each); when full, new sign-ins are refused with a try-again page.' }),
-      MaxReplayRecords: Type.Integer({ default: 100_000, minimum: 1, description: 'Extension. Most replay records (used SAML2 assertion ids); when full, sign-ins are refused rather than a record forgotten.' }),
+      MaxSessions: Type.Integer({ default: 50_000, minimum: 1, description: 'Extension. Most session records (and three times as many index entries, as many token-refresh locks); when full, the least recently written session ends at once, with its index entries.' }),
+      MaxPendingSignIns: Type.Integer({ default: 20_000, minimum: 1, description: 'Extension. Most SAML2 single sign-outs waiting for the IdP (10 minutes each); when full, such a sign-out is refused with a try-again page. Sign-ins in progress are kept in the browser (the correlation cookie), not in the store.' }),
+      MaxReplayRecords: Type.Integer({ default: 100_000, minimum: 1, description: 'Extension. Most replay records (completed sign-in flows, used SAML2 assertion ids, back-channel logout token ids); when full, sign-ins are refused rather than a record forgotten.' }),
       MaxMegabytes: Type.Integer({ default: 256, minimum: 1, description: 'Extension. Most memory for stored values, in megabytes (characters / 1,048,576).' })
     }, { additionalProperties: false, default: {} })
   }, { additionalProperties: false, default: {} }),

@@ -7,7 +7,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, createError } from '../errors.js'
-import { StateStoreFullError, StateStoreUnavailableError } from '../state/state-store.js'
+import { ROOT_KEY } from '../config/schema.js'
+import { STATE_KIND_BOUNDS, StateStoreFullError, StateStoreUnavailableError } from '../state/state-store.js'
 import { pagesFor } from './branding.js'
 import { sendError, titleOf, wantsJson } from '../http/responses.js'
 
@@ -25,8 +26,8 @@ function stateStoreError (error: Error, request: FastifyRequest): AppError | und
     return createError('APP_ERR_STATE_UNAVAILABLE')
   }
   if (error instanceof StateStoreFullError) {
-    request.log.warn({ event: 'state.full', kind: error.kind }, 'state store full; request refused')
-    return createError('APP_ERR_STATE_FULL')
+    request.log.warn({ event: 'state.full', kind: error.kind, bound: error.bound, setting: `${ROOT_KEY}:${error.setting}` }, 'state store full; request refused')
+    return createError('APP_ERR_STATE_FULL', error.bound === 'entries' ? STATE_KIND_BOUNDS[error.kind].holds : 'records')
   }
   return undefined
 }

@@ -2,18 +2,21 @@
  * What every external provider shares: the pending sign-in flow that binds a callback to the
  * browser that started it, and the two ways a flow ends (signed in, or a safe failure).
  *
- * A flow's state (scheme, return URL, PKCE verifier, nonce, SAML request id) lives in the state
- * store under `flow:<flow id>` for 10 minutes, sealed with its own purpose. The browser holds a
- * small correlation cookie, `__Host-ProjectTemplate.Correlation.<flow id>` = `<time>.<binding>`
- * (about 90 bytes: docs/security.md, "Correlation cookies"), HttpOnly, Secure, SameSite=None so a
- * cross-site POST callback (SAML, form_post) carries it. The flow id travels as OAuth `state` or
- * SAML `RelayState`; the callback must bring the cookie whose random binding the stored state
- * names, and the stored state is then marked used, atomically, on every instance: a replayed
- * callback is refused as `replay`. A browser holds at most {@link MAX_FLOWS_PER_BROWSER}
- * correlation cookies: starting another prunes the oldest, so parallel challenges cannot pile
- * cookies up to the header limit.
+ * A flow's state (scheme, return URL, PKCE verifier, nonce, SAML request id, expiry) is sealed
+ * into the browser's correlation cookie with its own purpose, as ASP.NET Core's remote
+ * authentication handlers do: starting a sign-in writes nothing on the server, so anonymous
+ * traffic cannot fill the state store (docs/security.md, "Resource exhaustion"). The cookie,
+ * `__Host-ProjectTemplate.Correlation.<flow id>` = `<issued at, base 36>.<sealed state>`, is
+ * HttpOnly, Secure, SameSite=None so a cross-site POST callback (SAML, form_post) carries it;
+ * about 300 bytes, at most about 3.2 KB with the longest (2,048-character) return URL
+ * (docs/security.md, "Correlation cookies"). The flow id travels as OAuth `state` or SAML
+ * `RelayState` and must equal the id sealed in the cookie of the same name. Only after the
+ * provider's response has been verified is the flow recorded as used (a `replay:sign-in-flow:`
+ * record until the flow's expiry), so a replayed callback is refused as `replay` on every
+ * instance. A browser holds at most {@link MAX_FLOWS_PER_BROWSER} correlation cookies: starting
+ * another deletes this browser's oldest (cookies only: nothing another browser holds is touched).
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
@@ -23,10 +26,10 @@ import { normalizeClaims } from '../sign-in/claims-normalization.js'
 import { isLoopbackHost, parsePublicOrigin } from '../http/host-trust.js'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { isLocalUrl } from '../http/local-url.js'
+import { ReplayCache } from '../state/replay-cache.js'
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
 import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../sign-in/sign-in-failure.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
-import { flowKey } from '../state/keys.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
 export interface FlowState {
@@ -61,18 +64,25 @@ declare module 'fastify' {
   interface FastifyInstance {
     externalSignIn: {
       /**
-       * Stores the flow's state and sets its correlation cookie; returns the flow id (use as
-       * state/RelayState). Rejects with a 503 error when the store is full or unavailable.
+       * Seals the flow's state into its correlation cookie (nothing is written to the state
+       * store); returns the flow id (use as state/RelayState).
        */
       beginFlow: (reply: FastifyReply, scheme: string, returnUrl: string, data: Readonly<Record<string, string>>) => Promise<string>
       /**
-       * Deletes the flow's correlation cookie and, when the cookie's binding matches, marks the
-       * stored flow used and returns its state; undefined when missing, foreign, tampered, expired
-       * or already used (a following `fail(..., 'correlation')` then logs `replay` for the latter).
+       * Deletes the flow's correlation cookie and returns the state sealed in it; undefined when
+       * missing, foreign, tampered, expired or already completed (a following
+       * `fail(..., 'correlation')` then logs `replay` for the latter). Reads the store, never
+       * writes: {@link complete} records the flow as used once the provider's response is verified.
        */
       takeFlow: (request: FastifyRequest, reply: FastifyReply, scheme: string, flowId: unknown) => Promise<FlowState | undefined>
-      /** Normalizes claims, signs in with Cookies and redirects to the return URL. */
+      /**
+       * Records the taken flow as used (a second completion of the same flow is refused as
+       * `replay`), normalizes claims, signs in with Cookies and redirects to the return URL.
+       * Call it only with claims from a verified provider response.
+       */
       complete: (request: FastifyRequest, reply: FastifyReply, result: SignInResult) => Promise<FastifyReply>
+      /** Whether the request carries a correlation cookie (a sign-in of this browser is pending); reads nothing else. */
+      holdsFlow: (request: FastifyRequest) => boolean
       /** Logs the failure class (never a code, token or assertion) and shows the login page's safe message. */
       fail: (request: FastifyRequest, reply: FastifyReply, scheme: string, failure: FailureClass, error?: unknown) => FastifyReply
       /**
@@ -107,22 +117,27 @@ function diagnosticsOf (error: Error): Record<string, string | number> {
 export const FLOW_LIFETIME_SECONDS = 600
 /** Most correlation cookies one browser holds; starting another flow prunes the oldest. */
 export const MAX_FLOWS_PER_BROWSER = 4
+/** Longest correlation cookie value accepted: the sealed state with a maximal return URL fits. */
+const MAX_COOKIE_VALUE = 4000
 const PURPOSE = Buffer.from(PURPOSES.correlation)
 const FLOW_ID = /^[A-Za-z0-9_-]{22}$/
-const COOKIE_VALUE = /^([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/
-/** What a taken flow's record becomes: a used flow is told apart from an unknown one. */
-const USED = 'used'
+const COOKIE_VALUE = /^([0-9a-z]{1,11})\.(.+)$/s
+const TAKEN_FLOW = Symbol('externalSignIn.takenFlow')
 const TAKE_FAILURE = Symbol('externalSignIn.takeFailure')
-type RequestWithTakeFailure = FastifyRequest & { [TAKE_FAILURE]?: FailureClass }
+type RequestWithFlow = FastifyRequest & { [TAKE_FAILURE]?: FailureClass, [TAKEN_FLOW]?: FlowState }
 
-interface StoredFlow extends FlowState {
-  readonly binding: string
+/** The state as sealed in the cookie: short names keep the cookie small. */
+interface SealedFlow {
+  readonly s: string
+  readonly f: string
+  readonly r: string
+  readonly e: number
+  readonly d: Readonly<Record<string, string>>
 }
 
-function sameText (a: string, b: string): boolean {
-  const left = Buffer.from(a)
-  const right = Buffer.from(b)
-  return left.length === right.length && timingSafeEqual(left, right)
+function isStringRecord (value: unknown): value is Readonly<Record<string, string>> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) &&
+    Object.values(value).every((item) => typeof item === 'string')
 }
 
 async function externalSignIn (app: FastifyInstance, options: ExternalSignInOptions): Promise<void> {
@@ -134,6 +149,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
   const cookieOptions: CookieSerializeOptions = { httpOnly: true, secure: true, sameSite: 'none', path: '/', maxAge: FLOW_LIFETIME_SECONDS }
   const deleteOptions: CookieSerializeOptions = { ...cookieOptions, maxAge: 0, expires: new Date(0) }
   const transformation = config.Authentication.ClaimsTransformation
+  const completedFlows = new ReplayCache(app.state, 'sign-in-flow')
 
   /** Correlation cookies this request carries, oldest first: [flow id, issued at]. */
   function presentFlows (request: FastifyRequest): Array<[string, number]> {
@@ -150,18 +166,13 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     const request = reply.request
     const issuedAt = Math.floor(now() / 1000)
     const flowId = randomBytes(16).toString('base64url')
-    const binding = randomBytes(16).toString('base64url')
-    const state: StoredFlow = { scheme, flowId, returnUrl, expiresAt: issuedAt + FLOW_LIFETIME_SECONDS, data: { ...data }, binding }
-    await app.state.add(flowKey(flowId), sealBytes(JSON.stringify(state), keyRing, PURPOSE), FLOW_LIFETIME_SECONDS * 1000)
+    const state: SealedFlow = { s: scheme, f: flowId, r: returnUrl, e: issuedAt + FLOW_LIFETIME_SECONDS, d: { ...data } }
     const present = presentFlows(request)
     const pruned = present.slice(0, Math.max(0, present.length - (MAX_FLOWS_PER_BROWSER - 1)))
+    // Only this browser's own cookies are deleted: there is no server-side record to remove.
     for (const [oldFlowId] of pruned) reply.setCookie(`${prefix}${oldFlowId}`, '', deleteOptions)
-    if (pruned.length > 0) {
-      request.log.debug({ event: 'external.flow.pruned', count: pruned.length }, 'older sign-in flows of this browser abandoned')
-      const stale = pruned.map(([id]) => id).filter((id) => FLOW_ID.test(id)).map(flowKey)
-      app.state.delete(stale).catch(() => { /* they expire by themselves */ })
-    }
-    reply.setCookie(`${prefix}${flowId}`, `${issuedAt.toString(36)}.${binding}`, cookieOptions)
+    if (pruned.length > 0) request.log.debug({ event: 'external.flow.pruned', count: pruned.length }, 'older sign-in flows of this browser abandoned')
+    reply.setCookie(`${prefix}${flowId}`, `${issuedAt.toString(36)}.${sealBytes(JSON.stringify(state), keyRing, PURPOSE)}`, cookieOptions)
     return flowId
   }
 
@@ -177,30 +188,24 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
       return undefined
     }
     reply.setCookie(name, '', deleteOptions)
-    const binding = COOKIE_VALUE.exec(cookie)?.[2]
-    if (binding === undefined) return undefined
-    const sealed = await app.state.get(flowKey(flowId))
+    const sealed = COOKIE_VALUE.exec(cookie)?.[2]
     if (sealed === undefined) return undefined
-    if (sealed === USED) {
-      (request as RequestWithTakeFailure)[TAKE_FAILURE] = 'replay'
-      return undefined
-    }
-    const state = openJson<StoredFlow>(sealed, keyRing, PURPOSE, 16_384)
+    const state = openJson<SealedFlow>(sealed, keyRing, PURPOSE, MAX_COOKIE_VALUE)
     if (state === undefined) return undefined
-    if (typeof state.binding !== 'string' || !sameText(state.binding, binding)) return undefined
-    if (state.scheme !== scheme || state.flowId !== flowId || typeof state.expiresAt !== 'number' ||
-      state.expiresAt <= Math.floor(now() / 1000) || !isLocalUrl(state.returnUrl) ||
-      state.data === null || typeof state.data !== 'object') return undefined
-    // One use, on every instance: whoever swaps the record for the marker first owns the flow.
-    if (await app.state.replace(flowKey(flowId), USED) !== sealed) {
-      (request as RequestWithTakeFailure)[TAKE_FAILURE] = 'replay'
+    if (state.s !== scheme || state.f !== flowId || typeof state.e !== 'number' ||
+      state.e <= Math.floor(now() / 1000) || !isLocalUrl(state.r) || !isStringRecord(state.d)) return undefined
+    // A completed flow stays completed on every instance (a read; the record is written by complete()).
+    if (await completedFlows.seen(flowId)) {
+      (request as RequestWithFlow)[TAKE_FAILURE] = 'replay'
       return undefined
     }
-    return { scheme: state.scheme, flowId: state.flowId, returnUrl: state.returnUrl, expiresAt: state.expiresAt, data: state.data }
+    const flow: FlowState = { scheme: state.s, flowId: state.f, returnUrl: state.r, expiresAt: state.e, data: state.d }
+    ;(request as RequestWithFlow)[TAKEN_FLOW] = flow
+    return flow
   }
 
   function fail (request: FastifyRequest, reply: FastifyReply, scheme: string, reported: FailureClass, error?: unknown): FastifyReply {
-    const takeFailure = (request as RequestWithTakeFailure)[TAKE_FAILURE]
+    const takeFailure = (request as RequestWithFlow)[TAKE_FAILURE]
     const failure = reported === 'correlation' && takeFailure !== undefined ? takeFailure : reported
     const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code, ...diagnosticsOf(error) } : {}
     const outcome = outcomeOf(failure)
@@ -218,6 +223,11 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     const hasSubject = claims.some((claim) => claim.type === ApplicationClaimTypes.Subject && claim.value !== '') ||
       (!transformation.Enabled && claims.length > 0)
     if (!hasSubject) return fail(request, reply, result.scheme, 'claims')
+    // One completion per flow, on every instance: the first verified response records it.
+    const flow = (request as RequestWithFlow)[TAKEN_FLOW]
+    if (flow !== undefined && !await completedFlows.remember(flow.flowId, flow.expiresAt * 1000, now())) {
+      return fail(request, reply, result.scheme, 'replay')
+    }
     try {
       await reply.signIn({
         scheme: result.scheme,
@@ -241,7 +251,9 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     return configuredOrigin ?? `${request.protocol}://${request.host}`
   }
 
-  app.decorate('externalSignIn', { beginFlow, takeFlow, complete, fail, publicOrigin })
+  const holdsFlow = (request: FastifyRequest): boolean => Object.keys(request.cookies).some((name) => name.startsWith(prefix))
+
+  app.decorate('externalSignIn', { beginFlow, takeFlow, holdsFlow, complete, fail, publicOrigin })
 }
 
 export default fp(externalSignIn, { name: 'external-sign-in', dependencies: ['@fastify/cookie', 'session'] })

@@ -25,10 +25,10 @@ export interface StatePluginOptions {
 
 const CHARACTERS_PER_MEGABYTE = 1_048_576
 
-/** The embedded store with the configured bounds (the subject index may hold two entries per session). */
+/** The embedded store with the configured bounds (a session has up to three index entries: its subject, and with back-channel logout its provider sid and sub). */
 export function createEmbeddedStore (embedded: StateConfiguration['Embedded'], now: () => number = Date.now): EmbeddedStateStore {
   return new EmbeddedStateStore({
-    maxEntries: { session: embedded.MaxSessions, index: embedded.MaxSessions * 2, flow: embedded.MaxPendingSignIns, replay: embedded.MaxReplayRecords },
+    maxEntries: { session: embedded.MaxSessions, index: embedded.MaxSessions * 3, flow: embedded.MaxPendingSignIns, replay: embedded.MaxReplayRecords, lock: embedded.MaxSessions },
     maxCharacters: embedded.MaxMegabytes * CHARACTERS_PER_MEGABYTE
   }, now)
 }

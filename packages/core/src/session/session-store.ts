@@ -16,13 +16,13 @@ import { createHash } from 'node:crypto'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { ApplicationClaimTypes, type AuthenticationTicket } from './principal.js'
 import { MAX_SEALED_LENGTH, openSessionReference, openTicket, SESSION_ID, sealSessionReference, sealTicket } from './ticket.js'
-import { StateStoreUnavailableError, type StateStore } from '../state/state-store.js'
+import { SESSION_INVALIDATION_PREFIX, StateStoreUnavailableError, type StateStore } from '../state/state-store.js'
 import { providerSessionIndexKey as providerSessionIndexKeyOf, providerSubjectIndexKey as providerSubjectIndexKeyOf, sessionKey, subjectIndexKey as subjectIndexKeyOf } from '../state/keys.js'
 
 export const DEFAULT_SESSION_CACHE_ENTRIES = 4096
 /** About 8 MB of sealed records in the local cache (a 300-group principal is about 20 KB). */
 export const DEFAULT_SESSION_CACHE_CHARACTERS = 8_000_000
-const INVALIDATION_PREFIX = 'sessions:'
+const INVALIDATION_PREFIX = SESSION_INVALIDATION_PREFIX
 
 /** A least-recently-used map bounded by entries and by a size measure. */
 class BoundedCache<V> {
@@ -207,17 +207,29 @@ export class SessionStore {
    * them since this copy was cached, and writing the old ones back would lose a rotated refresh token.
    */
   async renew (renewed: AuthenticationTicket, nowSeconds: number): Promise<boolean> {
-    let ticket = renewed
-    if (renewed.tokens !== undefined) {
-      const stored = await this.load(renewed.sessionId, nowSeconds)
-      if (stored === undefined) return false
-      ticket = { ...renewed, ...(stored.tokens === undefined ? {} : { tokens: stored.tokens }) }
+    // A record that is gone (revoked, evicted) or a renewal the store refused (full, unreachable)
+    // leaves no cached copy behind: the next request reads the store again, so a session whose
+    // record disappeared stops working here too instead of living on until its idle expiry.
+    try {
+      let ticket = renewed
+      if (renewed.tokens !== undefined) {
+        const stored = await this.load(renewed.sessionId, nowSeconds)
+        if (stored === undefined) {
+          this.#tickets.delete(renewed.sessionId)
+          return false
+        }
+        ticket = { ...renewed, ...(stored.tokens === undefined ? {} : { tokens: stored.tokens }) }
+      }
+      const sealed = sealTicket(ticket, this.#ring)
+      const epoch = this.#epoch
+      const stored = await this.#store.update(sessionKey(ticket.sessionId), sealed, recordTtlMs(ticket, nowSeconds))
+      if (!stored) this.#tickets.delete(ticket.sessionId)
+      else if (epoch === this.#epoch) this.#tickets.set(ticket.sessionId, frozen(ticket), sealed.length)
+      return stored
+    } catch (error) {
+      this.#tickets.delete(renewed.sessionId)
+      throw error
     }
-    const sealed = sealTicket(ticket, this.#ring)
-    const epoch = this.#epoch
-    const stored = await this.#store.update(sessionKey(ticket.sessionId), sealed, recordTtlMs(ticket, nowSeconds))
-    if (stored && epoch === this.#epoch) this.#tickets.set(ticket.sessionId, frozen(ticket), sealed.length)
-    return stored
   }
 
   /**

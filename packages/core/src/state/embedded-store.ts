@@ -3,16 +3,23 @@
  *
  * Bounded per kind of record, and by characters of value overall, with a policy per kind when
  * full (after expired records are swept):
- * - `session`: the least recently written session goes (that user signs in again: fails closed);
- * - `index`, `flow`, `replay`: the write is refused with {@link StateStoreFullError}, because
- *   forgetting an unexpired replay record would let a replay through, and forgetting an index
- *   entry would let "sign out everywhere" miss a session. The app answers "try again" (503).
+ * - `session`: the least recently written session goes (that user signs in again: fails closed).
+ *   An evicted session takes its index entries with it and is announced as an invalidation, so no
+ *   cache keeps serving it;
+ * - `index`: sessions are evicted, oldest first, until the index has room (an index entry is only
+ *   ever needed for a live session); refused only when no session is left to evict;
+ * - `flow`, `replay`, `lock`: the write is refused with {@link StateStoreFullError}, because
+ *   forgetting an unexpired replay record would let a replay through. The app answers "try again"
+ *   (503). Anonymous requests write none of these (docs/security.md, "Resource exhaustion").
  *
  * Everything is lost on restart: sessions end (users sign in again), which is the safe direction.
  */
 import {
-  StateStoreFullError, kindOf, type StateKind, type StateStore, type StateStoreStatus
+  SESSION_INVALIDATION_PREFIX, StateStoreFullError, kindOf, type StateKind, type StateStore, type StateStoreStatus
 } from './state-store.js'
+import { SESSION_KEY_PREFIX } from './keys.js'
+
+const SESSION_PREFIX = SESSION_KEY_PREFIX
 
 export interface EmbeddedStoreLimits {
   /** Most records of each kind. */
@@ -36,6 +43,8 @@ export class EmbeddedStateStore implements StateStore {
   readonly #limits: EmbeddedStoreLimits
   readonly #now: () => number
   readonly #listeners: Array<{ onInvalidate: (message: string) => void, onReset: () => void }> = []
+  /** Index sets by member (a session id): the sets an evicted session must leave. */
+  readonly #indexesOf = new Map<string, Set<string>>()
   #characters = 0
   #timer: NodeJS.Timeout | undefined
 
@@ -82,6 +91,27 @@ export class EmbeddedStateStore implements StateStore {
   #remove (map: Map<string, Entry>, key: string, entry: Entry): void {
     map.delete(key)
     this.#characters -= entry.size
+    if (entry.value instanceof Set) for (const member of entry.value) this.#forgetMembership(member, key)
+  }
+
+  #forgetMembership (member: string, key: string): void {
+    const keys = this.#indexesOf.get(member)
+    if (keys === undefined) return
+    keys.delete(key)
+    if (keys.size === 0) this.#indexesOf.delete(member)
+  }
+
+  /** Evicts the least recently written session, with its index entries; false when there is none. */
+  #evictOldestSession (): boolean {
+    const sessions = this.#map('session')
+    const oldest = sessions.entries().next().value
+    if (oldest === undefined) return false
+    const [key, entry] = oldest
+    this.#remove(sessions, key, entry)
+    const sessionId = key.slice(SESSION_PREFIX.length)
+    for (const indexKey of [...this.#indexesOf.get(sessionId) ?? []]) this.#removeMember(indexKey, sessionId)
+    for (const listener of this.#listeners) listener.onInvalidate(`${SESSION_INVALIDATION_PREFIX}${sessionId}`)
+    return true
   }
 
   /** Removes every expired record. */
@@ -98,13 +128,10 @@ export class EmbeddedStateStore implements StateStore {
     const fits = (): boolean => map.size < this.#limits.maxEntries[kind] && this.#characters + size <= this.#limits.maxCharacters
     if (fits()) return
     this.sweep()
-    if (kind === 'session') {
-      for (const [key, entry] of map) {
-        if (fits()) break
-        this.#remove(map, key, entry)
-      }
+    if (kind === 'session' || kind === 'index') {
+      while (!fits() && this.#evictOldestSession()) { /* one session (and its index entries) at a time */ }
     }
-    if (!fits()) throw new StateStoreFullError(kind)
+    if (!fits()) throw new StateStoreFullError(kind, map.size < this.#limits.maxEntries[kind] ? 'characters' : 'entries')
   }
 
   #write (key: string, value: string | Set<string>, size: number, ttlMs: number): void {
@@ -165,11 +192,19 @@ export class EmbeddedStateStore implements StateStore {
         entry.value.add(member)
         entry.size += member.length
         this.#characters += member.length
+        this.#rememberMembership(member, key)
       }
       entry.expiresAt = Math.max(entry.expiresAt, expiresAt)
       return
     }
     this.#write(key, new Set([member]), key.length + member.length, ttlMs)
+    this.#rememberMembership(member, key)
+  }
+
+  #rememberMembership (member: string, key: string): void {
+    let keys = this.#indexesOf.get(member)
+    if (keys === undefined) this.#indexesOf.set(member, keys = new Set())
+    keys.add(key)
   }
 
   async members (key: string): Promise<string[]> {
@@ -178,11 +213,16 @@ export class EmbeddedStateStore implements StateStore {
   }
 
   async removeMember (key: string, member: string): Promise<void> {
+    this.#removeMember(key, member)
+  }
+
+  #removeMember (key: string, member: string): void {
     const map = this.#map(kindOf(key))
     const entry = map.get(key)
     if (entry === undefined || !(entry.value instanceof Set) || !entry.value.delete(member)) return
     entry.size -= member.length
     this.#characters -= member.length
+    this.#forgetMembership(member, key)
     if (entry.value.size === 0) this.#remove(map, key, entry)
   }
 

@@ -6,10 +6,13 @@
  */
 
 /** The kinds of record, each bounded on its own in the embedded store. */
-export const STATE_KINDS = ['session', 'index', 'flow', 'replay'] as const
+export const STATE_KINDS = ['session', 'index', 'flow', 'replay', 'lock'] as const
+
+/** The prefix of every session record's key. */
+export const SESSION_KEY_PREFIX = 'session:'
 
 /** A server-side session record (the sealed ticket), by session id. */
-export const sessionKey = (sessionId: string): string => `session:${sessionId}`
+export const sessionKey = (sessionId: string): string => `${SESSION_KEY_PREFIX}${sessionId}`
 
 /** The set of session ids of one subject; `hash` is the SHA-256 of the subject (session/session-store.ts). */
 export const subjectIndexKey = (hash: string): string => `index:subject:${hash}`
@@ -27,10 +30,17 @@ export const flowKey = (flowId: string): string => `flow:${flowId}`
 export const saml2LogoutKey = (relayState: string): string => `flow:saml2-logout:${relayState}`
 
 /** The single-flight lock of one session's token refresh (plugins/session.ts). */
-export const tokenRefreshLockKey = (sessionId: string): string => `flow:token-refresh:${sessionId}`
+export const tokenRefreshLockKey = (sessionId: string): string => `lock:token-refresh:${sessionId}`
 
 /** A redeemed one-time value (assertion id, logout token jti) in `scope`; `hash` of the value. */
 export const replayKey = (scope: string, hash: string): string => `replay:${scope}:${hash}`
+
+/**
+ * The invalidation message that drops sessions from every instance's cache: this prefix, then
+ * session ids separated by spaces (auth/session-store.ts publishes it; the embedded store sends it
+ * when it evicts a session to make room).
+ */
+export const SESSION_INVALIDATION_PREFIX = 'sessions:'
 
 /** The Redis pub/sub channel on which instances announce invalidations (state/redis-store.ts). */
 export const invalidationChannel = (keyPrefix: string): string => `${keyPrefix}invalidate`

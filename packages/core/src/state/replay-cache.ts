@@ -7,8 +7,9 @@
  *
  * Never forgets an unexpired record to make room: when the embedded store holds its maximum, the
  * write is refused (StateStoreFullError) and the sign-in answers "try again" instead of risking a
- * replay. OAuth and OpenID Connect flows need no record here: a taken flow is marked used in the
- * store itself (plugins/external-sign-in.ts).
+ * replay. A completed sign-in flow is recorded too (scope `sign-in-flow`, until the flow's own
+ * expiry), written only after the provider's response has been verified, so a replayed callback is
+ * refused as `replay` everywhere while starting a flow writes nothing (plugins/external-sign-in.ts).
  */
 import { createHash } from 'node:crypto'
 import type { StateStore } from './state-store.js'
@@ -28,7 +29,15 @@ export class ReplayCache {
    * expired (a replay), true when it is new. Ids are hashed: the store never holds them verbatim.
    */
   async remember (id: string, expiresAtMs: number, nowMs = Date.now()): Promise<boolean> {
-    const key = replayKey(this.#scope, createHash('sha256').update(id, 'utf8').digest('base64url'))
-    return await this.#store.add(key, '1', Math.max(1, expiresAtMs - nowMs))
+    return await this.#store.add(this.#key(id), '1', Math.max(1, expiresAtMs - nowMs))
+  }
+
+  /** Whether `id` is recorded (a read only: nothing is written). */
+  async seen (id: string): Promise<boolean> {
+    return await this.#store.get(this.#key(id)) !== undefined
+  }
+
+  #key (id: string): string {
+    return replayKey(this.#scope, createHash('sha256').update(id, 'utf8').digest('base64url'))
   }
 }

@@ -10,9 +10,9 @@
  * sees claims or tokens in the clear).
  */
 
-import { STATE_KINDS } from './keys.js'
+import { SESSION_INVALIDATION_PREFIX, STATE_KINDS } from './keys.js'
 
-export { STATE_KINDS }
+export { SESSION_INVALIDATION_PREFIX, STATE_KINDS }
 export type StateKind = typeof STATE_KINDS[number]
 
 export interface StateStoreStatus {
@@ -71,14 +71,36 @@ export class StateStoreUnavailableError extends Error {
   }
 }
 
-/** The embedded store holds as many records of this kind as it may: refuse rather than forget one. */
+/**
+ * What each kind holds, in words, and the setting that bounds it in the embedded store: the
+ * `APP_ERR_STATE_FULL` response names the former, the `state.full` log line both.
+ */
+export const STATE_KIND_BOUNDS: Readonly<Record<StateKind, { readonly holds: string, readonly setting: string }>> = {
+  session: { holds: 'sessions', setting: 'State:Embedded:MaxSessions' },
+  index: { holds: 'session index entries', setting: 'State:Embedded:MaxSessions' },
+  flow: { holds: 'pending SAML2 sign-outs', setting: 'State:Embedded:MaxPendingSignIns' },
+  replay: { holds: 'replay records', setting: 'State:Embedded:MaxReplayRecords' },
+  lock: { holds: 'token refreshes in progress', setting: 'State:Embedded:MaxSessions' }
+}
+
+/**
+ * The store holds as many records of this kind (`bound` entries) or as many characters overall
+ * (`bound` characters: State:Embedded:MaxMegabytes) as it may: refuse rather than forget one.
+ */
 export class StateStoreFullError extends Error {
   readonly kind: StateKind
+  readonly bound: 'entries' | 'characters'
 
-  constructor (kind: StateKind) {
-    super(`The state store holds the maximum number of ${kind} records.`)
+  constructor (kind: StateKind, bound: 'entries' | 'characters' = 'entries') {
+    super(bound === 'entries' ? `The state store holds the maximum number of ${kind} records.` : 'The state store holds the maximum number of characters.')
     this.name = 'StateStoreFullError'
     this.kind = kind
+    this.bound = bound
+  }
+
+  /** The setting that bounds what is full. */
+  get setting (): string {
+    return this.bound === 'entries' ? STATE_KIND_BOUNDS[this.kind].setting : 'State:Embedded:MaxMegabytes'
   }
 }
 

@@ -132,8 +132,9 @@ export async function buildTestApp (options: TestAppOptions = {}): Promise<TestA
     ...(options.stateStore === undefined ? {} : { stateStore: options.stateStore })
   })
   if (options.testSignIn !== false) {
-    app.post<{ Body: { claims: Claim[], scheme?: string } }>(TEST_SIGN_IN_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
-      await reply.signIn({ scheme: request.body.scheme ?? 'TestFlow', claims: request.body.claims })
+    app.post<{ Body: { claims: Claim[], scheme?: string, indexKeys?: string[] } }>(TEST_SIGN_IN_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
+      const { scheme, claims, indexKeys } = request.body
+      await reply.signIn({ scheme: scheme ?? 'TestFlow', claims, ...(indexKeys === undefined ? {} : { indexKeys }) })
       return reply.code(204).send()
     })
   }

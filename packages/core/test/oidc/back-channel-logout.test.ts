@@ -162,11 +162,20 @@ describe('BackChannelLogout true', () => {
     assert.deepEqual(findPlanted(app.logs.text(), planted), [])
   })
 
-  test('GET and other content types are not a logout', async () => {
+  test('GET is not a logout, and a valid logout token in any body but a form is refused with 400 and ends nothing', async () => {
     const get = await fetch(`${app.origin}${PATH}`, { redirect: 'manual' })
     assert.notEqual(get.status, 200)
-    const json = await fetch(`${app.origin}${PATH}`, { method: 'POST', body: '{"logout_token":"x"}', headers: { 'content-type': 'application/json' } })
-    assert.equal(json.status < 500 && json.status >= 400, true, `status ${json.status}`)
+    const session = new HttpSession()
+    await signIn(app, session, 'grace')
+    const token = await idp.sign(validClaims({ sub: 'grace' }), { typ: 'logout+jwt' })
+    planted.push(token)
+    const json = await fetch(`${app.origin}${PATH}`, { method: 'POST', body: JSON.stringify({ logout_token: token }), headers: { 'content-type': 'application/json' } })
+    assert.equal(json.status, 400)
+    assert.deepEqual(await json.json(), { error: 'invalid_request' })
+    assert.equal(app.logs.events('oidc.back_channel_logout.rejected').at(-1)?.errorCode, 'CONTENT_TYPE_NOT_FORM')
+    assert.equal(await signedIn(app, session), true, 'the session stays')
+    assert.equal((await postLogoutToken(app, token)).status, 200, 'the same token, form-encoded, is accepted')
+    assert.equal(await signedIn(app, session), false)
   })
 })
 

@@ -101,7 +101,7 @@ describe('XML reading', () => {
 })
 
 describe('assertion replay records', () => {
-  const store = (maxReplay = 3): EmbeddedStateStore => new EmbeddedStateStore({ maxEntries: { session: 10, index: 10, flow: 10, replay: maxReplay }, maxCharacters: 1_000_000 }, () => clock)
+  const store = (maxReplay = 3): EmbeddedStateStore => new EmbeddedStateStore({ maxEntries: { session: 10, index: 10, flow: 10, replay: maxReplay, lock: 10 }, maxCharacters: 1_000_000 }, () => clock)
   let clock = 1000
 
   test('an id is accepted once until it expires, then may be recorded again', async () => {

@@ -429,7 +429,7 @@ describe('XSW1-XSW8 against validateResponse() alone (readResponseEnvelope bypas
           idp: description,
           acsUrl,
           expectedRequestId: requestId,
-          replayCache: new ReplayCache(new EmbeddedStateStore({ maxEntries: { session: 1, index: 1, flow: 1, replay: 100 }, maxCharacters: 100_000 }), 'saml2-assertion')
+          replayCache: new ReplayCache(new EmbeddedStateStore({ maxEntries: { session: 1, index: 1, flow: 1, replay: 100, lock: 10 }, maxCharacters: 100_000 }), 'saml2-assertion')
         }
         let outcome: string
         try {

@@ -130,8 +130,12 @@ describe('Redis lost while running', () => {
     const ready = await a.app.inject({ url: '/health/ready' })
     assert.equal(ready.statusCode, 503)
     assert.equal(ready.json().checks.state.status, 'Unhealthy')
+    // Starting a sign-in writes nothing on the server (issue 21); completing one needs the store.
     const challenge = await a.app.inject({ url: `/External/Challenge?provider=${TEST_PROVIDER}` })
-    assert.equal(challenge.statusCode, 503, 'no sign-in can start without the store')
+    assert.equal(challenge.statusCode, 302, 'a challenge needs no store')
+    const flow = challenge.cookies[0]!
+    const callback = await a.app.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${flow.name.slice(flow.name.lastIndexOf('.') + 1)}`, headers: { cookie: `${flow.name}=${flow.value}` } })
+    assert.equal(callback.statusCode, 503, 'no sign-in completes without the store')
     assert.ok(!a.logs.text().includes(server.socket), 'the connection string is never logged')
 
     await server.start()

@@ -84,7 +84,7 @@ function behavesLikeAStore (name: string, create: () => Promise<StateStore>): vo
   })
 }
 
-behavesLikeAStore('Embedded', async () => new EmbeddedStateStore({ maxEntries: { session: 100, index: 100, flow: 100, replay: 100 }, maxCharacters: 1_000_000 }))
+behavesLikeAStore('Embedded', async () => new EmbeddedStateStore({ maxEntries: { session: 100, index: 100, flow: 100, replay: 100, lock: 10 }, maxCharacters: 1_000_000 }))
 behavesLikeAStore('Redis', async () => {
   const store = redisStore()
   await waitFor(() => store.status().available, 'Redis ready')
@@ -93,7 +93,7 @@ behavesLikeAStore('Redis', async () => {
 
 describe('embedded store bounds', () => {
   test('sessions: the least recently written session goes when full', async () => {
-    const store = new EmbeddedStateStore({ maxEntries: { session: 2, index: 2, flow: 2, replay: 2 }, maxCharacters: 1_000_000 })
+    const store = new EmbeddedStateStore({ maxEntries: { session: 2, index: 2, flow: 2, replay: 2, lock: 10 }, maxCharacters: 1_000_000 })
     await store.set('session:1', 'a', 60_000)
     await store.set('session:2', 'b', 60_000)
     await store.set('session:3', 'c', 60_000)
@@ -102,7 +102,7 @@ describe('embedded store bounds', () => {
   })
 
   test('flows and replay records: refused when full, never an unexpired record forgotten', async () => {
-    const store = new EmbeddedStateStore({ maxEntries: { session: 2, index: 2, flow: 2, replay: 2 }, maxCharacters: 1_000_000 })
+    const store = new EmbeddedStateStore({ maxEntries: { session: 2, index: 2, flow: 2, replay: 2, lock: 10 }, maxCharacters: 1_000_000 })
     for (const kind of ['flow', 'replay'] as const) {
       await store.add(`${kind}:1`, 'a', 60_000)
       await store.add(`${kind}:2`, 'b', 60_000)
@@ -112,7 +112,7 @@ describe('embedded store bounds', () => {
   })
 
   test('characters are bounded across kinds', async () => {
-    const store = new EmbeddedStateStore({ maxEntries: { session: 100, index: 100, flow: 100, replay: 100 }, maxCharacters: 1000 })
+    const store = new EmbeddedStateStore({ maxEntries: { session: 100, index: 100, flow: 100, replay: 100, lock: 10 }, maxCharacters: 1000 })
     await store.add('flow:big', 'x'.repeat(900), 60_000)
     await assert.rejects(store.add('replay:r', 'y'.repeat(200), 60_000), StateStoreFullError)
     assert.ok(store.characters <= 1000)

@@ -42,6 +42,11 @@ import type { SignedOutPrincipal } from '../authentication.js'
 import type { ProviderRegistration } from '../authentication.js'
 
 /** http to the provider only for a loopback Authority in Development (validation rejects it elsewhere). */
+/** The media type of a Content-Type header, lower case, without parameters. */
+function mediaTypeOf (header: string | undefined): string {
+  return (header ?? '').split(';', 1)[0]!.trim().toLowerCase()
+}
+
 export function allowsInsecureRequests (authority: string, environmentName: string): boolean {
   return isDevelopmentLoopbackHttp(new URL(authority), environmentName)
 }
@@ -251,6 +256,8 @@ function registerBackChannelLogout (app: FastifyInstance, path: string, options:
         ? reply.code(503).send({ error: 'temporarily_unavailable' })
         : reply.code(400).send({ error: 'invalid_request' })
     }
+    // OpenID Connect Back-Channel Logout 1.0, 2.5: the token comes form-encoded, nothing else.
+    if (mediaTypeOf(request.headers['content-type']) !== 'application/x-www-form-urlencoded') return refuse('malformed', 'CONTENT_TYPE_NOT_FORM')
     const token = singleValue(request.body, 'logout_token')
     if (typeof token !== 'string') return refuse('malformed', 'LOGOUT_TOKEN_MISSING')
     const config = options.metadata()

@@ -44,6 +44,9 @@ export const ACS_BODY_LIMIT = 256 * 1024
 
 const KEY = `${ROOT_KEY}:Authentication:Providers:Saml2`
 
+/** Whether a RelayState has the shape of this app's flow ids (plugins/external-sign-in.ts). */
+const isFlowId = (value: string | undefined): boolean => value !== undefined && LOGOUT_RELAY_STATE.test(value)
+
 /** A single-valued form field: undefined when absent, null when repeated or not a string. */
 function formField (body: unknown, name: string): string | undefined | null {
   if (body === null || typeof body !== 'object') return undefined
@@ -167,10 +170,28 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     }
     const samlResponse = formField(request.body, 'SAMLResponse')
     const relayState = formField(request.body, 'RelayState')
-    const flow = typeof relayState === 'string' ? await app.externalSignIn.takeFlow(request, reply, scheme, relayState) : undefined
     if (typeof samlResponse !== 'string' || samlResponse === '' || relayState === null) return fail('malformed')
     const idp = source.current
     if (idp === undefined) return fail('unavailable')
+    // The cheap checks first (correlation cookie and RelayState; no XML is parsed yet), so a
+    // response nobody asked for costs no parsing unless AllowUnsolicitedResponses wants it.
+    const flow = typeof relayState === 'string' ? await app.externalSignIn.takeFlow(request, reply, scheme, relayState) : undefined
+    if (flow === undefined && !settings.allowUnsolicitedResponses) {
+      if (saml.RestartUnsolicitedSignIn && !isFlowId(relayState) && !app.externalSignIn.holdsFlow(request)) {
+        // IdP-initiated (Okta tile, Entra My Apps): nothing in the response is read or trusted.
+        // A fresh SP-initiated flow keeps InResponseTo, the correlation cookie and replay
+        // protection, and the IdP's existing session makes it a silent round trip. A local
+        // RelayState is where the user lands; anything else is ignored. Starting it writes
+        // nothing on the server (the flow lives in the browser's correlation cookie).
+        const returnUrl = typeof relayState === 'string' && isLocalUrl(relayState) ? relayState : '/'
+        request.log.info({ event: 'saml2.unsolicited.restarted', provider: scheme }, 'unsolicited SAML2 response: starting an SP-initiated sign-in')
+        if (!status().available) return fail('unavailable')
+        return await challenge(request, reply, returnUrl)
+      }
+      // A RelayState naming a flow of ours, or a browser with a sign-in pending, answers a request
+      // whose correlation is missing, foreign or used; anything else is an unsolicited response.
+      return fail(isFlowId(relayState) || app.externalSignIn.holdsFlow(request) ? 'correlation' : 'unsolicited')
+    }
 
     let envelope
     try {
@@ -180,16 +201,6 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     }
     // A response answering a request needs that request's flow (RelayState + correlation cookie).
     if (envelope.inResponseTo !== undefined && flow === undefined) return fail('correlation')
-    if (flow === undefined && !settings.allowUnsolicitedResponses && saml.RestartUnsolicitedSignIn) {
-      // IdP-initiated (Okta tile, Entra My Apps): nothing in the response is trusted or used.
-      // A fresh SP-initiated flow keeps InResponseTo, the correlation cookie and replay
-      // protection, and the IdP's existing session makes it a silent round trip. A local
-      // RelayState is where the user lands; anything else is ignored.
-      const returnUrl = typeof relayState === 'string' && isLocalUrl(relayState) ? relayState : '/'
-      request.log.info({ event: 'saml2.unsolicited.restarted', provider: scheme }, 'unsolicited SAML2 response: starting an SP-initiated sign-in')
-      if (!status().available) return fail('unavailable')
-      return await challenge(request, reply, returnUrl)
-    }
     const expectedRequestId = flow?.data.requestId
     if (flow !== undefined && typeof expectedRequestId !== 'string') return fail('correlation')
 
