@@ -100,7 +100,7 @@ describe('the rename', () => {
   test('stable error codes are not renamed', () => {
     const count = (/** @type {string} */ text) => (text.match(/APP_ERR_[A-Z_]+/g) ?? []).length
     // The catalogue itself lives in @project-template/core; the app's files name codes too.
-    for (const path of ['docs/security.md', 'docs/configuration.md']) {
+    for (const path of ['docs/authorization.md', 'docs/configuration.md', 'test/routes/api.test.ts']) {
       const template = readFileSync(join(TEMPLATE_DIR, path), 'utf8')
       assert.ok(count(template) > 0, path)
       assert.equal(count(read(cookieProject, path)), count(template), path)
