@@ -35,7 +35,7 @@ export function startLoad (options: { port: number, ca: string, requests: readon
   const errors: Record<string, number> = {}
   let total = 0
   let maxLatencyMs = 0
-  let stopped = false
+  const state = { stopped: false }
   const deadline = Date.now() + options.maxMs
 
   const once = async (entry: LoadRequest): Promise<void> => {
@@ -60,7 +60,7 @@ export function startLoad (options: { port: number, ca: string, requests: readon
 
   const intervalMs = 1000 * options.connections / options.ratePerSecond
   const worker = async (offset: number): Promise<void> => {
-    for (let index = offset; !stopped && total < options.maxRequests && Date.now() < deadline; index++) {
+    for (let index = offset; !state.stopped && total < options.maxRequests && Date.now() < deadline; index++) {
       const started = Date.now()
       await once(options.requests[index % options.requests.length] as LoadRequest)
       const rest = intervalMs - (Date.now() - started)
@@ -70,7 +70,7 @@ export function startLoad (options: { port: number, ca: string, requests: readon
   const workers = Promise.all(Array.from({ length: options.connections }, async (_value, index) => await worker(index)))
   return {
     stop: async () => {
-      stopped = true
+      state.stopped = true
       await workers
       agent.destroy()
       return { total, statuses, errors, maxLatencyMs }
