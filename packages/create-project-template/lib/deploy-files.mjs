@@ -83,18 +83,25 @@ export function composeYaml (name) {
   const project = kebabName(name)
   return `# Two instances of the app behind nginx (TLS termination), sharing Redis for session state.
 # Before \`docker compose up --build\`: create deploy/certs/tls.crt and tls.key and export
-# DATA_PROTECTION_KEY (see docs/deployment.md). Nothing secret is written in this file.
+# DATA_PROTECTION_KEY, REDIS_PASSWORD and PUBLIC_ORIGIN (see docs/deployment.md). Nothing secret
+# is written in this file.
 name: ${project}
 
 x-app: &app
   build: .
   restart: unless-stopped
+  # SIGTERM: readiness fails, 5 s of serving (Hosting:ShutdownDelaySeconds), then at most 20 s to
+  # finish in-flight requests (Hosting:DrainTimeoutSeconds); the grace period covers both.
+  stop_grace_period: 30s
   environment:
     ${name}__DataProtection__Keys__0: \${DATA_PROTECTION_KEY:?set DATA_PROTECTION_KEY, from npm run --silent generate-key}
+    # The https origin users reach (Production requires https for the site and for the IdP).
+    ${name}__Hosting__PublicOrigin: \${PUBLIC_ORIGIN:?set PUBLIC_ORIGIN, the https origin users reach, for example https://localhost:8443}
     ${name}__ForwardedHeaders__Enabled: "true"
     ${name}__ForwardedHeaders__KnownProxies__0: 172.30.0.10
     ${name}__State__Provider: Redis
-    ${name}__State__Redis__ConnectionString: redis://redis:6379
+    # The password comes from the environment (hex, so it needs no URL encoding), never this file.
+    ${name}__State__Redis__ConnectionString: redis://:\${REDIS_PASSWORD:?set REDIS_PASSWORD, for example openssl rand -hex 32}@redis:6379
   depends_on:
     redis:
       condition: service_healthy
@@ -106,10 +113,24 @@ services:
 
   redis:
     image: redis:7-bookworm
-    command: ["redis-server", "--save", "", "--appendonly", "no"]
+    # requirepass from the compose secret, written to a config file (0600, owned by redis) so
+    # that it is not in the process arguments; the image's entrypoint then drops to the redis
+    # user. AOF persistence (fsync every second) on a named volume, so sessions, pending sign-ins
+    # and replay records survive a Redis restart.
+    command:
+      - sh
+      - -c
+      - |
+        umask 077
+        printf 'requirepass %s\\n' "$$(cat /run/secrets/redis_password)" > /tmp/redis-secret.conf
+        chown redis:redis /tmp/redis-secret.conf
+        exec docker-entrypoint.sh redis-server /tmp/redis-secret.conf --appendonly yes --appendfsync everysec --save ""
+    secrets: [redis_password]
+    volumes:
+      - redis-data:/data
     restart: unless-stopped
     healthcheck:
-      test: ["CMD", "redis-cli", "ping"]
+      test: ["CMD-SHELL", "REDISCLI_AUTH=$$(cat /run/secrets/redis_password) redis-cli ping | grep -q PONG"]
       interval: 5s
       timeout: 3s
       retries: 10
@@ -132,6 +153,13 @@ services:
     networks:
       backend:
         ipv4_address: 172.30.0.10
+
+secrets:
+  redis_password:
+    environment: REDIS_PASSWORD
+
+volumes:
+  redis-data:
 
 networks:
   backend:
