@@ -114,6 +114,8 @@ export async function buildApp (options: BuildAppOptions): Promise<FastifyInstan
     enabled: PROVIDER_NAMES.filter((name) => config.Authentication.Enabled && config.Authentication.Providers[name].Enabled)
   }, 'authentication providers')
 
+  // Readiness reads it (routes/health.ts); server.ts sets it on SIGTERM to drain the instance.
+  app.decorate('lifecycle', { draining: false })
   await app.register(requestLogging)
   await app.register(errorHandler, { development })
   await app.register(cookie, { hook: 'onRequest', parseOptions: {} })
