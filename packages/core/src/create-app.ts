@@ -144,6 +144,8 @@ export async function createApp (options: CreateAppOptions): Promise<FastifyInst
     enabled: PROVIDER_NAMES.filter((name) => config.Authentication.Enabled && config.Authentication.Providers[name].Enabled)
   }, 'authentication providers')
 
+  // Readiness reads it (routes/health.ts); runServer sets it on SIGTERM to drain the instance.
+  app.decorate('lifecycle', { draining: false })
   await app.register(branding, { branding: options.branding })
   await app.register(requestLogging)
   await app.register(errorHandler, { development })

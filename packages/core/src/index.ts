@@ -1,5 +1,4 @@
 /// <reference types="@fastify/cookie" preserve="true" />
-/// <reference types="@fastify/csrf-protection" preserve="true" />
 /**
  * `@project-template/core`: the security core of a ProjectTemplate app (README.md in this package
  * documents it with a worked example). This module is the package's whole public API; nothing else
@@ -14,7 +13,7 @@
  */
 
 // The Fastify augmentations of plugins whose types are not otherwise exported (app.state,
-// app.pages); the references above bring @fastify/cookie's and @fastify/csrf-protection's.
+// app.pages); the reference above brings @fastify/cookie's.
 import './plugins/state.js'
 import './plugins/branding.js'
 

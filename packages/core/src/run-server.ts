@@ -1,9 +1,10 @@
 /**
  * The process runner an app's `server.ts` calls: load and validate configuration (exit 1 before
- * listening when invalid), create the app (the core and the app's parts), listen on HOST:PORT
- * (default 127.0.0.1:5000), close gracefully on SIGTERM/SIGINT. With check-config.ts, the only
- * module that reads process.env.
+ * listening when invalid), create the app (the core and the app's parts), wait (bounded) for the
+ * state store, listen on HOST:PORT (default 127.0.0.1:5000), drain and close gracefully on
+ * SIGTERM/SIGINT. With check-config.ts, the only module that reads process.env.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { createApp, type ApplicationParts } from './create-app.js'
 import { isDevelopment } from './config/environment.js'
@@ -16,7 +17,7 @@ import { reportConfiguration, reportConfigurationError } from './startup.js'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 5000
-const SHUTDOWN_TIMEOUT_MS = 10_000
+const STATE_WAIT_INTERVAL_MS = 25
 
 function parsePort (value: string | undefined): number | undefined {
   if (value === undefined || value === '') return DEFAULT_PORT
@@ -97,15 +98,30 @@ async function main (options: RunServerOptions, started: { logger?: Logger }): P
     process.exitCode = 1
     return
   }
+  const { ShutdownDelaySeconds, DrainTimeoutSeconds, StartupStateWaitSeconds } = loaded.config.Hosting
   let closing = false
+  let listening = false
+  /**
+   * Graceful drain (docs/deployment.md, "Rolling restarts"): readiness fails at once; on SIGTERM
+   * the app keeps serving for ShutdownDelaySeconds so that the proxy or orchestrator notices;
+   * then it stops accepting, lets in-flight requests finish within DrainTimeoutSeconds, and exits.
+   */
   const shutdown = (signal: string): void => {
     if (closing) return
     closing = true
+    app.lifecycle.draining = true
+    const delayMs = signal === 'SIGTERM' && listening ? ShutdownDelaySeconds * 1000 : 0
+    logger.info({ event: 'server.draining', signal, delaySeconds: delayMs / 1000 }, 'shutting down; readiness fails from now on')
+    // Not unref'd: the process must stay up (and serving) for the delay.
+    setTimeout(() => { close(signal) }, delayMs)
+  }
+  const close = (signal: string): void => {
     logger.info({ event: 'server.closing', signal }, 'shutting down; finishing in-flight requests')
     const timer = setTimeout(() => {
-      logger.error({ event: 'server.close_timeout' }, 'graceful shutdown timed out')
+      logger.error({ event: 'server.close_timeout', drainTimeoutSeconds: DrainTimeoutSeconds }, 'graceful shutdown timed out')
+      app.server.closeAllConnections()
       process.exit(1)
-    }, SHUTDOWN_TIMEOUT_MS)
+    }, DrainTimeoutSeconds * 1000)
     timer.unref()
     // close() drops connections idle at that moment; a keep-alive connection whose in-flight
     // request finishes afterwards would hold the server open until the timeout, so sweep again.
@@ -123,5 +139,24 @@ async function main (options: RunServerOptions, started: { logger?: Logger }): P
   process.once('SIGTERM', () => { shutdown('SIGTERM') })
   process.once('SIGINT', () => { shutdown('SIGINT') })
 
+  // No request before the state store can answer it (a Redis connection takes a moment): wait,
+  // bounded, then listen anyway and let readiness report the store (routes/health.ts).
+  await app.ready()
+  if (!await stateStoreReady(app, StartupStateWaitSeconds * 1000, () => closing)) {
+    logger.warn({ event: 'state.store.not_ready', waitedSeconds: StartupStateWaitSeconds, reason: app.state.status().reason }, 'state store not ready; listening anyway, readiness answers 503 until it is')
+  }
+  if (closing) return
   await app.listen({ host, port })
+  listening = true
+}
+
+/** Resolves true once the state store is available, false after `timeoutMs` or when `stop()` turns true. */
+async function stateStoreReady (app: Awaited<ReturnType<typeof createApp>>, timeoutMs: number, stop: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  for (let check = 0; check <= Math.ceil(timeoutMs / STATE_WAIT_INTERVAL_MS); check++) {
+    if (app.state.status().available) return true
+    if (stop() || Date.now() >= deadline) return false
+    await sleep(STATE_WAIT_INTERVAL_MS)
+  }
+  return app.state.status().available
 }

@@ -1,7 +1,8 @@
 /**
  * The process entry (src/server.ts) over real HTTP: invalid configuration exits 1 before
  * listening without printing a secret; a valid start logs one listening line, answers real
- * requests, and on SIGTERM finishes the in-flight request and exits 0.
+ * requests, and on SIGTERM fails readiness, serves through the shutdown delay, finishes the
+ * in-flight request and exits 0.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -59,7 +60,7 @@ describe('server process: real HTTP', () => {
   let origin: string
 
   before(async () => {
-    run = runEntryPoint('src/server.ts', cleanEnv({ HOST: '127.0.0.1', PORT: '0', ProjectTemplate__DataProtection__Keys__0: KEY }))
+    run = runEntryPoint('src/server.ts', cleanEnv({ HOST: '127.0.0.1', PORT: '0', ProjectTemplate__DataProtection__Keys__0: KEY, ProjectTemplate__Hosting__ShutdownDelaySeconds: '1' }))
     const line = await run.waitForLine((record) => typeof record.msg === 'string' && LISTENING.test(record.msg))
     origin = LISTENING.exec(String(line.msg))?.[1] ?? ''
   })
@@ -95,7 +96,7 @@ describe('server process: real HTTP', () => {
     assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8')
   })
 
-  test('SIGTERM lets the in-flight request finish, then the process exits 0', async () => {
+  test('SIGTERM fails readiness first, keeps serving for the shutdown delay, lets the in-flight request finish, then exits 0', async () => {
     const { port } = new URL(origin)
     const socket: Socket = connect(Number(port), '127.0.0.1')
     let received = ''
@@ -108,9 +109,17 @@ describe('server process: real HTTP', () => {
     await new Promise((resolve) => setTimeout(resolve, 100))
     assert.equal((await fetch(`${origin}/health/live`, { signal: AbortSignal.timeout(5000) })).status, 200)
     run.child.kill('SIGTERM')
+    await run.waitForLine((record) => record.event === 'server.draining', 5000)
+    // The shutdown delay: readiness fails first (503, Retry-After) while everything else is served.
+    const ready = await fetch(`${origin}/health/ready`, { signal: AbortSignal.timeout(5000) })
+    assert.equal(ready.status, 503)
+    assert.equal(ready.headers.get('retry-after'), '5')
+    assert.deepEqual((await ready.json() as { checks: { hosting: unknown } }).checks.hosting, { status: 'Unhealthy', reason: 'draining' })
+    assert.equal((await fetch(`${origin}/Account/Login`, { signal: AbortSignal.timeout(5000) })).status, 200, 'still serving during the delay')
+    assert.ok(!jsonLines(run.stdout()).some((record) => record.event === 'server.closing'), 'not closing before the delay')
     await run.waitForLine((record) => record.event === 'server.closing', 5000)
     socket.write('"123456789012"}')
-    // Bounded below the app's own 10 s shutdown timeout, which would exit 1.
+    // Bounded below the app's own 20 s drain timeout, which would exit 1.
     assert.equal(await run.exited(8000), 0)
     socket.destroy()
     assert.match(received, /^HTTP\/1\.1 401 Unauthorized\r\n/)

@@ -83,18 +83,25 @@ export function composeYaml (name) {
   const project = kebabName(name)
   return `# Two instances of the app behind nginx (TLS termination), sharing Redis for session state.
 # Before \`docker compose up --build\`: create deploy/certs/tls.crt and tls.key and export
-# DATA_PROTECTION_KEY (see docs/deployment.md). Nothing secret is written in this file.
+# DATA_PROTECTION_KEY, REDIS_PASSWORD and PUBLIC_ORIGIN (see docs/deployment.md). Nothing secret
+# is written in this file.
 name: ${project}
 
 x-app: &app
   build: .
   restart: unless-stopped
+  # SIGTERM: readiness fails, 5 s of serving (Hosting:ShutdownDelaySeconds), then at most 20 s to
+  # finish in-flight requests (Hosting:DrainTimeoutSeconds); the grace period covers both.
+  stop_grace_period: 30s
   environment:
     ${name}__DataProtection__Keys__0: \${DATA_PROTECTION_KEY:?set DATA_PROTECTION_KEY, from npm run --silent generate-key}
+    # The https origin users reach (Production requires https for the site and for the IdP).
+    ${name}__Hosting__PublicOrigin: \${PUBLIC_ORIGIN:?set PUBLIC_ORIGIN, the https origin users reach, for example https://localhost:8443}
     ${name}__ForwardedHeaders__Enabled: "true"
     ${name}__ForwardedHeaders__KnownProxies__0: 172.30.0.10
     ${name}__State__Provider: Redis
-    ${name}__State__Redis__ConnectionString: redis://redis:6379
+    # The password comes from the environment (hex, so it needs no URL encoding), never this file.
+    ${name}__State__Redis__ConnectionString: redis://:\${REDIS_PASSWORD:?set REDIS_PASSWORD, for example openssl rand -hex 32}@redis:6379
   depends_on:
     redis:
       condition: service_healthy
@@ -106,10 +113,24 @@ services:
 
   redis:
     image: redis:7-bookworm
-    command: ["redis-server", "--save", "", "--appendonly", "no"]
+    # requirepass from the compose secret, written to a config file (0600, owned by redis) so
+    # that it is not in the process arguments; the image's entrypoint then drops to the redis
+    # user. AOF persistence (fsync every second) on a named volume, so sessions, pending sign-ins
+    # and replay records survive a Redis restart.
+    command:
+      - sh
+      - -c
+      - |
+        umask 077
+        printf 'requirepass %s\\n' "$$(cat /run/secrets/redis_password)" > /tmp/redis-secret.conf
+        chown redis:redis /tmp/redis-secret.conf
+        exec docker-entrypoint.sh redis-server /tmp/redis-secret.conf --appendonly yes --appendfsync everysec --save ""
+    secrets: [redis_password]
+    volumes:
+      - redis-data:/data
     restart: unless-stopped
     healthcheck:
-      test: ["CMD", "redis-cli", "ping"]
+      test: ["CMD-SHELL", "REDISCLI_AUTH=$$(cat /run/secrets/redis_password) redis-cli ping | grep -q PONG"]
       interval: 5s
       timeout: 3s
       retries: 10
@@ -133,6 +154,13 @@ services:
       backend:
         ipv4_address: 172.30.0.10
 
+secrets:
+  redis_password:
+    environment: REDIS_PASSWORD
+
+volumes:
+  redis-data:
+
 networks:
   backend:
     ipam:
@@ -141,13 +169,25 @@ networks:
 `
 }
 
-/** @returns {string} */
+/**
+ * The proxy configuration. template/test/deploy/rolling-restart.test.ts runs Debian's nginx with
+ * exactly this text, only the instance addresses, listen ports and certificate directory moved to
+ * loopback and a temporary directory, under a rolling restart of both instances.
+ * @returns {string}
+ */
 export function nginxConf () {
+  const servers = [`app1:${CONTAINER_PORT}`, `app2:${CONTAINER_PORT}`].map((address) => `    server ${address} max_fails=0;`).join('\n')
   return `# nginx in front of the app instances: terminates TLS, sets the forwarded headers the app
-# trusts from this proxy only (ForwardedHeaders:KnownProxies), keeps the probes internal.
+# trusts from this proxy only (ForwardedHeaders:KnownProxies), keeps the probes internal, and
+# retries an idempotent request on the next instance while one restarts (docs/deployment.md).
 upstream app {
-    server app1:${CONTAINER_PORT} max_fails=1 fail_timeout=5s;
-    server app2:${CONTAINER_PORT} max_fails=1 fail_timeout=5s;
+    # max_fails=0: an instance is never marked down by passive checks. nginx counts every answer
+    # listed in proxy_next_upstream (http_503 included) as a failure; in a Redis outage every
+    # instance answers 503 to signed-in pages, and with max_fails=1 nginx would mark them all down
+    # and answer 502 to everything, anonymous pages included, for fail_timeout. A stopped instance
+    # refuses connections at once, so a request to it costs a refused connect and goes to the next
+    # instance; instances leave rotation through /health/ready (orchestrator), not through nginx.
+${servers}
     keepalive 16;
 }
 
@@ -158,8 +198,9 @@ server {
 }
 
 server {
-    listen 443 ssl;
-    http2 on;
+    # http2 on the listen line: understood by every nginx from 1.9.5 (Debian 12's 1.22 included);
+    # nginx 1.25.1 and later prefer "http2 on;" and log a deprecation notice for this form.
+    listen 443 ssl http2;
     ssl_certificate     /etc/nginx/certs/tls.crt;
     ssl_certificate_key /etc/nginx/certs/tls.key;
     ssl_protocols       TLSv1.2 TLSv1.3;
@@ -177,8 +218,16 @@ server {
         proxy_set_header X-Forwarded-Proto https;
         proxy_set_header X-Forwarded-Host $http_host;
         proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-        # A restarting instance refuses connections: retry the other one (rolling restarts).
+        # Rolling restarts and drains: a refused or reset connection (error), no answer in time
+        # (timeout), or a 502/503 from the app is retried on the next instance. nginx retries
+        # only idempotent requests once they were sent: POST, PATCH and LOCK go to a second
+        # instance only when they could not be sent at all (no "non_idempotent" here), so a
+        # sign-in callback or a logout is never executed twice. When every instance answers 503
+        # (a Redis outage), the last answer is passed through as it is, Retry-After included.
         proxy_next_upstream error timeout http_502 http_503;
+        proxy_next_upstream_timeout 15s;
+        # An instance that does not even accept the connection is skipped after 3 s.
+        proxy_connect_timeout 3s;
         client_max_body_size 64k;
     }
 }

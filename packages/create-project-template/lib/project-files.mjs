@@ -114,7 +114,8 @@ jobs:
   test:
     runs-on: ubuntu-latest
     # Debian, so that apt-get installs the chromium package at /usr/bin/chromium,
-    # the browser the end-to-end test drives (nothing downloads a browser).
+    # the browser the end-to-end test drives (nothing downloads a browser), and the
+    # redis-server and nginx the state-store and rolling-restart tests start themselves.
     container: node:${'$'}{{ matrix.node }}-bookworm
     strategy:
       matrix:
@@ -122,8 +123,8 @@ jobs:
     timeout-minutes: 20
     steps:
       - uses: actions/checkout@v4
-      - name: Install Chromium
-        run: apt-get update && apt-get install -y --no-install-recommends chromium
+      - name: Install Chromium, redis-server and nginx
+        run: apt-get update && apt-get install -y --no-install-recommends chromium redis-server nginx
       - name: Install dependencies
         run: if [ -f package-lock.json ]; then npm ci; else npm install; fi
       - name: Test

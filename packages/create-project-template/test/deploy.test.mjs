@@ -68,7 +68,7 @@ describe('compose.yaml and the proxy', () => {
     assert.match(text, /^ {2}app1: \*app$/m)
     assert.match(text, /^ {2}app2: \*app$/m)
     assert.match(text, /^ {4}ShopFront__State__Provider: Redis$/m)
-    assert.match(text, /^ {4}ShopFront__State__Redis__ConnectionString: redis:\/\/redis:6379$/m)
+    assert.match(text, /^ {4}ShopFront__State__Redis__ConnectionString: redis:\/\/:\$\{REDIS_PASSWORD:\?[^}]+\}@redis:6379$/m)
     assert.match(text, /^ {4}ShopFront__DataProtection__Keys__0: \$\{DATA_PROTECTION_KEY:\?/m)
     assert.match(text, /^ {4}ShopFront__ForwardedHeaders__KnownProxies__0: 172\.30\.0\.10$/m)
     assert.match(text, /^ {2}redis:\n {4}image: redis:/m)
@@ -76,13 +76,35 @@ describe('compose.yaml and the proxy', () => {
     assert.match(text, /ipv4_address: 172\.30\.0\.10/)
   })
 
+  test('production-shaped: the public https origin, Redis with a password from a compose secret and AOF persistence, a drain-sized grace period', () => {
+    const text = read('compose.yaml')
+    assert.match(text, /^ {4}ShopFront__Hosting__PublicOrigin: \$\{PUBLIC_ORIGIN:\?[^}]*https[^}]*\}$/m)
+    assert.match(text, /^ {2}stop_grace_period: 30s$/m)
+    // requirepass read from the secret at start, never written in the file or in the process arguments.
+    assert.match(text, /printf 'requirepass %s\\n' "\$\$\(cat \/run\/secrets\/redis_password\)" > \/tmp\/redis-secret\.conf/)
+    assert.match(text, /exec docker-entrypoint\.sh redis-server \/tmp\/redis-secret\.conf --appendonly yes --appendfsync everysec/)
+    assert.match(text, /^ {4}secrets: \[redis_password\]$/m)
+    assert.match(text, /^secrets:\n {2}redis_password:\n {4}environment: REDIS_PASSWORD$/m)
+    assert.match(text, /^ {6}- redis-data:\/data$/m)
+    assert.match(text, /REDISCLI_AUTH=\$\$\(cat \/run\/secrets\/redis_password\) redis-cli ping/)
+    assert.doesNotMatch(text, /--requirepass|--appendonly no/)
+    // Every value that is a secret is a variable reference, nothing literal.
+    for (const line of text.split('\n').filter((entry) => !entry.trim().startsWith('#') && /Keys__0|ConnectionString|requirepass/.test(entry))) {
+      assert.match(line, /\$\{?\$?\(?[A-Z_]|\/run\/secrets\//, line)
+    }
+  })
+
   test('nginx terminates TLS, balances both instances, sets the forwarded headers and keeps the probes internal', () => {
     const text = read('deploy/nginx.conf')
-    assert.match(text, /server app1:8080/)
-    assert.match(text, /server app2:8080/)
-    assert.match(text, /listen 443 ssl;/)
+    assert.match(text, /server app1:8080 max_fails=0;/)
+    assert.match(text, /server app2:8080 max_fails=0;/)
+    assert.match(text, /listen 443 ssl http2;/)
     assert.match(text, /proxy_set_header X-Forwarded-Proto https;/)
     assert.match(text, /location \/health \{\n\s+return 404;/)
+    // Rolling restarts: idempotent requests retried on the next instance, never a POST once sent.
+    assert.match(text, /^ {8}proxy_next_upstream error timeout http_502 http_503;$/m)
+    assert.doesNotMatch(text, /^ +proxy_next_upstream .*non_idempotent|^ +server .*max_fails=[1-9]/m)
+    // template/test/deploy/rolling-restart.test.ts runs this file in Debian's nginx.
     assert.ok(existsSync(join(project, 'docs', 'deployment.md')))
     assert.match(read('.gitignore'), /^deploy\/certs\/$/m)
   })

@@ -200,7 +200,7 @@ describe('README, .gitignore and CI', () => {
   test('the CI workflow runs on Node 22 and 24 (Debian images), installs Debian chromium and runs the README test command', () => {
     const workflow = read(cookieProject, '.github/workflows/ci.yml')
     assert.match(workflow, /container: node:\$\{\{ matrix\.node \}\}-bookworm\n {4}strategy:\n {6}matrix:\n {8}node: \[22, 24\]\n/)
-    assert.match(workflow, /run: apt-get update && apt-get install -y --no-install-recommends chromium/)
+    assert.match(workflow, /run: apt-get update && apt-get install -y --no-install-recommends chromium redis-server nginx$/m)
     assert.match(workflow, /\n {8}run: npm test\n/)
   })
 

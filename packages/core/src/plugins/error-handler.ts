@@ -22,7 +22,9 @@ const CSRF_CODES = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN']
 /** Store failures fail closed: 503, a log event naming the cause, never a 500 or a stack trace. */
 function stateStoreError (error: Error, request: FastifyRequest): AppError | undefined {
   if (error instanceof StateStoreUnavailableError) {
-    request.log.warn({ event: 'state.unavailable', reason: error.reason }, 'state store unavailable; request refused')
+    // Debug: in an outage every request would log a line; the outage itself is logged once per
+    // connection and change of state (plugins/state.ts).
+    request.log.debug({ event: 'state.unavailable', reason: error.reason }, 'state store unavailable; request refused')
     return createError('APP_ERR_STATE_UNAVAILABLE')
   }
   if (error instanceof StateStoreFullError) {

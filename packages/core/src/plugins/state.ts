@@ -1,12 +1,15 @@
 /**
  * The state store of this app (`ProjectTemplate:State`): created from configuration, or supplied
  * by the caller (tests, benchmarks), started when the app is built and closed with it. Connection
- * events are logged without the connection string; readiness reports the store (routes/health.ts).
+ * events are logged without the connection string, one line per change of state per connection
+ * (down; still down every {@link STILL_DOWN_INTERVAL_MS} with a count; back, with the outage
+ * length), never one per refused request; readiness reports the store (routes/health.ts).
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { ApplicationConfiguration, StateConfiguration } from '../config/schema.js'
 import { EmbeddedStateStore } from '../state/embedded-store.js'
+import type { RedisConnection, RedisStoreEvent } from '../state/redis-store.js'
 import type { StateStore } from '../state/state-store.js'
 
 declare module 'fastify' {
@@ -33,6 +36,42 @@ export function createEmbeddedStore (embedded: StateConfiguration['Embedded'], n
   }, now)
 }
 
+/** While a connection stays down, one line this often says so, with the failures counted since it went down. */
+export const STILL_DOWN_INTERVAL_MS = 30_000
+
+/**
+ * The Redis store's events as log lines: per connection, a warning when it goes down, a warning
+ * every `intervalMs` while it stays down (with the failed attempts counted), an info line when it
+ * is back (with the outage length); plus one line when the store as a whole is ready. Each
+ * connection keeps its own state, so the subscriber's failures never hide the commands'.
+ */
+export function createOutageLog (log: FastifyInstance['log'], now: () => number = Date.now, intervalMs = STILL_DOWN_INTERVAL_MS): (event: RedisStoreEvent) => void {
+  const outages = new Map<RedisConnection, { since: number, failures: number, reported: number, errorName: string, errorCode: string | undefined }>()
+  return (event) => {
+    const at = now()
+    if (event.kind === 'ready') {
+      log.info({ event: 'state.store.ready' }, 'state store connected')
+      return
+    }
+    const outage = outages.get(event.connection)
+    if (event.kind === 'connected') {
+      if (outage === undefined) return
+      outages.delete(event.connection)
+      log.info({ event: 'state.store.recovered', connection: event.connection, outageMs: at - outage.since, failures: outage.failures }, 'state store connection back')
+      return
+    }
+    if (outage === undefined) {
+      outages.set(event.connection, { since: at, failures: 1, reported: at, errorName: event.errorName, errorCode: event.errorCode })
+      log.warn({ event: 'state.store.unavailable', connection: event.connection, errorName: event.errorName, errorCode: event.errorCode }, 'state store unreachable; requests that need it answer 503 until it is back')
+      return
+    }
+    outage.failures++
+    if (at - outage.reported < intervalMs) return
+    outage.reported = at
+    log.warn({ event: 'state.store.still_unavailable', connection: event.connection, failures: outage.failures, outageMs: at - outage.since, errorName: event.errorName, errorCode: event.errorCode }, 'state store still unreachable')
+  }
+}
+
 /**
  * The configured store. The Redis client is imported only when Redis is configured (as providers
  * are imported only when enabled), so an app on the embedded store does not load or hold it.
@@ -41,24 +80,12 @@ export async function createStateStore (config: ApplicationConfiguration, log: F
   const state = config.State
   if (state.Provider === 'Redis') {
     const { RedisStateStore } = await import('../state/redis-store.js')
-    const redisLog = log.child({ stateStore: 'Redis' })
-    let lastError = ''
     return new RedisStateStore({
       connectionString: state.Redis.ConnectionString,
       keyPrefix: state.Redis.KeyPrefix,
       timeoutMs: state.Redis.TimeoutMilliseconds,
-      onEvent (event) {
-        if (event.kind === 'ready') {
-          lastError = ''
-          redisLog.info({ event: 'state.store.ready' }, 'state store connected')
-          return
-        }
-        // A reconnect loop repeats the same error: log it once until the store is ready again.
-        const signature = `${event.connection}:${event.errorName}:${event.errorCode ?? ''}`
-        if (signature === lastError) return
-        lastError = signature
-        redisLog.warn({ event: 'state.store.unavailable', connection: event.connection, errorName: event.errorName, errorCode: event.errorCode }, 'state store unreachable; requests that need it answer 503 until it is back')
-      }
+      // Wall-clock time for outage lengths (`now` may be a test's frozen clock for sessions).
+      onEvent: createOutageLog(log.child({ stateStore: 'Redis' }))
     })
   }
   return createEmbeddedStore(state.Embedded, now)

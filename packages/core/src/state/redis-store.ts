@@ -31,9 +31,14 @@ export interface RedisStoreOptions {
   readonly onEvent?: (event: RedisStoreEvent) => void
 }
 
+export type RedisConnection = 'commands' | 'subscriber'
+
 export type RedisStoreEvent =
+  /** Both connections up and the invalidation subscription proved: the store is available. */
   | { kind: 'ready' }
-  | { kind: 'error', connection: 'commands' | 'subscriber', errorName: string, errorCode?: string }
+  /** One connection is (re)connected. */
+  | { kind: 'connected', connection: RedisConnection }
+  | { kind: 'error', connection: RedisConnection, errorName: string, errorCode?: string }
 
 const RESET_PREFIX = RESET_MESSAGE_PREFIX
 const MAX_RECONNECT_DELAY_MS = 5_000
@@ -84,11 +89,11 @@ export class RedisStateStore implements StateStore {
     this.#subscriber.on('end', () => { this.#subscribed = false; this.#proveSubscription() })
     this.#subscriber.on('reconnecting', () => { this.#subscribed = false; this.#proveSubscription() })
     // Each (re)connection of either side re-proves the subscription before caches are trusted.
-    this.#subscriber.on('ready', () => { this.#subscribed = false; this.#proveSubscription() })
-    this.#commands.on('ready', () => { if (!this.#subscribed) this.#proveSubscription() })
+    this.#subscriber.on('ready', () => { this.#subscribed = false; this.#onEvent({ kind: 'connected', connection: 'subscriber' }); this.#proveSubscription() })
+    this.#commands.on('ready', () => { this.#onEvent({ kind: 'connected', connection: 'commands' }); if (!this.#subscribed) this.#proveSubscription() })
   }
 
-  #failed (connection: 'commands' | 'subscriber', error: unknown): void {
+  #failed (connection: RedisConnection, error: unknown): void {
     if (connection === 'subscriber') this.#subscribed = false
     const details = describe(error)
     this.#reason = details.errorCode === 'ECONNREFUSED' || details.errorCode === 'ENOENT' || details.errorCode === 'ENOTFOUND' ? 'unreachable' : 'connection_failed'

@@ -11,15 +11,34 @@ import { setTimeout as sleep } from 'node:timers/promises'
 
 export const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server'
 
+export interface RedisServerOptions {
+  /** requirepass: clients must authenticate (the connection string then carries it). */
+  readonly password?: string
+  /** Also listen on this loopback TCP port; the connection string then uses it (redis://). */
+  readonly port?: number
+}
+
 export class RedisServer {
   readonly directory = mkdtempSync(join(tmpdir(), 'pt-redis-'))
   readonly socket = join(this.directory, 'redis.sock')
+  readonly #options: RedisServerOptions
   #process: ChildProcess | undefined
   #output = ''
 
+  constructor (options: RedisServerOptions = {}) {
+    this.#options = options
+  }
+
   /** The connection string the app is configured with. */
   get connectionString (): string {
+    const { password, port } = this.#options
+    if (port !== undefined) return `redis://${password === undefined ? '' : `:${encodeURIComponent(password)}@`}127.0.0.1:${port}`
     return `unix:${this.socket}`
+  }
+
+  /** redis-cli's arguments to reach and authenticate to this server. */
+  get #cliArgs (): string[] {
+    return ['-s', this.socket, ...(this.#options.password === undefined ? [] : ['--no-auth-warning', '-a', this.#options.password])]
   }
 
   get output (): string {
@@ -30,7 +49,8 @@ export class RedisServer {
     if (!existsSync(REDIS_SERVER)) throw new Error(`${REDIS_SERVER} is missing: run npm run test:setup (installs Debian's redis-server)`)
     rmSync(this.socket, { force: true })
     const child = spawn(REDIS_SERVER, [
-      '--port', '0', '--unixsocket', this.socket, '--unixsocketperm', '700',
+      '--port', String(this.#options.port ?? 0), '--bind', '127.0.0.1', '--unixsocket', this.socket, '--unixsocketperm', '700',
+      ...(this.#options.password === undefined ? [] : ['--requirepass', this.#options.password]),
       '--save', '', '--appendonly', 'no', '--dir', this.directory, '--loglevel', 'warning'
     ], { stdio: ['ignore', 'pipe', 'pipe'] })
     child.stdout?.on('data', (chunk: Buffer) => { this.#output += chunk.toString('utf8') })
@@ -46,13 +66,13 @@ export class RedisServer {
   }
 
   #ping (): boolean {
-    const result = spawnSync('redis-cli', ['-s', this.socket, 'ping'], { encoding: 'utf8', timeout: 2000 })
+    const result = spawnSync('redis-cli', [...this.#cliArgs, 'ping'], { encoding: 'utf8', timeout: 2000 })
     return result.stdout?.trim() === 'PONG'
   }
 
   /** Runs a redis-cli command against the server (test inspection only). */
   cli (...args: string[]): string {
-    const result = spawnSync('redis-cli', ['-s', this.socket, ...args], { encoding: 'utf8', timeout: 5000 })
+    const result = spawnSync('redis-cli', [...this.#cliArgs, ...args], { encoding: 'utf8', timeout: 5000 })
     return result.stdout?.trim() ?? ''
   }
 
