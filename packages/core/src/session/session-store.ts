@@ -301,13 +301,19 @@ export class SessionStore {
     return (await this.endIndexedSessions(indexKey)).length
   }
 
-  /** {@link endIndexed}, returning the ids of the sessions ended (for audit lines). */
+  /**
+   * {@link endIndexed}, returning the ids of the sessions that were live (for audit lines and
+   * counts): an index entry may outlive its session (signed out elsewhere, expired, replaced by a
+   * new sign-in), and such an entry is dropped without being counted.
+   */
   async endIndexedSessions (indexKey: string): Promise<string[]> {
     const sessionIds = (await this.#store.members(indexKey)).filter((id) => SESSION_ID.test(id))
     if (sessionIds.length === 0) return []
+    const live: string[] = []
+    for (const sessionId of sessionIds) if (await this.#store.get(sessionKey(sessionId)) !== undefined) live.push(sessionId)
     await this.#endIds(sessionIds)
     for (const sessionId of sessionIds) await this.#store.removeMember(indexKey, sessionId)
-    return sessionIds
+    return live
   }
 
   async #endIds (sessionIds: readonly string[]): Promise<void> {
