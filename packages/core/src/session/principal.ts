@@ -5,7 +5,6 @@
  */
 import { identityOfTicket, userKeyOf, type UserIdentity } from './user-identity.js'
 
-
 /** Application-owned claim types (auth-contract.md, "Claims"). */
 export const ApplicationClaimTypes = {
   Subject: 'application:subject',
