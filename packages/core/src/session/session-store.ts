@@ -1,8 +1,15 @@
 /**
  * Server-side sessions (the idea of ASP.NET Core's ITicketStore) on top of the state store:
  * the record (the sealed ticket) lives in the store under `session:<id>` until its expiry, the
- * session cookie carries only a sealed reference to it (ticket.ts), and an index per subject
- * (`index:subject:<sha-256 of the subject>`) lets "sign out everywhere" find every session.
+ * session cookie carries only a sealed reference to it (ticket.ts), and an index per user
+ * (`index:user:<user key>`, the user key a hash of scheme, issuer and subject: user-identity.ts)
+ * lets "sign out everywhere" and `revokeUser` find every session of that user and of no other.
+ *
+ * Upgrade path: sessions created before the per-user index were listed under the bare subject
+ * (`index:subject:<sha-256 of the subject>`, which merged users of different providers). They keep
+ * working until they expire (AbsoluteExpireMinutes at most) and stay revocable: ending a user also
+ * reads that legacy index and ends only the listed sessions whose own ticket names the same
+ * scheme, issuer and subject. Nothing is written there any more.
  *
  * Per request, a session is checked against a local cache of opened records, so the hot path has
  * no store round trip. The cache stays correct because every deletion is published as an
