@@ -49,6 +49,8 @@ export type { AuthorizationApi, GovernanceContext, GovernanceEvaluator, RouteAut
 // The signed-in user, and what a sign-in flow hands over.
 export { Principal, ApplicationClaimTypes } from './session/principal.js'
 export type { Claim, AuthenticationTicket } from './session/principal.js'
+export { userKeyOf } from './session/user-identity.js'
+export type { UserIdentity } from './session/user-identity.js'
 export type { ResolveCallback, SessionApi, SessionCookieSettings, SignInRequest } from './plugins/session.js'
 export { TokenRefreshError } from './session/token-refresh.js'
 export type { TokenRefresher, TokenRefreshFailure, TokenRefreshDiagnostics } from './session/token-refresh.js'

@@ -7,6 +7,7 @@ import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { ApplicationClaimTypes, createApp, html, type ApplicationParts } from '../src/index.js'
+import { userKeyOf } from '../src/session/user-identity.js'
 import { APP_ROOT, claim, cookieHeaderFrom, LogCapture, loadTestConfiguration, standardUser, testKeyRing } from './helpers/app.js'
 import { createLogger } from '../src/logger.js'
 
@@ -24,7 +25,7 @@ const application: ApplicationParts = {
       reply.type('text/html; charset=utf-8').send(app.pages.layout({ title: 'Orders', userName: request.user?.name },
         html`<h1>Orders</h1><p>Hello ${request.user?.name}</p>`)))
     app.post('/api/orders/:id/approve', { config: { authorize: OrdersPolicies.Approver, governance: { action: 'orders.approve' } } },
-      async (request) => ({ approvedBy: request.user?.subject }))
+      async (request) => ({ approvedBy: request.user?.userKey }))
     app.post('/api/orders/purge', { config: { authorize: OrdersPolicies.Approver, governance: { action: 'orders.purge' } } },
       async () => ({ purged: true }))
     app.get('/orders/help', { config: { allowAnonymous: true } }, async (_request, reply) =>
@@ -71,7 +72,7 @@ test('the README example answers as its table says', async (context) => {
   const approver = await signIn(app, [...standardUser(), claim('application:permission', 'orders.approve')])
   const approved = await app.inject({ method: 'POST', url: '/api/orders/1/approve', headers: { ...json, cookie: approver } })
   assert.equal(approved.statusCode, 200)
-  assert.deepEqual(approved.json(), { approvedBy: 'user-1' })
+  assert.deepEqual(approved.json(), { approvedBy: userKeyOf({ scheme: 'TestFlow', issuer: 'TestFlow', subject: 'user-1' }) })
   const purge = await app.inject({ method: 'POST', url: '/api/orders/purge', headers: { ...json, cookie: approver } })
   assert.equal(purge.statusCode, 403)
   assert.equal((purge.json() as { code: string }).code, 'APP_ERR_GOVERNANCE_DENIED')

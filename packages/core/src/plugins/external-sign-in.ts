@@ -30,6 +30,7 @@ import { isLocalUrl } from '../http/local-url.js'
 import { ReplayCache } from '../state/replay-cache.js'
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
 import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../sign-in/sign-in-failure.js'
+import { auditFieldsOf, identityAuditFields, identityOfTicket, type UserIdentity } from '../session/user-identity.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
@@ -84,8 +85,12 @@ declare module 'fastify' {
       complete: (request: FastifyRequest, reply: FastifyReply, result: SignInResult) => Promise<FastifyReply>
       /** Whether the request carries a correlation cookie (a sign-in of this browser is pending); reads nothing else. */
       holdsFlow: (request: FastifyRequest) => boolean
-      /** Logs the failure class (never a code, token or assertion) and shows the login page's safe message. */
-      fail: (request: FastifyRequest, reply: FastifyReply, scheme: string, failure: FailureClass, error?: unknown) => FastifyReply
+      /**
+       * Logs the failure class (never a code, token or assertion) and shows the login page's safe
+       * message. `identity`: who, when the provider's response was verified before the refusal
+       * (an unverified response's identity is never logged).
+       */
+      fail: (request: FastifyRequest, reply: FastifyReply, scheme: string, failure: FailureClass, error?: unknown, identity?: UserIdentity) => FastifyReply
       /**
        * `ProjectTemplate:Hosting:PublicOrigin`; only in Development without one, the request's own
        * scheme and host (already checked by plugins/host-filtering.ts).
@@ -205,12 +210,12 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     return flow
   }
 
-  function fail (request: FastifyRequest, reply: FastifyReply, scheme: string, reported: FailureClass, error?: unknown): FastifyReply {
+  function fail (request: FastifyRequest, reply: FastifyReply, scheme: string, reported: FailureClass, error?: unknown, identity?: UserIdentity): FastifyReply {
     const takeFailure = (request as RequestWithFlow)[TAKE_FAILURE]
     const failure = reported === 'correlation' && takeFailure !== undefined ? takeFailure : reported
     const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code, ...diagnosticsOf(error) } : {}
     const outcome = outcomeOf(failure)
-    request.log.warn({ event: 'external.sign_in.failed', provider: scheme, failure, code: SIGN_IN_OUTCOMES[outcome].code, ...details }, 'external sign-in failed')
+    request.log.warn({ event: 'external.sign_in.failed', ...(identity === undefined ? {} : identityAuditFields(identity)), provider: scheme, failure, code: SIGN_IN_OUTCOMES[outcome].code, ...details }, 'external sign-in failed')
     return reply.redirect(`/Account/Login?failure=${outcome}`, 302)
   }
 
@@ -235,13 +240,16 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     const hasSubject = claims.some((claim) => claim.type === ApplicationClaimTypes.Subject && claim.value !== '') ||
       (!transformation.Enabled && claims.length > 0)
     if (!hasSubject) return fail(request, reply, result.scheme, 'claims')
+    // The response is verified: its identity may be logged with a refusal from here on.
+    const identity = identityOfTicket({ scheme: result.scheme, claims })
     // One completion per flow, on every instance: the first verified response records it.
     const flow = (request as RequestWithFlow)[TAKEN_FLOW]
     if (flow !== undefined && !await completedFlows.remember(flow.flowId, flow.expiresAt * 1000, now())) {
-      return fail(request, reply, result.scheme, 'replay')
+      return fail(request, reply, result.scheme, 'replay', undefined, identity)
     }
+    let principal
     try {
-      await reply.signIn({
+      principal = await reply.signIn({
         scheme: result.scheme,
         claims,
         ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
@@ -250,10 +258,10 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     } catch (error) {
       // More claims than a session record may hold (far beyond hundreds of groups): a failed
       // sign-in, not a 500. Nothing has been written yet. Store failures answer 503.
-      if (error instanceof RangeError) return fail(request, reply, result.scheme, 'claims', error)
+      if (error instanceof RangeError) return fail(request, reply, result.scheme, 'claims', error, identity)
       throw error
     }
-    request.log.info({ event: 'external.sign_in.succeeded', provider: result.scheme }, 'external sign-in succeeded')
+    request.log.info({ event: 'external.sign_in.succeeded', ...auditFieldsOf(principal.ticket) }, 'external sign-in succeeded')
     if (!groupPathsReported) reportGroupPaths(request, result.scheme, claims)
     return reply.redirect(isLocalUrl(result.returnUrl) ? result.returnUrl : '/', 302)
   }

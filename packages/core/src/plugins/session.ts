@@ -16,6 +16,7 @@ import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { Principal, type AuthenticationTicket, type Claim } from '../session/principal.js'
 import { SessionStore } from '../session/session-store.js'
+import { auditFieldsOf, type UserIdentity } from '../session/user-identity.js'
 import {
   expiresSoon,
   mergeRefreshed,
@@ -61,8 +62,19 @@ export interface SessionApi {
   authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<Principal | undefined>
   /** The same, callback style (the authorization hook). */
   resolve: (request: FastifyRequest, reply: FastifyReply, done: ResolveCallback) => void
-  /** Ends every session of `subject` (the application:subject claim) on every instance; returns how many. */
-  revokeSubject: (subject: string) => Promise<number>
+  /**
+   * Ends every session of one user on every instance and returns how many: the user is
+   * (scheme, issuer, subject), as `request.user.identity` gives it (for example when an account
+   * is disabled at the IdP). Sessions of another provider or issuer with the same subject value
+   * are another user's and stay. docs/security.md, "Revocation".
+   */
+  revokeUser: (identity: UserIdentity) => Promise<number>
+  /**
+   * @deprecated Use {@link SessionApi.revokeUser}. A bare subject was ambiguous (two providers may
+   * issue the same value for different people), so this takes the identity too and is the same as
+   * `revokeUser`; a string argument throws a TypeError.
+   */
+  revokeSubject: (identity: UserIdentity) => Promise<number>
   /** Ends the session with this id on every instance. */
   revokeSession: (sessionId: string) => Promise<void>
   /** Ends every session listed under an index key given at sign-in (`indexKeys`) on every instance; returns how many. */
@@ -106,6 +118,17 @@ export interface SessionPluginOptions {
 
 /** What a refresh leads to for every caller waiting on it. */
 type RefreshOutcome = { readonly ended: true } | { readonly accessToken: string | undefined, readonly ticket?: AuthenticationTicket }
+
+/**
+ * The instance's {@link SessionStore}, for the core's own plugins that need more than
+ * {@link SessionApi} (the ids of ended sessions for audit lines); not part of the public API.
+ */
+const SESSION_STORE = Symbol('session.store')
+
+/** The session store the session plugin registered on `app` (or an ancestor). */
+export function sessionStoreOf (app: FastifyInstance): SessionStore {
+  return (app as unknown as Record<symbol, SessionStore>)[SESSION_STORE] as SessionStore
+}
 
 const AUTHENTICATED = Symbol('session.authenticated')
 type RequestWithFlag = FastifyRequest & { [AUTHENTICATED]?: true }
@@ -291,6 +314,17 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     return outcome.accessToken
   }
 
+  async function revokeUser (identity: UserIdentity): Promise<number> {
+    if (typeof identity === 'string') {
+      throw new TypeError('app.session.revokeSubject and revokeUser take the identity { scheme, issuer, subject } (request.user.identity), not a bare subject: the same subject value may belong to users of different providers.')
+    }
+    for (const part of ['scheme', 'issuer', 'subject'] as const) {
+      if (typeof identity?.[part] !== 'string' || identity[part] === '') throw new TypeError(`app.session.revokeUser: identity.${part} must be a non-empty string.`)
+    }
+    return (await sessions.endUser(identity, nowSeconds())).length
+  }
+
+  app.decorate(SESSION_STORE, sessions)
   app.decorate('session', {
     cookie,
     accessToken,
@@ -300,7 +334,8 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     },
     authenticate,
     resolve,
-    revokeSubject: async (subject: string) => await sessions.endSubject(subject),
+    revokeUser,
+    revokeSubject: revokeUser,
     revokeSession: async (sessionId: string) => { await sessions.endById(sessionId) },
     revokeIndexed: async (indexKey: string) => await sessions.endIndexed(indexKey)
   })
@@ -332,7 +367,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     const principal = new Principal(ticket)
     request.user = principal
     ;(request as RequestWithFlag)[AUTHENTICATED] = true
-    request.log.info({ event: 'session.signed_in', scheme: ticket.scheme }, 'signed in')
+    request.log.info({ event: 'session.signed_in', scheme: ticket.scheme, ...auditFieldsOf(ticket) }, 'signed in')
     return principal
   })
 

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { outcomeMessage } from '../sign-in/sign-in-failure.js'
 import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../http/request-input.js'
+import { auditFieldsOf } from '../session/user-identity.js'
 
 function rejectReturnUrl (request: FastifyRequest, reply: FastifyReply): FastifyReply {
   request.log.info({ event: 'return_url.rejected' }, 'non-local return URL rejected')
@@ -35,22 +36,24 @@ export default async function accountRoutes (app: FastifyInstance): Promise<void
     if (isRejectedReturnUrl(returnUrl)) return rejectReturnUrl(request, reply)
     const principal = request.user
     await reply.signOut()
-    request.log.info({ event: 'session.signed_out' }, 'signed out')
+    request.log.info({ event: 'session.signed_out', ...(principal === undefined ? {} : auditFieldsOf(principal.ticket)) }, 'signed out')
     // Continues at the provider's own logout (OIDC end_session, SAML2 SLO) when it offers one.
     const continued = principal === undefined ? undefined : await app.authentication.continueSignOut(request, reply, { principal, returnUrl: returnUrl ?? '/' })
     return continued ?? reply.redirect(returnUrl ?? '/', 302)
   })
 
-  // Ends every session of the signed-in subject, on every instance (other browsers and devices
-  // included), then this one. A principal without a subject claim ends only this session.
+  // Ends every session of the signed-in user (scheme, issuer and subject: never another provider's
+  // user with the same subject value), on every instance (other browsers and devices included),
+  // then this one. A principal without a subject claim ends only this session.
   app.post('/Account/LogoutEverywhere', {
     config: { authorize: true },
     preHandler: app.csrfProtection
   }, async (request, reply) => {
-    const subject = request.user?.subject
-    const ended = subject === undefined ? 0 : await app.session.revokeSubject(subject)
+    const principal = request.user
+    const identity = principal?.identity
+    const ended = identity === undefined ? 0 : await app.session.revokeUser(identity)
     await reply.signOut()
-    request.log.info({ event: 'session.signed_out_everywhere', sessions: ended }, 'signed out everywhere')
+    request.log.info({ event: 'session.signed_out_everywhere', sessions: ended, ...(principal === undefined ? {} : auditFieldsOf(principal.ticket)) }, 'signed out everywhere')
     return reply.redirect('/', 302)
   })
 

@@ -1,7 +1,9 @@
 /**
  * Claims and the signed-in principal, as plain data (no Fastify types). The application-owned
- * claim types are the contract's ("Claims").
+ * claim types are the contract's ("Claims"). Who the principal is: `scheme`, `issuer` and
+ * `subject` together, or `userKey` (user-identity.ts).
  */
+import { identityOfTicket, userKeyOf, type UserIdentity } from './user-identity.js'
 
 /** Application-owned claim types (auth-contract.md, "Claims"). */
 export const ApplicationClaimTypes = {
@@ -59,8 +61,40 @@ export class Principal {
     return this.ticket.claims.some((claim) => claim.type === type && values.has(claim.value))
   }
 
+  /**
+   * The `application:subject` value: unique only at its issuer, so never a user key on its own
+   * (two providers may send the same value for different people). Use {@link userKey}.
+   */
   get subject (): string | undefined {
     return this.find(ApplicationClaimTypes.Subject)
+  }
+
+  /** The scheme that signed the user in (OpenIdConnect, Saml2, VendorA... or a consumer flow's). */
+  get scheme (): string {
+    return this.ticket.scheme
+  }
+
+  /**
+   * The issuer of the subject: the OpenID Connect `iss`, the SAML2 IdP entity id, the vendor
+   * slot's name (VendorA/B/C); undefined without a subject claim.
+   */
+  get issuer (): string | undefined {
+    return this.identity?.issuer
+  }
+
+  /** (scheme, issuer, subject): the user's identity, or undefined without a subject claim. */
+  get identity (): UserIdentity | undefined {
+    return identityOfTicket(this.ticket)
+  }
+
+  /**
+   * The stable key of this user, derived from scheme, issuer and subject (43 characters,
+   * base64url): what an application keys its own data on. Never the subject alone, never the
+   * e-mail address. Undefined without a subject claim.
+   */
+  get userKey (): string | undefined {
+    const identity = this.identity
+    return identity === undefined ? undefined : userKeyOf(identity)
   }
 
   /** Display name: the normalized name, else email, else subject. */

@@ -1,8 +1,15 @@
 /**
  * Server-side sessions (the idea of ASP.NET Core's ITicketStore) on top of the state store:
  * the record (the sealed ticket) lives in the store under `session:<id>` until its expiry, the
- * session cookie carries only a sealed reference to it (ticket.ts), and an index per subject
- * (`index:subject:<sha-256 of the subject>`) lets "sign out everywhere" find every session.
+ * session cookie carries only a sealed reference to it (ticket.ts), and an index per user
+ * (`index:user:<user key>`, the user key a hash of scheme, issuer and subject: user-identity.ts)
+ * lets "sign out everywhere" and `revokeUser` find every session of that user and of no other.
+ *
+ * Upgrade path: sessions created before the per-user index were listed under the bare subject
+ * (`index:subject:<sha-256 of the subject>`, which merged users of different providers). They keep
+ * working until they expire (AbsoluteExpireMinutes at most) and stay revocable: ending a user also
+ * reads that legacy index and ends only the listed sessions whose own ticket names the same
+ * scheme, issuer and subject. Nothing is written there any more.
  *
  * Per request, a session is checked against a local cache of opened records, so the hot path has
  * no store round trip. The cache stays correct because every deletion is published as an
@@ -14,10 +21,11 @@
  */
 import { createHash } from 'node:crypto'
 import type { KeyRing } from '../data-protection/key-ring.js'
-import { ApplicationClaimTypes, type AuthenticationTicket } from './principal.js'
+import type { AuthenticationTicket } from './principal.js'
+import { identityOfTicket, sameIdentity, userKeyOf, type UserIdentity } from './user-identity.js'
 import { MAX_SEALED_LENGTH, openSessionReference, openTicket, SESSION_ID, sealSessionReference, sealTicket } from './ticket.js'
 import { SESSION_INVALIDATION_PREFIX, StateStoreUnavailableError, type StateStore } from '../state/state-store.js'
-import { providerSessionIndexKey as providerSessionIndexKeyOf, providerSubjectIndexKey as providerSubjectIndexKeyOf, sessionKey, subjectIndexKey as subjectIndexKeyOf } from '../state/keys.js'
+import { providerSessionIndexKey as providerSessionIndexKeyOf, providerSubjectIndexKey as providerSubjectIndexKeyOf, sessionKey, subjectIndexKey as subjectIndexKeyOf, userIndexKey as userIndexKeyOf } from '../state/keys.js'
 
 export const DEFAULT_SESSION_CACHE_ENTRIES = 4096
 /** About 8 MB of sealed records in the local cache (a 300-group principal is about 20 KB). */
@@ -82,8 +90,16 @@ const recordTtlMs = (ticket: AuthenticationTicket, nowSeconds: number): number =
 
 const hashed = (text: string): string => createHash('sha256').update(text, 'utf8').digest('base64url')
 
-/** The index key of a subject: hashed, so the store does not list user identifiers. */
-export function subjectIndexKey (subject: string): string {
+/** The index key of a user (scheme, issuer, subject): hashed, so the store does not list user identifiers. */
+export function userIndexKey (identity: UserIdentity): string {
+  return userIndexKeyOf(userKeyOf(identity))
+}
+
+/**
+ * Legacy: the index key of a bare subject, where sessions created before the per-user index are
+ * listed (read for the upgrade, never written).
+ */
+export function legacySubjectIndexKey (subject: string): string {
   return subjectIndexKeyOf(hashed(subject))
 }
 
@@ -109,9 +125,6 @@ function frozen (ticket: AuthenticationTicket): AuthenticationTicket {
   if (ticket.tokens !== undefined) Object.freeze(ticket.tokens)
   return Object.freeze(ticket)
 }
-
-const subjectOf = (ticket: AuthenticationTicket): string | undefined =>
-  ticket.claims.find((claim) => claim.type === ApplicationClaimTypes.Subject)?.value
 
 export class SessionStore {
   readonly #store: StateStore
@@ -180,14 +193,14 @@ export class SessionStore {
   }
 
   /**
-   * Stores a new session and returns the session cookie's value. Indexes first (the subject's and
+   * Stores a new session and returns the session cookie's value. Indexes first (the user's and
    * any `indexKeys` such as {@link providerSessionIndexKey}), so revocation never misses it.
    */
   async create (ticket: AuthenticationTicket, nowSeconds: number, indexKeys: readonly string[] = []): Promise<string> {
     const sealed = this.#sealBounded(ticket)
-    const subject = subjectOf(ticket)
+    const identity = identityOfTicket(ticket)
     const indexTtlMs = (ticket.absoluteExpiresAt - nowSeconds) * 1000
-    if (subject !== undefined) await this.#store.addMember(subjectIndexKey(subject), ticket.sessionId, indexTtlMs)
+    if (identity !== undefined) await this.#store.addMember(userIndexKey(identity), ticket.sessionId, indexTtlMs)
     for (const indexKey of indexKeys) await this.#store.addMember(indexKey, ticket.sessionId, indexTtlMs)
     await this.#store.set(sessionKey(ticket.sessionId), sealed, recordTtlMs(ticket, nowSeconds))
     this.#tickets.set(ticket.sessionId, frozen(ticket), sealed.length)
@@ -248,8 +261,11 @@ export class SessionStore {
   /** Ends one session on every instance. */
   async end (ticket: AuthenticationTicket): Promise<void> {
     await this.endById(ticket.sessionId)
-    const subject = subjectOf(ticket)
-    if (subject !== undefined) await this.#store.removeMember(subjectIndexKey(subject), ticket.sessionId)
+    const identity = identityOfTicket(ticket)
+    if (identity === undefined) return
+    await this.#store.removeMember(userIndexKey(identity), ticket.sessionId)
+    // A session from before the upgrade is listed in the legacy index instead.
+    await this.#store.removeMember(legacySubjectIndexKey(identity.subject), ticket.sessionId)
   }
 
   /** Ends the session with this id on every instance (its index entry, if any, expires by itself). */
@@ -260,21 +276,56 @@ export class SessionStore {
   }
 
   /**
-   * Ends every session of a subject on every instance; returns how many were listed. Only the
-   * listed ids leave the index, so a sign-in completing meanwhile keeps its entry.
+   * Ends every session of a user (scheme, issuer and subject) on every instance, and of no other
+   * user; returns the ids of the sessions ended. Only the listed ids leave the index, so a sign-in
+   * completing meanwhile keeps its entry. Sessions created before the per-user index (listed
+   * under the bare subject) are opened and ended only when their ticket names the same identity.
    */
-  async endSubject (subject: string): Promise<number> {
-    return await this.endIndexed(subjectIndexKey(subject))
+  async endUser (identity: UserIdentity, nowSeconds: number): Promise<string[]> {
+    const ended = await this.endIndexedSessions(userIndexKey(identity))
+    const legacyKey = legacySubjectIndexKey(identity.subject)
+    const legacy = (await this.#store.members(legacyKey)).filter((id) => SESSION_ID.test(id) && !ended.includes(id))
+    const matching: string[] = []
+    for (const sessionId of legacy) {
+      const ticket = await this.load(sessionId, nowSeconds)
+      if (ticket === undefined) {
+        // Gone or expired: the entry points at nothing.
+        await this.#store.removeMember(legacyKey, sessionId)
+        continue
+      }
+      const owner = identityOfTicket(ticket)
+      if (owner !== undefined && sameIdentity(owner, identity)) matching.push(sessionId)
+    }
+    if (matching.length > 0) {
+      await this.#endIds(matching)
+      for (const sessionId of matching) await this.#store.removeMember(legacyKey, sessionId)
+    }
+    return [...ended, ...matching]
   }
 
   /** Ends every session listed under an index key ({@link providerSessionIndexKey}...); returns how many. */
   async endIndexed (indexKey: string): Promise<number> {
+    return (await this.endIndexedSessions(indexKey)).length
+  }
+
+  /**
+   * {@link endIndexed}, returning the ids of the sessions that were live (for audit lines and
+   * counts): an index entry may outlive its session (signed out elsewhere, expired, replaced by a
+   * new sign-in), and such an entry is dropped without being counted.
+   */
+  async endIndexedSessions (indexKey: string): Promise<string[]> {
     const sessionIds = (await this.#store.members(indexKey)).filter((id) => SESSION_ID.test(id))
-    if (sessionIds.length === 0) return 0
+    if (sessionIds.length === 0) return []
+    const live: string[] = []
+    for (const sessionId of sessionIds) if (await this.#store.get(sessionKey(sessionId)) !== undefined) live.push(sessionId)
+    await this.#endIds(sessionIds)
+    for (const sessionId of sessionIds) await this.#store.removeMember(indexKey, sessionId)
+    return live
+  }
+
+  async #endIds (sessionIds: readonly string[]): Promise<void> {
     for (const sessionId of sessionIds) this.#tickets.delete(sessionId)
     await this.#store.delete(sessionIds.map(sessionKey))
     await this.#store.publish(`${INVALIDATION_PREFIX}${sessionIds.join(' ')}`)
-    for (const sessionId of sessionIds) await this.#store.removeMember(indexKey, sessionId)
-    return sessionIds.length
   }
 }

@@ -14,7 +14,18 @@ export const SESSION_KEY_PREFIX = 'session:'
 /** A server-side session record (the sealed ticket), by session id. */
 export const sessionKey = (sessionId: string): string => `${SESSION_KEY_PREFIX}${sessionId}`
 
-/** The set of session ids of one subject; `hash` is the SHA-256 of the subject (session/session-store.ts). */
+/**
+ * The set of session ids of one user; `userKey` is the hash of (scheme, issuer, subject)
+ * (session/user-identity.ts). "Sign out everywhere" and `revokeUser` read it.
+ */
+export const userIndexKey = (userKey: string): string => `index:user:${userKey}`
+
+/**
+ * Legacy (before issue 23): the set of session ids of one bare subject, `hash` its SHA-256. No
+ * longer written; read only to find sessions created before the upgrade, whose tickets are then
+ * checked for the full identity (session/session-store.ts). Empty once AbsoluteExpireMinutes has
+ * passed after the upgrade; remove with the next major version.
+ */
 export const subjectIndexKey = (hash: string): string => `index:subject:${hash}`
 
 /** The set of session ids of one OpenID provider session (`sid` at an issuer), hashed. */

@@ -93,11 +93,24 @@ describe('request logging', () => {
     assert.ok(!t.logs.text().includes(written.slice(0, 40)))
   })
 
-  test('signing in is logged with the scheme only', async () => {
-    await signIn(t.app, [claim('application:subject', 'PLANTED-SUBJECT-44')])
+  test('signing in is logged with who (scheme, issuer, subject, user key, session audit id) and no other claim', async () => {
+    await signIn(t.app, [
+      claim('application:subject', 'PLANTED-SUBJECT-44'),
+      claim('application:email', 'planted-email-44@example.test'),
+      claim('application:name', 'PLANTED-NAME-44'),
+      claim('application:role', 'PLANTED-ROLE-44')
+    ])
     const events = t.logs.events('session.signed_in')
     assert.ok(events.length > 0)
-    assert.equal(events.at(-1)?.scheme, 'TestFlow')
-    assert.ok(!t.logs.text().includes('PLANTED-SUBJECT-44'))
+    const line = events.at(-1)
+    assert.equal(line?.scheme, 'TestFlow')
+    assert.deepEqual([line?.provider, line?.issuer, line?.subject], ['TestFlow', 'TestFlow', 'PLANTED-SUBJECT-44'])
+    assert.match(String(line?.userKey), /^[A-Za-z0-9_-]{43}$/)
+    assert.match(String(line?.sessionAuditId), /^[A-Za-z0-9_-]{22}$/)
+    for (const value of ['planted-email-44@example.test', 'PLANTED-NAME-44', 'PLANTED-ROLE-44']) assert.ok(!t.logs.text().includes(value), `${value} leaked into the log`)
+    // The subject only as the `subject` of the audit line.
+    for (const record of t.logs.records()) {
+      if (JSON.stringify(record).includes('PLANTED-SUBJECT-44')) assert.equal(record.subject, 'PLANTED-SUBJECT-44', String(record.event))
+    }
   })
 })

@@ -240,14 +240,27 @@ describe('revocation (embedded store)', () => {
     assert.equal(await status(t.app, cookie), 200)
   })
 
-  test('app.session.revokeSubject ends the sessions of a subject (an account disabled at the IdP)', async () => {
+  test('app.session.revokeUser ends the sessions of a user (an account disabled at the IdP)', async () => {
     const subject = claim('application:subject', 'disabled-user')
     const first = await signIn(t.app, [subject])
     const second = await signIn(t.app, [subject])
-    assert.equal(await t.app.session.revokeSubject('disabled-user'), 2)
+    const identity = { scheme: 'TestFlow', issuer: 'TestFlow', subject: 'disabled-user' }
+    assert.equal(await t.app.session.revokeUser(identity), 2)
     assert.equal(await status(t.app, first), 401)
     assert.equal(await status(t.app, second), 401)
-    assert.equal(await t.app.session.revokeSubject('disabled-user'), 0, 'nothing left to revoke')
+    assert.equal(await t.app.session.revokeUser(identity), 0, 'nothing left to revoke')
+  })
+
+  test('the deprecated app.session.revokeSubject takes the identity too, and refuses a bare subject', async () => {
+    const cookie = await signIn(t.app, [claim('application:subject', 'deprecated-user')])
+    await assert.rejects(t.app.session.revokeSubject('deprecated-user' as never), {
+      name: 'TypeError',
+      message: 'app.session.revokeSubject and revokeUser take the identity { scheme, issuer, subject } (request.user.identity), not a bare subject: the same subject value may belong to users of different providers.'
+    })
+    assert.equal(await status(t.app, cookie), 200, 'nothing was ended')
+    await assert.rejects(t.app.session.revokeUser({ scheme: 'TestFlow', issuer: '', subject: 'deprecated-user' }), { name: 'TypeError', message: 'app.session.revokeUser: identity.issuer must be a non-empty string.' })
+    assert.equal(await t.app.session.revokeSubject({ scheme: 'TestFlow', issuer: 'TestFlow', subject: 'deprecated-user' }), 1)
+    assert.equal(await status(t.app, cookie), 401)
   })
 
   test('signing in again ends the session the browser had (a new session id, the old one refused)', async () => {

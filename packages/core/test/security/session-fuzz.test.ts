@@ -70,7 +70,7 @@ describe('sealed session reference under mutation', () => {
   test('references sealed with an unknown key, naming no stored session, or to an ended session are anonymous and cleared', async () => {
     const unknown = createKeyRing([randomBytes(32)])
     const ended = sessionValueOf(await signIn(t.app, [claim('application:subject', 'ended-user')]))
-    await t.app.session.revokeSubject('ended-user')
+    await t.app.session.revokeUser({ scheme: 'TestFlow', issuer: 'TestFlow', subject: 'ended-user' })
     const cases: Array<[string, string]> = [
       ['unknown key', sealSessionReference(randomUUID(), unknown)],
       ['never stored', sealSessionReference(randomUUID(), t.keyRing)],

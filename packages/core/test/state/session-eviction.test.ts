@@ -11,7 +11,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { buildForSuite, claim, signIn, storedSession, TEST_SIGN_IN_PATH } from '../helpers/app.js'
 import { waitFor } from '../helpers/wait.js'
-import { subjectIndexKey } from '../../src/session/session-store.js'
+import { userIndexKey } from '../../src/session/session-store.js'
 
 const API = '/api/application-information'
 const MAX_SESSIONS = 5
@@ -43,8 +43,8 @@ describe('sessions evicted by MaxSessions', () => {
     for (let index = 1; index <= USERS; index++) {
       const expected = index <= USERS - MAX_SESSIONS ? 401 : 200
       assert.equal(await status(cookies[index - 1]!), expected, `user ${index}`)
-      const indexed = await t.app.state.members(subjectIndexKey(`evicted-user-${index}`))
-      assert.equal(indexed.length, expected === 200 ? 1 : 0, `user ${index}'s subject index`)
+      const indexed = await t.app.state.members(userIndexKey({ scheme: 'TestFlow', issuer: 'TestFlow', subject: `evicted-user-${index}` }))
+      assert.equal(indexed.length, expected === 200 ? 1 : 0, `user ${index}'s user index`)
       assert.equal((await t.app.state.members(`index:oidc-sid:sid-${index}`)).length, expected === 200 ? 1 : 0, `user ${index}'s sid index`)
     }
     const events = t.logs.events('session.signed_in')

@@ -39,6 +39,8 @@ import { singleValue } from '../../http/request-input.js'
 import { ReplayCache } from '../../state/replay-cache.js'
 import { providerSessionIndexKey, providerSubjectIndexKey } from '../../session/session-store.js'
 import type { SignedOutPrincipal } from '../authentication.js'
+import { sessionStoreOf } from '../session.js'
+import { sessionAuditIdOf } from '../../session/user-identity.js'
 import type { ProviderRegistration } from '../authentication.js'
 
 /** http to the provider only for a loopback Authority in Development (validation rejects it elsewhere). */
@@ -281,8 +283,17 @@ function registerBackChannelLogout (app: FastifyInstance, path: string, options:
     const indexKey = validated.sid !== undefined
       ? providerSessionIndexKey(validated.issuer, validated.sid)
       : providerSubjectIndexKey(validated.issuer, validated.sub ?? '')
-    const ended = await app.session.revokeIndexed(indexKey)
-    request.log.info({ event: 'oidc.back_channel_logout.succeeded', provider: options.scheme, by: validated.sid !== undefined ? 'sid' : 'sub', sessions: ended }, 'back-channel logout')
+    // Keyed on the issuer with the sid or sub: the same value at another issuer is another user.
+    const ended = await sessionStoreOf(app).endIndexedSessions(indexKey)
+    request.log.info({
+      event: 'oidc.back_channel_logout.succeeded',
+      provider: options.scheme,
+      issuer: validated.issuer,
+      ...(validated.sub === undefined ? {} : { subject: validated.sub }),
+      by: validated.sid !== undefined ? 'sid' : 'sub',
+      sessions: ended.length,
+      sessionAuditIds: ended.map(sessionAuditIdOf)
+    }, 'back-channel logout')
     return reply.code(200).send()
   })
 }

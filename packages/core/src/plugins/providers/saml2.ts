@@ -26,6 +26,7 @@ import { ConfigurationError } from '../../errors.js'
 import type { ProviderRegistrationOptions, SignedOutPrincipal } from '../authentication.js'
 import { singleValue } from '../../http/request-input.js'
 import { saml2LogoutKey } from '../../state/keys.js'
+import { auditFieldsOf } from '../../session/user-identity.js'
 
 /** Anonymous path of the SP metadata XML (reserved in config/rules.ts RESERVED_PATHS). */
 export const SAML2_METADATA_PATH = '/Saml2/Metadata'
@@ -251,7 +252,9 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     }
     const requestId = newRequestId()
     const relayState = randomBytes(16).toString('base64url')
-    await app.state.add(logoutKey(relayState), JSON.stringify({ requestId, returnUrl: signedOut.returnUrl }), LOGOUT_LIFETIME_MS)
+    // Who, for the LogoutResponse's audit line: opaque hashes only (the record is not sealed).
+    const { userKey, sessionAuditId } = auditFieldsOf(signedOut.principal.ticket)
+    await app.state.add(logoutKey(relayState), JSON.stringify({ requestId, returnUrl: signedOut.returnUrl, userKey, sessionAuditId }), LOGOUT_LIFETIME_MS)
     return await buildLogoutRequestUrl({ settings, idp: { ...idp, singleLogoutUrl }, acsUrl: acsUrlOf(request), requestId, relayState, session })
   }
 
@@ -260,9 +263,12 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     const fields = request.method === 'GET' ? request.query : request.body
     const samlResponse = singleValue(fields, 'SAMLResponse')
     const relayState = singleValue(fields, 'RelayState')
+    // The signed-out session's user key and audit id, once the pending logout is read.
+    let who: Record<string, string> = {}
     const finish = (outcome: string, returnUrl?: string): FastifyReply => {
       const level = outcome === 'completed' ? 'info' : 'warn'
-      request.log[level]({ event: outcome === 'completed' ? 'saml2.logout.completed' : 'saml2.logout.rejected', provider: scheme, ...(outcome === 'completed' ? {} : { failure: outcome }) }, 'SAML2 LogoutResponse')
+      const issuer = source.current?.entityId
+      request.log[level]({ event: outcome === 'completed' ? 'saml2.logout.completed' : 'saml2.logout.rejected', provider: scheme, ...(issuer === undefined ? {} : { issuer }), ...who, ...(outcome === 'completed' ? {} : { failure: outcome }) }, 'SAML2 LogoutResponse')
       return reply.header('cache-control', 'no-store').redirect(returnUrl !== undefined && isLocalUrl(returnUrl) ? returnUrl : '/', 302)
     }
     if (typeof samlResponse !== 'string' || samlResponse === '' || typeof relayState !== 'string' || !LOGOUT_RELAY_STATE.test(relayState)) {
@@ -272,11 +278,15 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     const stored = await app.state.replace(logoutKey(relayState), 'used')
     if (stored === undefined) return finish('correlation')
     if (stored === 'used') return finish('replay')
-    let pending: { requestId?: unknown, returnUrl?: unknown }
+    let pending: { requestId?: unknown, returnUrl?: unknown, userKey?: unknown, sessionAuditId?: unknown }
     try {
       pending = JSON.parse(stored) as typeof pending
     } catch {
       return finish('correlation')
+    }
+    who = {
+      ...(typeof pending.userKey === 'string' ? { userKey: pending.userKey } : {}),
+      ...(typeof pending.sessionAuditId === 'string' ? { sessionAuditId: pending.sessionAuditId } : {})
     }
     const idp = source.current
     if (idp === undefined || typeof pending.requestId !== 'string') return finish('unavailable')
