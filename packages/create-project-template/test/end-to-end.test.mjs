@@ -44,8 +44,14 @@ const NPM_ENV = childEnv({
   'npm_config_@project-template:registry': 'http://127.0.0.1:9/'
 })
 
-/** An npm log line of a request for anything in the @project-template scope. */
-const SCOPE_REQUEST = /^npm http .*(@project-template|project-template%2f|127\.0\.0\.1:9)/im
+/** An npm log line of a registry request for anything in the @project-template scope. */
+const SCOPE_REQUEST = /^npm http fetch .*(@project-template|project-template%2f|127\.0\.0\.1:9)/im
+/**
+ * npm's log line for the core read from a vendor/ tarball (`npm http cache
+ * @project-template/core@file:/.../vendor/project-template-core-1.0.0.tgz`).
+ * @param {string} version
+ */
+const fromVendor = (version) => new RegExp(`^npm http cache @project-template/core@file:\\S+/vendor/project-template-core-${version.replaceAll('.', '\\.')}\\.tgz `, 'm')
 
 const sandbox = SKIP ? '' : tempDir('cpt-e2e-')
 after(() => { if (sandbox !== '') rmSync(sandbox, { recursive: true, force: true }) })
@@ -202,6 +208,7 @@ for (const variant of VARIANTS) {
       // npm logged its HTTP requests (cache hits included); none was for the core's scope.
       assert.match(result.stdout + result.stderr, /^npm http fetch /m, 'npm logged its requests')
       assert.doesNotMatch(result.stdout + result.stderr, SCOPE_REQUEST)
+      assert.match(result.stdout + result.stderr, fromVendor(CORE_VERSION))
     })
 
     test('its own npm test passes', { timeout: 25 * MINUTE }, async (context) => {
@@ -358,6 +365,7 @@ describe('the update path: a patch release of the core, installed with the READM
     const result = await run('sh', ['-c', command ?? 'false'], { cwd: project, env: NPM_ENV, timeoutMs: 4 * MINUTE })
     assert.equal(result.status, 0, tail(result.stdout + result.stderr))
     assert.doesNotMatch(result.stdout + result.stderr, SCOPE_REQUEST)
+    assert.match(result.stdout + result.stderr, fromVendor(patched.version))
     assert.deepEqual(ownedFiles(project), before)
     assert.equal(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).dependencies[CORE_PACKAGE], `file:vendor/${coreTarballName(patched.version)}`)
     assert.equal(lockedCore(project)?.resolved, `file:vendor/${coreTarballName(patched.version)}`)
