@@ -7,14 +7,14 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { createApp, type ApplicationParts, type CreateAppOptions } from '@project-template/core'
+import { APPLICATION_NAME } from './application-name.js'
 import apiRoutes from './routes/api.js'
 import homeRoutes from './routes/home.js'
 
-/** The application's name on its pages (titles, header) and in the API's application information. */
-export const APPLICATION_TITLE = 'ProjectTemplate'
-
 export const application: ApplicationParts = {
-  branding: { applicationName: APPLICATION_TITLE },
+  // Configuration root key, cookie names, key purposes and the name on the pages (application-name.ts).
+  // Pages can be branded further: `branding: { applicationName: 'Display name', layout }`.
+  applicationName: APPLICATION_NAME,
   // Named policies of this app: `policies: [{ name: 'orders.Approve', requirement: (user) => ... }]`.
   routes: async (app: FastifyInstance) => {
     await app.register(homeRoutes)

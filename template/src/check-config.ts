@@ -3,6 +3,7 @@
  * configuration as startup does and prints a summary, without starting the server.
  */
 import { runCheckConfig } from '@project-template/core'
+import { APPLICATION_NAME } from './application-name.js'
 import { CONTENT_ROOT } from './content-root.js'
 
-runCheckConfig({ contentRoot: CONTENT_ROOT })
+runCheckConfig({ contentRoot: CONTENT_ROOT, applicationName: APPLICATION_NAME })

@@ -14,7 +14,8 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { AUTHENTICATION_DISABLED_MESSAGE, createKeyRing, createLogger, loadConfiguration, ROOT_KEY } from '@project-template/core'
+import { authenticationDisabledMessage, createKeyRing, createLogger, loadConfiguration } from '@project-template/core'
+import { APPLICATION_NAME as ROOT_KEY } from '../src/application-name.js'
 import { buildApp } from '../src/app.js'
 import { APP_ROOT, LogCapture } from './helpers/app.js'
 
@@ -40,7 +41,7 @@ test(open
 test(open
   ? 'with the shipped settings, / is public and the authentication-disabled warning is logged exactly once'
   : 'with the shipped settings, / redirects an anonymous browser to the login page and no authentication-disabled warning is logged', async (context) => {
-  const loaded = loadConfiguration({ env: { XDG_CONFIG_HOME: '/nonexistent-test-config' }, contentRoot: APP_ROOT })
+  const loaded = loadConfiguration({ env: { XDG_CONFIG_HOME: '/nonexistent-test-config' }, contentRoot: APP_ROOT, applicationName: ROOT_KEY })
   assert.deepEqual(loaded.errors, [])
   assert.equal(loaded.config.Authentication.Enabled, !open)
   const logs = new LogCapture()
@@ -49,7 +50,7 @@ test(open
     environmentName: loaded.environmentName,
     contentRoot: APP_ROOT,
     logger: createLogger('debug', logs),
-    keyRing: createKeyRing([randomBytes(32)])
+    keyRing: createKeyRing([randomBytes(32)], '', ROOT_KEY)
   })
   context.after(async () => { await app.close() })
   const response = await app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html' } })
@@ -59,7 +60,7 @@ test(open
     assert.equal(warnings.length, 1)
     assert.equal(warnings[0]?.level, 40)
     assert.equal(warnings[0]?.key, `${ROOT_KEY}:Authentication:Enabled`)
-    assert.equal(warnings[0]?.msg, AUTHENTICATION_DISABLED_MESSAGE)
+    assert.equal(warnings[0]?.msg, authenticationDisabledMessage(ROOT_KEY))
   } else {
     assert.equal(response.statusCode, 302)
     assert.match(String(response.headers.location), /^\/Account\/Login(\?|$)/)

@@ -1,18 +1,99 @@
 /**
- * The project's name and what is derived from it: the configuration root key (config/schema.ts
- * ROOT_KEY), the page title, the cookie names (auth-contract.md, "Session cookie") and the
- * purpose strings that separate the keys derived from one key ring. The generator renames the
- * project by rewriting this one value (and the documentation); error codes do not carry it.
+ * The application's name and what is derived from it: the configuration root key (and so the
+ * `<Name>__` environment prefix), the cookie names (auth-contract.md, "Session cookie") and the
+ * purpose strings that separate the keys derived from one key ring. An app passes its name as
+ * `applicationName` (`createApp`, `runServer`, `runCheckConfig`, `loadConfiguration`); the default
+ * is `ProjectTemplate`. Error codes never carry it.
  */
+
+/** The default application name (and configuration root key). */
 export const APPLICATION_NAME = 'ProjectTemplate'
 
+/**
+ * PascalCase: an upper-case ASCII letter, then ASCII letters and digits, at most 50 characters.
+ * The name becomes a configuration key, an environment-variable prefix and part of cookie names.
+ */
+const NAME_PATTERN = /^[A-Z][A-Za-z0-9]{0,49}$/
+
 /** Cookie names before their prefix (see {@link cookieName}). */
-export const COOKIE_NAMES = Object.freeze({
-  session: `${APPLICATION_NAME}.Web.Authentication`,
-  antiforgery: `${APPLICATION_NAME}.Antiforgery`,
+export interface CookieNames {
+  readonly session: string
+  readonly antiforgery: string
   /** Followed by the flow id: one correlation cookie per sign-in in progress. */
-  correlation: `${APPLICATION_NAME}.Correlation.`
-})
+  readonly correlation: string
+}
+
+/**
+ * Purpose strings: each use of the key ring derives or seals under its own, versioned purpose, so
+ * a value made for one use never opens as another, and a value made by one application never
+ * opens in another. Changing one invalidates what it sealed.
+ */
+export interface Purposes {
+  /** Key derivation of the ring's sealing keys (data-protection/key-ring.ts). */
+  readonly keyRing: string
+  /** The sealed server-side session record (session/ticket.ts). */
+  readonly sessionRecord: string
+  /** The session cookie's sealed reference to its record (session/ticket.ts). */
+  readonly sessionReference: string
+  /** A pending external sign-in's stored state (plugins/external-sign-in.ts). */
+  readonly correlation: string
+  /** The anti-forgery HMAC key (plugins/csrf.ts). */
+  readonly antiforgery: string
+}
+
+/** Everything named after the application. */
+export interface ApplicationNaming {
+  /** The application name, also the configuration root key (`<Name>:Authentication:Enabled`). */
+  readonly rootKey: string
+  /** kebab-case (`ProjectTemplate` -> `project-template`): the user-secrets directory (config/sources.ts). */
+  readonly kebabName: string
+  readonly cookieNames: CookieNames
+  readonly purposes: Purposes
+}
+
+const namings = new Map<string, ApplicationNaming>()
+
+/**
+ * The names derived from `applicationName` (default `ProjectTemplate`). Throws a TypeError for a
+ * name that is not PascalCase letters and digits (a programming error of the app, not
+ * configuration).
+ */
+export function applicationNaming (applicationName: string = APPLICATION_NAME): ApplicationNaming {
+  const known = namings.get(applicationName)
+  if (known !== undefined) return known
+  if (typeof applicationName !== 'string' || !NAME_PATTERN.test(applicationName)) {
+    throw new TypeError('applicationName must be PascalCase: an upper-case ASCII letter, then ASCII letters and digits, at most 50 characters.')
+  }
+  const name = applicationName
+  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2').split(' ')
+  const naming: ApplicationNaming = Object.freeze({
+    rootKey: name,
+    kebabName: words.map((word) => word.toLowerCase()).join('-'),
+    cookieNames: Object.freeze({
+      session: `${name}.Web.Authentication`,
+      antiforgery: `${name}.Antiforgery`,
+      correlation: `${name}.Correlation.`
+    }),
+    purposes: Object.freeze({
+      keyRing: `${name}.Web.Authentication.SessionTicket.v2`,
+      sessionRecord: `${name}.Web.SessionRecord.v1`,
+      sessionReference: `${name}.Web.Authentication.v2`,
+      correlation: `${name}.Web.Correlation.v3`,
+      antiforgery: `${name}.Antiforgery.v1`
+    })
+  })
+  namings.set(name, naming)
+  return naming
+}
+
+/** The names of the default application (`ProjectTemplate`). */
+export const DEFAULT_NAMING = applicationNaming(APPLICATION_NAME)
+
+/** Cookie names of the default application (see {@link applicationNaming} for another name). */
+export const COOKIE_NAMES: CookieNames = DEFAULT_NAMING.cookieNames
+
+/** Purpose strings of the default application. */
+export const PURPOSES: Purposes = DEFAULT_NAMING.purposes
 
 /**
  * `__Host-<name>` (Secure, Path=/, no Domain: bound to this origin), or `.<name>` for a cookie
@@ -22,19 +103,14 @@ export function cookieName (name: string, hostPrefix: boolean): string {
   return hostPrefix ? `__Host-${name}` : `.${name}`
 }
 
+const DEFAULT_KEY_PATH = new RegExp(`\\b${APPLICATION_NAME}(?=:[A-Z])`, 'g')
+
 /**
- * Purpose strings: each use of the key ring derives or seals under its own, versioned purpose, so
- * a value made for one use never opens as another. Changing one invalidates what it sealed.
+ * `text` with every configuration key path of the default root (`ProjectTemplate:Hosting:...`)
+ * moved under `rootKey`. The validation rules and a few start-up checks write their messages with
+ * the default root; the one place that knows the application's name (configuration loading,
+ * `createApp`) re-roots them, so every message names the key the operator actually sets.
  */
-export const PURPOSES = Object.freeze({
-  /** Key derivation of the ring's sealing keys (auth/key-ring.ts). */
-  keyRing: `${APPLICATION_NAME}.Web.Authentication.SessionTicket.v2`,
-  /** The sealed server-side session record (auth/ticket.ts). */
-  sessionRecord: `${APPLICATION_NAME}.Web.SessionRecord.v1`,
-  /** The session cookie's sealed reference to its record (auth/ticket.ts). */
-  sessionReference: `${APPLICATION_NAME}.Web.Authentication.v2`,
-  /** A pending external sign-in's stored state (plugins/external-sign-in.ts). */
-  correlation: `${APPLICATION_NAME}.Web.Correlation.v3`,
-  /** The anti-forgery HMAC key (plugins/csrf.ts). */
-  antiforgery: `${APPLICATION_NAME}.Antiforgery.v1`
-})
+export function rerootKeyPaths (text: string, rootKey: string): string {
+  return rootKey === APPLICATION_NAME ? text : text.replace(DEFAULT_KEY_PATH, rootKey)
+}

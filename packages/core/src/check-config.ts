@@ -18,6 +18,8 @@ export interface CheckConfigOptions {
   readonly contentRoot: string
   /** The command's arguments; default `process.argv.slice(2)`. */
   readonly args?: readonly string[]
+  /** The application name (configuration root key), as for `runServer`. Default `ProjectTemplate`. */
+  readonly applicationName?: string
 }
 
 /** Validates the app's configuration and prints the summary; sets `process.exitCode` (0 valid, 1 invalid, 2 usage). */
@@ -31,8 +33,9 @@ export function runCheckConfig (options: CheckConfigOptions): void {
     process.exitCode = 2
   } else {
     const dotenv = isDevelopment(environmentNameFrom(process.env.NODE_ENV)) ? readDotEnv(options.contentRoot) : undefined
-    const summary = summarizeConfiguration(loadConfiguration({ env: process.env, contentRoot: options.contentRoot, dotenv }))
-    process.stdout.write(args.includes('--json') ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary))
+    const loaded = loadConfiguration({ env: process.env, contentRoot: options.contentRoot, dotenv, applicationName: options.applicationName })
+    const summary = summarizeConfiguration(loaded)
+    process.stdout.write(args.includes('--json') ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary, loaded.applicationName))
     process.exitCode = summary.valid ? 0 : 1
   }
 }

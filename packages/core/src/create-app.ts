@@ -15,6 +15,8 @@ import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import { applicationDiscriminatorOf, loadKeyRing, type KeyRing } from './data-protection/key-ring.js'
 import { environmentOf } from './config/environment.js'
+import { applicationNaming, rerootKeyPaths, type ApplicationNaming } from './application-name.js'
+import { ConfigurationError } from './errors.js'
 import { PROVIDER_NAMES, ROOT_KEY, type ApplicationConfiguration } from './config/schema.js'
 import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
@@ -55,7 +57,16 @@ export interface ApplicationParts {
   readonly policies?: readonly AuthorizationPolicy[]
   /** The governance seam's evaluator; without one the seam does nothing. */
   readonly governance?: GovernanceEvaluator
-  /** Application name and layout of the pages. */
+  /**
+   * The application's name (PascalCase letters and digits; default `ProjectTemplate`): the
+   * configuration root key (`<Name>:Authentication:Enabled`, environment variables
+   * `<Name>__Authentication__Enabled`), the cookie names (`__Host-<Name>.Web.Authentication`,
+   * `__Host-<Name>.Antiforgery`, `__Host-<Name>.Correlation.*`), the key ring's purpose strings,
+   * and the application name on the pages unless `branding` names another. Changing it changes
+   * every one of them: existing sessions end and settings must move to the new root key.
+   */
+  readonly applicationName?: string
+  /** Application name (default: {@link ApplicationParts.applicationName}) and layout of the pages. */
   readonly branding?: Branding
 }
 
@@ -76,25 +87,46 @@ export interface CreateAppOptions extends ApplicationParts {
 /** Largest accepted request header block. */
 export const MAX_HEADER_BYTES = 32 * 1024
 
-export const AUTHENTICATION_DISABLED_MESSAGE =
-  `Application authentication is disabled (${ROOT_KEY}:Authentication:Enabled is false). ` +
-  'This posture is intentional and supported: routes without explicit authorization metadata are public. ' +
-  'Review network exposure and the authorization expectations of every route before deploying.'
+/**
+ * The one-time warning logged when authentication is disabled (auth-contract.md, "States and
+ * transitions" rule 2), naming the application's `<rootKey>:Authentication:Enabled`.
+ */
+export function authenticationDisabledMessage (rootKey: string = ROOT_KEY): string {
+  return `Application authentication is disabled (${rootKey}:Authentication:Enabled is false). ` +
+    'This posture is intentional and supported: routes without explicit authorization metadata are public. ' +
+    'Review network exposure and the authorization expectations of every route before deploying.'
+}
 
-function resolveKeyRing (options: CreateAppOptions): KeyRing {
+/** {@link authenticationDisabledMessage} of the default application (`ProjectTemplate`). */
+export const AUTHENTICATION_DISABLED_MESSAGE = authenticationDisabledMessage()
+
+function resolveKeyRing (options: CreateAppOptions, rootKey: string): KeyRing {
   if (options.keyRing !== undefined) return options.keyRing
   const { config, contentRoot, logger } = options
   const discriminator = applicationDiscriminatorOf(config.DataProtection.ApplicationDiscriminator, options.environmentName)
-  const source = loadKeyRing(config.DataProtection.Keys, config.DataProtection.KeyDirectory, contentRoot, discriminator)
+  const source = loadKeyRing(config.DataProtection.Keys, config.DataProtection.KeyDirectory, contentRoot, discriminator, rootKey)
   if (source.origin !== 'configuration') {
     logger.warn({
       event: 'data_protection.local_key',
       origin: source.origin,
       directory: source.directory,
-      key: `${ROOT_KEY}:DataProtection:Keys`
+      key: `${rootKey}:DataProtection:Keys`
     }, 'session keys are kept in a local key directory; multi-instance deployments must supply shared keys')
   }
   return source.ring
+}
+
+/**
+ * Start-up checks below createApp (the key store, provider set-up) name keys under the default
+ * root; a {@link ConfigurationError} they throw is re-rooted under the application's name here.
+ */
+function rerooted (error: unknown, rootKey: string): unknown {
+  if (!(error instanceof ConfigurationError) || rootKey === ROOT_KEY) return error
+  return new ConfigurationError(error.problems.map((problem) => ({
+    ...problem,
+    key: rerootKeyPaths(problem.key, rootKey),
+    message: rerootKeyPaths(problem.message, rootKey)
+  })), { cause: error.cause })
 }
 
 /**
@@ -103,12 +135,22 @@ function resolveKeyRing (options: CreateAppOptions): KeyRing {
  * registering anything else.
  */
 export async function createApp (options: CreateAppOptions): Promise<FastifyInstance> {
+  const naming = applicationNaming(options.applicationName)
+  try {
+    return await composeApp(options, naming)
+  } catch (error) {
+    throw rerooted(error, naming.rootKey)
+  }
+}
+
+async function composeApp (options: CreateAppOptions, naming: ApplicationNaming): Promise<FastifyInstance> {
   const { config, environmentName, contentRoot, logger } = options
+  const { rootKey, cookieNames } = naming
   // The environment facts, decided once here and passed down.
   const { development, insecureCookies } = environmentOf(config, environmentName)
-  const keyRing = resolveKeyRing(options)
+  const keyRing = resolveKeyRing(options, rootKey)
   const now = options.now ?? Date.now
-  const sessionCookie = sessionCookieSettings(insecureCookies)
+  const sessionCookie = sessionCookieSettings(insecureCookies, rootKey)
   const hosting = config.Hosting
 
   const app = Fastify({
@@ -133,11 +175,11 @@ export async function createApp (options: CreateAppOptions): Promise<FastifyInst
       requireHostHeader: false
     },
     clientErrorHandler: createClientErrorHandler(logger),
-    frameworkErrors: (error, request, reply) => { renderError(development, error, request, reply) }
+    frameworkErrors: (error, request, reply) => { renderError(development, error, request, reply, rootKey) }
   })
 
   if (!config.Authentication.Enabled) {
-    logger.warn({ event: 'authentication.disabled', key: `${ROOT_KEY}:Authentication:Enabled` }, AUTHENTICATION_DISABLED_MESSAGE)
+    logger.warn({ event: 'authentication.disabled', key: `${rootKey}:Authentication:Enabled` }, authenticationDisabledMessage(rootKey))
   }
   logger.info({
     event: 'authentication.providers',
@@ -146,22 +188,23 @@ export async function createApp (options: CreateAppOptions): Promise<FastifyInst
 
   // Readiness reads it (routes/health.ts); runServer sets it on SIGTERM to drain the instance.
   app.decorate('lifecycle', { draining: false })
-  await app.register(branding, { branding: options.branding })
+  // The pages show the application's name unless the app brands them with another.
+  await app.register(branding, { branding: { applicationName: rootKey, ...options.branding } })
   await app.register(requestLogging)
-  await app.register(errorHandler, { development })
+  await app.register(errorHandler, { development, rootKey })
   await app.register(cookie, { hook: 'onRequest', parseOptions: {} })
   await app.register(formbody, { bodyLimit: 16 * 1024 })
   await app.register(securityHeaders, { development })
   await app.register(hostFiltering, { config, environmentName })
   await app.register(staticFiles, { root: join(contentRoot, 'public') })
   await app.register(state, { config, now, ...(options.stateStore === undefined ? {} : { store: options.stateStore }) })
-  await app.register(session, { config, cookie: sessionCookie, keyRing, now })
+  await app.register(session, { config, cookie: sessionCookie, keyRing, now, rootKey })
   await app.register(authentication, { config })
-  await app.register(csrf, { keyRing, secure: !insecureCookies })
+  await app.register(csrf, { keyRing, secure: !insecureCookies, cookieNames })
   await app.register(authorization, { config, environmentName })
   for (const policy of options.policies ?? []) app.authorization.addPolicy(policy)
   if (options.governance !== undefined) app.authorization.useGovernanceEvaluator(options.governance)
-  await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now })
+  await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames })
   await app.register(externalProviders, { config, environmentName, keyRing })
 
   await app.register(accountRoutes)

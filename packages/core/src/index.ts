@@ -18,7 +18,7 @@ import './plugins/state.js'
 import './plugins/branding.js'
 
 // Composition: the core on Fastify, the process runner, the check-config command.
-export { createApp, MAX_HEADER_BYTES, AUTHENTICATION_DISABLED_MESSAGE } from './create-app.js'
+export { createApp, MAX_HEADER_BYTES, AUTHENTICATION_DISABLED_MESSAGE, authenticationDisabledMessage } from './create-app.js'
 export type { ApplicationParts, CreateAppOptions } from './create-app.js'
 export { runServer, DEFAULT_HOST, DEFAULT_PORT } from './run-server.js'
 export type { RunServerOptions } from './run-server.js'
@@ -39,7 +39,8 @@ export type {
 } from './config/schema.js'
 export { Secret } from './config/secret.js'
 export { writeConfigurationReference, renderJsonSchema, withKeyTable, JSON_SCHEMA_FILE, CONFIGURATION_DOC } from './config/reference.js'
-export { APPLICATION_NAME, COOKIE_NAMES } from './application-name.js'
+export { APPLICATION_NAME, COOKIE_NAMES, applicationNaming } from './application-name.js'
+export type { ApplicationNaming, CookieNames, Purposes } from './application-name.js'
 
 // Authorization: named policies, the route metadata, the governance seam.
 export { ApplicationAuthorizationPolicyNames } from './authorization/policies.js'

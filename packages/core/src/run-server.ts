@@ -55,7 +55,7 @@ async function main (options: RunServerOptions, started: { logger?: Logger }): P
   // `.env` in the app root, Development only; the real environment wins (docs/configuration.md).
   const dotenv = isDevelopment(environmentNameFrom(process.env.NODE_ENV)) ? readDotEnv(CONTENT_ROOT) : undefined
   const env: NodeJS.ProcessEnv = { ...dotenv, ...process.env }
-  const loaded = loadConfiguration({ env: process.env, contentRoot: CONTENT_ROOT, dotenv })
+  const loaded = loadConfiguration({ env: process.env, contentRoot: CONTENT_ROOT, dotenv, applicationName: options.applicationName })
   const level = loaded.config.Logging.Level
   // Logging:Level silent must not hide why the process refuses to start: a child at warn, same stream.
   const logger = await createProcessLogger(level, loaded.environmentName, process.stdout.isTTY === true)
@@ -86,6 +86,7 @@ async function main (options: RunServerOptions, started: { logger?: Logger }): P
       environmentName: loaded.environmentName,
       contentRoot: CONTENT_ROOT,
       logger,
+      ...(options.applicationName === undefined ? {} : { applicationName: options.applicationName }),
       ...(options.routes === undefined ? {} : { routes: options.routes }),
       ...(options.policies === undefined ? {} : { policies: options.policies }),
       ...(options.governance === undefined ? {} : { governance: options.governance }),

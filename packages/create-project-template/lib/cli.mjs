@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { findCoreTarball } from './core-package.mjs'
 import { EXIT_CANCELLED, EXIT_FAILURE, EXIT_USAGE, UsageError } from './errors.mjs'
 import { installDependencies } from './install.mjs'
 import { GENERATOR_NAME, PACKAGE_NAME, checkName, deriveName, kebabName } from './naming.mjs'
@@ -275,7 +276,10 @@ async function run (io) {
   authProvider ??= 'cookie'
   checkTarget(target, { force, templateDir })
 
-  const files = planProject({ templateDir, name, authProvider })
+  // The packed core the project installs from vendor/: carried by a published generator, packed
+  // from packages/core in a checkout.
+  const core = findCoreTarball(PACKAGE_DIR, io.env)
+  const files = planProject({ templateDir, name, authProvider, core })
   writeProject(target, files)
 
   const shown = relative(io.cwd, target)

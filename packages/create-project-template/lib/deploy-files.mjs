@@ -18,10 +18,12 @@ export function dockerfile () {
 # Multi-stage build (docs/deployment.md). The image holds the bundle, static files and the
 # non-secret settings only: no sources, no devDependencies, no .env, no keys, no secrets.
 
-# Build: full install (TypeScript, esbuild), type check, bundle into dist/.
+# Build: full install (TypeScript, esbuild), type check, bundle into dist/. The security core
+# (@project-template/core) installs from the packed copy in vendor/, so that comes in first.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package*.json ./
+COPY vendor ./vendor
 RUN if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
 COPY tsconfig*.json ./
 COPY src ./src

@@ -121,6 +121,12 @@ const PROTECTED = new RegExp(`\\b${GENERATOR_NAME}\\b`, 'g')
 /** The scope alone too: `npm create @project-template` is how users type it. */
 const PACKAGE_SCOPE = PACKAGE_NAME.split('/')[0] ?? PACKAGE_NAME
 const PROTECTED_PACKAGE = new RegExp(`${PACKAGE_SCOPE}(?![\\w-])`, 'g')
+/**
+ * The packed core's file name (`vendor/project-template-core-1.0.0.tgz`, npm's name for a packed
+ * `@project-template/core`): it names the core package, not the project, so it is kept too.
+ */
+const PROTECTED_CORE_TARBALL = /\bproject-template-core-(?=\d)/g
+const CORE_TARBALL_PLACEHOLDER = '\u0000CORE\u0000'
 const PLACEHOLDER = '\u0000GENERATOR\u0000'
 const PACKAGE_PLACEHOLDER = '\u0000PACKAGE\u0000'
 
@@ -133,9 +139,11 @@ const PACKAGE_PLACEHOLDER = '\u0000PACKAGE\u0000'
  */
 export function renameText (text, name) {
   return text
+    .replace(PROTECTED_CORE_TARBALL, CORE_TARBALL_PLACEHOLDER)
     .replace(PROTECTED_PACKAGE, PACKAGE_PLACEHOLDER)
     .replace(PROTECTED, PLACEHOLDER)
     .replace(TEMPLATE_NAME_FORMS, (_match, first, separator, second) => inCaseOf(first, separator, second, name))
+    .replaceAll(CORE_TARBALL_PLACEHOLDER, 'project-template-core-')
     .replaceAll(PLACEHOLDER, GENERATOR_NAME)
     .replaceAll(PACKAGE_PLACEHOLDER, PACKAGE_SCOPE)
 }
@@ -147,7 +155,7 @@ export function renameText (text, name) {
  * @returns {string[]}
  */
 export function findTemplateName (text) {
-  return [...text.replace(PROTECTED_PACKAGE, '').replace(PROTECTED, '').matchAll(TEMPLATE_NAME_FORMS)]
+  return [...text.replace(PROTECTED_CORE_TARBALL, '').replace(PROTECTED_PACKAGE, '').replace(PROTECTED, '').matchAll(TEMPLATE_NAME_FORMS)]
     .map((match) => match[0])
     .filter((form) => !/^project template$/.test(form))
 }

@@ -1,19 +1,24 @@
 // @ts-check
 /**
  * `npm pack`/`npm publish` lifecycle: a published package carries the template in
- * `<package>/template` (listed in `files`), since the monorepo's `template/` is not there.
- * `node lib/pack-template.mjs copy` (prepack) copies exactly the files the generator would read;
- * `node lib/pack-template.mjs remove` (postpack) deletes the copy, so that a checkout keeps using
- * the live `template/`.
+ * `<package>/template` and the packed core in `<package>/vendor/project-template-core-<version>.tgz`
+ * (both listed in `files`), since the monorepo's `template/` and `packages/core` are not there.
+ * `node lib/pack-template.mjs copy` (prepack) copies exactly the files the generator would read
+ * and packs the core (`npm pack` of packages/core, built first when its dist/ is stale);
+ * `node lib/pack-template.mjs remove` (postpack) deletes both, so that a checkout keeps using the
+ * live `template/` and packs the core on demand.
  */
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { packCore, VENDOR_DIRECTORY } from './core-package.mjs'
 import { readTemplateFiles } from './template-files.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const COPY = join(PACKAGE_DIR, 'template')
 const SOURCE = resolve(PACKAGE_DIR, '..', '..', 'template')
+const VENDOR = join(PACKAGE_DIR, VENDOR_DIRECTORY)
+const CORE = resolve(PACKAGE_DIR, '..', 'core')
 
 const command = process.argv[2]
 if (command === 'copy') {
@@ -25,8 +30,13 @@ if (command === 'copy') {
     writeFileSync(path, file.data)
     chmodSync(path, file.mode)
   }
+  rmSync(VENDOR, { recursive: true, force: true })
+  const core = packCore(CORE, process.env)
+  mkdirSync(VENDOR)
+  writeFileSync(join(VENDOR, core.fileName), core.data)
 } else if (command === 'remove') {
   rmSync(COPY, { recursive: true, force: true })
+  rmSync(VENDOR, { recursive: true, force: true })
 } else {
   process.stderr.write('usage: node lib/pack-template.mjs copy|remove\n')
   process.exitCode = 2

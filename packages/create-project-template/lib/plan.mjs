@@ -1,9 +1,10 @@
 // @ts-check
 /**
  * The whole generated project as a list of files in memory: the template's files renamed, the
- * posture applied, and the project's own package.json, .gitignore,
+ * posture applied, the packed core in vendor/, and the project's own package.json, .gitignore,
  * README and CI workflow. Nothing is written here, so every error surfaces before writing starts.
  */
+import { VENDOR_DIRECTORY } from './core-package.mjs'
 import { kebabName, renameText } from './naming.mjs'
 import { appsettingsFor } from './posture.mjs'
 import { composeYaml, dockerfile, dockerignore, nginxConf } from './deploy-files.mjs'
@@ -22,6 +23,7 @@ import { isText, readTemplateFiles } from './template-files.mjs'
  * @property {string} templateDir
  * @property {string} name PascalCase project name
  * @property {import('./posture.mjs').AuthProvider} authProvider
+ * @property {import('./core-package.mjs').CoreTarball} core the packed `@project-template/core`
  */
 
 /**
@@ -29,8 +31,8 @@ import { isText, readTemplateFiles } from './template-files.mjs'
  * @returns {PlannedFile[]}
  */
 export function planProject (options) {
-  const { templateDir, name, authProvider } = options
-  const identity = { name, packageName: kebabName(name), authProvider }
+  const { templateDir, name, authProvider, core } = options
+  const identity = { name, packageName: kebabName(name), authProvider, core: { version: core.version, path: `${VENDOR_DIRECTORY}/${core.fileName}` } }
   /** @type {Map<string, PlannedFile>} */
   const files = new Map()
   /** @param {import('./template-files.mjs').TemplateFile} file */
@@ -58,6 +60,7 @@ export function planProject (options) {
   const docs = [...files.keys()].filter((path) => /^docs\/[^/]+\.md$/.test(path)).map((path) => path.slice('docs/'.length))
   /** @param {string} path @param {string} text */
   const generated = (path, text) => files.set(path, { path, data: Buffer.from(text, 'utf8'), mode: 0o644 })
+  files.set(identity.core.path, { path: identity.core.path, data: core.data, mode: 0o644 })
   generated('.gitignore', gitignore())
   generated('README.md', readme(identity, JSON.parse(files.get('package.json')?.data.toString('utf8') ?? '{}'), docs))
   generated('.github/workflows/ci.yml', ciWorkflow())

@@ -4,6 +4,7 @@
  * README.md and a GitHub Actions workflow. Pure functions of the options; nothing here writes.
  */
 import { randomUUID } from 'node:crypto'
+import { CORE_PACKAGE, REGISTRY_SWITCH_COMMAND } from './core-package.mjs'
 import { GENERATOR_NAME } from './naming.mjs'
 import { POSTURE_SUMMARY } from './posture.mjs'
 
@@ -36,12 +37,15 @@ const LOCAL_SPECIFIER = /^(workspace:|file:|link:|portal:|\.{0,2}\/)/
  * @property {string} name PascalCase name (configuration root key)
  * @property {string} packageName kebab-case npm package name
  * @property {import('./posture.mjs').AuthProvider} authProvider
+ * @property {{ version: string, path: string }} core the packed core's version and its path in the project (`vendor/...tgz`)
  */
 
 /**
  * The generated package.json: the template's (already renamed) manifest with the package name,
- * a fresh `userSecretsId` and the template's dependency specifiers unchanged. A local or workspace
- * specifier cannot work outside the monorepo, so it stops generation.
+ * a fresh `userSecretsId` and the template's dependency specifiers unchanged, except the core's:
+ * `file:vendor/project-template-core-<version>.tgz`, the packed core shipped with the project
+ * (it must satisfy the template's semver range). Any other local or workspace specifier cannot
+ * work outside the monorepo, so it stops generation.
  * @param {string} renamedText the template's package.json after the rename
  * @param {ProjectIdentity} identity
  * @returns {string}
@@ -55,12 +59,33 @@ export function packageJsonFor (renamedText, identity) {
       }
     }
   }
+  const range = manifest.dependencies?.[CORE_PACKAGE]
+  if (typeof range !== 'string' || !satisfiesCaret(identity.core.version, range)) {
+    throw new Error(`The packed ${CORE_PACKAGE} ${identity.core.version} does not satisfy the template's dependency ${CORE_PACKAGE}@${range}.`)
+  }
+  manifest.dependencies[CORE_PACKAGE] = `file:${identity.core.path}`
   delete manifest.workspaces
   manifest.name = identity.packageName
   manifest.version = '0.1.0'
   // A new project gets its own user-secrets directory (docs/configuration.md, "User secrets").
   manifest.userSecretsId = `${identity.packageName}-${randomUUID()}`
   return JSON.stringify(manifest, null, 2) + '\n'
+}
+
+/**
+ * True when `version` satisfies a caret range (`^1.0.0`: same major, not lower), the only kind of
+ * range the template gives the core.
+ * @param {string} version
+ * @param {string} range
+ */
+export function satisfiesCaret (version, range) {
+  const parse = (/** @type {string} */ text) => /^(\d+)\.(\d+)\.(\d+)$/.exec(text)?.slice(1).map(Number)
+  const wanted = range.startsWith('^') ? parse(range.slice(1)) : undefined
+  const actual = parse(version)
+  if (wanted === undefined || actual === undefined) return false
+  const [major, minor, patch] = /** @type {[number, number, number]} */ (actual)
+  const [wantedMajor, wantedMinor, wantedPatch] = /** @type {[number, number, number]} */ (wanted)
+  return major === wantedMajor && (minor > wantedMinor || (minor === wantedMinor && patch >= wantedPatch))
 }
 
 /** @returns {string} */
@@ -96,8 +121,8 @@ deploy/certs/
 }
 
 /**
- * GitHub Actions: the same \`npm test\` as the README. It runs in a Debian container because the
- * browser test drives Debian's chromium package at /usr/bin/chromium (no browser download).
+ * GitHub Actions: the same \`npm test\` as the README, on the Node.js LTS lines. The app's tests
+ * need nothing beyond \`npm ci\` (no browser, no Redis: those suites live with the core).
  * @returns {string}
  */
 export function ciWorkflow () {
@@ -113,18 +138,13 @@ permissions:
 jobs:
   test:
     runs-on: ubuntu-latest
-    # Debian, so that apt-get installs the chromium package at /usr/bin/chromium,
-    # the browser the end-to-end test drives (nothing downloads a browser), and the
-    # redis-server and nginx the state-store and rolling-restart tests start themselves.
     container: node:${'$'}{{ matrix.node }}-bookworm
     strategy:
       matrix:
         node: [22, 24]
-    timeout-minutes: 20
+    timeout-minutes: 15
     steps:
       - uses: actions/checkout@v4
-      - name: Install Chromium, redis-server and nginx
-        run: apt-get update && apt-get install -y --no-install-recommends chromium redis-server nginx
       - name: Install dependencies
         run: if [ -f package-lock.json ]; then npm ci; else npm install; fi
       - name: Test
@@ -139,7 +159,7 @@ jobs:
  * @returns {string}
  */
 export function readme (identity, manifest, docs) {
-  const { name, authProvider } = identity
+  const { name, authProvider, core } = identity
   const docList = docs.length === 0
     ? ''
     : `\nMore in \`docs/\`: ${docs.map((file) => `[${file}](docs/${file})`).join(', ')}.\n`
@@ -167,9 +187,42 @@ Production: \`npm run build\` once, then \`npm ci --omit=dev && npm start\` (or 
 ${TEST_COMMAND}
 \`\`\`
 
-\`${TEST_COMMAND}\` runs ESLint, the TypeScript type check and the test suite (node:test through tsx).
-The end-to-end test drives Chromium at \`/usr/bin/chromium\` (on Debian or Ubuntu:
-\`apt-get install chromium\`); the CI workflow in \`.github/workflows/ci.yml\` runs the same command.
+\`${TEST_COMMAND}\` runs ESLint, the TypeScript type check and this app's own tests (node:test through
+tsx): every route under the fallback policy, the anonymous inventory, the policies, the pages, and
+one OpenID Connect sign-in against a provider the test starts itself. It needs nothing beyond
+\`npm install\` (no browser, no Redis); the CI workflow in \`.github/workflows/ci.yml\` runs the
+same command.
+
+## The security core
+
+Everything security-critical (configuration schema and validation, sessions, the key ring, the
+state store, OpenID Connect, SAML2 and OAuth sign-in, CSRF, host trust, error pages, the
+\`/Account\`, \`/External\`, \`/Home/Error\` and \`/health\` endpoints) is the versioned package
+\`${CORE_PACKAGE}\`, not code in this project. This project owns \`src/\` (its composition in
+\`src/app.ts\`, its routes and views), \`test/\`, \`appsettings*.json\`, \`public/\`, \`docs/\` and the
+deployment files. The core's README, API and documents are in
+\`node_modules/${CORE_PACKAGE}/\` after \`npm install\`.
+
+The package is not on the public npm registry yet, so it ships with the project:
+\`${core.path}\` (version ${core.version}), which \`package.json\` names
+(\`"${CORE_PACKAGE}": "file:${core.path}"\`); \`npm install\` installs it from there,
+without the network. Keep \`vendor/\` in source control.
+
+**Upgrading the core.** Security fixes are patch releases (1.0.x); nothing in this project changes
+when you take one. Put the new tarball (for example \`project-template-core-1.0.1.tgz\`) into
+\`vendor/\` and install it:
+
+\`\`\`sh
+npm install ./vendor/project-template-core-1.0.1.tgz
+\`\`\`
+
+That rewrites the \`${CORE_PACKAGE}\` line of \`package.json\` and \`package-lock.json\`; delete the
+old tarball from \`vendor/\` afterwards. Once the package is published, switch to the registry
+with one command (from then on \`npm update ${CORE_PACKAGE}\` brings fixes, and \`vendor/\` can go):
+
+\`\`\`sh
+${REGISTRY_SWITCH_COMMAND}
+\`\`\`
 
 ## Configuration
 

@@ -54,6 +54,15 @@ describe('Dockerfile', () => {
     }
   })
 
+  test('the build stage copies vendor/ (the packed core) before installing, and .dockerignore lets it in', () => {
+    const build = read('Dockerfile').slice(0, read('Dockerfile').indexOf('AS runtime'))
+    const install = build.search(/^RUN .*npm ci/m)
+    assert.ok(install > 0, 'the build stage installs')
+    assert.ok(build.indexOf('COPY package*.json ./\n') < install)
+    assert.match(build.slice(0, install), /^COPY vendor \.\/vendor$/m)
+    assert.ok(!read('.dockerignore').split('\n').some((entry) => /^\/?vendor/.test(entry)))
+  })
+
   test('.dockerignore keeps keys, .env, secrets, node_modules and the Development settings out of the build context', () => {
     const ignored = read('.dockerignore').split('\n')
     for (const entry of ['.keys', '.env', '.env.*', 'secrets.json', '*.secrets.json', '*.pem', '*.key', 'node_modules', 'dist', 'appsettings.Development.json', 'deploy/certs', '.git']) {

@@ -1,36 +1,57 @@
 // @ts-check
 /**
  * The proof the issue asks for: generate both variants into temporary directories, let the
- * generator install their dependencies (from the local npm cache where possible), run each
- * project's own `npm test`, then start each with its README's run command and check /health,
- * the posture of / and the one-time authentication-disabled warning.
+ * generator install their dependencies (the core from the project's vendor/ tarball, with the
+ * registry unreachable for the @project-template scope; everything else from the local npm cache
+ * where possible), run each project's own `npm test`, then start each with its README's run
+ * command and check /health, the posture of / and the one-time authentication-disabled warning;
+ * check that `--name` reaches the running app (configuration keys, cookie names, page title);
+ * and prove the update path: a core with a higher patch version, installed with the README's one
+ * command, changes no file the team owns, passes the app's tests and is in effect.
  *
- * Slow (each generated suite is the template's whole suite). CREATE_PROJECT_TEMPLATE_E2E=0 skips
- * this file for quick local iterations; CI always runs it.
+ * Minutes, not seconds (two installs, two runs of the app's own suite, builds and starts).
+ * CREATE_PROJECT_TEMPLATE_E2E=0 skips this file for quick local iterations; CI always runs it.
  */
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { createServer } from 'node:net'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { childEnv, generate, killGroup, run, tail, tempDir, templateNameLeftovers } from './helpers.mjs'
+import { CORE_PACKAGE, coreTarballName } from '../lib/core-package.mjs'
+import { PACKAGE_DIR, childEnv, generate, killGroup, run, tail, tempDir, templateNameLeftovers } from './helpers.mjs'
 
-// TODO(issue 19, generator stage): the thin template depends on @project-template/core, which is
-// not on the registry yet; the generated app cannot install it until the generator ships the packed
-// core as a vendor/ tarball. Skipped until that stage lands.
-const SKIP = 'TODO issue 19 generator stage: the generated app cannot install @project-template/core until the generator vendors the packed core'
+const SKIP = process.env.CREATE_PROJECT_TEMPLATE_E2E === '0' ? 'CREATE_PROJECT_TEMPLATE_E2E=0' : false
 const MINUTE = 60_000
+const CORE_DIR = join(PACKAGE_DIR, '..', 'core')
+const CORE_VERSION = JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8')).version
 
-/** npm settings for every child: the local cache first, no network extras. */
+/**
+ * npm settings for every child: the local cache first, no network extras, HTTP requests logged
+ * (so that a request for the core would show), and the @project-template scope's registry
+ * unreachable: the core can only come from the vendor/ tarball (a registry request for it fails
+ * the install with ECONNREFUSED).
+ */
 const NPM_ENV = childEnv({
   npm_config_prefer_offline: 'true',
   npm_config_audit: 'false',
   npm_config_fund: 'false',
-  npm_config_update_notifier: 'false'
+  npm_config_update_notifier: 'false',
+  npm_config_loglevel: 'http',
+  'npm_config_@project-template:registry': 'http://127.0.0.1:9/'
 })
+
+/** An npm log line of a registry request for anything in the @project-template scope. */
+const SCOPE_REQUEST = /^npm http fetch .*(@project-template|project-template%2f|127\.0\.0\.1:9)/im
+/**
+ * npm's log line for the core read from a vendor/ tarball (`npm http cache
+ * @project-template/core@file:/.../vendor/project-template-core-1.0.0.tgz`).
+ * @param {string} version
+ */
+const fromVendor = (version) => new RegExp(`^npm http cache @project-template/core@file:\\S+/vendor/project-template-core-${version.replaceAll('.', '\\.')}\\.tgz `, 'm')
 
 const sandbox = SKIP ? '' : tempDir('cpt-e2e-')
 after(() => { if (sandbox !== '') rmSync(sandbox, { recursive: true, force: true }) })
@@ -50,13 +71,15 @@ function freePort () {
 /**
  * One GET without following redirects.
  * @param {string} url
- * @returns {Promise<{ status: number, location: string | undefined }>}
+ * @param {Record<string, string>} [headers]
+ * @returns {Promise<{ status: number, location: string | undefined, headers: import('node:http').IncomingHttpHeaders, body: string }>}
  */
-function get (url) {
+function get (url, headers = {}) {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { accept: 'text/html' }, timeout: 5000 }, (response) => {
-      response.resume()
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, location: response.headers.location }))
+    const req = request(url, { headers: { accept: 'text/html', ...headers }, timeout: 5000 }, (response) => {
+      let body = ''
+      response.setEncoding('utf8').on('data', (chunk) => { body += chunk })
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, location: response.headers.location, headers: response.headers, body }))
     })
     req.on('timeout', () => req.destroy(new Error(`GET ${url} timed out`)))
     req.on('error', reject)
@@ -91,6 +114,66 @@ function jsonLines (output) {
   return records
 }
 
+/**
+ * Starts `command` (sh) in `project` on a free port and waits for /health to answer 200 (asked
+ * with `host` as the Host header when given), or for the process to exit.
+ * @param {string} project
+ * @param {string} command
+ * @param {Record<string, string>} [env]
+ * @param {string} [host]
+ */
+async function startServer (project, command, env = {}, host = undefined) {
+  const port = await freePort()
+  const child = spawn('sh', ['-c', command], {
+    cwd: project,
+    env: { ...NPM_ENV, HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true
+  })
+  const server = { base: `http://127.0.0.1:${port}`, output: '', child, exited: new Promise((resolve) => child.on('close', resolve)) }
+  child.stdout.setEncoding('utf8').on('data', (chunk) => { server.output += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { server.output += chunk })
+  const deadline = Date.now() + 3 * MINUTE
+  let health = 0
+  while (Date.now() < deadline && child.exitCode === null) {
+    health = await get(`${server.base}/health`, host === undefined ? {} : { host }).then((response) => response.status, () => 0)
+    if (health === 200) break
+    await sleep(250)
+  }
+  return { ...server, health }
+}
+
+/**
+ * A hash of every file below `root` except node_modules/, vendor/ and package*.json: the files a
+ * team owns (its sources, tests, settings, docs, deploy files) and what it built.
+ * @param {string} root
+ */
+function ownedFiles (root) {
+  /** @type {Record<string, string>} */
+  const hashes = {}
+  /** @param {string} directory */
+  const visit = (directory) => {
+    for (const entry of readdirSync(directory)) {
+      const path = join(directory, entry)
+      const rel = relative(root, path)
+      if (['node_modules', 'vendor', 'package.json', 'package-lock.json'].includes(rel)) continue
+      if (statSync(path).isDirectory()) visit(path)
+      else hashes[rel] = createHash('sha256').update(readFileSync(path)).digest('hex')
+    }
+  }
+  visit(root)
+  return hashes
+}
+
+/**
+ * The installed core as the lock file records it.
+ * @param {string} project
+ */
+function lockedCore (project) {
+  const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8'))
+  return lock.packages[`node_modules/${CORE_PACKAGE}`]
+}
+
 /** The name of the shipped-posture test each variant must run (test/posture.test.ts). */
 const POSTURE_TEST = {
   cookie: 'appsettings.json enables authentication, the cookie session and the authenticated fallback',
@@ -98,7 +181,7 @@ const POSTURE_TEST = {
 }
 
 const VARIANTS = [
-  { directory: 'acme-portal', args: [], name: 'AcmePortal', authProvider: /** @type {const} */ ('cookie') },
+  { directory: 'acme-portal', args: ['--name', 'Contoso'], name: 'Contoso', authProvider: /** @type {const} */ ('cookie') },
   { directory: 'open-demo', args: ['--name', 'OpenDemo', '--authProvider', 'none'], name: 'OpenDemo', authProvider: /** @type {const} */ ('none') }
 ]
 
@@ -106,23 +189,41 @@ for (const variant of VARIANTS) {
   describe(`--authProvider ${variant.authProvider}: generated, installed, tested and started`, { skip: SKIP, concurrency: 1 }, () => {
     const project = join(sandbox, variant.directory)
 
-    test('the generator writes the project and installs its dependencies', { timeout: 10 * MINUTE }, async () => {
+    test('the generator writes the project and installs its dependencies, the core from vendor/ without a registry request', { timeout: 10 * MINUTE }, async () => {
       const result = await generate([variant.directory, ...variant.args], { cwd: sandbox, env: NPM_ENV, timeoutMs: 9 * MINUTE })
       assert.equal(result.status, 0, tail(result.stdout + result.stderr))
       assert.ok(existsSync(join(project, 'node_modules', 'fastify', 'package.json')), 'fastify is installed')
       assert.ok(existsSync(join(project, 'package-lock.json')), 'npm wrote a lockfile')
       assert.equal(existsSync(join(project, 'node_modules', 'create-project-template')), false)
       assert.match(result.stdout, /\nNext steps:\n {2}cd open-demo\n|\nNext steps:\n {2}cd acme-portal\n/)
+      // The core: from the tarball the project carries, installed as a copy (not a link into a checkout).
+      const tarball = `vendor/${coreTarballName(CORE_VERSION)}`
+      assert.equal(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).dependencies[CORE_PACKAGE], `file:${tarball}`)
+      assert.equal(lockedCore(project)?.resolved, `file:${tarball}`)
+      assert.equal(lockedCore(project)?.version, CORE_VERSION)
+      const installed = join(project, 'node_modules', '@project-template', 'core')
+      assert.equal(lstatSync(installed).isSymbolicLink(), false)
+      assert.equal(JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).version, CORE_VERSION)
+      assert.ok(existsSync(join(installed, 'dist', 'index.js')), 'the packed core carries its build')
+      // npm logged its HTTP requests (cache hits included); none was for the core's scope.
+      assert.match(result.stdout + result.stderr, /^npm http fetch /m, 'npm logged its requests')
+      assert.doesNotMatch(result.stdout + result.stderr, SCOPE_REQUEST)
+      assert.match(result.stdout + result.stderr, fromVendor(CORE_VERSION))
     })
 
-    test('its own npm test passes', { timeout: 25 * MINUTE }, async () => {
+    test('its own npm test passes', { timeout: 25 * MINUTE }, async (context) => {
+      const started = Date.now()
       const result = await run('npm', ['test'], { cwd: project, env: NPM_ENV, timeoutMs: 24 * MINUTE })
+      context.diagnostic(`npm test of the generated ${variant.authProvider} project: ${((Date.now() - started) / 1000).toFixed(1)} s (node:test duration ${((Number(/(?:# |ℹ )duration_ms ([\d.]+)\n/.exec(result.stdout)?.[1] ?? 0)) / 1000).toFixed(1)} s)`)
       assert.equal(result.status, 0, `npm test in the generated ${variant.authProvider} project failed:\n${failures(result.stdout)}\n${tail(result.stdout + result.stderr)}`)
       // The suite really ran, including the posture test of this variant.
       assert.match(result.stdout, /(# |ℹ )fail 0\n/)
       const passed = Number(/(?:# |ℹ )pass (\d+)\n/.exec(result.stdout)?.[1] ?? 0)
       assert.ok(passed >= 50, `only ${passed} tests passed`)
       assert.ok(result.stdout.includes(POSTURE_TEST[variant.authProvider]), tail(result.stdout))
+      // The sign-in end to end ran: it recognises the session cookie only as __Host-<Name>.Web.Authentication.
+      assert.match(result.stdout, /\nok \d+ - a user signs in through OpenID Connect/)
+      assert.ok(readFileSync(join(project, 'test', 'helpers', 'http-session.ts'), 'utf8').includes(`/^(__Host-|\\.)${variant.name}\\.Web\\.Authentication(C\\d+)?$/`))
     })
 
     test(`started with the README's run command: /health is 200, / is ${variant.authProvider === 'cookie' ? '302 to the login page' : '200'}, the authentication-disabled warning is logged ${variant.authProvider === 'cookie' ? 'never' : 'once'}`, { timeout: 5 * MINUTE }, async () => {
@@ -175,8 +276,119 @@ for (const variant of VARIANTS) {
       }
     })
 
-    test('no ProjectTemplate text remains after install, test and build (node_modules aside)', () => {
-      assert.deepEqual(templateNameLeftovers(project), [])
+    if (variant.authProvider === 'cookie') {
+      test(`--name ${variant.name} reaches the running app: ${variant.name}__ variables, ${variant.name}: keys in messages, __Host-${variant.name}.* cookies, the page title`, { timeout: 3 * MINUTE }, async () => {
+        const vendorA = {
+          [`${variant.name}__Authentication__Providers__VendorA__Enabled`]: 'true',
+          [`${variant.name}__Authentication__Providers__VendorA__ClientId`]: 'e2e-client',
+          [`${variant.name}__Authentication__Providers__VendorA__ClientSecret`]: 'e2e-client-secret',
+          [`${variant.name}__Authentication__Providers__VendorA__AuthorizationEndpoint`]: 'https://idp.example/authorize',
+          [`${variant.name}__Authentication__Providers__VendorA__TokenEndpoint`]: 'https://idp.example/token',
+          [`${variant.name}__Authentication__Providers__VendorA__UserInformationEndpoint`]: 'https://idp.example/user'
+        }
+        // Without a public origin the configuration is invalid; the message names the app's key.
+        const refused = await startServer(project, 'node dist/server.js', vendorA)
+        await Promise.race([refused.exited, sleep(30_000)])
+        killGroup(refused.child.pid, 'SIGKILL')
+        const invalid = jsonLines(refused.output).find((record) => record.event === 'configuration.invalid')
+        assert.deepEqual(invalid?.errors, [`${variant.name}:Hosting:PublicOrigin is required outside Development when an external provider is enabled; every redirect_uri and SAML endpoint URL is built from it.`], tail(refused.output))
+        assert.equal(invalid?.code, 'APP_ERR_CONFIG_INVALID')
+
+        const server = await startServer(project, 'node dist/server.js', { ...vendorA, [`${variant.name}__Hosting__PublicOrigin`]: 'https://app.example' }, 'app.example')
+        try {
+          assert.equal(server.health, 200, tail(server.output))
+          const challenge = await get(`${server.base}/External/Challenge?provider=VendorA`, { host: 'app.example' })
+          assert.equal(challenge.status, 302)
+          assert.match(challenge.location ?? '', /^https:\/\/idp\.example\/authorize\?/)
+          const cookies = [challenge.headers['set-cookie'] ?? []].flat().map((line) => line.split('=')[0])
+          assert.equal(cookies.length, 1)
+          assert.match(cookies[0] ?? '', new RegExp(`^__Host-${variant.name}\\.Correlation\\.[A-Za-z0-9_-]{22}$`))
+          const login = await get(`${server.base}/Account/Login`, { host: 'app.example' })
+          assert.match(login.body, new RegExp(`<title>Sign in - ${variant.name}</title>`))
+          assert.match(login.body, /VendorA/)
+        } finally {
+          killGroup(server.child.pid, 'SIGKILL')
+        }
+      })
+    }
+
+    test('no ProjectTemplate text remains after install, test and build (node_modules, vendor/ and dist/, which hold the core, aside)', () => {
+      assert.deepEqual(templateNameLeftovers(project, ['vendor', 'dist']), [])
     })
   })
 }
+
+describe('the update path: a patch release of the core, installed with the README\'s one command', { skip: SKIP, concurrency: 1 }, () => {
+  // The closed-posture project of the first variant, generated, installed, tested and built above.
+  const project = join(sandbox, 'acme-portal')
+  const patched = { version: '1.0.1', header: 'x-core-patch-release' }
+  /** @type {Record<string, string>} */
+  let before = {}
+
+  test('before: the app runs the vendored core, without the patch release\'s header', { timeout: 5 * MINUTE }, async () => {
+    assert.ok(existsSync(join(project, 'node_modules')), 'the project of the first variant is installed')
+    const server = await startServer(project, 'npm run build && npm start')
+    try {
+      assert.equal(server.health, 200, tail(server.output))
+      assert.equal((await get(`${server.base}/health`)).headers[patched.header], undefined)
+    } finally {
+      killGroup(server.child.pid, 'SIGKILL')
+    }
+    before = ownedFiles(project)
+    assert.ok(Object.keys(before).some((path) => path.startsWith('src/')) && Object.keys(before).some((path) => path.startsWith('dist/')))
+  })
+
+  test(`a core ${patched.version} whose responses carry one more header, packed from a copy of packages/core`, { timeout: 2 * MINUTE }, async () => {
+    // A copy of the core's package (what npm pack would publish, with its build); the real sources are not touched.
+    const copy = join(sandbox, 'core-patch')
+    mkdirSync(copy)
+    const manifest = JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8'))
+    for (const entry of readdirSync(CORE_DIR)) {
+      if (['node_modules', 'src', 'test', 'etc'].includes(entry) || entry.startsWith('.')) continue
+      cpSync(join(CORE_DIR, entry), join(copy, entry), { recursive: true })
+    }
+    writeFileSync(join(copy, 'package.json'), JSON.stringify({ ...manifest, version: patched.version }, null, 2))
+    const headers = join(copy, 'dist', 'plugins', 'security-headers.js')
+    const compiled = readFileSync(headers, 'utf8')
+    assert.equal(compiled.split('return Object.freeze(headers);').length, 2, 'the compiled security headers have one return to patch')
+    writeFileSync(headers, compiled.replace('return Object.freeze(headers);', `headers['${patched.header}'] = '${patched.version}';\n    return Object.freeze(headers);`))
+    const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', join(project, 'vendor')], { cwd: copy, env: NPM_ENV, timeoutMs: 90_000 })
+    assert.equal(packed.status, 0, packed.stderr)
+    assert.equal(JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[')))[0].filename, coreTarballName(patched.version))
+    assert.equal(readFileSync(join(CORE_DIR, 'package.json'), 'utf8').includes(`"version": "${CORE_VERSION}"`), true, 'the real core is unchanged')
+  })
+
+  test('the README\'s upgrade command installs it from vendor/, and no file the team owns changes', { timeout: 5 * MINUTE }, async () => {
+    const readme = readFileSync(join(project, 'README.md'), 'utf8')
+    const command = /and install it:\n\n```sh\n(.+)\n```/.exec(readme)?.[1]
+    assert.equal(command, `npm install ./vendor/${coreTarballName(patched.version)}`)
+    const result = await run('sh', ['-c', command ?? 'false'], { cwd: project, env: NPM_ENV, timeoutMs: 4 * MINUTE })
+    assert.equal(result.status, 0, tail(result.stdout + result.stderr))
+    assert.doesNotMatch(result.stdout + result.stderr, SCOPE_REQUEST)
+    assert.match(result.stdout + result.stderr, fromVendor(patched.version))
+    assert.deepEqual(ownedFiles(project), before)
+    assert.equal(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).dependencies[CORE_PACKAGE], `file:vendor/${coreTarballName(patched.version)}`)
+    assert.equal(lockedCore(project)?.resolved, `file:vendor/${coreTarballName(patched.version)}`)
+    assert.equal(JSON.parse(readFileSync(join(project, 'node_modules', '@project-template', 'core', 'package.json'), 'utf8')).version, patched.version)
+  })
+
+  test('the app\'s own tests pass on the new core, and still nothing the team owns changed', { timeout: 10 * MINUTE }, async () => {
+    const result = await run('npm', ['test'], { cwd: project, env: NPM_ENV, timeoutMs: 9 * MINUTE })
+    assert.equal(result.status, 0, `${failures(result.stdout)}\n${tail(result.stdout + result.stderr)}`)
+    assert.match(result.stdout, /(# |ℹ )fail 0\n/)
+    assert.deepEqual(ownedFiles(project), before)
+  })
+
+  test('rebuilt and started with the README\'s run command, the app answers with the new behaviour', { timeout: 5 * MINUTE }, async () => {
+    const readme = readFileSync(join(project, 'README.md'), 'utf8')
+    const command = /## Run it\n\n```sh\n(.+)\n```/.exec(readme)?.[1] ?? 'false'
+    const server = await startServer(project, command)
+    try {
+      assert.equal(server.health, 200, tail(server.output))
+      assert.equal((await get(`${server.base}/health`)).headers[patched.header], patched.version)
+      assert.equal((await get(`${server.base}/Account/Login`)).headers[patched.header], patched.version)
+    } finally {
+      killGroup(server.child.pid, 'SIGKILL')
+    }
+  })
+})

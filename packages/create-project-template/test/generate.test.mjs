@@ -6,13 +6,33 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { CORE_PACKAGE, REGISTRY_SWITCH_COMMAND, findCoreTarball } from '../lib/core-package.mjs'
 import { renameText } from '../lib/naming.mjs'
 import { planProject } from '../lib/plan.mjs'
 import { isExcluded, readTemplateFiles, unclassifiedEntries } from '../lib/template-files.mjs'
 import { writeProject } from '../lib/write-project.mjs'
-import { TEMPLATE_DIR, generate, snapshot, tempDir, templateNameLeftovers } from './helpers.mjs'
+import { PACKAGE_DIR, TEMPLATE_DIR, generate, snapshot, tempDir, templateNameLeftovers } from './helpers.mjs'
+
+const CORE_DIR = join(PACKAGE_DIR, '..', 'core')
+const CORE_VERSION = JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8')).version
+const CORE_TARBALL = `vendor/project-template-core-${CORE_VERSION}.tgz`
+
+/** Every file below `root` (relative paths), node_modules aside. */
+function filesBelow (/** @type {string} */ root, /** @type {string} */ prefix = '') {
+  /** @type {string[]} */
+  const found = []
+  for (const entry of readdirSync(join(root, prefix))) {
+    const path = prefix === '' ? entry : `${prefix}/${entry}`
+    if (entry === 'node_modules') continue
+    if (statSync(join(root, path)).isDirectory()) found.push(...filesBelow(root, path))
+    else found.push(path)
+  }
+  return found
+}
+const sha256 = (/** @type {Buffer} */ data) => createHash('sha256').update(data).digest('hex')
 
 const sandbox = tempDir('cpt-generate-')
 const cookieProject = join(sandbox, 'acme-portal')
@@ -69,6 +89,20 @@ describe('what is copied', () => {
     }
   })
 
+  test('the thin app only: at most 60 files, none of them the core\'s code or tests, the core packed in vendor/', () => {
+    // The core's code and its test suites (its fixture app and a few helpers are copies of the
+    // template's own starter files, so they are not what this looks for).
+    const coreFiles = [...filesBelow(CORE_DIR, 'src'), ...filesBelow(CORE_DIR, 'test').filter((path) => /\.(test|soak)\.ts$/.test(path))]
+    assert.ok(coreFiles.length > 100, 'the core has its sources and tests')
+    const coreHashes = new Set(coreFiles.map((path) => sha256(readFileSync(join(CORE_DIR, path)))))
+    for (const root of [cookieProject, noneProject]) {
+      const files = filesBelow(root)
+      assert.ok(files.length <= 60, `${files.length} files`)
+      assert.deepEqual(files.filter((path) => coreHashes.has(sha256(readFileSync(join(root, path))))), [], 'no file is a copy of the core')
+      assert.deepEqual(files.filter((path) => path.startsWith('vendor/')), [CORE_TARBALL])
+    }
+  })
+
   test('nothing of the generator itself is copied', () => {
     for (const root of [cookieProject, noneProject]) {
       assert.equal(existsSync(join(root, 'bin')), false)
@@ -85,15 +119,20 @@ describe('the rename', () => {
     assert.deepEqual(templateNameLeftovers(noneProject), [])
   })
 
-  // TODO(issue 19, generator stage): the configuration root key, cookie names and purpose strings
-  // now derive from APPLICATION_NAME inside @project-template/core, which the generator cannot
-  // rewrite; the core must take the application name as an option before a renamed app runs.
-  // Until then this checks what the thin app itself carries.
-  test('configuration root key, environment prefix and page title of the thin app carry the name', () => {
+  // The core takes the name as an option (applicationName): the app names it once, in
+  // src/application-name.ts, and hands it to createApp/runServer, runCheckConfig and the reference
+  // renderers; end-to-end.test.mjs proves the running app uses it (keys, cookie, title).
+  test('the app names itself once, and its settings, schema and docs carry the name', () => {
+    assert.match(read(cookieProject, 'src/application-name.ts'), /\nexport const APPLICATION_NAME = 'AcmePortal'\n/)
+    assert.match(read(noneProject, 'src/application-name.ts'), /\nexport const APPLICATION_NAME = 'OpenDemo'\n/)
+    for (const path of ['src/app.ts', 'src/check-config.ts', 'src/generate-reference.ts']) {
+      assert.match(read(cookieProject, path), /import \{ APPLICATION_NAME \} from '\.\/application-name\.js'/, path)
+      assert.match(read(cookieProject, path), /applicationName: APPLICATION_NAME|, APPLICATION_NAME\)/, path)
+    }
     assert.ok('AcmePortal' in json(cookieProject, 'appsettings.json'))
     assert.ok('OpenDemo' in json(noneProject, 'appsettings.json'))
     assert.ok('AcmePortal' in json(cookieProject, 'appsettings.schema.json').properties)
-    assert.match(read(cookieProject, 'src/app.ts'), /export const APPLICATION_TITLE = 'AcmePortal'/)
+    assert.equal(json(cookieProject, 'appsettings.schema.json').title, 'AcmePortal application settings')
     assert.match(read(cookieProject, 'docs/configuration.md'), /AcmePortal__Authentication__Enabled/)
   })
 
@@ -111,18 +150,30 @@ describe('the rename', () => {
 describe('package.json', () => {
   const templateManifest = JSON.parse(readFileSync(join(TEMPLATE_DIR, 'package.json'), 'utf8'))
 
-  test('kebab-case name, the template scripts and dependency versions, no workspace links', () => {
+  test('kebab-case name, the template scripts and dependency versions, the core from vendor/, no workspace links', () => {
     const manifest = json(cookieProject, 'package.json')
     assert.equal(manifest.name, 'acme-portal')
     assert.equal(json(noneProject, 'package.json').name, 'open-demo')
     assert.deepEqual(manifest.scripts, templateManifest.scripts)
-    assert.deepEqual(manifest.dependencies, templateManifest.dependencies)
+    assert.equal(templateManifest.dependencies[CORE_PACKAGE], '^1.0.0')
+    assert.deepEqual(manifest.dependencies, { ...templateManifest.dependencies, [CORE_PACKAGE]: `file:${CORE_TARBALL}` })
     assert.deepEqual(manifest.devDependencies, templateManifest.devDependencies)
     assert.deepEqual(manifest.engines, templateManifest.engines)
     assert.equal(manifest.workspaces, undefined)
-    for (const specifier of [...Object.values(manifest.dependencies), ...Object.values(manifest.devDependencies)]) {
+    const { [CORE_PACKAGE]: core, ...others } = manifest.dependencies
+    assert.equal(core, `file:${CORE_TARBALL}`)
+    for (const specifier of [...Object.values(others), ...Object.values(manifest.devDependencies)]) {
       assert.doesNotMatch(String(specifier), /^(workspace:|file:|link:|\.)/)
     }
+  })
+
+  test('vendor/ holds the core packed from packages/core: its package.json says @project-template/core at the core\'s version', async () => {
+    const listing = await import('node:child_process').then(({ execFileSync }) =>
+      execFileSync('tar', ['-xzOf', join(cookieProject, CORE_TARBALL), 'package/package.json'], { encoding: 'utf8' }))
+    const packed = JSON.parse(listing)
+    assert.equal(packed.name, CORE_PACKAGE)
+    assert.equal(packed.version, CORE_VERSION)
+    assert.ok(read(cookieProject, 'package.json').includes(`"file:${CORE_TARBALL}"`))
   })
 
   test('a fresh userSecretsId per project', () => {
@@ -130,7 +181,7 @@ describe('package.json', () => {
     assert.match(ids[0], /^acme-portal-[0-9a-f-]{36}$/)
     assert.match(ids[1], /^open-demo-[0-9a-f-]{36}$/)
     assert.notEqual(ids[0], templateManifest.userSecretsId)
-    const again = planProject({ templateDir: TEMPLATE_DIR, name: 'AcmePortal', authProvider: 'cookie' })
+    const again = planProject({ templateDir: TEMPLATE_DIR, name: 'AcmePortal', authProvider: 'cookie', core: findCoreTarball(PACKAGE_DIR, process.env) })
     const manifest = JSON.parse(String(again.find((file) => file.path === 'package.json')?.data))
     assert.notEqual(manifest.userSecretsId, ids[0])
   })
@@ -182,7 +233,18 @@ describe('README, .gitignore and CI', () => {
       const readme = read(root, 'README.md')
       assert.match(readme, /## Run it\n\n```sh\nnpm install && (npm run build && )?npm start\n```/)
       assert.match(readme, /## Test it\n\n```sh\nnpm test\n```/)
+      assert.match(readme, /It needs nothing beyond\n`npm install` \(no browser, no Redis\)/)
     }
+  })
+
+  test('the README says where the core comes from, the one command that upgrades it and the one that switches to the registry', () => {
+    const readme = read(cookieProject, 'README.md')
+    assert.ok(readme.includes(`\`${CORE_TARBALL}\` (version ${CORE_VERSION})`))
+    assert.ok(readme.includes(`(\`"${CORE_PACKAGE}": "file:${CORE_TARBALL}"\`)`))
+    assert.match(readme, /and install it:\n\n```sh\nnpm install \.\/vendor\/project-template-core-1\.0\.1\.tgz\n```/)
+    assert.ok(readme.includes('switch to the registry\nwith one command'))
+    assert.ok(readme.includes(`\`\`\`sh\n${REGISTRY_SWITCH_COMMAND}\n\`\`\``))
+    assert.equal(REGISTRY_SWITCH_COMMAND, 'npm install @project-template/core@^1')
   })
 
   test('none: the README says plainly that this is not a production identity configuration and how to return to the closed posture', () => {
@@ -197,10 +259,10 @@ describe('README, .gitignore and CI', () => {
     assert.match(read(cookieProject, 'README.md'), /Closed by default/)
   })
 
-  test('the CI workflow runs on Node 22 and 24 (Debian images), installs Debian chromium and runs the README test command', () => {
+  test('the CI workflow runs on Node 22 and 24 (Debian images), installs nothing beyond npm ci and runs the README test command', () => {
     const workflow = read(cookieProject, '.github/workflows/ci.yml')
     assert.match(workflow, /container: node:\$\{\{ matrix\.node \}\}-bookworm\n {4}strategy:\n {6}matrix:\n {8}node: \[22, 24\]\n/)
-    assert.match(workflow, /run: apt-get update && apt-get install -y --no-install-recommends chromium redis-server nginx$/m)
+    assert.doesNotMatch(workflow, /apt-get|chromium|redis/)
     assert.match(workflow, /\n {8}run: npm test\n/)
   })
 

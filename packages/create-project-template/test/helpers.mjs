@@ -133,11 +133,13 @@ export function snapshot (root) {
 
 /**
  * Files (relative paths) below `root` whose path or text still holds a form of the template's
- * name, with the forms found; node_modules is skipped.
+ * name, with the forms found; node_modules and the top-level entries in `skipped` are skipped
+ * (an installed and built app's dist/ bundles the core, whose default name is ProjectTemplate).
  * @param {string} root
+ * @param {readonly string[]} [skipped]
  * @returns {Array<{ path: string, forms: string[] }>}
  */
-export function templateNameLeftovers (root) {
+export function templateNameLeftovers (root, skipped = []) {
   /** @type {Array<{ path: string, forms: string[] }>} */
   const found = []
   /** @param {string} path */
@@ -146,6 +148,7 @@ export function templateNameLeftovers (root) {
       if (entry === 'node_modules') continue
       const absolute = join(path, entry)
       const rel = relative(root, absolute)
+      if (skipped.includes(rel)) continue
       if (statSync(absolute).isDirectory()) {
         visit(absolute)
         continue

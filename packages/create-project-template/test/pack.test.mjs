@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * The published package (`npm create project-template`): `npm pack` carries a copy of the template
- * without installed packages, build output or keys, leaves no copy behind in the checkout, and
+ * without installed packages, build output or keys and the packed core (vendor/), leaves no copy
+ * behind in the checkout, and
  * the packed generator, outside the monorepo, generates the same project as the checkout's.
  */
 import { after, test } from 'node:test'
@@ -21,6 +22,9 @@ test('the packed generator carries the template and generates the same project a
   const paths = files.map((/** @type {{ path: string }} */ file) => file.path)
   assert.ok(paths.includes('template/src/app.ts'))
   assert.ok(paths.includes('template/appsettings.json'))
+  const coreVersion = JSON.parse(readFileSync(join(PACKAGE_DIR, '..', 'core', 'package.json'), 'utf8')).version
+  assert.deepEqual(paths.filter((/** @type {string} */ path) => path.startsWith('vendor/')), [`vendor/project-template-core-${coreVersion}.tgz`], 'the packed core travels with the generator')
+  assert.equal(existsSync(join(PACKAGE_DIR, 'vendor')), false, 'postpack removed the packed core')
   assert.deepEqual(paths.filter((/** @type {string} */ path) => /(^|\/)(node_modules|dist|\.keys|logs)\//.test(path)), [])
   assert.deepEqual(paths.filter((/** @type {string} */ path) => path.startsWith('test/')), [], 'the generator tests are not published')
 

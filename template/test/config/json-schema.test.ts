@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { toJsonSchema } from '@project-template/core'
+import { APPLICATION_NAME } from '../../src/application-name.js'
 import { APP_ROOT } from '../helpers/app.js'
 
 interface Node { type?: string, default?: unknown, properties?: Record<string, Node>, additionalProperties?: unknown, 'x-secret'?: boolean }
@@ -64,7 +65,7 @@ const CONTRACT_KEYS: Array<[string, string, unknown]> = [
 
 describe('appsettings.schema.json', () => {
   test('equals the output of toJsonSchema() (run npm run schema when this fails)', () => {
-    assert.deepEqual(committed, JSON.parse(JSON.stringify(toJsonSchema())))
+    assert.deepEqual(committed, JSON.parse(JSON.stringify(toJsonSchema(APPLICATION_NAME))))
   })
 
   for (const file of ['appsettings.json', 'appsettings.Development.json']) {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { createKeyRing, loadConfiguration } from '@project-template/core'
+import { APPLICATION_NAME } from '../../src/application-name.js'
 import { APP_ROOT } from '../helpers/app.js'
 
 const run = promisify(execFile)
@@ -25,10 +26,11 @@ test('generate-key prints one base64 line of 32 bytes that configuration accepts
   assert.notEqual(first, second, 'each run prints a new key')
   const loaded = loadConfiguration({
     env: { ProjectTemplate__DataProtection__Keys__0: first.trim(), ProjectTemplate__DataProtection__Keys__1: second.trim() },
-    contentRoot: APP_ROOT
+    contentRoot: APP_ROOT,
+    applicationName: APPLICATION_NAME
   })
   assert.deepEqual(loaded.errors.filter((problem) => problem.key.includes('DataProtection')), [])
   assert.deepEqual(loaded.config.DataProtection.Keys.map((key) => key.reveal()), [first.trim(), second.trim()])
-  const ring = createKeyRing(loaded.config.DataProtection.Keys.map((key) => Buffer.from(key.reveal(), 'base64')))
+  const ring = createKeyRing(loaded.config.DataProtection.Keys.map((key) => Buffer.from(key.reveal(), 'base64')), '', APPLICATION_NAME)
   assert.equal(ring.opening.size, 2)
 })

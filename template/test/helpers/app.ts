@@ -9,8 +9,9 @@ import { dirname, resolve } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { createKeyRing, createLogger, loadConfiguration, ROOT_KEY, type Claim, type LoadedConfiguration } from '@project-template/core'
+import { createKeyRing, createLogger, loadConfiguration, type Claim, type LoadedConfiguration } from '@project-template/core'
 import { buildApp } from '../../src/app.js'
+import { APPLICATION_NAME } from '../../src/application-name.js'
 
 /** The app's root: its appsettings*.json, package.json and public/. */
 export const APP_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -36,7 +37,7 @@ export class LogCapture extends Writable {
 export type Settings = { [key: string]: string | number | boolean | string[] | Settings }
 
 /** `{ Authentication: { Enabled: false } }` -> `ProjectTemplate__Authentication__Enabled=false`. */
-export function settingsToEnv (settings: Settings, prefix = ROOT_KEY): Record<string, string> {
+export function settingsToEnv (settings: Settings, prefix = APPLICATION_NAME): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(settings)) {
     const name = `${prefix}__${key}`
@@ -76,7 +77,7 @@ export const TEST_SIGN_IN_PATH = '/test-only/sign-in'
 export function loadTestConfiguration (options: Pick<TestAppOptions, 'settings' | 'nodeEnv'> = {}): LoadedConfiguration {
   const env: NodeJS.ProcessEnv = { ...settingsToEnv(CLOSED_POSTURE), ...settingsToEnv(options.settings ?? {}), XDG_CONFIG_HOME: '/nonexistent-test-config' }
   if (options.nodeEnv !== undefined) env.NODE_ENV = options.nodeEnv
-  return loadConfiguration({ env, contentRoot: APP_ROOT })
+  return loadConfiguration({ env, contentRoot: APP_ROOT, applicationName: APPLICATION_NAME })
 }
 
 /** Builds this app with test settings (not listening) and closes it when the test ends. */
@@ -89,7 +90,7 @@ export async function build (context: Pick<TestContext, 'after'>, options: TestA
     environmentName: loaded.environmentName,
     contentRoot: APP_ROOT,
     logger: createLogger('debug', logs),
-    keyRing: createKeyRing([randomBytes(32)])
+    keyRing: createKeyRing([randomBytes(32)], '', APPLICATION_NAME)
   })
   context.after(async () => { await app.close() })
   if (options.testSignIn !== false) {

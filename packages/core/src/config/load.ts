@@ -7,7 +7,8 @@ import { isAbsolute, join, resolve } from 'node:path'
 import { bindConfiguration, type ConfigurationProblem } from './bind.js'
 import { DEVELOPMENT, isDevelopment } from './environment.js'
 import { applyRules } from './rules.js'
-import { ApplicationSchema, ROOT_KEY, SECRET_KEYWORD, type ApplicationConfiguration } from './schema.js'
+import { applicationNaming, rerootKeyPaths } from '../application-name.js'
+import { ApplicationSchema, applicationSchemaFor, ROOT_KEY, SECRET_KEYWORD, type ApplicationConfiguration } from './schema.js'
 import {
   ConfigurationSourceError, DOTENV_FILE, mergeLayers, readEnvironment, readJsonFile, readKeyPerFile, userSecretsPath,
   type ConfigurationLayer, type FlatConfiguration
@@ -23,6 +24,11 @@ export interface LoadOptions {
    * `env` too keeps the `env` value.
    */
   readonly dotenv?: Readonly<Record<string, string>> | undefined
+  /**
+   * The application name: the configuration root key (`<Name>:...`, environment variables
+   * `<Name>__...`). Default `ProjectTemplate`. See `ApplicationParts.applicationName`.
+   */
+  readonly applicationName?: string | undefined
 }
 
 /** A non-fatal finding: logged as a warning with its event name; never contains a value. */
@@ -46,6 +52,8 @@ export interface LoadedConfiguration {
   readonly config: ApplicationConfiguration
   readonly environmentName: string
   readonly contentRoot: string
+  /** The application name the configuration was loaded under (its root key). */
+  readonly applicationName: string
   /** Startup validation failures: the app must not start when any is present. */
   readonly errors: readonly ConfigurationProblem[]
   /** Non-fatal findings: unknown keys (typo protection), secrets in settings files, insecure http. */
@@ -84,6 +92,8 @@ function deepFreeze<T> (value: T): T {
 
 export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
   const { env, contentRoot } = options
+  const naming = applicationNaming(options.applicationName)
+  const { rootKey } = naming
   const environmentName = environmentNameFrom(env.NODE_ENV)
   const errors: ConfigurationProblem[] = []
   const layers: ConfigurationLayer[] = []
@@ -106,19 +116,19 @@ export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
   }
   if (isDevelopment(environmentName)) {
     const id = readUserSecretsId(contentRoot)
-    if (id !== undefined && existsSync(userSecretsPath(env, id))) {
-      tryRead('user secrets', () => readJsonFile(userSecretsPath(env, id), 'user secrets file', false))
+    if (id !== undefined && existsSync(userSecretsPath(env, id, naming.kebabName))) {
+      tryRead('user secrets', () => readJsonFile(userSecretsPath(env, id, naming.kebabName), 'user secrets file', false))
     }
   }
-  const environment = readEnvironment(env)
+  const environment = readEnvironment(env, 'environment', rootKey)
 
   // The key-per-file directory is itself configuration: read it from the layers so far plus env.
-  const directoryKey = `${ROOT_KEY}:Secrets:KeyPerFileDirectory`
+  const directoryKey = `${rootKey}:Secrets:KeyPerFileDirectory`
   const directory = mergeLayers([...layers, environment]).get(directoryKey.toLowerCase())?.value
   if (typeof directory === 'string' && directory.trim() !== '') {
     const path = isAbsolute(directory) ? directory : resolve(contentRoot, directory)
     try {
-      layers.push(readKeyPerFile(path))
+      layers.push(readKeyPerFile(path, rootKey))
       sources.push('key-per-file directory')
     } catch (error) {
       if (!(error instanceof ConfigurationSourceError)) throw error
@@ -127,25 +137,27 @@ export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
   }
   if (options.dotenv !== undefined) {
     const fromFile = Object.fromEntries(Object.entries(options.dotenv).filter(([name]) => env[name] === undefined))
-    layers.push(readEnvironment(fromFile, DOTENV_FILE))
+    layers.push(readEnvironment(fromFile, DOTENV_FILE, rootKey))
     sources.push(DOTENV_FILE)
   }
   layers.push(environment)
   sources.push('environment')
 
   const merged = mergeLayers(layers)
-  const bound = bindConfiguration<ApplicationConfiguration>(merged, ApplicationSchema, ROOT_KEY)
+  const bound = bindConfiguration<ApplicationConfiguration>(merged, applicationSchemaFor(rootKey), rootKey)
   errors.push(...bound.errors)
-  errors.push(...applyRules({ config: bound.value, environmentName, contentRoot }))
+  // The rules name keys under the default root; re-rooted here, where the name is known.
+  errors.push(...applyRules({ config: bound.value, environmentName, contentRoot })
+    .map((problem) => ({ ...problem, key: rerootKeyPaths(problem.key, rootKey), message: rerootKeyPaths(problem.message, rootKey) })))
   const warnings: ConfigurationWarning[] = bound.unknownKeys.map((key) => ({
     key,
     event: 'configuration.unknown_key',
     message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.`
   }))
-  warnings.push(...secretsInSettingsFiles(contentRoot))
+  warnings.push(...secretsInSettingsFiles(contentRoot, rootKey))
   // Outside Development the switch is already an error (rules.ts); the warning explains it where it works.
-  if (bound.value.Authentication.Cookie.AllowInsecureHttp && isDevelopment(environmentName)) warnings.push(insecureHttpWarning())
-  return { config: deepFreeze(bound.value), environmentName, contentRoot, errors, warnings, sources, secretOrigins: secretOriginsOf(merged) }
+  if (bound.value.Authentication.Cookie.AllowInsecureHttp && isDevelopment(environmentName)) warnings.push(insecureHttpWarning(rootKey))
+  return { config: deepFreeze(bound.value), environmentName, contentRoot, applicationName: rootKey, errors, warnings, sources, secretOrigins: secretOriginsOf(merged, rootKey) }
 }
 
 interface SchemaNode { properties?: Record<string, SchemaNode>, items?: SchemaNode, [SECRET_KEYWORD]?: boolean }
@@ -159,20 +171,25 @@ function secretPaths (node: SchemaNode = ApplicationSchema as SchemaNode, prefix
   return Object.entries(node.properties ?? {}).flatMap(([name, child]) => secretPaths(child, `${prefix}:${name.toLowerCase()}`))
 }
 
-const SECRET_PATHS = secretPaths()
+const secretPathsByRoot = new Map<string, string[]>()
 
-/** True for a flat (lower-cased) key that holds a secret. */
-export function isSecretKey (key: string): boolean {
+/** True for a flat (lower-cased) key that holds a secret (under `rootKey`, default `ProjectTemplate`). */
+export function isSecretKey (key: string, rootKey: string = ROOT_KEY): boolean {
   const lower = key.toLowerCase()
-  return SECRET_PATHS.some((path) => lower === path || (lower.startsWith(`${path}:`) && /^\d+$/.test(lower.slice(path.length + 1))))
+  let paths = secretPathsByRoot.get(rootKey)
+  if (paths === undefined) {
+    paths = secretPaths(ApplicationSchema as SchemaNode, rootKey.toLowerCase())
+    secretPathsByRoot.set(rootKey, paths)
+  }
+  return paths.some((path) => lower === path || (lower.startsWith(`${path}:`) && /^\d+$/.test(lower.slice(path.length + 1))))
 }
 
 const hasValue = (value: unknown): boolean =>
   typeof value === 'string' ? value.trim() !== '' && !/^<[^>]*>$/.test(value.trim()) : value !== null && value !== undefined
 
-function secretOriginsOf (merged: FlatConfiguration): SecretOrigin[] {
+function secretOriginsOf (merged: FlatConfiguration, rootKey: string): SecretOrigin[] {
   return [...merged.entries()]
-    .filter(([key, entry]) => isSecretKey(key) && hasValue(entry.value))
+    .filter(([key, entry]) => isSecretKey(key, rootKey) && hasValue(entry.value))
     .map(([, entry]) => ({ key: entry.path, source: entry.source }))
     .sort((a, b) => a.key.localeCompare(b.key, 'en'))
 }
@@ -182,7 +199,7 @@ function secretOriginsOf (merged: FlatConfiguration): SecretOrigin[] {
  * Authentication rule 8: secrets are not). Every such file is checked, the current environment's
  * or not; a file that is not valid JSON is reported by loading, when it is read.
  */
-function secretsInSettingsFiles (contentRoot: string): ConfigurationWarning[] {
+function secretsInSettingsFiles (contentRoot: string, rootKey: string): ConfigurationWarning[] {
   const files = readdirSync(contentRoot).filter((name) => /^appsettings(\.[^.]+)?\.json$/i.test(name) && name !== 'appsettings.schema.json').sort()
   return files.flatMap((file) => {
     let layer: ConfigurationLayer
@@ -192,7 +209,7 @@ function secretsInSettingsFiles (contentRoot: string): ConfigurationWarning[] {
       return []
     }
     return [...layer.entries.entries()]
-      .filter(([key, entry]) => isSecretKey(key) && hasValue(entry.value))
+      .filter(([key, entry]) => isSecretKey(key, rootKey) && hasValue(entry.value))
       .map(([, entry]) => ({
         key: entry.path,
         file,
@@ -202,8 +219,8 @@ function secretsInSettingsFiles (contentRoot: string): ConfigurationWarning[] {
   })
 }
 
-function insecureHttpWarning (): ConfigurationWarning {
-  const key = `${ROOT_KEY}:Authentication:Cookie:AllowInsecureHttp`
+function insecureHttpWarning (rootKey: string): ConfigurationWarning {
+  const key = `${rootKey}:Authentication:Cookie:AllowInsecureHttp`
   return {
     key,
     event: 'configuration.insecure_http',

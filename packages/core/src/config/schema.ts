@@ -5,10 +5,13 @@
  * "Extension" and documented in docs/configuration.md.
  */
 import { Type, type Static, type TLiteral, type TSchema, type TUnion, type TUnsafe } from '@sinclair/typebox'
-import { APPLICATION_NAME } from '../application-name.js'
+import { APPLICATION_NAME, applicationNaming } from '../application-name.js'
 import type { Secret } from './secret.js'
 
-/** The configuration root key. The generator renames it together with the project. */
+/**
+ * The default configuration root key (`ProjectTemplate`). An app with another `applicationName`
+ * has its configuration under that name instead (application-name.ts).
+ */
 export const ROOT_KEY = APPLICATION_NAME
 
 /** Marks a string key whose value is a secret: bound as {@link Secret}, never printed. */
@@ -264,6 +267,23 @@ export const ConfigurationSchema = Type.Object({
   [ROOT_KEY]: ApplicationSchema
 }, { additionalProperties: true, default: {} })
 
+const applicationSchemas = new Map<string, typeof ApplicationSchema>([[ROOT_KEY, ApplicationSchema]])
+
+/**
+ * {@link ApplicationSchema} for the application `rootKey`: the same keys and types; the one
+ * default derived from the name, `State:Redis:KeyPrefix` (`<Name>:`), follows it.
+ */
+export function applicationSchemaFor (rootKey: string = ROOT_KEY): typeof ApplicationSchema {
+  const known = applicationSchemas.get(rootKey)
+  if (known !== undefined) return known
+  applicationNaming(rootKey)
+  const schema = JSON.parse(JSON.stringify(ApplicationSchema)) as typeof ApplicationSchema
+  // JSON.parse returns plain objects: the Redis section's KeyPrefix default is set on the copy only.
+  ;(schema.properties.State.properties.Redis.properties.KeyPrefix as { default: string }).default = `${rootKey}:`
+  applicationSchemas.set(rootKey, schema)
+  return schema
+}
+
 /** The validated application configuration (`ProjectTemplate:*`). */
 export type ApplicationConfiguration = Static<typeof ApplicationSchema>
 export type AuthenticationConfiguration = Static<typeof AuthenticationSchema>
@@ -273,13 +293,19 @@ export type Saml2Configuration = Static<typeof Saml2Schema>
 export type StateConfiguration = Static<typeof ApplicationSchema>['State']
 export type VendorConfiguration = Static<VendorSchema>
 
-/** JSON Schema for editors (`appsettings.schema.json`): the same schema, root made strict. */
-export function toJsonSchema (): Record<string, unknown> {
+/**
+ * JSON Schema for editors (`appsettings.schema.json`): the same schema, root made strict, under
+ * the application's root key (default `ProjectTemplate`).
+ */
+export function toJsonSchema (applicationName: string = ROOT_KEY): Record<string, unknown> {
+  const schema = applicationName === ROOT_KEY
+    ? ConfigurationSchema
+    : Type.Object({ [applicationName]: applicationSchemaFor(applicationName) }, { additionalProperties: true, default: {} })
   // Every key has a default, so none is required in a settings file.
-  const plain = JSON.parse(JSON.stringify(ConfigurationSchema), (key, value: unknown) => key === 'required' ? undefined : value) as Record<string, unknown>
+  const plain = JSON.parse(JSON.stringify(schema), (key, value: unknown) => key === 'required' ? undefined : value) as Record<string, unknown>
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
-    title: `${ROOT_KEY} application settings`,
+    title: `${applicationName} application settings`,
     ...plain,
     properties: { $schema: { type: 'string' }, ...(plain.properties as object) }
   }

@@ -115,11 +115,11 @@ export function readDotEnv (directory: string): Record<string, string> | undefin
 }
 
 /**
- * Environment variables that start with `<ROOT_KEY>__` (any case); `__` separates path segments.
+ * Environment variables that start with `<rootKey>__` (any case); `__` separates path segments.
  */
-export function readEnvironment (env: NodeJS.ProcessEnv, source = 'environment'): ConfigurationLayer {
+export function readEnvironment (env: NodeJS.ProcessEnv, source = 'environment', rootKey: string = ROOT_KEY): ConfigurationLayer {
   const flat: FlatConfiguration = new Map()
-  const prefix = `${ROOT_KEY.toLowerCase()}__`
+  const prefix = `${rootKey.toLowerCase()}__`
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || !name.toLowerCase().startsWith(prefix)) continue
     const path = name.split('__').join(':')
@@ -133,7 +133,7 @@ export function readEnvironment (env: NodeJS.ProcessEnv, source = 'environment')
  * separators, its content the value (one trailing newline removed). Dotfiles are skipped, as
  * Kubernetes mounts keep bookkeeping entries such as `..data` there.
  */
-export function readKeyPerFile (directory: string): ConfigurationLayer {
+export function readKeyPerFile (directory: string, rootKey: string = ROOT_KEY): ConfigurationLayer {
   const flat: FlatConfiguration = new Map()
   const source = 'key-per-file directory'
   if (!existsSync(directory) || !statSync(directory).isDirectory()) {
@@ -144,7 +144,7 @@ export function readKeyPerFile (directory: string): ConfigurationLayer {
     const file = join(directory, name)
     if (!statSync(file).isFile()) continue
     const path = name.split('__').join(':')
-    if (!path.toLowerCase().startsWith(`${ROOT_KEY.toLowerCase()}:`)) continue
+    if (!path.toLowerCase().startsWith(`${rootKey.toLowerCase()}:`)) continue
     const value = readFileSync(file, 'utf8').replace(/\r?\n$/, '')
     flat.set(path.toLowerCase(), { path, value, source })
   }
@@ -153,12 +153,13 @@ export function readKeyPerFile (directory: string): ConfigurationLayer {
 
 /**
  * Location of the Development user-secrets file, outside the source tree:
- * `$XDG_CONFIG_HOME/project-template/usersecrets/<userSecretsId>/secrets.json`
- * (`~/.config/...` when XDG_CONFIG_HOME is unset).
+ * `$XDG_CONFIG_HOME/<application>/usersecrets/<userSecretsId>/secrets.json`, `<application>` the
+ * kebab-case application name (`project-template` by default; `~/.config/...` when
+ * XDG_CONFIG_HOME is unset).
  */
-export function userSecretsPath (env: NodeJS.ProcessEnv, userSecretsId: string): string {
+export function userSecretsPath (env: NodeJS.ProcessEnv, userSecretsId: string, applicationDirectory = 'project-template'): string {
   const base = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(homedir(), '.config')
-  return join(base, 'project-template', 'usersecrets', userSecretsId, 'secrets.json')
+  return join(base, applicationDirectory, 'usersecrets', userSecretsId, 'secrets.json')
 }
 
 /** Later layers win, key by key; a JSON array replaces the earlier array at its path. */

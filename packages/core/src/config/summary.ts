@@ -43,7 +43,7 @@ export function summarizeConfiguration (loaded: LoadedConfiguration): Configurat
 }
 
 /** The readable report: a few labelled lines, then warnings and errors as lists. */
-export function formatSummary (summary: ConfigurationSummary): string {
+export function formatSummary (summary: ConfigurationSummary, rootKey: string = ROOT_KEY): string {
   const lines: string[] = []
   lines.push(`Configuration: ${summary.valid ? 'valid' : `INVALID (${summary.errors.length} ${summary.errors.length === 1 ? 'error' : 'errors'}); the application would not start`}`)
   lines.push(`Environment:   ${summary.environment} (from NODE_ENV)`)
@@ -54,7 +54,7 @@ export function formatSummary (summary: ConfigurationSummary): string {
     ? (enabled ? 'none enabled (nobody can sign in yet; see docs/providers.md)' : 'none')
     : summary.providers.map((provider) => `${provider.displayName} (${provider.name})`).join(', ')}`)
   lines.push(`Session keys:  ${summary.dataProtection.keys > 0
-    ? `${summary.dataProtection.keys} configured (${ROOT_KEY}:DataProtection:Keys)`
+    ? `${summary.dataProtection.keys} configured (${rootKey}:DataProtection:Keys)`
     : `none configured; one is generated in ${summary.dataProtection.keyDirectory ?? '.keys'} (one instance only; npm run generate-key makes a shared one)`}`)
   lines.push(`Secrets:       ${summary.secrets.length === 0 ? 'none configured' : `${summary.secrets.length} configured (values not shown)`}`)
   for (const secret of summary.secrets) lines.push(`  ${secret.key}  from ${secret.source}`)

@@ -13,7 +13,7 @@
 import { randomBytes, hkdfSync } from 'node:crypto'
 import { accessSync, chmodSync, constants, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
-import { PURPOSES } from '../application-name.js'
+import { applicationNaming, PURPOSES, type Purposes } from '../application-name.js'
 import type { ConfigurationProblem } from '../config/bind.js'
 import { ROOT_KEY } from '../config/schema.js'
 import type { Secret } from '../config/secret.js'
@@ -29,37 +29,50 @@ export interface SessionKey {
 export interface KeyRing {
   readonly sealing: SessionKey
   readonly opening: ReadonlyMap<string, SessionKey>
+  /**
+   * The purpose strings of the application the ring belongs to (its name is in every one), used by
+   * whatever seals or derives with the ring; absent: the default application's (`ProjectTemplate`).
+   */
+  readonly purposes?: Purposes
 }
-
-/** Purpose string: keys derived for session tickets are useless for anything else. */
-const PURPOSE = PURPOSES.keyRing
 
 /** Key material must be at least this long (the rule for configured keys and key-file entries). */
 export const MINIMUM_KEY_BYTES = 32
 
 const KEY_DIRECTORY_KEY = `${ROOT_KEY}:DataProtection:KeyDirectory`
 
-/** HKDF info: the label, a zero byte, then the discriminator (unambiguous for any discriminator). */
-function info (label: string, applicationDiscriminator: string): Buffer {
-  return Buffer.concat([Buffer.from(`${PURPOSE}:${label}`, 'utf8'), Buffer.alloc(1), Buffer.from(applicationDiscriminator, 'utf8')])
+/**
+ * HKDF info: the purpose (keys derived for session tickets are useless for anything else) and
+ * label, a zero byte, then the discriminator (unambiguous for any discriminator).
+ */
+function info (purpose: string, label: string, applicationDiscriminator: string): Buffer {
+  return Buffer.concat([Buffer.from(`${purpose}:${label}`, 'utf8'), Buffer.alloc(1), Buffer.from(applicationDiscriminator, 'utf8')])
 }
 
-export function deriveSessionKey (material: Buffer, applicationDiscriminator: string): SessionKey {
-  const key = Buffer.from(hkdfSync('sha256', material, Buffer.alloc(0), info('encryption', applicationDiscriminator), 32))
-  const id = Buffer.from(hkdfSync('sha256', material, Buffer.alloc(0), info('key-id', applicationDiscriminator), 6)).toString('base64url')
+export function deriveSessionKey (material: Buffer, applicationDiscriminator: string, purpose: string = PURPOSES.keyRing): SessionKey {
+  const key = Buffer.from(hkdfSync('sha256', material, Buffer.alloc(0), info(purpose, 'encryption', applicationDiscriminator), 32))
+  const id = Buffer.from(hkdfSync('sha256', material, Buffer.alloc(0), info(purpose, 'key-id', applicationDiscriminator), 6)).toString('base64url')
   return { id, key }
 }
 
 /**
  * A ring from raw key material. `applicationDiscriminator` isolates applications and environments
  * that share keys; the application always passes one ({@link loadKeyRing}); tests and benchmarks
- * that build a throwaway ring may leave it empty.
+ * that build a throwaway ring may leave it empty. `applicationName` (default `ProjectTemplate`)
+ * names the purposes the keys are derived and used under, so that two applications never open
+ * each other's cookies even with the same keys.
  */
-export function createKeyRing (materials: readonly Buffer[], applicationDiscriminator = ''): KeyRing {
-  const keys = materials.map((material) => deriveSessionKey(material, applicationDiscriminator))
+export function createKeyRing (materials: readonly Buffer[], applicationDiscriminator = '', applicationName?: string): KeyRing {
+  const { purposes } = applicationNaming(applicationName)
+  const keys = materials.map((material) => deriveSessionKey(material, applicationDiscriminator, purposes.keyRing))
   const sealing = keys[0]
   if (sealing === undefined) throw new RangeError('A key ring needs at least one key.')
-  return { sealing, opening: new Map(keys.map((key) => [key.id, key])) }
+  return { sealing, opening: new Map(keys.map((key) => [key.id, key])), purposes }
+}
+
+/** The purpose strings a ring's keys are used under (see {@link KeyRing.purposes}). */
+export function purposesOf (ring: KeyRing): Purposes {
+  return ring.purposes ?? PURPOSES
 }
 
 /**
@@ -226,7 +239,7 @@ function generateKeyFile (directory: string): Buffer | undefined {
  * configured values were validated at startup (base64, at least 32 bytes). Throws
  * {@link ConfigurationError} when the key store is unusable or unsafe.
  */
-export function loadKeyRing (configured: readonly Secret[], keyDirectory: string, contentRoot: string, applicationDiscriminator: string): KeyRingSource {
+export function loadKeyRing (configured: readonly Secret[], keyDirectory: string, contentRoot: string, applicationDiscriminator: string, applicationName?: string): KeyRingSource {
   if (configured.length > 0) {
     const materials = configured.map((key, index) => {
       const material = keyMaterialOf(key.reveal())
@@ -236,15 +249,15 @@ export function loadKeyRing (configured: readonly Secret[], keyDirectory: string
       }
       return material
     })
-    return { ring: createKeyRing(materials, applicationDiscriminator), origin: 'configuration' }
+    return { ring: createKeyRing(materials, applicationDiscriminator, applicationName), origin: 'configuration' }
   }
   const directory = keyDirectoryOf(keyDirectory, contentRoot)
   for (let attempt = 0; attempt < 2; attempt++) {
     const store = readKeyStore(directory)
     if (store.problems.length > 0) throw new ConfigurationError(store.problems)
-    if (store.materials !== undefined) return { ring: createKeyRing(store.materials, applicationDiscriminator), origin: 'key directory', directory }
+    if (store.materials !== undefined) return { ring: createKeyRing(store.materials, applicationDiscriminator, applicationName), origin: 'key directory', directory }
     const material = generateKeyFile(directory)
-    if (material !== undefined) return { ring: createKeyRing([material], applicationDiscriminator), origin: 'generated', directory }
+    if (material !== undefined) return { ring: createKeyRing([material], applicationDiscriminator, applicationName), origin: 'generated', directory }
   }
   throw new ConfigurationError([problem(`holds a ${GENERATED_KEY_FILE} that could not be read after it was created.`)])
 }

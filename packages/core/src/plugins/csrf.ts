@@ -11,8 +11,8 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { COOKIE_NAMES, cookieName, PURPOSES } from '../application-name.js'
-import type { KeyRing, SessionKey } from '../data-protection/key-ring.js'
+import { COOKIE_NAMES, cookieName, type CookieNames } from '../application-name.js'
+import { purposesOf, type KeyRing, type SessionKey } from '../data-protection/key-ring.js'
 
 export const CSRF_FORM_FIELD = '__RequestVerificationToken'
 export const CSRF_HEADER = 'requestverificationtoken'
@@ -32,6 +32,8 @@ export interface CsrfPluginOptions {
   readonly keyRing: KeyRing
   /** The session cookie's security attributes (secure follows the Development override). */
   readonly secure: boolean
+  /** The application's cookie names (application-name.ts); default `ProjectTemplate`'s. */
+  readonly cookieNames?: CookieNames
 }
 
 /** The error codes the error handler renders as 400 APP_ERR_CSRF_INVALID (plugins/error-handler.ts). */
@@ -68,7 +70,7 @@ function tokenOf (request: FastifyRequest): string | undefined {
  * application never validate here. Default: the sealing (first) key.
  */
 export function antiforgeryKeyOf (keyRing: KeyRing, key: SessionKey = keyRing.sealing): Buffer {
-  return Buffer.from(hkdfSync('sha256', key.key, Buffer.alloc(0), PURPOSES.antiforgery, 32))
+  return Buffer.from(hkdfSync('sha256', key.key, Buffer.alloc(0), purposesOf(keyRing).antiforgery, 32))
 }
 
 function mac (hmacKey: Buffer, sessionId: string, salt: string, secret: string): Buffer {
@@ -99,7 +101,7 @@ async function csrfPlugin (app: FastifyInstance, options: CsrfPluginOptions): Pr
   const { keyRing, secure } = options
   // Derived once at startup, one per ring key, by key id.
   const keys = new Map([...keyRing.opening.values()].map((key) => [key.id, antiforgeryKeyOf(keyRing, key)]))
-  const cookieKey = cookieName(COOKIE_NAMES.antiforgery, secure)
+  const cookieKey = cookieName((options.cookieNames ?? COOKIE_NAMES).antiforgery, secure)
   const cookieOptions = { path: '/', sameSite: 'strict', httpOnly: true, secure } as const
 
   app.decorateReply('generateCsrf', function generateCsrf (this: FastifyReply, { userInfo }: { userInfo: string }): string {

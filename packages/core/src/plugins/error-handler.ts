@@ -15,12 +15,14 @@ import { sendError, titleOf, wantsJson } from '../http/responses.js'
 export interface ErrorHandlerOptions {
   /** Development only: the error page shows the error and its stack. */
   readonly development: boolean
+  /** The configuration root key, for log fields naming a setting; default `ProjectTemplate`. */
+  readonly rootKey?: string
 }
 
 const CSRF_CODES = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN'])
 
 /** Store failures fail closed: 503, a log event naming the cause, never a 500 or a stack trace. */
-function stateStoreError (error: Error, request: FastifyRequest): AppError | undefined {
+function stateStoreError (error: Error, request: FastifyRequest, rootKey: string): AppError | undefined {
   if (error instanceof StateStoreUnavailableError) {
     // Debug: in an outage every request would log a line; the outage itself is logged once per
     // connection and change of state (plugins/state.ts).
@@ -28,14 +30,14 @@ function stateStoreError (error: Error, request: FastifyRequest): AppError | und
     return createError('APP_ERR_STATE_UNAVAILABLE')
   }
   if (error instanceof StateStoreFullError) {
-    request.log.warn({ event: 'state.full', kind: error.kind, bound: error.bound, setting: `${ROOT_KEY}:${error.setting}` }, 'state store full; request refused')
+    request.log.warn({ event: 'state.full', kind: error.kind, bound: error.bound, setting: `${rootKey}:${error.setting}` }, 'state store full; request refused')
     return createError('APP_ERR_STATE_FULL', error.bound === 'entries' ? STATE_KIND_BOUNDS[error.kind].holds : 'records')
   }
   return undefined
 }
 
-export function renderError (development: boolean, error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const stateError = stateStoreError(error, request)
+export function renderError (development: boolean, error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, rootKey: string = ROOT_KEY): FastifyReply {
+  const stateError = stateStoreError(error, request, rootKey)
   if (stateError !== undefined) return sendError(request, reply.header('retry-after', '10'), 503, { code: stateError.code, detail: stateError.message })
   const code = (error as FastifyError).code
   if (typeof code === 'string' && CSRF_CODES.has(code)) {
@@ -58,7 +60,8 @@ export function renderError (development: boolean, error: FastifyError | Error, 
 
 async function errorHandler (app: FastifyInstance, options: ErrorHandlerOptions): Promise<void> {
   const { development } = options
-  app.setErrorHandler((error: FastifyError, request, reply) => renderError(development, error, request, reply))
+  const rootKey = options.rootKey ?? ROOT_KEY
+  app.setErrorHandler((error: FastifyError, request, reply) => renderError(development, error, request, reply, rootKey))
   // A bare 4xx/5xx (a status with no body) renders like every other error: the page or a problem.
   // Callback style: runs on every response, so no promise per request.
   app.addHook('onSend', function renderBareError (request, reply, payload, done) {

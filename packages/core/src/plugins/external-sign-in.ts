@@ -20,12 +20,12 @@ import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
-import { COOKIE_NAMES, cookieName, PURPOSES } from '../application-name.js'
+import { COOKIE_NAMES, cookieName, type CookieNames } from '../application-name.js'
 import { openJson, sealBytes } from '../data-protection/authenticated-encryption.js'
 import { normalizeClaims } from '../sign-in/claims-normalization.js'
 import { findGroupPathMismatch } from '../sign-in/group-paths.js'
 import { isLoopbackHost, parsePublicOrigin } from '../http/host-trust.js'
-import type { KeyRing } from '../data-protection/key-ring.js'
+import { purposesOf, type KeyRing } from '../data-protection/key-ring.js'
 import { isLocalUrl } from '../http/local-url.js'
 import { ReplayCache } from '../state/replay-cache.js'
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
@@ -108,6 +108,8 @@ export interface ExternalSignInOptions {
   readonly keyRing: KeyRing
   /** Milliseconds since the epoch. */
   readonly now: () => number
+  /** The application's cookie names (application-name.ts); default `ProjectTemplate`'s. */
+  readonly cookieNames?: CookieNames
 }
 
 /**
@@ -125,7 +127,6 @@ export const FLOW_LIFETIME_SECONDS = 600
 export const MAX_FLOWS_PER_BROWSER = 4
 /** Longest correlation cookie value accepted: the sealed state with a maximal return URL fits. */
 const MAX_COOKIE_VALUE = 4000
-const PURPOSE = Buffer.from(PURPOSES.correlation)
 const FLOW_ID = /^[A-Za-z0-9_-]{22}$/
 const COOKIE_VALUE = /^([0-9a-z]{1,11})\.(.+)$/s
 const TAKEN_FLOW = Symbol('externalSignIn.takenFlow')
@@ -151,7 +152,9 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
   // Over http in Development the cookie drops the __Host- prefix but stays Secure and
   // SameSite=None: browsers treat http://localhost as a secure context, and a cross-site POST
   // callback (SAML, form_post) from a real IdP still carries it (docs/providers.md).
-  const prefix = cookieName(COOKIE_NAMES.correlation, !options.insecureCookies)
+  const prefix = cookieName((options.cookieNames ?? COOKIE_NAMES).correlation, !options.insecureCookies)
+  // The ring's application's purpose (data-protection/key-ring.ts).
+  const PURPOSE = Buffer.from(purposesOf(keyRing).correlation)
   const cookieOptions: CookieSerializeOptions = { httpOnly: true, secure: true, sameSite: 'none', path: '/', maxAge: FLOW_LIFETIME_SECONDS }
   const deleteOptions: CookieSerializeOptions = { ...cookieOptions, maxAge: 0, expires: new Date(0) }
   const transformation = config.Authentication.ClaimsTransformation

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { COOKIE_NAMES, cookieName } from '../application-name.js'
+import { applicationNaming, cookieName } from '../application-name.js'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { Principal, type AuthenticationTicket, type Claim } from '../session/principal.js'
@@ -112,6 +112,8 @@ export interface SessionPluginOptions {
   readonly config: ApplicationConfiguration
   readonly cookie: SessionCookieSettings
   readonly keyRing: KeyRing
+  /** The configuration root key, for messages naming a key; default `ProjectTemplate`. */
+  readonly rootKey?: string
   /** Milliseconds since the epoch (injectable for lifetime tests). */
   readonly now: () => number
 }
@@ -136,11 +138,12 @@ type RequestWithFlag = FastifyRequest & { [AUTHENTICATED]?: true }
 /**
  * Cookie name and attributes per the contract's "Session cookie" table: `__Host-` prefix,
  * HttpOnly, Secure, SameSite=Lax, Path=/, no Domain; the unprefixed, non-Secure form only under
- * the Development-only AllowInsecureHttp override (startup rejects it elsewhere).
+ * the Development-only AllowInsecureHttp override (startup rejects it elsewhere). The name is the
+ * application's (`__Host-<Name>.Web.Authentication`; default `ProjectTemplate`).
  */
-export function sessionCookieSettings (insecure: boolean): SessionCookieSettings {
+export function sessionCookieSettings (insecure: boolean, applicationName?: string): SessionCookieSettings {
   return {
-    name: cookieName(COOKIE_NAMES.session, !insecure),
+    name: cookieName(applicationNaming(applicationName).cookieNames.session, !insecure),
     options: { httpOnly: true, secure: !insecure, sameSite: 'lax', path: '/' }
   }
 }
@@ -342,7 +345,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
   app.decorateRequest('user', undefined)
 
   app.decorateReply('signIn', async function signIn (this: FastifyReply, signInRequest: SignInRequest): Promise<Principal> {
-    if (!enabled) throw createError('APP_ERR_SESSION_DISABLED', `${ROOT_KEY}:Authentication:Enabled`, 'Cookie:Enabled')
+    if (!enabled) throw createError('APP_ERR_SESSION_DISABLED', `${options.rootKey ?? ROOT_KEY}:Authentication:Enabled`, 'Cookie:Enabled')
     const request = this.request
     const at = nowSeconds()
     const ticket: AuthenticationTicket = {

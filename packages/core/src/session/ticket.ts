@@ -6,14 +6,14 @@
  * - the session reference, the session cookie's value: the session id, about 90 characters.
  * Anything that fails to parse, authenticate, decode or is expired opens as `undefined`.
  */
-import { PURPOSES } from '../application-name.js'
 import { openJson, sealBytes } from '../data-protection/authenticated-encryption.js'
-import type { KeyRing } from '../data-protection/key-ring.js'
+import { purposesOf, type KeyRing } from '../data-protection/key-ring.js'
 import type { AuthenticationTicket, Claim } from './principal.js'
 
 const FORMAT_VERSION = 1
-const RECORD_PURPOSE = Buffer.from(PURPOSES.sessionRecord)
-const REFERENCE_PURPOSE = Buffer.from(PURPOSES.sessionReference)
+/** The record's and the reference's purposes: the ring's application's (data-protection/key-ring.ts). */
+const recordPurpose = (ring: KeyRing): Buffer => Buffer.from(purposesOf(ring).sessionRecord)
+const referencePurpose = (ring: KeyRing): Buffer => Buffer.from(purposesOf(ring).sessionReference)
 /** Longer sealed records are refused before any work; a larger principal fails sign-in. */
 export const MAX_SEALED_LENGTH = 1_048_576
 /** Longer cookie values are refused before any work. */
@@ -76,7 +76,7 @@ export function sealTicket (ticket: AuthenticationTicket, ring: KeyRing): string
     c: compactClaims(ticket.claims),
     ...(ticket.tokens === undefined ? {} : { tk: { ...ticket.tokens } })
   }
-  return sealBytes(JSON.stringify(compact), ring, RECORD_PURPOSE)
+  return sealBytes(JSON.stringify(compact), ring, recordPurpose(ring))
 }
 
 function isStringRecord (value: unknown): value is Record<string, string> {
@@ -86,7 +86,7 @@ function isStringRecord (value: unknown): value is Record<string, string> {
 
 /** Opens a sealed ticket; undefined when it is not authentic, not well formed or expired. */
 export function openTicket (sealed: string, ring: KeyRing, nowSeconds: number): AuthenticationTicket | undefined {
-  const parsed = openJson<CompactTicket>(sealed, ring, RECORD_PURPOSE, MAX_SEALED_LENGTH)
+  const parsed = openJson<CompactTicket>(sealed, ring, recordPurpose(ring), MAX_SEALED_LENGTH)
   if (parsed === undefined || parsed.v !== FORMAT_VERSION) return undefined
   const { sid, sch, iat, exp, aexp, tk } = parsed
   if (typeof sid !== 'string' || typeof sch !== 'string' || typeof iat !== 'number' || typeof exp !== 'number' || typeof aexp !== 'number') return undefined
@@ -99,12 +99,12 @@ export function openTicket (sealed: string, ring: KeyRing, nowSeconds: number): 
 
 /** The session cookie's value for a session id. */
 export function sealSessionReference (sessionId: string, ring: KeyRing): string {
-  return sealBytes(JSON.stringify({ v: FORMAT_VERSION, sid: sessionId }), ring, REFERENCE_PURPOSE)
+  return sealBytes(JSON.stringify({ v: FORMAT_VERSION, sid: sessionId }), ring, referencePurpose(ring))
 }
 
 /** The session id a cookie value names, or undefined when it is not an authentic reference. */
 export function openSessionReference (sealed: string, ring: KeyRing): string | undefined {
-  const parsed = openJson<{ v: unknown, sid: unknown }>(sealed, ring, REFERENCE_PURPOSE, MAX_REFERENCE_LENGTH)
+  const parsed = openJson<{ v: unknown, sid: unknown }>(sealed, ring, referencePurpose(ring), MAX_REFERENCE_LENGTH)
   if (parsed === undefined || parsed.v !== FORMAT_VERSION || typeof parsed.sid !== 'string' || !SESSION_ID.test(parsed.sid)) return undefined
   return parsed.sid
 }
