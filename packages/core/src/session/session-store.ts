@@ -267,14 +267,19 @@ export class SessionStore {
     return await this.endIndexed(subjectIndexKey(subject))
   }
 
-  /** Ends every session listed under an index key ({@link providerSessionIndexKey}...); returns how many. */
+  /**
+   * Ends every session listed under an index key ({@link providerSessionIndexKey}...); returns how
+   * many were still live (an index keeps the ids of sessions ended another way until it expires).
+   */
   async endIndexed (indexKey: string): Promise<number> {
     const sessionIds = (await this.#store.members(indexKey)).filter((id) => SESSION_ID.test(id))
     if (sessionIds.length === 0) return 0
+    let live = 0
+    for (const sessionId of sessionIds) if (await this.#store.get(sessionKey(sessionId)) !== undefined) live++
     for (const sessionId of sessionIds) this.#tickets.delete(sessionId)
     await this.#store.delete(sessionIds.map(sessionKey))
     await this.#store.publish(`${INVALIDATION_PREFIX}${sessionIds.join(' ')}`)
     for (const sessionId of sessionIds) await this.#store.removeMember(indexKey, sessionId)
-    return sessionIds.length
+    return live
   }
 }
