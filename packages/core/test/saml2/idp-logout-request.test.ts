@@ -51,6 +51,7 @@ describe('Saml2 Single Logout started by the IdP (LogoutRequest)', () => {
   const otherKey = createSigningKey('not-the-idp')
   let redirectApp: TestApp
   let postApp: TestApp
+  let noSlo: TestApp
   let samlifyIdp: SamlifyIdentityProvider
   const samlifySp = new Map<TestApp, SamlifyEntity>()
   /** This SP's logout URL as its metadata publishes it (the Destination the IdP must use). */
@@ -63,6 +64,8 @@ describe('Saml2 Single Logout started by the IdP (LogoutRequest)', () => {
     const keys = { SigningKey: spKey.privateKeyPem, SigningCertificate: spKey.certificatePem, SignOutAtProvider: true }
     redirectApp = await buildSaml2App(idp, { MetadataUrl: `${idp.origin}/metadata-slo`, ...keys })
     postApp = await buildSaml2App(idp, { MetadataUrl: `${idp.origin}/metadata-slo-post`, ...keys })
+    noSlo = await buildSaml2App(idp, { MetadataUrl: `${idp.origin}/metadata-slo` })
+    await waitForSaml2(noSlo.app)
     for (const app of [redirectApp, postApp]) {
       await waitForSaml2(app.app)
       const metadata = (await app.app.inject({ method: 'GET', url: '/Saml2/Metadata' })).body
@@ -80,6 +83,7 @@ describe('Saml2 Single Logout started by the IdP (LogoutRequest)', () => {
   after(async () => {
     await redirectApp?.app.close()
     await postApp?.app.close()
+    await noSlo?.app.close()
     await idp.stop()
   })
 
@@ -127,6 +131,19 @@ describe('Saml2 Single Logout started by the IdP (LogoutRequest)', () => {
     const metadata = (await redirectApp.app.inject({ method: 'GET', url: '/Saml2/Metadata' })).body
     assert.match(metadata, /SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="http:\/\/localhost(:\d+)?\/Saml2\/Logout"/)
     assert.match(metadata, /SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="http:\/\/localhost(:\d+)?\/Saml2\/Logout"/)
+  })
+
+  test('without SignOutAtProvider: no SingleLogoutService in the metadata, no logout endpoint, the session stays', async () => {
+    const metadata = (await noSlo.app.inject({ method: 'GET', url: '/Saml2/Metadata' })).body
+    assert.doesNotMatch(metadata, /SingleLogoutService/)
+    const cookie = await signIn(noSlo, ADA, FIRST_INDEX)
+    const built = idp.buildLogoutRequest({ destination: logoutUrl, nameId: ADA.nameId, sessionIndexes: [FIRST_INDEX] })
+    const response = await noSlo.app.inject({ method: 'GET', url: built.redirectPath })
+    // Not a route: anonymous, it meets the fallback policy's challenge like any unknown path.
+    assert.equal(response.statusCode, 302)
+    assert.ok(String(response.headers.location).startsWith('/Account/Login'))
+    assert.equal(await signedIn(noSlo, cookie), true)
+    assert.equal(noSlo.logs.records().some((record) => String(record.event).startsWith('saml2.logout')), false)
   })
 
   test('HTTP-Redirect: ends exactly the session of that NameID and SessionIndex; the signed LogoutResponse (Success) verifies at the IdP', async () => {
