@@ -246,7 +246,8 @@ describe('Saml2 Single Logout started by the IdP (LogoutRequest)', () => {
     ['another Destination', 'post', { destination: 'http://127.0.0.1/other-sp/Saml2/Logout' }, 'destination'],
     ['expired (NotOnOrAfter past, beyond the clock skew)', 'redirect', { notOnOrAfter: new Date(Date.now() - 10 * 60_000), issueInstant: new Date(Date.now() - 15 * 60_000) }, 'expired'],
     ['issued too long ago, without NotOnOrAfter', 'post', { notOnOrAfter: null, issueInstant: new Date(Date.now() - 60 * 60_000) }, 'expired'],
-    ['issued in the future', 'redirect', { issueInstant: new Date(Date.now() + 60 * 60_000) }, 'expired']
+    ['issued in the future', 'redirect', { issueInstant: new Date(Date.now() + 60 * 60_000) }, 'expired'],
+    ['a RelayState over 1,024 characters to echo', 'post', { relayState: 'r'.repeat(1025) }, 'malformed']
   ]
   for (const [name, binding, options, failure] of refusals) {
     test(`refused and nothing ends: ${name} (${failure})`, async () => {

@@ -44,6 +44,9 @@ const LOGOUT_RELAY_STATE = /^[A-Za-z0-9_-]{22}$/
 /** A pending logout is a flow record (bounded like pending sign-ins: MaxPendingSignIns). */
 const logoutKey = saml2LogoutKey
 
+/** Longest RelayState echoed back on a LogoutResponse (SAML Bindings 3.4.3 and 3.5.3 ask for at most 80 bytes). */
+const MAX_RELAY_STATE_LENGTH = 1024
+
 /** Body limit of the ACS route only: signed responses outgrow the 16 KB form limit. */
 export const ACS_BODY_LIMIT = 256 * 1024
 
@@ -278,7 +281,8 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
       return reply.redirect('/', 302)
     }
     const relayState = singleValue(fields, 'RelayState')
-    if (relayState === null || samlRequest === '') return refuse('malformed')
+    // Echoed to the IdP (in a Location header for HTTP-Redirect): bounded, as the bindings ask for 80 bytes.
+    if (relayState === null || (relayState !== undefined && relayState.length > MAX_RELAY_STATE_LENGTH) || samlRequest === '') return refuse('malformed')
     const idp = source.current
     if (idp === undefined) return refuse('unavailable')
     const query = request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?') + 1)
