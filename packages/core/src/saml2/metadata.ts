@@ -17,6 +17,14 @@ import {
 } from './xml.js'
 
 export const HTTP_REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect'
+export const HTTP_POST_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST'
+
+/** Where this SP sends its LogoutResponse to an IdP-initiated LogoutRequest, and how. */
+export interface LogoutResponseEndpoint {
+  readonly binding: 'redirect' | 'post'
+  /** The SingleLogoutService ResponseLocation, else its Location (SAML Metadata 2.2.2). */
+  readonly url: string
+}
 
 /** What the service provider needs to know about its identity provider. */
 export interface IdentityProviderDescription {
@@ -27,6 +35,8 @@ export interface IdentityProviderDescription {
   readonly signingCertificates: readonly string[]
   /** HTTP-Redirect SingleLogoutService Location, when the IdP advertises one. */
   readonly singleLogoutUrl?: string | undefined
+  /** The SingleLogoutService for LogoutResponses: HTTP-Redirect preferred, else HTTP-POST. */
+  readonly logoutResponseEndpoint?: LogoutResponseEndpoint | undefined
 }
 
 export interface MetadataSelection {
@@ -132,6 +142,7 @@ export function parseIdentityProviderMetadata (xml: string, selection: MetadataS
 
   let singleSignOnUrl: string | undefined
   let singleLogoutUrl: string | undefined
+  const responseEndpoints: { redirect?: string, post?: string } = {}
   const signingCertificates: string[] = []
   for (const descriptor of descriptors) {
     for (const service of childElements(descriptor, SAML_METADATA_NS, 'SingleSignOnService')) {
@@ -140,9 +151,13 @@ export function parseIdentityProviderMetadata (xml: string, selection: MetadataS
       }
     }
     for (const service of childElements(descriptor, SAML_METADATA_NS, 'SingleLogoutService')) {
-      if (singleLogoutUrl === undefined && attributeOf(service, 'Binding') === HTTP_REDIRECT_BINDING) {
+      const binding = attributeOf(service, 'Binding')
+      if (singleLogoutUrl === undefined && binding === HTTP_REDIRECT_BINDING) {
         singleLogoutUrl = attributeOf(service, 'Location')?.trim()
       }
+      const kind = binding === HTTP_REDIRECT_BINDING ? 'redirect' : binding === HTTP_POST_BINDING ? 'post' : undefined
+      const responseUrl = (attributeOf(service, 'ResponseLocation') ?? attributeOf(service, 'Location'))?.trim()
+      if (kind !== undefined && responseEndpoints[kind] === undefined && responseUrl !== undefined && isHttpUrl(responseUrl)) responseEndpoints[kind] = responseUrl
     }
     for (const keyDescriptor of childElements(descriptor, SAML_METADATA_NS, 'KeyDescriptor')) {
       const use = attributeOf(keyDescriptor, 'use')
@@ -175,5 +190,23 @@ export function parseIdentityProviderMetadata (xml: string, selection: MetadataS
       singleLogoutUrl = undefined
     }
   }
-  return { entityId, singleSignOnUrl, signingCertificates, ...(singleLogoutUrl === undefined || singleLogoutUrl === '' ? {} : { singleLogoutUrl }) }
+  const logoutResponseEndpoint: LogoutResponseEndpoint | undefined = responseEndpoints.redirect !== undefined
+    ? { binding: 'redirect', url: responseEndpoints.redirect }
+    : responseEndpoints.post === undefined ? undefined : { binding: 'post', url: responseEndpoints.post }
+  return {
+    entityId,
+    singleSignOnUrl,
+    signingCertificates,
+    ...(singleLogoutUrl === undefined || singleLogoutUrl === '' ? {} : { singleLogoutUrl }),
+    ...(logoutResponseEndpoint === undefined ? {} : { logoutResponseEndpoint })
+  }
+}
+
+function isHttpUrl (value: string): boolean {
+  try {
+    const url = new URL(value)
+    return url.protocol === 'https:' || url.protocol === 'http:'
+  } catch {
+    return false
+  }
 }

@@ -15,7 +15,7 @@
  * Everything that becomes a claim is read from the XML that the signature covers (node-saml's
  * verified output), never from the posted document.
  */
-import { randomBytes, verify, type X509Certificate } from 'node:crypto'
+import { randomBytes, type X509Certificate } from 'node:crypto'
 import { inflateRawSync } from 'node:zlib'
 import { generateServiceProviderMetadata, SAML, SamlStatusError, ValidateInResponseTo, type CacheProvider, type SamlConfig } from '@node-saml/node-saml'
 import { XMLSerializer, type Element } from '@xmldom/xmldom'
@@ -26,6 +26,7 @@ import { partitionByValidity, readCertificate } from './certificates.js'
 import type { IdentityProviderDescription } from './metadata.js'
 import type { ServiceProviderDecryption, ServiceProviderSigning } from './keys.js'
 import type { ReplayCache } from '../state/replay-cache.js'
+import { verifyRedirectSignature } from './redirect-binding.js'
 import {
   assertNoCommentsOrInstructions, attributeOf, childElements, elementChildren, firstChildElement, isElement,
   parseXmlDocument, SAML_ASSERTION_NS, SAML_METADATA_NS, SAML_PROTOCOL_NS, Saml2XmlError, textOf, XMLDSIG_NS
@@ -322,7 +323,8 @@ export function sessionFromTokens (tokens: Readonly<Record<string, string>> | un
   }
 }
 
-function trustedCertificates (input: ValidateResponseInput, nowMs: number): string[] {
+/** The IdP signing certificates (PEM) trusted now: with ValidateCertificates, those within their validity period. */
+export function trustedCertificates (input: Pick<ValidateResponseInput, 'idp' | 'settings'>, nowMs: number): string[] {
   const certificates: X509Certificate[] = []
   for (const value of input.idp.signingCertificates) {
     try {
@@ -662,12 +664,8 @@ export async function buildLogoutRequestUrl (options: {
   }, options.relayState, {})
 }
 
-/** Redirect-binding signature algorithms accepted on a LogoutResponse (SHA-1 is not). */
-const REDIRECT_SIGNATURE_ALGORITHMS: Readonly<Record<string, string>> = {
-  'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256': 'sha256',
-  'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512': 'sha512'
-}
-const LOGOUT_MESSAGE_MAX_BYTES = 64 * 1024
+/** Largest inflated logout message (LogoutRequest or LogoutResponse). */
+export const LOGOUT_MESSAGE_MAX_BYTES = 64 * 1024
 
 export interface LogoutResponseInput {
   readonly binding: 'redirect' | 'post'
@@ -687,49 +685,6 @@ export interface LogoutResponseInput {
   readonly nowMs?: number
 }
 
-/** The raw `name=value` pair of a query string, or undefined; null when repeated. */
-function rawParameter (rawQuery: string, name: string): string | undefined | null {
-  const pairs = rawQuery.split('&').filter((pair) => pair.startsWith(`${name}=`))
-  if (pairs.length > 1) return null
-  return pairs[0]
-}
-
-function decodeQueryValue (pair: string): string {
-  try {
-    return decodeURIComponent(pair.slice(pair.indexOf('=') + 1).replaceAll('+', ' '))
-  } catch (error) {
-    throw new Saml2ResponseError('malformed', 'LogoutResponse query is not URL-encoded', { cause: error })
-  }
-}
-
-/**
- * Verifies the HTTP-Redirect binding signature over the raw query octets and requires the
- * message and RelayState the caller read to be exactly the signed ones (so a parser that reads
- * parameters differently, by case or encoding of their names, cannot slip in another message).
- */
-function verifyRedirectSignature (input: LogoutResponseInput, certificates: readonly string[]): void {
-  const algorithm = input.sigAlg === undefined ? undefined : REDIRECT_SIGNATURE_ALGORITHMS[input.sigAlg]
-  if (input.signature === undefined || input.signature === '' || algorithm === undefined) throw new Saml2ResponseError('signature', 'LogoutResponse not signed with an accepted algorithm')
-  const raw = input.rawQuery ?? ''
-  // SAML Bindings 3.4.4.1: SAMLResponse, RelayState (when present), SigAlg, as received.
-  const parts = ['SAMLResponse', 'RelayState', 'SigAlg'].map((name) => rawParameter(raw, name))
-  if (parts.some((part) => part === null) || parts[0] === undefined || parts[2] === undefined) throw new Saml2ResponseError('malformed', 'LogoutResponse query parameters repeated or missing')
-  if (decodeQueryValue(parts[0] as string) !== input.samlResponse || decodeQueryValue(parts[2] as string) !== input.sigAlg ||
-    (parts[1] === undefined ? undefined : decodeQueryValue(parts[1] as string)) !== input.relayState) {
-    throw new Saml2ResponseError('malformed', 'LogoutResponse parameters differ from the signed query')
-  }
-  const octets = Buffer.from(parts.filter((part): part is string => typeof part === 'string').join('&'), 'utf8')
-  const signature = Buffer.from(input.signature, 'base64')
-  const verified = certificates.some((pem) => {
-    try {
-      return verify(algorithm, octets, pem, signature)
-    } catch {
-      return false
-    }
-  })
-  if (!verified) throw new Saml2ResponseError('signature', 'LogoutResponse signature not valid')
-}
-
 /**
  * Validates the IdP's LogoutResponse to our LogoutRequest: signed by a trusted IdP key (the
  * redirect binding's query signature, or an enveloped XML signature of the message for POST,
@@ -738,7 +693,7 @@ function verifyRedirectSignature (input: LogoutResponseInput, certificates: read
  */
 export async function validateLogoutResponse (input: LogoutResponseInput): Promise<{ success: boolean }> {
   const nowMs = input.nowMs ?? Date.now()
-  const certificates = trustedCertificates({ idp: input.idp, settings: input.settings } as ValidateResponseInput, nowMs)
+  const certificates = trustedCertificates(input, nowMs)
     .map((value) => readCertificate(value).toString())
   let xml: string
   try {
@@ -759,7 +714,14 @@ export async function validateLogoutResponse (input: LogoutResponseInput): Promi
   if (!isElement(document.documentElement, SAML_PROTOCOL_NS, 'LogoutResponse')) throw new Saml2ResponseError('malformed', 'root element is not samlp:LogoutResponse')
   let root = document.documentElement
   if (input.binding === 'redirect') {
-    verifyRedirectSignature(input, certificates)
+    verifyRedirectSignature({
+      message: 'SAMLResponse',
+      value: input.samlResponse,
+      rawQuery: input.rawQuery ?? '',
+      signature: input.signature,
+      sigAlg: input.sigAlg,
+      relayState: input.relayState
+    }, certificates, 'LogoutResponse')
   } else {
     let signed: string | null
     try {

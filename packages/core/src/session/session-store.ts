@@ -303,7 +303,10 @@ export class SessionStore {
     return [...ended, ...matching]
   }
 
-  /** Ends every session listed under an index key ({@link providerSessionIndexKey}...); returns how many. */
+  /**
+   * Ends every session listed under an index key ({@link providerSessionIndexKey}...); returns how
+   * many were still live (an index keeps the ids of sessions ended another way until it expires).
+   */
   async endIndexed (indexKey: string): Promise<number> {
     return (await this.endIndexedSessions(indexKey)).length
   }

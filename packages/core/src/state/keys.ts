@@ -34,6 +34,12 @@ export const providerSessionIndexKey = (hash: string): string => `index:oidc-sid
 /** The set of session ids of one OpenID provider subject (`sub` at an issuer), hashed. */
 export const providerSubjectIndexKey = (hash: string): string => `index:oidc-sub:${hash}`
 
+/** The set of session ids of one SAML2 NameID (with Format and qualifiers) at an IdP, hashed (saml2/logout-request.ts). */
+export const saml2NameIdIndexKey = (hash: string): string => `index:saml2-name-id:${hash}`
+
+/** The set of session ids of one SAML2 NameID and SessionIndex at an IdP, hashed (saml2/logout-request.ts). */
+export const saml2SessionIndexKey = (hash: string): string => `index:saml2-session:${hash}`
+
 /** A pending external sign-in (correlation state), by flow id (plugins/external-sign-in.ts). */
 export const flowKey = (flowId: string): string => `flow:${flowId}`
 

@@ -27,11 +27,16 @@ import type { ProviderRegistrationOptions, SignedOutPrincipal } from '../authent
 import { singleValue } from '../../http/request-input.js'
 import { saml2LogoutKey } from '../../state/keys.js'
 import { auditFieldsOf } from '../../session/user-identity.js'
+import { buildLogoutResponse, logoutIndexKeys, signInIndexKeys, validateLogoutRequest } from '../../saml2/logout-request.js'
+import { autoPostContentSecurityPolicy, autoPostPage } from '../../views/auto-post.js'
 
 /** Anonymous path of the SP metadata XML (reserved in config/rules.ts RESERVED_PATHS). */
 export const SAML2_METADATA_PATH = '/Saml2/Metadata'
 
-/** Anonymous Single Logout endpoint (LogoutResponse, HTTP-Redirect or HTTP-POST); reserved like the metadata path. */
+/**
+ * Anonymous Single Logout endpoint, HTTP-Redirect or HTTP-POST: the IdP's LogoutResponse to our
+ * LogoutRequest, and the IdP's own LogoutRequest (SAML Profiles 4.4); reserved like the metadata path.
+ */
 export const SAML2_LOGOUT_PATH = '/Saml2/Logout'
 
 /** How long a sent LogoutRequest waits for its LogoutResponse. */
@@ -39,6 +44,9 @@ const LOGOUT_LIFETIME_MS = 10 * 60 * 1000
 const LOGOUT_RELAY_STATE = /^[A-Za-z0-9_-]{22}$/
 /** A pending logout is a flow record (bounded like pending sign-ins: MaxPendingSignIns). */
 const logoutKey = saml2LogoutKey
+
+/** Longest RelayState echoed back on a LogoutResponse (SAML Bindings 3.4.3 and 3.5.3 ask for at most 80 bytes). */
+const MAX_RELAY_STATE_LENGTH = 1024
 
 /** Body limit of the ACS route only: signed responses outgrow the 16 KB form limit. */
 export const ACS_BODY_LIMIT = 256 * 1024
@@ -82,7 +90,8 @@ function configuredIdentityProvider (options: ProviderRegistrationOptions): Iden
     entityId: saml.IdpEntityId.trim(),
     singleSignOnUrl: saml.IdpSingleSignOnUrl.trim(),
     signingCertificates,
-    ...(singleLogoutUrl === '' ? {} : { singleLogoutUrl })
+    // IdpSingleLogoutUrl is the HTTP-Redirect SingleLogoutService, both ways.
+    ...(singleLogoutUrl === '' ? {} : { singleLogoutUrl, logoutResponseEndpoint: { binding: 'redirect', url: singleLogoutUrl } })
   }
   return { current, reason: undefined, start () {}, stop () {}, refreshAfterFailure () {} }
 }
@@ -106,6 +115,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     clockSkewSeconds: saml.ClockSkewSeconds
   }
   const replayCache = new ReplayCache(app.state, 'saml2-assertion')
+  const logoutRequestReplays = new ReplayCache(app.state, 'saml2-logout-request')
   // Startup validation requires SigningKey with SignOutAtProvider.
   const singleLogout = saml.SignOutAtProvider && settings.signing !== undefined
   const log = app.log.child({ provider: scheme })
@@ -221,9 +231,11 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
       returnUrl: flow?.returnUrl ?? '/',
       claimMappings: saml.ClaimMappings,
       providerDefaults: SAML2_CLAIM_DEFAULTS,
-      // Single Logout names the IdP session: NameID (as issued) and SessionIndex, kept in the
-      // server-side session record like OpenID Connect's id_token for its logout hint.
-      ...(singleLogout ? { tokens: sessionToTokens(assertion.session) } : {})
+      // The IdP session: NameID (as issued, with Format and qualifiers) and SessionIndex, kept in
+      // the server-side session record like OpenID Connect's id_token for its logout hint, and
+      // (with Single Logout) indexed so the IdP's own LogoutRequest finds exactly these sessions.
+      tokens: sessionToTokens(assertion.session),
+      ...(singleLogout ? { indexKeys: signInIndexKeys(idp.entityId, settings.entityId, assertion.session) } : {})
     })
   }
 
@@ -258,9 +270,72 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     return await buildLogoutRequestUrl({ settings, idp: { ...idp, singleLogoutUrl }, acsUrl: acsUrlOf(request), requestId, relayState, session })
   }
 
-  /** The IdP's LogoutResponse: validated, logged, then the local return URL (else /). */
+  /**
+   * The IdP's own LogoutRequest (SAML Profiles 4.4.4): validated (saml2/logout-request.ts), its ID
+   * recorded against replay, the sessions it names ended on every instance, and a signed
+   * LogoutResponse sent back through the browser. A refused request ends nothing and gets no
+   * LogoutResponse; the browser lands on /.
+   */
+  async function logoutRequestService (request: FastifyRequest, reply: FastifyReply, fields: unknown, samlRequest: string): Promise<FastifyReply> {
+    reply.header('cache-control', 'no-store')
+    const binding = request.method === 'GET' ? 'redirect' : 'post'
+    const refuse = (failure: string): FastifyReply => {
+      request.log.warn({ event: 'saml2.logout.request.rejected', provider: scheme, binding, failure }, 'SAML2 LogoutRequest refused')
+      return reply.redirect('/', 302)
+    }
+    const relayState = singleValue(fields, 'RelayState')
+    // Echoed to the IdP (in a Location header for HTTP-Redirect): bounded, as the bindings ask for 80 bytes.
+    if (relayState === null || (relayState !== undefined && relayState.length > MAX_RELAY_STATE_LENGTH) || samlRequest === '') return refuse('malformed')
+    const idp = source.current
+    if (idp === undefined) return refuse('unavailable')
+    const query = request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?') + 1)
+    let validated
+    try {
+      validated = await validateLogoutRequest({
+        binding,
+        samlRequest,
+        rawQuery: query,
+        signature: singleValue(fields, 'Signature') ?? undefined,
+        sigAlg: singleValue(fields, 'SigAlg') ?? undefined,
+        relayState,
+        settings,
+        idp,
+        logoutUrl: `${app.externalSignIn.publicOrigin(request)}${SAML2_LOGOUT_PATH}`
+      })
+    } catch (error) {
+      const failure = classifyLibraryError(error)
+      if (error instanceof Saml2ResponseError) request.log.debug({ event: 'saml2.logout.detail', failure, detail: error.message }, 'SAML2 LogoutRequest refused')
+      if (failure === 'signature' || failure === 'certificate') source.refreshAfterFailure()
+      return refuse(failure)
+    }
+    // After the signature: a forged request cannot burn the ID of a genuine one. Every instance
+    // that shares the store refuses the second use.
+    if (!await logoutRequestReplays.remember(`${idp.entityId}\u0000${validated.id}`, validated.acceptableUntilMs)) return refuse('replay')
+    let ended = 0
+    for (const indexKey of logoutIndexKeys(idp.entityId, settings.entityId, validated)) ended += await app.session.revokeIndexed(indexKey)
+    request.log.info({ event: 'saml2.logout.request.succeeded', provider: scheme, binding, by: validated.sessionIndexes.length === 0 ? 'name_id' : 'session_index', sessions: ended }, 'SAML2 LogoutRequest')
+
+    const endpoint = idp.logoutResponseEndpoint
+    if (endpoint === undefined || checkEndpointUrl(endpoint.url, 'SingleLogoutService', options.environmentName).length > 0) {
+      request.log.warn({ event: 'saml2.logout.response.skipped', provider: scheme, reason: endpoint === undefined ? 'no_endpoint' : 'insecure_endpoint' }, 'no usable IdP SingleLogoutService; LogoutResponse not sent')
+      return reply.redirect('/', 302)
+    }
+    const delivery = buildLogoutResponse({ settings, endpoint, inResponseTo: validated.id, relayState, partial: ended === 0 })
+    if (delivery.binding === 'redirect') return reply.redirect(delivery.url, 302)
+    const policy = reply.getHeader('content-security-policy')
+    if (typeof policy === 'string') reply.header('content-security-policy', autoPostContentSecurityPolicy(policy, delivery.url))
+    return reply.type('text/html; charset=utf-8').send(autoPostPage({ action: delivery.url, fields: delivery.fields, title: 'Signing out' }))
+  }
+
+  /**
+   * /Saml2/Logout: an IdP's LogoutRequest (SAMLRequest), else the IdP's LogoutResponse to ours:
+   * validated, logged, then the local return URL (else /).
+   */
   async function singleLogoutService (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const fields = request.method === 'GET' ? request.query : request.body
+    const samlRequest = singleValue(fields, 'SAMLRequest')
+    if (samlRequest === null) return await logoutRequestService(request, reply, fields, '')
+    if (samlRequest !== undefined && singleValue(fields, 'SAMLResponse') === undefined) return await logoutRequestService(request, reply, fields, samlRequest)
     const samlResponse = singleValue(fields, 'SAMLResponse')
     const relayState = singleValue(fields, 'RelayState')
     // The signed-out session's user key and audit id, once the pending logout is read.
@@ -272,8 +347,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
       return reply.header('cache-control', 'no-store').redirect(returnUrl !== undefined && isLocalUrl(returnUrl) ? returnUrl : '/', 302)
     }
     if (typeof samlResponse !== 'string' || samlResponse === '' || typeof relayState !== 'string' || !LOGOUT_RELAY_STATE.test(relayState)) {
-      // IdP-initiated LogoutRequests are not supported; anything else is not ours.
-      return finish(singleValue(fields, 'SAMLRequest') !== undefined ? 'unsupported' : 'malformed')
+      return finish('malformed')
     }
     const stored = await app.state.replace(logoutKey(relayState), 'used')
     if (stored === undefined) return finish('correlation')

@@ -4,10 +4,10 @@
  * signed with real XML-DSig (xml-crypto, RSA-SHA256, exclusive C14N) to the SP's ACS. Response
  * building is exposed with knobs so tests can break exactly one property at a time.
  */
-import { randomBytes } from 'node:crypto'
+import { randomBytes, sign as signOctets } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { inflateRawSync } from 'node:zlib'
+import { deflateRawSync, inflateRawSync } from 'node:zlib'
 import { DOMParser } from '@xmldom/xmldom'
 import { SignedXml } from 'xml-crypto'
 import { createSigningKey, type TestSigningKey } from './certificates.js'
@@ -47,8 +47,38 @@ export interface ResponseOptions {
   readonly extraAttributeXml?: string
   /** Applied to the XML after signing (tampering). */
   readonly afterSigning?: (xml: string) => string
+  /** The AuthnStatement SessionIndex; default a fresh id. */
+  readonly sessionIndex?: string
 }
 
+/** An IdP-initiated LogoutRequest (SAML Profiles 4.4.4.1), one knob per tested property. */
+export interface LogoutRequestOptions {
+  /** Destination: the SP's logout URL. */
+  readonly destination: string
+  readonly nameId: string
+  /** Default: unspecified, as {@link TestIdentityProvider.buildResponse} issues it. */
+  readonly nameIdFormat?: string
+  readonly nameQualifier?: string
+  readonly sessionIndexes?: readonly string[]
+  readonly id?: string
+  readonly issuer?: string
+  readonly issueInstant?: Date
+  /** Default: five minutes from now; null: omitted. */
+  readonly notOnOrAfter?: Date | null
+  /** Default true. */
+  readonly sign?: boolean
+  /** Default: the IdP's current key. */
+  readonly signingKey?: TestSigningKey
+  readonly relayState?: string
+}
+
+export interface BuiltLogoutRequest {
+  readonly id: string
+  /** HTTP-Redirect: path and query for the SP (query signature over SAMLRequest, RelayState, SigAlg). */
+  readonly redirectPath: string
+  /** HTTP-POST: the form fields (enveloped XML signature). */
+  readonly postFields: Readonly<Record<string, string>>
+}
 export interface AuthnRequestSeen {
   readonly id: string
   readonly acsUrl: string
@@ -68,6 +98,14 @@ const newId = (): string => `_${randomBytes(16).toString('hex')}`
 function sign (xml: string, key: TestSigningKey, target: 'Assertion' | 'Response'): string {
   const signer = new SignedXml({ privateKey: key.privateKeyPem, publicCert: key.certificatePem, signatureAlgorithm: RSA_SHA256, canonicalizationAlgorithm: EXC_C14N })
   const element = target === 'Assertion' ? "/*[local-name(.)='Response']/*[local-name(.)='Assertion']" : "/*[local-name(.)='Response']"
+  signer.addReference({ xpath: element, transforms: [ENVELOPED, EXC_C14N], digestAlgorithm: SHA256 })
+  signer.computeSignature(xml, { prefix: 'ds', location: { reference: `${element}/*[local-name(.)='Issuer']`, action: 'after' } })
+  return signer.getSignedXml()
+}
+
+function signLogoutRequest (xml: string, key: TestSigningKey): string {
+  const signer = new SignedXml({ privateKey: key.privateKeyPem, publicCert: key.certificatePem, signatureAlgorithm: RSA_SHA256, canonicalizationAlgorithm: EXC_C14N })
+  const element = "/*[local-name(.)='LogoutRequest']"
   signer.addReference({ xpath: element, transforms: [ENVELOPED, EXC_C14N], digestAlgorithm: SHA256 })
   signer.computeSignature(xml, { prefix: 'ds', location: { reference: `${element}/*[local-name(.)='Issuer']`, action: 'after' } })
   return signer.getSignedXml()
@@ -166,7 +204,7 @@ export class TestIdentityProvider {
       `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified">${escapeXml(options.user.nameId)}</saml:NameID>` +
       `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${notOnOrAfter}" Recipient="${escapeXml(options.recipient ?? options.acsUrl)}"${inResponseTo}/></saml:SubjectConfirmation></saml:Subject>` +
       `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${escapeXml(options.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
-      `<saml:AuthnStatement AuthnInstant="${issueInstant}" SessionIndex="${newId()}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+      `<saml:AuthnStatement AuthnInstant="${issueInstant}" SessionIndex="${escapeXml(options.sessionIndex ?? newId())}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
       (attributes === '' && options.extraAttributeXml === undefined ? '' : `<saml:AttributeStatement>${attributes}${options.extraAttributeXml ?? ''}</saml:AttributeStatement>`) +
       '</saml:Assertion></samlp:Response>'
     const key = options.signingKey ?? this.signingKey
@@ -176,6 +214,38 @@ export class TestIdentityProvider {
     const encoded = Buffer.from(xml, 'utf8').toString('base64')
     this.issuedResponses.push(encoded)
     return encoded
+  }
+
+  /**
+   * A LogoutRequest this IdP sends when the user signs out at the IdP (its portal, or another SP
+   * starting Single Logout), in both bindings. Every SAMLRequest is kept in {@link issuedResponses}
+   * for the log-leak scans.
+   */
+  buildLogoutRequest (options: LogoutRequestOptions): BuiltLogoutRequest {
+    const id = options.id ?? newId()
+    const notOnOrAfter = options.notOnOrAfter === undefined ? new Date(Date.now() + 5 * 60_000) : options.notOnOrAfter
+    const qualifier = options.nameQualifier === undefined ? '' : ` NameQualifier="${escapeXml(options.nameQualifier)}"`
+    const xml = `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${escapeXml(id)}" Version="2.0"` +
+      ` IssueInstant="${(options.issueInstant ?? new Date()).toISOString()}" Destination="${escapeXml(options.destination)}"` +
+      (notOnOrAfter === null ? '' : ` NotOnOrAfter="${notOnOrAfter.toISOString()}"`) + '>' +
+      `<saml:Issuer>${escapeXml(options.issuer ?? this.entityId)}</saml:Issuer>` +
+      `<saml:NameID Format="${escapeXml(options.nameIdFormat ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified')}"${qualifier}>${escapeXml(options.nameId)}</saml:NameID>` +
+      (options.sessionIndexes ?? []).map((index) => `<samlp:SessionIndex>${escapeXml(index)}</samlp:SessionIndex>`).join('') +
+      '</samlp:LogoutRequest>'
+    const key = options.signingKey ?? this.signingKey
+    const signed = options.sign ?? true
+    const pairs = [
+      `SAMLRequest=${encodeURIComponent(deflateRawSync(Buffer.from(xml, 'utf8')).toString('base64'))}`,
+      ...(options.relayState === undefined ? [] : [`RelayState=${encodeURIComponent(options.relayState)}`])
+    ]
+    if (signed) {
+      pairs.push(`SigAlg=${encodeURIComponent(RSA_SHA256)}`)
+      pairs.push(`Signature=${encodeURIComponent(signOctets('sha256', Buffer.from(pairs.join('&'), 'utf8'), key.privateKeyPem).toString('base64'))}`)
+    }
+    const postXml = signed ? signLogoutRequest(xml, key) : xml
+    const postFields = { SAMLRequest: Buffer.from(postXml, 'utf8').toString('base64'), ...(options.relayState === undefined ? {} : { RelayState: options.relayState }) }
+    this.issuedResponses.push(decodeURIComponent((pairs[0] as string).slice('SAMLRequest='.length)), postFields.SAMLRequest)
+    return { id, redirectPath: `${new URL(options.destination).pathname}?${pairs.join('&')}`, postFields }
   }
 
   #handle (request: IncomingMessage, response: ServerResponse): void {

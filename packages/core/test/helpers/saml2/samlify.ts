@@ -30,6 +30,7 @@ export interface SamlifyRedirectRequest {
 export interface SamlifyIdentityProvider extends SamlifyEntity {
   parseLoginRequest: (sp: SamlifyEntity, binding: 'redirect', request: SamlifyRedirectRequest) => Promise<SamlifyParseResult>
   parseLogoutRequest: (sp: SamlifyEntity, binding: 'redirect', request: SamlifyRedirectRequest) => Promise<SamlifyParseResult>
+  parseLogoutResponse: (sp: SamlifyEntity, binding: 'redirect' | 'post', request: SamlifyRedirectRequest | { readonly body: Record<string, string> }) => Promise<SamlifyParseResult>
   createLogoutResponse: (sp: SamlifyEntity, requestInfo: { extract: { request: { id: string } } }, binding: 'redirect' | 'post', relayState: string) => { context: string, id: string }
 }
 
@@ -57,6 +58,7 @@ export function queryOf (location: string): Record<string, string> {
 }
 
 export const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect'
+export const POST_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST'
 
 /** The IdP's signing identity as samlify sees it, used by the tests to sign and verify. */
 export interface IdpIdentity {
@@ -81,7 +83,7 @@ export function samlifyLogoutIdp (idp: IdpIdentity, sloLocation: string): Samlif
   })
 }
 
-/** IdP metadata with a SingleLogoutService (HTTP-Redirect) at `sloLocation`. */
-export function withSingleLogoutService (metadata: string, sloLocation: string): string {
-  return metadata.replace('<md:SingleSignOnService', `<md:SingleLogoutService Binding="${REDIRECT_BINDING}" Location="${sloLocation}"/><md:SingleSignOnService`)
+/** IdP metadata with a SingleLogoutService (HTTP-Redirect unless `binding` says otherwise) at `sloLocation`. */
+export function withSingleLogoutService (metadata: string, sloLocation: string, binding = REDIRECT_BINDING): string {
+  return metadata.replace('<md:SingleSignOnService', `<md:SingleLogoutService Binding="${binding}" Location="${sloLocation}"/><md:SingleSignOnService`)
 }
