@@ -154,7 +154,7 @@ export async function createApp (options: CreateAppOptions): Promise<FastifyInst
   await app.register(securityHeaders, { development })
   await app.register(hostFiltering, { config, environmentName })
   await app.register(staticFiles, { root: join(contentRoot, 'public') })
-  await app.register(state, { config, now, ...(options.stateStore === undefined ? {} : { store: options.stateStore }) })
+  await app.register(state, { config, contentRoot, now, ...(options.stateStore === undefined ? {} : { store: options.stateStore }) })
   await app.register(session, { config, cookie: sessionCookie, keyRing, now })
   await app.register(authentication, { config })
   await app.register(csrf, { keyRing, secure: !insecureCookies })
