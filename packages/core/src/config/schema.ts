@@ -237,7 +237,7 @@ export const ApplicationSchema = Type.Object({
     KnownProxies: strings([], 'Extension. Proxy addresses or CIDR ranges whose forwarded headers are trusted. Required when Enabled.')
   }, { additionalProperties: false, default: {} }),
   State: Type.Object({
-    Provider: choice(['Embedded', 'Redis'], 'Embedded', 'Extension. Where server-side state lives (session records, pending sign-ins, replay records): Embedded (in-process memory, one instance, nothing to run) or Redis (Redis or Valkey, shared by every instance). docs/scale-out.md.'),
+    Provider: choice(['Embedded', 'Redis'], 'Embedded', 'Extension. Where server-side state lives (session records, pending sign-ins, replay records): Embedded (in-process memory kept in a local SQLite file, see Embedded:Persist; one instance, nothing to run) or Redis (Redis or Valkey, shared by every instance). docs/scale-out.md.'),
     Redis: Type.Object({
       ConnectionString: secret('Extension. redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or unix:/path/to/socket. Required when Provider is Redis. Secret: it may carry a password; never logged.'),
       KeyPrefix: Type.String({ default: `${ROOT_KEY}:`, description: 'Extension. Prefix of every key and of the invalidation channel, so several applications can share one Redis.' }),

@@ -12,12 +12,14 @@
  *
  * Writes are batched: the changes of one turn of the event loop are committed in one transaction
  * (WAL, `synchronous=NORMAL`) from a `setImmediate`, and each write of the store resolves only
- * after its transaction commits, so an answered request's writes are on disk. A process killed
- * (SIGKILL) loses only writes whose requests were not yet answered; a power loss or an OS crash
- * may also lose the transactions since the last WAL checkpoint (synchronous=NORMAL).
+ * after its transaction commits, so an answered request's writes are in the file's WAL. A process
+ * killed (SIGKILL) loses only writes whose requests were not yet answered; a power loss or an OS
+ * crash may also lose the transactions since the last checkpoint (at most about
+ * {@link CHECKPOINT_INTERVAL_MS}), which a worker thread runs so that no fsync blocks the loop.
  */
 import { chmodSync, closeSync, mkdirSync, openSync, statSync, type Stats } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
+import { Worker } from 'node:worker_threads'
 import { ROOT_KEY } from '../config/schema.js'
 import { ConfigurationError } from '../errors.js'
 import type { EmbeddedStoreJournal, JournalRecord } from './embedded-store.js'
@@ -137,11 +139,39 @@ export interface SqliteJournalEvents {
 /** How long after a failed commit the journal tries again by itself. */
 const RETRY_MS = 1000
 
+/** How often the checkpointer copies the WAL into the file (and syncs it: the only fsync). */
+export const CHECKPOINT_INTERVAL_MS = 1000
+
+/**
+ * The checkpointer, a worker thread with a connection of its own: it copies committed
+ * transactions from the WAL into the database file every {@link CHECKPOINT_INTERVAL_MS}
+ * (`wal_checkpoint(PASSIVE)`, which never blocks the writer), so the fsyncs of a checkpoint
+ * (hundreds of milliseconds on a busy disk) never run on the event loop. Commits on the event loop
+ * only append to the WAL (synchronous=NORMAL).
+ */
+const CHECKPOINTER = `
+const { parentPort, workerData } = require('node:worker_threads')
+const { DatabaseSync } = require('node:sqlite')
+const db = new DatabaseSync(workerData.file)
+db.exec('PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;')
+const timer = setInterval(() => { try { db.exec('PRAGMA wal_checkpoint(PASSIVE)') } catch {} }, workerData.intervalMs)
+parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close() })
+`
+
+function startCheckpointer (file: string): Worker {
+  const worker = new Worker(CHECKPOINTER, { eval: true, workerData: { file, intervalMs: CHECKPOINT_INTERVAL_MS }, stdout: false, stderr: false })
+  // A failed checkpointer only means checkpoints at close and at the next start.
+  worker.on('error', () => {})
+  worker.unref()
+  return worker
+}
+
 /** The journal of one embedded store: the changes of each event-loop turn committed in one transaction. */
 export class SqliteJournal implements EmbeddedStoreJournal {
   readonly #db: Database
   readonly #statements: Record<Change['op'] | 'extend', Statement>
   readonly #events: SqliteJournalEvents
+  readonly #checkpointer: Worker
   #pending: Change[] = []
   #waiters: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
   #scheduled = false
@@ -150,9 +180,10 @@ export class SqliteJournal implements EmbeddedStoreJournal {
   #closed = false
   #retry: NodeJS.Timeout | undefined
 
-  private constructor (db: Database, events: SqliteJournalEvents) {
+  private constructor (db: Database, file: string, events: SqliteJournalEvents) {
     this.#db = db
     this.#events = events
+    this.#checkpointer = startCheckpointer(file)
     this.#statements = {
       put: db.prepare('INSERT OR REPLACE INTO state (key, member, kind, value, expires_at, seq) VALUES (?, \'\', ?, ?, ?, ?)'),
       replace: db.prepare('UPDATE state SET value = ? WHERE key = ? AND member = \'\''),
@@ -173,7 +204,8 @@ export class SqliteJournal implements EmbeddedStoreJournal {
   static open (sqlite: SqliteModule, file: string, now: number, events: SqliteJournalEvents = {}): { journal: SqliteJournal, records: JournalRecord[] } {
     const db = new sqlite.DatabaseSync(file)
     try {
-      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;')
+      // Checkpoints run in the checkpointer thread, never in a commit on the event loop.
+      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA wal_autocheckpoint = 0;')
       db.exec(SCHEMA)
       db.prepare('DELETE FROM state WHERE expires_at <= ?').run(now)
       const rows = db.prepare('SELECT key, member, value, expires_at AS expiresAt FROM state ORDER BY seq').all() as Array<{ key: string, member: string, value: string | null, expiresAt: number }>
@@ -186,7 +218,7 @@ export class SqliteJournal implements EmbeddedStoreJournal {
           record.expiresAt = Math.max(record.expiresAt, row.expiresAt)
         } else records.set(row.key, { key: row.key, value: [row.member], expiresAt: row.expiresAt })
       }
-      return { journal: new SqliteJournal(db, events), records: [...records.values()] }
+      return { journal: new SqliteJournal(db, file, events), records: [...records.values()] }
     } catch (error) {
       db.close()
       throw error
@@ -271,12 +303,17 @@ export class SqliteJournal implements EmbeddedStoreJournal {
     for (const waiter of waiters) waiter.resolve()
   }
 
-  /** Commits what is pending, then closes the file (a clean stop loses nothing). */
+  /** Commits what is pending, checkpoints the WAL into the file, then closes it (a clean stop loses nothing). */
   async close (): Promise<void> {
     if (this.#closed) return
     this.flush()
     this.#closed = true
     if (this.#retry !== undefined) clearTimeout(this.#retry)
-    this.#db.close()
+    await this.#checkpointer.terminate()
+    try {
+      this.#db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+    } finally {
+      this.#db.close()
+    }
   }
 }
