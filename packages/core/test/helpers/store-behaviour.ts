@@ -63,7 +63,6 @@ export function behavesLikeAStore (name: string, create: () => Promise<StateStor
   })
 }
 
-
 export function embeddedStoreBounds (name: string, create: (limits: EmbeddedStoreLimits) => Promise<EmbeddedStateStore>): void {
   describe(`${name} store bounds`, () => {
     test('sessions: the least recently written session goes when full', async () => {
