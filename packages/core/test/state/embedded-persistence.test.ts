@@ -14,6 +14,8 @@ import { join } from 'node:path'
 import { EmbeddedStateStore, type EmbeddedStoreLimits } from '../../src/state/embedded-store.js'
 import { loadSqlite, prepareStateFile, SqliteJournal, STATE_FILE } from '../../src/state/sqlite-journal.js'
 import { ConfigurationError } from '../../src/errors.js'
+import { StateStoreUnavailableError } from '../../src/state/state-store.js'
+import { waitFor } from '../helpers/wait.js'
 import { behavesLikeAStore, embeddedStoreBounds } from '../helpers/store-behaviour.js'
 
 const sqlite = await loadSqlite()
@@ -152,6 +154,31 @@ describe('the embedded store written through to SQLite', { skip }, () => {
     await store.delete(['replay:saml2-assertion:h'])
     assert.deepEqual(rows(directory), [])
     await store.close()
+  })
+
+  test('a commit that fails makes the store unavailable and the write reject; it recovers by itself once commits succeed', async () => {
+    if (sqlite === undefined) return
+    const directory = newDirectory()
+    const failures: unknown[] = []
+    let recovered = 0
+    const { journal } = SqliteJournal.open(sqlite, prepareStateFile(directory, root), Date.now(), {
+      onWriteFailed: (error) => { failures.push(error) },
+      onWriteRecovered: () => { recovered++ }
+    })
+    const store = new EmbeddedStateStore(LIMITS, Date.now, journal)
+    await store.set('session:before', 'kept', 60_000)
+    // Another connection takes the table away: every commit of the store fails from now on.
+    const other = new sqlite.DatabaseSync(join(directory, STATE_FILE))
+    other.exec('ALTER TABLE state RENAME TO broken')
+    await assert.rejects(store.add('replay:sign-in-flow:x', 'used', 60_000), (error: unknown) => error instanceof StateStoreUnavailableError && error.reason === 'write_failed')
+    assert.deepEqual(store.status(), { available: false, reason: 'write_failed' })
+    assert.equal(failures.length, 1)
+    other.exec('ALTER TABLE broken RENAME TO state')
+    other.close()
+    await waitFor(() => store.status().available, 'the retried commit', 5000)
+    assert.equal(recovered, 1)
+    await store.close()
+    assert.deepEqual(rows(directory), [{ key: 'replay:sign-in-flow:x', member: '' }, { key: 'session:before', member: '' }], 'the failed write was kept and committed on retry')
   })
 
   test('the directory is created 0700 and the file 0600', async () => {
