@@ -5,7 +5,7 @@
  * server's CPU time per response.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { createServer } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -65,6 +65,7 @@ export function commandLine () {
 export const children = new Set()
 
 export function cleanup () {
+  try { rmSync(STATE_ROOT, { recursive: true, force: true }) } catch {}
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   children.clear()
 }
@@ -252,6 +253,7 @@ export function buildScenarios (cookies, floorSecret) {
   return [
     authenticated('auth', 'Authenticated `GET /api/application-information` (6 claims, embedded store)', cookies.standard, 'app'),
     authenticated('large', `Same, ${LARGE_CLAIMS.length} claims (300 groups of 37 characters, embedded store)`, cookies.large, 'app'),
+    ...(cookies.sqlite === undefined ? [] : [authenticated('sqlite', 'Same, 6 claims, embedded store persisted to SQLite (node:sqlite, WAL)', cookies.sqlite, 'appSqlite')]),
     ...(cookies.redis === undefined ? [] : [authenticated('redis', 'Same, 6 claims, Redis store (one redis-server on a unix socket)', cookies.redis, 'appRedis')]),
     { id: 'challenge', title: 'Anonymous `GET /` (challenge redirect)', path: '/', expected: 302, app: html, floor: html },
     { id: 'api401', title: 'Anonymous JSON `GET /api/application-information`', path: '/api/application-information', expected: 401, app: json, floor: json },
@@ -261,11 +263,23 @@ export function buildScenarios (cookies, floorSecret) {
   ]
 }
 
-/** Environment for the built app: Production (NODE_ENV unset), a configured key, nothing inherited under ProjectTemplate__. */
-export function appEnvironment (port, keyMaterial, redisConnectionString) {
+/** Whether this Node.js has node:sqlite (22.13 and later): the persisted embedded store is measured only there. */
+export const hasSqlite = await import('node:sqlite').then((module) => typeof module.DatabaseSync === 'function', () => false)
+
+/** One temporary directory per run for the embedded store's files (never the template's own .state). */
+const STATE_ROOT = mkdtempSync(join(tmpdir(), 'bench-state-'))
+let stateDirectories = 0
+
+/**
+ * Environment for the built app: Production (NODE_ENV unset), a configured key, nothing inherited
+ * under ProjectTemplate__. The embedded store is in memory unless `persist` (then in a fresh
+ * directory of its own under a temporary root); Redis when a connection string is given.
+ */
+export function appEnvironment (port, keyMaterial, redisConnectionString, persist = false) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ProjectTemplate__') && name !== 'NODE_ENV'))
   const state = redisConnectionString === undefined ? {} : { ProjectTemplate__State__Provider: 'Redis', ProjectTemplate__State__Redis__ConnectionString: redisConnectionString }
-  return { ...base, BENCH_TEMPLATE: TEMPLATE, HOST, PORT: String(port), ProjectTemplate__DataProtection__Keys__0: keyMaterial.toString('base64'), ...state }
+  const embedded = { ProjectTemplate__State__Embedded__Persist: String(persist), ProjectTemplate__State__Embedded__DataDirectory: join(STATE_ROOT, `store-${++stateDirectories}`) }
+  return { ...base, BENCH_TEMPLATE: TEMPLATE, HOST, PORT: String(port), ProjectTemplate__DataProtection__Keys__0: keyMaterial.toString('base64'), ...embedded, ...state }
 }
 
 export function floorEnvironment (port, floorSecret) {

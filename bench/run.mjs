@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
   appEnvironment, buildScenarios, canPin, cleanup, commandLine, DIST, floorEnvironment, freePort, get, load, ROOT,
-  bundleAppServer, LARGE_CLAIMS, rssKiB, signInCookie, STANDARD_CLAIMS, startRedis, startServer, stopServer
+  bundleAppServer, hasSqlite, LARGE_CLAIMS, rssKiB, signInCookie, STANDARD_CLAIMS, startRedis, startServer, stopServer
 } from './harness.mjs'
 
 const DOC = join(ROOT, 'docs', 'performance.md')
@@ -148,7 +148,7 @@ async function main (options) {
 
   const keyMaterial = randomBytes(32)
   const floorSecret = randomBytes(32)
-  const appEnv = (port, redis) => appEnvironment(port, keyMaterial, redis)
+  const appEnv = (port, redis, persist) => appEnvironment(port, keyMaterial, redis, persist)
   const floorEnv = (port) => floorEnvironment(port, floorSecret)
   const devNull = openSync('/dev/null', 'w')
 
@@ -159,7 +159,8 @@ async function main (options) {
   let appIdle
   for (let index = 0; index < options.coldStarts; index++) {
     const port = await freePort()
-    const server = await startServer({ script: join(DIST, 'server.js'), env: appEnv(port), port, stdout: 'pipe' })
+    // The shipped default: the embedded store persisted (where node:sqlite exists), in a fresh directory.
+    const server = await startServer({ script: join(DIST, 'server.js'), env: appEnv(port, undefined, true), port, stdout: 'pipe' })
     coldStarts.push(server.startMs)
     coldStartCpu.push(server.startCpuMs)
     if (index === options.coldStarts - 1) {
@@ -172,11 +173,15 @@ async function main (options) {
 
   const appPort = await freePort()
   const appRedisPort = await freePort()
+  const appSqlitePort = await freePort()
   const floorPort = await freePort()
   const posturePort = await freePort()
   // The load scenarios run bench/app-server.mjs, bundled like dist/server.js: the same buildApp plus a bench-only sign-in route.
   const appServer = await bundleAppServer()
   const app = await startServer({ script: appServer, env: appEnv(appPort), port: appPort, stdout: devNull })
+  // The same app with the embedded store persisted to SQLite, measured against the in-memory one.
+  if (!hasSqlite) console.error(`node:sqlite missing on Node ${process.version}: the SQLite-backed embedded store scenario is skipped (run on Node 22.13+ or 24)`)
+  const appSqlite = hasSqlite ? await startServer({ script: appServer, env: appEnv(appSqlitePort, undefined, true), port: appSqlitePort, stdout: devNull }) : undefined
   const redis = await startRedis()
   if (redis === undefined) console.error('redis-server missing (npm run test:setup installs it): the Redis scenario is skipped')
   const appRedis = redis === undefined ? undefined : await startServer({ script: appServer, env: appEnv(appRedisPort, redis.connectionString), port: appRedisPort, stdout: devNull })
@@ -190,7 +195,8 @@ async function main (options) {
   const cookies = {
     standard: await signInCookie(appPort, STANDARD_CLAIMS),
     large: await signInCookie(appPort, LARGE_CLAIMS),
-    redis: appRedis === undefined ? undefined : await signInCookie(appRedisPort, STANDARD_CLAIMS)
+    redis: appRedis === undefined ? undefined : await signInCookie(appRedisPort, STANDARD_CLAIMS),
+    sqlite: appSqlite === undefined ? undefined : await signInCookie(appSqlitePort, STANDARD_CLAIMS)
   }
   const all = buildScenarios(cookies, floorSecret)
   const unknown = (options.scenarios ?? []).filter((id) => !all.some((scenario) => scenario.id === id))
@@ -205,7 +211,7 @@ async function main (options) {
   // Each scenario must answer as expected before it is loaded.
   let failures = 0
   for (const scenario of scenarios) {
-    const servers = [['floor', floorPort, scenario.floor], ['app', scenario.server === 'appRedis' ? appRedisPort : appPort, scenario.app]]
+    const servers = [['floor', floorPort, scenario.floor], ['app', scenario.server === 'appRedis' ? appRedisPort : scenario.server === 'appSqlite' ? appSqlitePort : appPort, scenario.app]]
     if (withReference(scenario)) servers.push(['floor + posture', posturePort, scenario.floor])
     for (const [name, port, headers] of servers) {
       const response = await get(port, scenario.path, headers)
@@ -216,7 +222,7 @@ async function main (options) {
     }
   }
 
-  const server = { app: [app, appPort], appRedis: [appRedis, appRedisPort], floor: [floor, floorPort], posture: [posture, posturePort] }
+  const server = { app: [app, appPort], appRedis: [appRedis, appRedisPort], appSqlite: [appSqlite, appSqlitePort], floor: [floor, floorPort], posture: [posture, posturePort] }
   const target = (which, scenario, duration) => ({
     pid: server[which === 'app' ? scenario.server ?? 'app' : which][0].child.pid,
     port: server[which === 'app' ? scenario.server ?? 'app' : which][1],
@@ -253,10 +259,15 @@ async function main (options) {
   const floorAfter = rssKiB(floor.child.pid)
   await stopServer(app.child)
   if (appRedis !== undefined) await stopServer(appRedis.child)
+  if (appSqlite !== undefined) await stopServer(appSqlite.child)
   if (redis !== undefined) await stopServer(redis.child)
   await stopServer(floor.child)
   await stopServer(posture.child)
 
+  if (results.has('sqlite') && results.has('auth')) {
+    const perRound = results.get('sqlite').map((round, index) => round.app.rps / results.get('auth')[index].app.rps)
+    console.error(`embedded store persisted to SQLite vs in memory, authenticated req/s: ${fixed(median(perRound), 2)}× (rounds ${perRound.map((value) => fixed(value, 2)).join(', ')})`)
+  }
   const ratio = (id, field = 'rps') => median(results.get(id).map((round) => round.app[field] / round.floor[field]))
   const budgets = []
   if (!options.quick && options.partial !== true) {
@@ -271,6 +282,11 @@ async function main (options) {
     atLeast('Anonymous JSON challenge (401) req/s vs floor', 'api401', 0.9)
     atLeast('Health req/s vs floor', 'health', 0.9)
     atLeast('Large-principal (300 groups) API req/s vs floor', 'large', 0.6)
+    if (results.has('sqlite')) {
+      // Same rounds, same floor: the persisted store's req/s over the in-memory store's (issue 20).
+      const persisted = median(results.get('sqlite').map((round, index) => round.app.rps / results.get('auth')[index].app.rps))
+      budgets.push({ name: 'Authenticated API req/s, embedded store persisted to SQLite vs in memory', measured: `${fixed(persisted, 2)}×`, limit: '≥ 0.9×', pass: persisted >= 0.9 })
+    }
     const cold = median(coldStarts)
     budgets.push({ name: 'Cold start to `/health/live` (no provider enabled)', measured: `${fixed(cold, 0)} ms`, limit: '≤ 500 ms', pass: cold <= 500 })
     budgets.push({ name: 'Idle RSS', measured: `${fixed(appIdle.rss / 1024, 1)} MB`, limit: '≤ 80 MB', pass: appIdle.rss / 1024 <= 80 })

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto'
 import { authenticationDisabledMessage, createKeyRing, createLogger, loadConfiguration } from '@project-template/core'
 import { APPLICATION_NAME as ROOT_KEY } from '../src/application-name.js'
 import { buildApp } from '../src/app.js'
-import { APP_ROOT, LogCapture } from './helpers/app.js'
+import { APP_ROOT, LogCapture, EPHEMERAL_STATE, settingsToEnv } from './helpers/app.js'
 
 interface ShippedPosture {
   Authentication: { Enabled?: boolean, Cookie?: { Enabled?: boolean } }
@@ -41,7 +41,8 @@ test(open
 test(open
   ? 'with the shipped settings, / is public and the authentication-disabled warning is logged exactly once'
   : 'with the shipped settings, / redirects an anonymous browser to the login page and no authentication-disabled warning is logged', async (context) => {
-  const loaded = loadConfiguration({ env: { XDG_CONFIG_HOME: '/nonexistent-test-config' }, contentRoot: APP_ROOT, applicationName: ROOT_KEY })
+  // The shipped settings, but the state store in memory: no .state file left in the app root.
+  const loaded = loadConfiguration({ env: { XDG_CONFIG_HOME: '/nonexistent-test-config', ...settingsToEnv(EPHEMERAL_STATE) }, contentRoot: APP_ROOT, applicationName: ROOT_KEY })
   assert.deepEqual(loaded.errors, [])
   assert.equal(loaded.config.Authentication.Enabled, !open)
   const logs = new LogCapture()

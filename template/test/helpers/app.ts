@@ -74,8 +74,14 @@ export interface TestApp {
 
 export const TEST_SIGN_IN_PATH = '/test-only/sign-in'
 
+/**
+ * The state store in memory unless a test asks for the file (`State:Embedded:Persist`): the
+ * tests share this app's root and must not leave or share a `.state/state.sqlite` in it.
+ */
+export const EPHEMERAL_STATE: Settings = { State: { Embedded: { Persist: false } } }
+
 export function loadTestConfiguration (options: Pick<TestAppOptions, 'settings' | 'nodeEnv'> = {}): LoadedConfiguration {
-  const env: NodeJS.ProcessEnv = { ...settingsToEnv(CLOSED_POSTURE), ...settingsToEnv(options.settings ?? {}), XDG_CONFIG_HOME: '/nonexistent-test-config' }
+  const env: NodeJS.ProcessEnv = { ...settingsToEnv(CLOSED_POSTURE), ...settingsToEnv(EPHEMERAL_STATE), ...settingsToEnv(options.settings ?? {}), XDG_CONFIG_HOME: '/nonexistent-test-config' }
   if (options.nodeEnv !== undefined) env.NODE_ENV = options.nodeEnv
   return loadConfiguration({ env, contentRoot: APP_ROOT, applicationName: APPLICATION_NAME })
 }

@@ -3,7 +3,7 @@
  * environment (nothing inherited under ProjectTemplate__), collected output, bounded waits.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { APP_ROOT, CLOSED_POSTURE, settingsToEnv } from './app.js'
+import { APP_ROOT, CLOSED_POSTURE, EPHEMERAL_STATE, settingsToEnv } from './app.js'
 
 /** A base environment: no configuration keys from the caller, user secrets pointed nowhere. */
 export function cleanEnv (extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -14,6 +14,7 @@ export function cleanEnv (extra: Record<string, string>): NodeJS.ProcessEnv {
     // The same closed-posture baseline as buildTestApp, so the suite means the same thing whichever
     // posture appsettings.json was generated with (test/posture.test.ts checks the file itself).
     ...settingsToEnv(CLOSED_POSTURE),
+    ...settingsToEnv(EPHEMERAL_STATE),
     ...extra
   }
 }

@@ -240,7 +240,7 @@ export const ApplicationSchema = Type.Object({
     KnownProxies: strings([], 'Extension. Proxy addresses or CIDR ranges whose forwarded headers are trusted. Required when Enabled.')
   }, { additionalProperties: false, default: {} }),
   State: Type.Object({
-    Provider: choice(['Embedded', 'Redis'], 'Embedded', 'Extension. Where server-side state lives (session records, pending sign-ins, replay records): Embedded (in-process memory, one instance, nothing to run) or Redis (Redis or Valkey, shared by every instance). docs/scale-out.md.'),
+    Provider: choice(['Embedded', 'Redis'], 'Embedded', 'Extension. Where server-side state lives (session records, pending sign-ins, replay records): Embedded (in-process memory kept in a local SQLite file, see Embedded:Persist; one instance, nothing to run) or Redis (Redis or Valkey, shared by every instance). docs/scale-out.md.'),
     Redis: Type.Object({
       ConnectionString: secret('Extension. redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or unix:/path/to/socket. Required when Provider is Redis. Secret: it may carry a password; never logged.'),
       KeyPrefix: Type.String({ default: `${ROOT_KEY}:`, description: 'Extension. Prefix of every key and of the invalidation channel, so several applications can share one Redis.' }),
@@ -250,7 +250,9 @@ export const ApplicationSchema = Type.Object({
       MaxSessions: Type.Integer({ default: 50_000, minimum: 1, description: 'Extension. Most session records (and three times as many index entries, as many token-refresh locks); when full, the least recently written session ends at once, with its index entries.' }),
       MaxPendingSignIns: Type.Integer({ default: 20_000, minimum: 1, description: 'Extension. Most SAML2 single sign-outs waiting for the IdP (10 minutes each); when full, such a sign-out is refused with a try-again page. Sign-ins in progress are kept in the browser (the correlation cookie), not in the store.' }),
       MaxReplayRecords: Type.Integer({ default: 100_000, minimum: 1, description: 'Extension. Most replay records (completed sign-in flows, used SAML2 assertion ids, back-channel logout token ids); when full, sign-ins are refused rather than a record forgotten.' }),
-      MaxMegabytes: Type.Integer({ default: 256, minimum: 1, description: 'Extension. Most memory for stored values, in megabytes (characters / 1,048,576).' })
+      MaxMegabytes: Type.Integer({ default: 256, minimum: 1, description: 'Extension. Most memory for stored values, in megabytes (characters / 1,048,576).' }),
+      Persist: Type.Boolean({ default: true, description: 'Extension. Keeps the embedded store in a SQLite file in DataDirectory (node:sqlite, Node.js 22.13 and later), so sessions, revocations and replay records survive a restart; reads are served from memory, writes are on disk before the request that made them is answered. On a Node.js without node:sqlite the store stays in memory and startup logs state.embedded.not_persisted. false: memory only, every restart signs every user out (tests, ephemeral deployments). docs/scale-out.md.' }),
+      DataDirectory: Type.String({ default: '.state', description: 'Extension. Directory (relative to the app root, beside the default KeyDirectory) of the embedded store\'s file (state.sqlite) when Persist is true. Created with 0700, files 0600; an existing directory or file open to group or others is refused at startup. The file holds sealed values only, but guard it like the key directory; one process per directory.' })
     }, { additionalProperties: false, default: {} })
   }, { additionalProperties: false, default: {} }),
   Logging: Type.Object({

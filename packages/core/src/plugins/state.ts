@@ -7,8 +7,9 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import type { ApplicationConfiguration, StateConfiguration } from '../config/schema.js'
+import { ROOT_KEY, type ApplicationConfiguration, type StateConfiguration } from '../config/schema.js'
 import { EmbeddedStateStore } from '../state/embedded-store.js'
+import { loadSqlite, prepareStateFile, SqliteJournal } from '../state/sqlite-journal.js'
 import type { RedisConnection, RedisStoreEvent } from '../state/redis-store.js'
 import type { StateStore } from '../state/state-store.js'
 
@@ -21,6 +22,8 @@ declare module 'fastify' {
 
 export interface StatePluginOptions {
   readonly config: ApplicationConfiguration
+  /** The app root, against which a relative `State:Embedded:DataDirectory` is resolved. */
+  readonly contentRoot: string
   /** A store to use instead of the configured one; the caller closes it. */
   readonly store?: StateStore
   readonly now: () => number
@@ -29,11 +32,36 @@ export interface StatePluginOptions {
 const CHARACTERS_PER_MEGABYTE = 1_048_576
 
 /** The embedded store with the configured bounds (a session has up to three index entries: its subject, and with back-channel logout its provider sid and sub). */
-export function createEmbeddedStore (embedded: StateConfiguration['Embedded'], now: () => number = Date.now): EmbeddedStateStore {
+export function createEmbeddedStore (embedded: StateConfiguration['Embedded'], now: () => number = Date.now, journal?: SqliteJournal): EmbeddedStateStore {
   return new EmbeddedStateStore({
     maxEntries: { session: embedded.MaxSessions, index: embedded.MaxSessions * 3, flow: embedded.MaxPendingSignIns, replay: embedded.MaxReplayRecords, lock: embedded.MaxSessions },
     maxCharacters: embedded.MaxMegabytes * CHARACTERS_PER_MEGABYTE
-  }, now)
+  }, now, journal)
+}
+
+/**
+ * The embedded store as configured: with `Persist` (the default) on a Node.js that has
+ * `node:sqlite`, written through to `<DataDirectory>/state.sqlite` and loaded from it; otherwise
+ * in memory, with one warning (`state.embedded.not_persisted`) when persistence was asked for.
+ * Throws {@link ConfigurationError} when the data directory is unusable or unsafe.
+ */
+export async function openEmbeddedStore (embedded: StateConfiguration['Embedded'], contentRoot: string, log: FastifyInstance['log'], now: () => number = Date.now): Promise<EmbeddedStateStore> {
+  if (!embedded.Persist) return createEmbeddedStore(embedded, now)
+  const sqlite = await loadSqlite()
+  if (sqlite === undefined) {
+    log.warn({ event: 'state.embedded.not_persisted', node: process.versions.node, key: `${ROOT_KEY}:State:Embedded:Persist` },
+      'node:sqlite is not available on this Node.js (it needs 22.13 or later): the embedded state store is kept in memory only, so a restart signs every user out')
+    return createEmbeddedStore(embedded, now)
+  }
+  const file = prepareStateFile(embedded.DataDirectory, contentRoot)
+  const { journal, records } = SqliteJournal.open(sqlite, file, now(), {
+    onWriteFailed: (error) => { log.error({ event: 'state.embedded.write_failed', err: error, file }, 'the embedded state store cannot write its file; writes answer 503 until it can') },
+    onWriteRecovered: () => { log.info({ event: 'state.embedded.write_recovered', file }, 'the embedded state store writes its file again') }
+  })
+  const store = createEmbeddedStore(embedded, now, journal)
+  store.load(records)
+  log.info({ event: 'state.embedded.persisted', file, loaded: store.counts() }, 'embedded state store loaded from its file')
+  return store
 }
 
 /** While a connection stays down, one line this often says so, with the failures counted since it went down. */
@@ -76,7 +104,7 @@ export function createOutageLog (log: FastifyInstance['log'], now: () => number 
  * The configured store. The Redis client is imported only when Redis is configured (as providers
  * are imported only when enabled), so an app on the embedded store does not load or hold it.
  */
-export async function createStateStore (config: ApplicationConfiguration, log: FastifyInstance['log'], now: () => number): Promise<StateStore> {
+export async function createStateStore (config: ApplicationConfiguration, contentRoot: string, log: FastifyInstance['log'], now: () => number): Promise<StateStore> {
   const state = config.State
   if (state.Provider === 'Redis') {
     const { RedisStateStore } = await import('../state/redis-store.js')
@@ -88,11 +116,11 @@ export async function createStateStore (config: ApplicationConfiguration, log: F
       onEvent: createOutageLog(log.child({ stateStore: 'Redis' }))
     })
   }
-  return createEmbeddedStore(state.Embedded, now)
+  return await openEmbeddedStore(state.Embedded, contentRoot, log.child({ stateStore: 'Embedded' }), now)
 }
 
 async function statePlugin (app: FastifyInstance, options: StatePluginOptions): Promise<void> {
-  const store = options.store ?? await createStateStore(options.config, app.log, options.now)
+  const store = options.store ?? await createStateStore(options.config, options.contentRoot, app.log, options.now)
   app.decorate('state', store)
   store.start()
   if (options.store === undefined) app.addHook('onClose', async () => { await store.close() })

@@ -12,12 +12,15 @@
  *   forgetting an unexpired replay record would let a replay through. The app answers "try again"
  *   (503). Anonymous requests write none of these (docs/security.md, "Resource exhaustion").
  *
- * Everything is lost on restart: sessions end (users sign in again), which is the safe direction.
+ * With a {@link EmbeddedStoreJournal} (state/sqlite-journal.ts, `State:Embedded:Persist`) every
+ * change is also written to disk, and a write resolves only once it is committed there; reads are
+ * still served from memory, so the hot path never touches the disk. Without one, everything is
+ * lost on restart: sessions end (users sign in again), which is the safe direction.
  */
 import {
   SESSION_INVALIDATION_PREFIX, StateStoreFullError, kindOf, type StateKind, type StateStore, type StateStoreStatus
 } from './state-store.js'
-import { SESSION_KEY_PREFIX } from './keys.js'
+import { SESSION_KEY_PREFIX, STATE_KINDS } from './keys.js'
 
 const SESSION_PREFIX = SESSION_KEY_PREFIX
 
@@ -26,6 +29,35 @@ export interface EmbeddedStoreLimits {
   readonly maxEntries: Readonly<Record<StateKind, number>>
   /** Most characters of stored values (and set members) over every kind. */
   readonly maxCharacters: number
+}
+
+/**
+ * Where an embedded store writes its changes through (state/sqlite-journal.ts). The store calls
+ * these as its maps change, in order; expired records need no call (the journal sweeps them).
+ */
+export interface EmbeddedStoreJournal {
+  /** A string record created or replaced (a newer write of the key: last in eviction order). */
+  put: (key: string, kind: StateKind, value: string, expiresAt: number) => void
+  /** The value of an existing string record swapped, its expiry and order kept. */
+  replaceValue: (key: string, value: string) => void
+  /** A member added to the set at `key`, which lives until `expiresAt` (every member with it). */
+  addMember: (key: string, kind: StateKind, member: string, expiresAt: number) => void
+  removeMember: (key: string, member: string) => void
+  /** A record (string or set) gone. */
+  delete: (key: string) => void
+  /** Records expired at `now` may be removed. */
+  sweep: (now: number) => void
+  /** Resolves once every change so far is committed; rejects with {@link StateStoreUnavailableError} when it cannot be. */
+  committed: () => Promise<void>
+  status: () => StateStoreStatus
+  close: () => Promise<void>
+}
+
+/** A record read back from a journal, in write order. */
+export interface JournalRecord {
+  readonly key: string
+  readonly value: string | readonly string[]
+  readonly expiresAt: number
 }
 
 interface Entry {
@@ -45,12 +77,58 @@ export class EmbeddedStateStore implements StateStore {
   readonly #listeners: Array<{ onInvalidate: (message: string) => void, onReset: () => void }> = []
   /** Index sets by member (a session id): the sets an evicted session must leave. */
   readonly #indexesOf = new Map<string, Set<string>>()
+  readonly #journal: EmbeddedStoreJournal | undefined
   #characters = 0
   #timer: NodeJS.Timeout | undefined
 
-  constructor (limits: EmbeddedStoreLimits, now: () => number = Date.now) {
+  constructor (limits: EmbeddedStoreLimits, now: () => number = Date.now, journal?: EmbeddedStoreJournal) {
     this.#limits = limits
     this.#now = now
+    this.#journal = journal
+  }
+
+  /** Whether changes are written through to disk. */
+  get persisted (): boolean {
+    return this.#journal !== undefined
+  }
+
+  /**
+   * Puts records read back from the journal into memory, in their write order (the eviction
+   * order), without a bound check: a record stored before a bound was lowered is never forgotten
+   * on load; expired ones are skipped. Counts and index bookkeeping are as if each were written.
+   */
+  load (records: Iterable<JournalRecord>): void {
+    const now = this.#now()
+    for (const record of records) {
+      if (record.expiresAt <= now) continue
+      const map = this.#map(kindOf(record.key))
+      if (typeof record.value === 'string') {
+        const size = record.key.length + record.value.length
+        map.set(record.key, { value: record.value, expiresAt: record.expiresAt, size })
+        this.#characters += size
+        continue
+      }
+      const members = new Set(record.value)
+      let size = record.key.length
+      for (const member of members) {
+        size += member.length
+        this.#rememberMembership(member, record.key)
+      }
+      map.set(record.key, { value: members, expiresAt: record.expiresAt, size })
+      this.#characters += size
+    }
+  }
+
+  /** Records of each kind held in memory (expired ones not yet swept included). */
+  counts (): Record<StateKind, number> {
+    const counts = {} as Record<StateKind, number>
+    for (const kind of STATE_KINDS) counts[kind] = this.#maps.get(kind)?.size ?? 0
+    return counts
+  }
+
+  /** Waits for the journal (if any) to commit what the caller just changed. */
+  async #committed (): Promise<void> {
+    if (this.#journal !== undefined) await this.#journal.committed()
   }
 
   get characters (): number {
@@ -58,7 +136,7 @@ export class EmbeddedStateStore implements StateStore {
   }
 
   status (): StateStoreStatus {
-    return AVAILABLE
+    return this.#journal?.status() ?? AVAILABLE
   }
 
   start (): void {
@@ -70,6 +148,7 @@ export class EmbeddedStateStore implements StateStore {
   async close (): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#timer = undefined
+    await this.#journal?.close()
   }
 
   #map (kind: StateKind): Map<string, Entry> {
@@ -84,12 +163,14 @@ export class EmbeddedStateStore implements StateStore {
     const entry = map.get(key)
     if (entry === undefined) return undefined
     if (entry.expiresAt > this.#now()) return entry
-    this.#remove(map, key, entry)
+    this.#remove(map, key, entry, true)
     return undefined
   }
 
-  #remove (map: Map<string, Entry>, key: string, entry: Entry): void {
+  /** `expired`: the journal sweeps it by itself (so a read never writes). */
+  #remove (map: Map<string, Entry>, key: string, entry: Entry, expired = false): void {
     map.delete(key)
+    if (!expired) this.#journal?.delete(key)
     this.#characters -= entry.size
     if (entry.value instanceof Set) for (const member of entry.value) this.#forgetMembership(member, key)
   }
@@ -118,8 +199,9 @@ export class EmbeddedStateStore implements StateStore {
   sweep (): void {
     const now = this.#now()
     for (const map of this.#maps.values()) {
-      for (const [key, entry] of map) if (entry.expiresAt <= now) this.#remove(map, key, entry)
+      for (const [key, entry] of map) if (entry.expiresAt <= now) this.#remove(map, key, entry, true)
     }
+    this.#journal?.sweep(now)
   }
 
   /** Makes room for one more record of `kind` with `size` characters, or throws. */
@@ -138,10 +220,15 @@ export class EmbeddedStateStore implements StateStore {
     const kind = kindOf(key)
     const map = this.#map(kind)
     const existing = map.get(key)
-    if (existing !== undefined) this.#remove(map, key, existing)
+    // One journal deletion for whatever the key held, expired rows not yet swept included.
+    if (existing !== undefined) this.#remove(map, key, existing, true)
+    this.#journal?.delete(key)
     this.#makeRoom(kind, size)
-    map.set(key, { value, expiresAt: this.#now() + ttlMs, size })
+    const expiresAt = this.#now() + ttlMs
+    map.set(key, { value, expiresAt, size })
     this.#characters += size
+    if (typeof value === 'string') this.#journal?.put(key, kind, value, expiresAt)
+    else for (const member of value) this.#journal?.addMember(key, kind, member, expiresAt)
   }
 
   async get (key: string): Promise<string | undefined> {
@@ -151,17 +238,20 @@ export class EmbeddedStateStore implements StateStore {
 
   async set (key: string, value: string, ttlMs: number): Promise<void> {
     this.#write(key, value, key.length + value.length, ttlMs)
+    await this.#committed()
   }
 
   async add (key: string, value: string, ttlMs: number): Promise<boolean> {
     if (this.#live(key) !== undefined) return false
     this.#write(key, value, key.length + value.length, ttlMs)
+    await this.#committed()
     return true
   }
 
   async update (key: string, value: string, ttlMs: number): Promise<boolean> {
     if (this.#live(key) === undefined) return false
     this.#write(key, value, key.length + value.length, ttlMs)
+    await this.#committed()
     return true
   }
 
@@ -173,6 +263,8 @@ export class EmbeddedStateStore implements StateStore {
     this.#characters += size - entry.size
     entry.value = value
     entry.size = size
+    this.#journal?.replaceValue(key, value)
+    await this.#committed()
     return old
   }
 
@@ -182,6 +274,7 @@ export class EmbeddedStateStore implements StateStore {
       const entry = map.get(key)
       if (entry !== undefined) this.#remove(map, key, entry)
     }
+    await this.#committed()
   }
 
   async addMember (key: string, member: string, ttlMs: number): Promise<void> {
@@ -195,10 +288,13 @@ export class EmbeddedStateStore implements StateStore {
         this.#rememberMembership(member, key)
       }
       entry.expiresAt = Math.max(entry.expiresAt, expiresAt)
+      this.#journal?.addMember(key, kindOf(key), member, entry.expiresAt)
+      await this.#committed()
       return
     }
     this.#write(key, new Set([member]), key.length + member.length, ttlMs)
     this.#rememberMembership(member, key)
+    await this.#committed()
   }
 
   #rememberMembership (member: string, key: string): void {
@@ -214,6 +310,7 @@ export class EmbeddedStateStore implements StateStore {
 
   async removeMember (key: string, member: string): Promise<void> {
     this.#removeMember(key, member)
+    await this.#committed()
   }
 
   #removeMember (key: string, member: string): void {
@@ -223,6 +320,7 @@ export class EmbeddedStateStore implements StateStore {
     entry.size -= member.length
     this.#characters -= member.length
     this.#forgetMembership(member, key)
+    this.#journal?.removeMember(key, member)
     if (entry.value.size === 0) this.#remove(map, key, entry)
   }
 

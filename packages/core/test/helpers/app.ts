@@ -103,9 +103,16 @@ export const CLOSED_POSTURE: Settings = {
   Authorization: { RequireAuthenticatedUserByDefault: true }
 }
 
+/**
+ * The state store in memory unless a test asks for the file (`State:Embedded:Persist`): test apps
+ * and processes share test/fixtures/app as their root, and must not share one state file.
+ */
+export const EPHEMERAL_STATE: Settings = { State: { Embedded: { Persist: false } } }
+
 export function loadTestConfiguration (options: Pick<TestAppOptions, 'settings' | 'nodeEnv'> = {}): LoadedConfiguration {
   const env: NodeJS.ProcessEnv = {
     ...settingsToEnv(CLOSED_POSTURE),
+    ...settingsToEnv(EPHEMERAL_STATE),
     ...settingsToEnv(options.settings ?? {}),
     XDG_CONFIG_HOME: '/nonexistent-test-config'
   }
