@@ -39,7 +39,12 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/dist ./dist
 COPY public ./public
 COPY appsettings*.json ./
-# The image's files stay owned by root and read-only to the app's user.
+# The image's files stay owned by root and read-only to the app's user. The one writable place
+# is the embedded state store's data directory (State:Embedded:DataDirectory, default .state):
+# one instance on the embedded store keeps its sessions there across restarts; mount a named
+# volume on it (docs/deployment.md). With State:Provider Redis it stays empty.
+RUN mkdir -m 0700 .state && chown node:node .state
+VOLUME ["/app/.state"]
 USER node
 EXPOSE ${CONTAINER_PORT}
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \\
@@ -62,6 +67,7 @@ logs
 test
 docs
 .keys
+.state
 .env
 .env.*
 secrets.json

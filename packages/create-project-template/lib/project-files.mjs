@@ -102,6 +102,8 @@ logs/
 
 # Local secrets and generated keys: never commit them.
 .keys/
+# The embedded state store's data (sessions, replay records): never commit it.
+.state/
 secrets.json
 *.secrets.json
 .env

@@ -21,9 +21,9 @@ export const REPLACED_ENTRIES = ['README.md']
  * output, generated keys, logs. The generator's test fails on any entry that is in neither list,
  * so that a new file in the template gets a decision.
  */
-export const LEFT_OUT_ENTRIES = ['node_modules', 'dist', '.keys', 'logs', 'coverage', 'test-results', '.env', 'package-lock.json']
+export const LEFT_OUT_ENTRIES = ['node_modules', 'dist', '.keys', '.state', 'logs', 'coverage', 'test-results', '.env', 'package-lock.json']
 
-const EXCLUDED_NAMES = new Set(['node_modules', 'dist', '.keys', 'logs', 'coverage', '.DS_Store', 'secrets.json'])
+const EXCLUDED_NAMES = new Set(['node_modules', 'dist', '.keys', '.state', 'logs', 'coverage', '.DS_Store', 'secrets.json'])
 const EXCLUDED_PATTERN = /(\.log|\.tsbuildinfo|\.secrets\.json)$|^\.env(\..*)?$/
 
 /**
