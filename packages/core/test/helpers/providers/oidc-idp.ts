@@ -30,6 +30,13 @@ export interface OidcIdpOptions {
   readonly tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post'
   /** The provider's clientAuthMethods, advertised as token_endpoint_auth_methods_supported. */
   readonly clientAuthMethods?: readonly string[]
+  /**
+   * Reads `Authorization: Basic` credentials without form-decoding them, as LemonLDAP::NG 2.16
+   * does: a client id or secret that RFC 6749 section 2.3.1 encoding changes (`+`, `/`, `=`, ...)
+   * is refused with 401, `WWW-Authenticate: Basic realm="..."` (no `error`) and an
+   * `{"error":"invalid_client"}` body, before oidc-provider sees the request.
+   */
+  readonly basicCredentialsNotDecoded?: boolean
 }
 
 export interface OidcIdp {
@@ -152,6 +159,16 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
     const callback = provider.callback()
     handler = (request, response) => {
       if (request.url?.startsWith('/jwks') === true) jwksRequests++
+      const basic = /^Basic (.+)$/.exec(request.headers.authorization ?? '')?.[1]
+      if (options.basicCredentialsNotDecoded === true && request.method === 'POST' && request.url?.startsWith('/token') === true && basic !== undefined) {
+        const raw = Buffer.from(basic, 'base64').toString('utf8')
+        const separator = raw.indexOf(':')
+        if (raw.slice(0, separator) !== options.clientId || raw.slice(separator + 1) !== options.clientSecret) {
+          response.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="test-oidc"' })
+            .end(JSON.stringify({ error: 'invalid_client', error_description: 'client authentication failed' }))
+          return
+        }
+      }
       callback(request, response)
     }
     release()
