@@ -15,7 +15,7 @@ import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
 import { startVendorIdp, type VendorIdp } from '../helpers/providers/oauth-vendor-idp.js'
 import { startProviderApp, type ListeningApp } from '../helpers/providers/provider-app.js'
 import { buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from '../helpers/saml2/app.js'
-import { TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
+import { TestIdentityProvider, type TestUser } from '../helpers/saml2/identity-provider.js'
 import type { TestApp } from '../helpers/app.js'
 import { GROUPS_LINK_ATTRIBUTE } from '../../src/sign-in/group-overage.js'
 import { SIGN_IN_OUTCOMES } from '../../src/sign-in/sign-in-failure.js'
@@ -99,7 +99,7 @@ describe('SAML2 group overage (test IdP, groups.link attribute)', () => {
   const idp = new TestIdentityProvider()
   let refusing: TestApp
   let accepting: TestApp
-  const overage = { nameId: 'many@example.test', attributes: { [GROUPS_LINK_ATTRIBUTE]: ['https://graph.windows.net/tenant/users/many/getMemberObjects'] } }
+  const overage: TestUser = { nameId: 'many@example.test', attributes: { [GROUPS_LINK_ATTRIBUTE]: ['https://graph.windows.net/tenant/users/many/getMemberObjects'] } }
   before(async () => {
     await idp.start()
     refusing = await buildSaml2App(idp)
@@ -109,7 +109,7 @@ describe('SAML2 group overage (test IdP, groups.link attribute)', () => {
   })
   after(async () => { await refusing?.app.close(); await accepting?.app.close(); await idp.stop() })
 
-  async function post (subject: TestApp, user: typeof overage) {
+  async function post (subject: TestApp, user: TestUser) {
     const flow = await startSaml2SignIn(subject.app)
     return await postToAcs(subject.app, { SAMLResponse: idp.buildResponse({ acsUrl: flow.request.acsUrl, audience: SP_ENTITY_ID, user, inResponseTo: flow.request.id }), RelayState: flow.relayState }, flow.cookie)
   }
