@@ -13,7 +13,7 @@
  * forged token. openid-client still validates every claim of the ID token; this module adds the
  * signature, with jose (the JOSE library openid-client uses) and the pinned algorithm.
  */
-import { compactVerify, createLocalJWKSet, errors, type CryptoKey, type JSONWebKeySet } from 'jose'
+import { compactVerify, createLocalJWKSet, errors, type JSONWebKeySet } from 'jose'
 import { readBodyLimited } from '../http/outbound-diagnostics.js'
 
 /** At most one unknown-key refetch per provider in this many milliseconds. */
@@ -134,25 +134,17 @@ export class ProviderKeys {
   }
 }
 
-/** True when verified; false when no key of the set matches the header; throws when a key does not verify. */
+/**
+ * True when verified; false when no key of the set matches the header; throws when the matching
+ * key does not verify. A header that matches several keys (no `kid` while several keys fit) is
+ * refused, as oauth4webapi refuses it: the token must name its key.
+ */
 async function verifyWith (token: string, set: LoadedSet, algorithms: readonly string[]): Promise<boolean> {
-  const options = { algorithms: [...algorithms] }
   try {
-    await compactVerify(token, set.getKey, options)
+    await compactVerify(token, set.getKey, { algorithms: [...algorithms] })
     return true
   } catch (error) {
     if (error instanceof errors.JWKSNoMatchingKey) return false
-    if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error
-    // Several keys share the kid (or none is named): the token must verify with one of them.
-    const candidates = error as unknown as AsyncIterable<CryptoKey>
-    for await (const key of candidates) {
-      try {
-        await compactVerify(token, key, options)
-        return true
-      } catch {
-        // the next candidate
-      }
-    }
-    throw new errors.JWSSignatureVerificationFailed()
+    throw error
   }
 }
