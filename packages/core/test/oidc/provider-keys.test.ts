@@ -99,3 +99,28 @@ describe('unknown key id against a provider whose keys the test controls', () =>
     assert.equal(idp.jwksRequests, fetched + 1)
   })
 })
+
+describe('a key set that cannot be read', () => {
+  let idp: TokenIdp
+  let app: ListeningApp
+  before(async () => {
+    idp = await startTokenIdp(CLIENT_ID)
+    app = await startProviderApp({ Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET } } } })
+    await waitUntilReady(app.origin)
+  })
+  after(async () => { await app?.close(); await idp?.close() })
+
+  test('is unavailable (JWKS_UNAVAILABLE), not a signature failure; no session', async () => {
+    idp.publishedKeys = 'not-a-key-set' as unknown as Array<Record<string, unknown>>
+    const session = new HttpSession()
+    const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
+    const token = await idp.mintIdToken(start.location?.searchParams.get('nonce') ?? '')
+    idp.answer = () => ({ body: { access_token: `at-${randomBytes(8).toString('hex')}`, token_type: 'Bearer', id_token: token } })
+    const callback = await session.request(`${app.origin}/signin-oidc?code=c-${randomBytes(8).toString('hex')}&state=${start.location?.searchParams.get('state') ?? ''}`)
+    assert.equal(callback.location?.pathname + (callback.location?.search ?? ''), '/Account/Login?failure=unavailable')
+    assert.deepEqual(sessionCookiesSet(callback.response), [])
+    const line = app.logs.events('external.sign_in.failed').at(-1)
+    assert.equal(line?.failure, 'unavailable')
+    assert.equal(line?.errorCode, 'JWKS_UNAVAILABLE')
+  })
+})
