@@ -23,6 +23,7 @@ import type { CookieSerializeOptions } from '@fastify/cookie'
 import { COOKIE_NAMES, cookieName, PURPOSES } from '../application-name.js'
 import { openJson, sealBytes } from '../data-protection/authenticated-encryption.js'
 import { normalizeClaims } from '../sign-in/claims-normalization.js'
+import { findGroupPathMismatch } from '../sign-in/group-paths.js'
 import { isLoopbackHost, parsePublicOrigin } from '../http/host-trust.js'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { isLocalUrl } from '../http/local-url.js'
@@ -221,6 +222,17 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     return reply.redirect(`/Account/Login?failure=${outcome}`, 302)
   }
 
+  // Once per process: group claims that arrive as paths (/admins) while policies name bare groups.
+  let groupPathsReported = false
+  function reportGroupPaths (request: FastifyRequest, provider: string, claims: readonly Claim[]): void {
+    const mismatch = findGroupPathMismatch(claims, config.Authorization)
+    if (mismatch === undefined) return
+    groupPathsReported = true
+    const entry = { event: 'authorization.group_path_mismatch', provider, keys: mismatch.keys }
+    if (mismatch.keys.length > 0) request.log.warn(entry, 'a policy names a group without the leading slash of the group paths the provider sends')
+    else request.log.info(entry, 'the provider sends group paths: name groups in policies with their leading slash')
+  }
+
   async function complete (request: FastifyRequest, reply: FastifyReply, result: SignInResult): Promise<FastifyReply> {
     if (result.groupOverage !== undefined) {
       // Without its groups the user would pass every group-based deny rule: refused by default.
@@ -262,6 +274,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
       throw error
     }
     request.log.info({ event: 'external.sign_in.succeeded', provider: result.scheme }, 'external sign-in succeeded')
+    if (!groupPathsReported) reportGroupPaths(request, result.scheme, claims)
     return reply.redirect(isLocalUrl(result.returnUrl) ? result.returnUrl : '/', 302)
   }
 

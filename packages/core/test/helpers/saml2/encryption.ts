@@ -34,6 +34,8 @@ export const RSA_1_5 = 'http://www.w3.org/2001/04/xmlenc#rsa-1_5'
 export interface EncryptionChoice {
   readonly content?: string
   readonly keyTransport?: string
+  /** xml-encryption's `keyEncryptionDigest` (`sha1` by default; `sha256` wraps with OAEP-SHA256 and MGF1-SHA256). */
+  readonly oaepDigest?: 'sha1' | 'sha256' | 'sha512'
 }
 
 async function encryptElement (xml: string, certificatePem: string, choice: EncryptionChoice): Promise<string> {
@@ -42,6 +44,7 @@ async function encryptElement (xml: string, certificatePem: string, choice: Encr
     pem: certificatePem,
     encryptionAlgorithm: choice.content ?? AES256_GCM,
     keyEncryptionAlgorithm: choice.keyTransport ?? RSA_OAEP,
+    ...(choice.oaepDigest === undefined ? {} : { keyEncryptionDigest: choice.oaepDigest }),
     warnInsecureAlgorithm: false
   }
   return await new Promise((resolve, reject) => {
