@@ -204,7 +204,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(authorization, { config, environmentName })
   for (const policy of options.policies ?? []) app.authorization.addPolicy(policy)
   if (options.governance !== undefined) app.authorization.useGovernanceEvaluator(options.governance)
-  await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames })
+  await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey })
   await app.register(externalProviders, { config, environmentName, keyRing })
 
   await app.register(accountRoutes)

@@ -22,7 +22,7 @@ function rows (node: SchemaNode, path: string[], out: string[], rootKey: string)
     out.push(`| \`${path.join(':')}\` | array of { From, To }, or map of string | \`[]\` | ${description} | \`${rootKey}__${path.join('__')}__0__From\`, \`__0__To\` |`)
     return
   }
-  let type = node.anyOf !== undefined ? node.anyOf.map((option) => option.const).join(' \\| ') : node.type ?? ''
+  let type = node.anyOf !== undefined ? node.anyOf.map((option) => option.const === '' ? '""' : option.const).join(' \\| ') : node.type ?? ''
   if (node.type === 'array') type = 'array of string'
   if (node.patternProperties !== undefined) type = 'map of string'
   if (node[SECRET_KEYWORD] === true || node.items?.[SECRET_KEYWORD] === true) type += ', secret'

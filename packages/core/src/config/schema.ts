@@ -65,7 +65,7 @@ function claimMappings (description: string): TUnsafe<Record<string, string>> {
         items: {
           type: 'object',
           properties: {
-            From: { type: 'string', description: 'Provider claim name, attribute URI or (vendors) field path such as data.id or /data/id.' },
+            From: { type: 'string', description: 'Provider claim name, attribute URI or (OpenID Connect and vendors) nested claim path such as realm_access.roles or /data/id.' },
             To: { type: 'string', description: 'Application claim type (subject, name, email, role, group, permission or application:*); empty removes the mapping.' }
           },
           required: ['From'],
@@ -76,6 +76,14 @@ function claimMappings (description: string): TUnsafe<Record<string, string>> {
     default: {},
     description
   })
+}
+
+/**
+ * Providers:<name>:AcceptGroupOverage (docs/providers.md, "Entra ID"): DANGEROUS for an app whose
+ * authorization reads groups; an overage sign-in then has no group claims at all.
+ */
+function acceptGroupOverage () {
+  return Type.Boolean({ default: false, description: 'Extension. DANGEROUS when the application authorizes by group: accepts a sign-in whose token or assertion says the groups were left out (Entra ID group overage: hasgroups, _claim_names.groups, or the SAML attribute http://schemas.microsoft.com/claims/groups.link); the user then has no group claims. Default false: such a sign-in is refused (failure group_overage) and logged as external.sign_in.group_overage. Set true only for an application that does not use groups.' })
 }
 
 const strings = (defaults: string[], description: string) =>
@@ -124,7 +132,8 @@ function vendor (name: VendorName, callbackPath: string, scopes: readonly string
     TokenEndpointAuthMethod: choice(['client_secret_basic', 'client_secret_post'], 'client_secret_basic', 'Extension. How the client authenticates at the token endpoint (RFC 6749 section 2.3.1): client_secret_basic (Authorization header) or client_secret_post (form body).'),
     UsePkce: Type.Boolean({ default: true, description: 'Extension. Sends a PKCE S256 code challenge. Turn off only for a provider that rejects PKCE.' }),
     SaveTokens: Type.Boolean({ default: false, description: 'Extension. When true, the access token (and the refresh token and expiry, when the vendor issues them) are kept in the sealed server-side session record, for app.session.accessToken, which refreshes them shortly before expiry.' }),
-    ClaimMappings: claimMappings('Extension. Maps user-information fields to application claim types: an array of { From, To } (From may be a nested field path such as data.id or /data/id) or a JSON object { "login": "name" }. Merged over the default table and the vendor defaults (id -> subject, login -> name).')
+    ClaimMappings: claimMappings('Extension. Maps user-information fields to application claim types: an array of { From, To } (From may be a nested field path such as data.id or /data/id) or a JSON object { "login": "name" }. Merged over the default table and the vendor defaults (id -> subject, login -> name).'),
+    AcceptGroupOverage: acceptGroupOverage()
   }, { additionalProperties: false, default: {} })
 }
 
@@ -151,7 +160,10 @@ export const OpenIdConnectSchema = Type.Object({
   BackChannelLogout: Type.Boolean({ default: false, description: 'Extension. OpenID Connect Back-Channel Logout 1.0: the provider POSTs a signed logout token to <origin><BackChannelLogoutPath> (register it as the client\'s backchannel_logout_uri, with backchannel_logout_session_required true where offered) and the app ends every session of that sid, or of that sub when the token names no sid, on every instance.' }),
   BackChannelLogoutPath: Type.String({ default: '/backchannel-logout-oidc', description: 'Extension. Path of the back-channel logout endpoint (BackChannelLogout): anonymous, POST only, no anti-forgery token (a server-to-server call authenticated by the logout token\'s signature).' }),
   IdTokenSignedResponseAlg: Type.String({ default: 'RS256', description: 'Extension. The only JWS algorithm accepted for ID tokens (pinned; the provider\'s advertised list is not trusted).' }),
-  ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (provider claim name -> application claim type) or a JSON object { "<claim>": "<type>" }.')
+  TokenEndpointAuthMethod: choice(['', 'client_secret_basic', 'client_secret_post'], '', 'Extension. How the client authenticates at the token endpoint: client_secret_basic (Authorization header; openid-client form-encodes id and secret first, RFC 6749 section 2.3.1) or client_secret_post (form body). Empty: client_secret_basic unless the discovery document\'s token_endpoint_auth_methods_supported lists only client_secret_post. Use client_secret_post for a provider that does not decode Basic credentials (LemonLDAP::NG with a - + / or = in the id or secret).'),
+  ClockSkewSeconds: Type.Integer({ default: 60, minimum: 0, maximum: 300, description: 'Extension. Clock skew allowed on the ID token\'s exp, iat and nbf and on logout tokens, 0-300 seconds.' }),
+  ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (provider claim name, or a nested claim path such as realm_access.roles or /resource_access/my-app/roles -> application claim type) or a JSON object { "<claim>": "<type>" }.'),
+  AcceptGroupOverage: acceptGroupOverage()
 }, { additionalProperties: false, default: {} })
 
 export const Saml2Schema = Type.Object({
@@ -178,7 +190,8 @@ export const Saml2Schema = Type.Object({
   IdpSingleLogoutUrl: Type.String({ default: '', description: 'Extension. IdP HTTP-Redirect SingleLogoutService URL when LoadMetadata is false (optional; with LoadMetadata it is read from the metadata).' }),
   ClockSkewSeconds: Type.Integer({ default: 60, minimum: 0, maximum: 300, description: 'Extension. Clock skew allowed on NotBefore/NotOnOrAfter, 0-300 seconds.' }),
   MetadataRefreshMinutes: Type.Integer({ default: 60, minimum: 1, description: 'Extension. How often IdP metadata is refreshed.' }),
-  ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (attribute name or URI -> application claim type) or a JSON object { "<attribute>": "<type>" }.')
+  ClaimMappings: claimMappings('Extension. Per-provider claim mapping overrides: an array of { From, To } (attribute name or URI -> application claim type) or a JSON object { "<attribute>": "<type>" }.'),
+  AcceptGroupOverage: acceptGroupOverage()
 }, { additionalProperties: false, default: {} })
 
 export const AuthenticationSchema = Type.Object({

@@ -19,6 +19,9 @@ import type { Claim } from '../session/principal.js'
 import type { Secret } from '../config/secret.js'
 import { bearerChallengeError, networkCauseCode, oauthErrorCode, readBodyLimited } from '../http/outbound-diagnostics.js'
 import { TokenRefreshError } from '../session/token-refresh.js'
+import { pathClaims, pushScalarClaims } from '../sign-in/claim-paths.js'
+
+export { isFieldPath, valueAtPath } from '../sign-in/claim-paths.js'
 
 /** Milliseconds an outbound call (token, user information) may take. */
 export const VENDOR_TIMEOUT_MS = 10_000
@@ -275,38 +278,6 @@ export async function fetchVerifiedPrimaryEmail (endpoints: VendorEndpoints, acc
   return primary?.email
 }
 
-/** True for a ClaimMappings source that addresses a nested field: `/data/id` or `data.id`. */
-export function isFieldPath (source: string): boolean {
-  return source.startsWith('/') || source.includes('.')
-}
-
-/**
- * The value at `path` in `document`: a JSON pointer (RFC 6901, `/data/id`, `~1` and `~0`
- * escapes) or a dotted path (`data.id`); numeric segments index arrays. Undefined when absent.
- */
-export function valueAtPath (document: unknown, path: string): unknown {
-  const segments = path.startsWith('/')
-    ? path.slice(1).split('/').map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))
-    : path.split('.')
-  let current: unknown = document
-  for (const segment of segments.slice(0, 32)) {
-    if (Array.isArray(current) && /^\d{1,6}$/.test(segment)) current = current[Number(segment)]
-    else if (isObject(current) && Object.hasOwn(current, segment)) current = current[segment]
-    else return undefined
-  }
-  return segments.length > 32 ? undefined : current
-}
-
-const scalarText = (value: unknown): string | undefined =>
-  typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined
-
-function pushValues (claims: Claim[], type: string, value: unknown, issuer: string): void {
-  for (const item of Array.isArray(value) ? value : [value]) {
-    const text = scalarText(item)
-    if (text !== undefined && text !== '') claims.push({ type, value: text, issuer })
-  }
-}
-
 /**
  * User-information fields as provider claims: top-level strings as they are, numbers and
  * booleans as strings, arrays one claim per scalar element; nested objects and nulls are left
@@ -316,10 +287,6 @@ function pushValues (claims: Claim[], type: string, value: unknown, issuer: stri
  */
 export function userInformationClaims (information: Readonly<Record<string, unknown>>, issuer: string, fieldPaths: readonly string[] = []): Claim[] {
   const claims: Claim[] = []
-  for (const [type, value] of Object.entries(information)) pushValues(claims, type, value, issuer)
-  for (const path of fieldPaths) {
-    if (!isFieldPath(path) || Object.hasOwn(information, path)) continue
-    pushValues(claims, path, valueAtPath(information, path), issuer)
-  }
-  return claims
+  for (const [type, value] of Object.entries(information)) pushScalarClaims(claims, type, value, issuer)
+  return [...claims, ...pathClaims([information], fieldPaths, issuer)]
 }

@@ -5,23 +5,25 @@
  * the signature checked and the algorithm pinned, userinfo merged) and the flattening of claims.
  *
  * openid-client's defaults this module changes on purpose:
- * - it skips the ID token signature for tokens from the token endpoint: `enableNonRepudiationChecks`
- *   turns the check on (keys from the provider's `jwks_uri`);
+ * - it skips the ID token signature for tokens from the token endpoint: this module verifies it
+ *   with the provider's `jwks_uri` keys (oidc/provider-keys.ts, which refetches the set once when
+ *   the `kid` is unknown, so a key rotation without overlap costs no sign-in);
  * - it accepts any algorithm the provider advertises: `id_token_signed_response_alg` pins one;
- * - it does not refuse an `iat` in the future: {@link MAX_IAT_SKEW_SECONDS} does.
+ * - it does not refuse an `iat` in the future: the clock skew setting does.
  */
 import * as client from 'openid-client'
 import type { Claim } from '../session/principal.js'
 import type { Secret } from '../config/secret.js'
 import { networkCauseCode, oauthErrorCode } from '../http/outbound-diagnostics.js'
 import { TokenRefreshError } from '../session/token-refresh.js'
+import { pathClaims } from '../sign-in/claim-paths.js'
+import { groupOverageInJson, type GroupOverageIndicator } from '../sign-in/group-overage.js'
+import { KeySetUnavailableError, UnknownSigningKeyError, type ProviderKeys } from './provider-keys.js'
 
 /** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
 export const OUTBOUND_TIMEOUT_SECONDS = 10
-/** Allowed clock difference for `exp`, `nbf` and `iat` (seconds). */
+/** Default allowed clock difference for `exp`, `nbf` and `iat` (seconds): `Providers:OpenIdConnect:ClockSkewSeconds`. */
 export const CLOCK_TOLERANCE_SECONDS = 60
-/** An ID token issued further in the future than this is refused. */
-export const MAX_IAT_SKEW_SECONDS = CLOCK_TOLERANCE_SECONDS
 
 /** Protocol claims of the ID token that describe the token, not the user; not kept as user claims. */
 const PROTOCOL_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'nonce', 'at_hash', 'c_hash', 's_hash', 'azp', 'auth_time', 'jti', 'sid'])
@@ -39,14 +41,20 @@ export interface OpenIdConnectSettings {
    */
   readonly allowInsecureRequests: boolean
   readonly timeoutSeconds?: number
+  /** `TokenEndpointAuthMethod`; empty or absent: chosen from discovery. */
+  readonly tokenEndpointAuthMethod?: '' | 'client_secret_basic' | 'client_secret_post'
+  /** `ClockSkewSeconds`; default {@link CLOCK_TOLERANCE_SECONDS}. */
+  readonly clockToleranceSeconds?: number
 }
 
 /**
  * Failure classes of a callback, logged as `failure` (never with a code, token or secret):
  * `token` (token endpoint error or unreachable), `id_token` and the more specific `nonce`,
- * `issuer`, `audience`, `expired`, `signature`, and `userinfo`.
+ * `issuer`, `audience`, `expired`, `signature` (a key of the provider does not verify it, or the
+ * algorithm is not the pinned one), `unknown_key` (its `kid` names no published key, even after
+ * refetching the key set), `unavailable` (the key set cannot be loaded), and `userinfo`.
  */
-export type OpenIdConnectFailure = 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'userinfo'
+export type OpenIdConnectFailure = 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'unavailable' | 'userinfo'
 
 /**
  * Safe log fields of a failure: the HTTP status and OAuth `error` code of a token or userinfo
@@ -65,12 +73,12 @@ export class OpenIdConnectError extends Error {
   readonly code: string | undefined
   readonly diagnostics: OpenIdConnectDiagnostics
 
-  constructor (failure: OpenIdConnectFailure, code: string | undefined, options?: ErrorOptions) {
+  constructor (failure: OpenIdConnectFailure, code: string | undefined, options?: ErrorOptions & { diagnostics?: OpenIdConnectDiagnostics }) {
     super(`OpenID Connect sign-in failed (${failure})`, options)
     this.name = 'OpenIdConnectError'
     this.failure = failure
     this.code = code
-    this.diagnostics = diagnosticsOf(options?.cause)
+    this.diagnostics = options?.diagnostics ?? diagnosticsOf(options?.cause)
   }
 }
 
@@ -97,14 +105,54 @@ export function diagnosticsOf (error: unknown): OpenIdConnectDiagnostics {
   return result
 }
 
+/** Largest error body read from a token endpoint that refused with a challenge. */
+const MAX_ERROR_BODY_BYTES = 16 * 1024
+
+/**
+ * {@link diagnosticsOf}, plus the OAuth `error` member of the JSON body when a 401 challenge
+ * carries no `error` parameter (openid-client does not read the body then): LemonLDAP::NG and
+ * others answer `WWW-Authenticate: Basic realm=...` with `{"error":"invalid_client"}`.
+ */
+export async function readDiagnostics (error: unknown): Promise<OpenIdConnectDiagnostics> {
+  const diagnostics = diagnosticsOf(error)
+  if (!(error instanceof client.WWWAuthenticateChallengeError) || diagnostics.oauthError !== undefined) return diagnostics
+  try {
+    const response = error.response
+    if (response.bodyUsed) return diagnostics
+    const reader = response.body?.getReader()
+    if (reader === undefined) return diagnostics
+    let text = ''
+    const decoder = new TextDecoder()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      text += decoder.decode(value, { stream: true })
+      if (text.length > MAX_ERROR_BODY_BYTES) { await reader.cancel(); return diagnostics }
+    }
+    const body = JSON.parse(text) as { error?: unknown }
+    const code = oauthErrorCode(body?.error)
+    return code === undefined ? diagnostics : { ...diagnostics, oauthError: code }
+  } catch {
+    return diagnostics
+  }
+}
+
+/** The client authentication method used for `configured` against the provider's discovery list. */
+export function tokenEndpointAuthMethodOf (configured: OpenIdConnectSettings['tokenEndpointAuthMethod'], supported: unknown): 'client_secret_basic' | 'client_secret_post' {
+  if (configured === 'client_secret_basic' || configured === 'client_secret_post') return configured
+  // RFC 8414 section 2: an absent list means client_secret_basic.
+  const methods = Array.isArray(supported) ? supported : []
+  return !methods.includes('client_secret_basic') && methods.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic'
+}
+
 /**
  * Client authentication at the token endpoint with the client secret, revealed at the moment the
- * request is built: client_secret_basic unless the provider supports only client_secret_post.
+ * request is built: the configured method, else client_secret_basic unless the provider supports
+ * only client_secret_post.
  */
-function clientSecretAuthentication (secret: Secret): client.ClientAuth {
+function clientSecretAuthentication (secret: Secret, configured: OpenIdConnectSettings['tokenEndpointAuthMethod']): client.ClientAuth {
   return (as, metadata, body, headers) => {
-    const methods = as.token_endpoint_auth_methods_supported
-    const usePost = Array.isArray(methods) && !methods.includes('client_secret_basic') && methods.includes('client_secret_post')
+    const usePost = tokenEndpointAuthMethodOf(configured, as.token_endpoint_auth_methods_supported) === 'client_secret_post'
     const method = usePost ? client.ClientSecretPost(secret.reveal()) : client.ClientSecretBasic(secret.reveal())
     method(as, metadata, body, headers)
   }
@@ -119,16 +167,16 @@ export function discoveryUrlOf (authority: string): string {
 
 /** Fetches `<Authority>/.well-known/openid-configuration` and prepares the client. */
 export async function discoverProvider (settings: OpenIdConnectSettings): Promise<client.Configuration> {
-  const execute = [client.enableNonRepudiationChecks]
-  if (settings.allowInsecureRequests) execute.push(client.allowInsecureRequests)
+  // The ID token signature is verified with ProviderKeys, not openid-client's non-repudiation check.
+  const execute = settings.allowInsecureRequests ? [client.allowInsecureRequests] : []
   return await client.discovery(
     new URL(settings.authority),
     settings.clientId,
     {
       id_token_signed_response_alg: settings.idTokenSignedResponseAlg,
-      [client.clockTolerance]: CLOCK_TOLERANCE_SECONDS
+      [client.clockTolerance]: settings.clockToleranceSeconds ?? CLOCK_TOLERANCE_SECONDS
     },
-    clientSecretAuthentication(settings.clientSecret),
+    clientSecretAuthentication(settings.clientSecret, settings.tokenEndpointAuthMethod),
     { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS }
   )
 }
@@ -167,6 +215,34 @@ export interface CallbackResult {
   readonly tokens: Record<string, string>
   /** The ID token's issuer, `sub` and `sid` (when sent): the keys of back-channel logout. */
   readonly providerSession: { readonly issuer: string, readonly sub: string, readonly sid?: string }
+  /** The ID token or userinfo says the groups were left out (Entra ID group overage). */
+  readonly groupOverage?: GroupOverageIndicator
+}
+
+/** What the ID token signature and the claims need besides the flow's own values. */
+export interface CallbackOptions {
+  /** The provider's signing keys. */
+  readonly keys: ProviderKeys
+  /** The pinned `IdTokenSignedResponseAlg`. */
+  readonly algorithm: string
+  /** `ClockSkewSeconds`: an `iat` further in the future is refused. */
+  readonly clockToleranceSeconds: number
+  /** ClaimMappings sources that are nested claim paths (`realm_access.roles`). */
+  readonly fieldPaths?: readonly string[]
+}
+
+/**
+ * Verifies the ID token's signature (openid-client has validated its claims). Throws
+ * {@link OpenIdConnectError}: `unknown_key`, `unavailable` (key set) or `signature`.
+ */
+export async function verifyIdTokenSignature (idToken: string, keys: ProviderKeys, algorithm: string): Promise<void> {
+  try {
+    await keys.verify(idToken, [algorithm])
+  } catch (error) {
+    if (error instanceof UnknownSigningKeyError) throw new OpenIdConnectError('unknown_key', error.code, { cause: error, diagnostics: {} })
+    if (error instanceof KeySetUnavailableError) throw new OpenIdConnectError('unavailable', error.code, { cause: error })
+    throw new OpenIdConnectError('signature', 'ID_TOKEN_SIGNATURE_INVALID', { cause: error, diagnostics: {} })
+  }
 }
 
 function isNetworkFailure (error: unknown): boolean {
@@ -230,7 +306,7 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
   readonly state: string
   readonly nonce: string
   readonly codeVerifier: string
-}): Promise<CallbackResult> {
+}, options: CallbackOptions): Promise<CallbackResult> {
   let response: Awaited<ReturnType<typeof client.authorizationCodeGrant>>
   try {
     response = await client.authorizationCodeGrant(config, callbackUrl, {
@@ -241,11 +317,12 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
     })
   } catch (error) {
     const failure = classifyGrantError(error)
-    throw new OpenIdConnectError(failure, codeOf(error), { cause: error })
+    throw new OpenIdConnectError(failure, codeOf(error), { cause: error, diagnostics: await readDiagnostics(error) })
   }
   const idToken = response.claims()
   if (idToken === undefined || response.id_token === undefined) throw new OpenIdConnectError('id_token', 'ID_TOKEN_MISSING')
-  if (idToken.iat > Math.floor(Date.now() / 1000) + MAX_IAT_SKEW_SECONDS) throw new OpenIdConnectError('id_token', 'ID_TOKEN_IAT_IN_FUTURE')
+  await verifyIdTokenSignature(response.id_token, options.keys, options.algorithm)
+  if (idToken.iat > Math.floor(Date.now() / 1000) + options.clockToleranceSeconds) throw new OpenIdConnectError('id_token', 'ID_TOKEN_IAT_IN_FUTURE')
 
   let userInfo: Record<string, unknown> = {}
   if (config.serverMetadata().userinfo_endpoint !== undefined && typeof response.access_token === 'string') {
@@ -260,6 +337,9 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
   const fromIdToken = flattenClaims(idToken as Record<string, unknown>, issuer, PROTOCOL_CLAIMS)
   const seen = new Set(fromIdToken.map((claim) => `${claim.type}\u0000${claim.value}`))
   const fromUserInfo = flattenClaims(userInfo, issuer).filter((claim) => !seen.has(`${claim.type}\u0000${claim.value}`))
+  // ClaimMappings sources such as realm_access.roles: the ID token's value, else userinfo's.
+  const fromPaths = pathClaims([idToken as Record<string, unknown>, userInfo], options.fieldPaths ?? [], issuer)
+  const groupOverage = groupOverageInJson(idToken as Record<string, unknown>) ?? groupOverageInJson(userInfo)
 
   const tokens: Record<string, string> = { id_token: response.id_token }
   if (typeof response.access_token === 'string') tokens.access_token = response.access_token
@@ -269,9 +349,10 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
   if (expiresIn !== undefined) tokens.expires_at = String(Math.floor(Date.now() / 1000) + expiresIn)
   const sid = typeof idToken.sid === 'string' && idToken.sid !== '' ? idToken.sid : undefined
   return {
-    claims: [...fromIdToken, ...fromUserInfo],
+    claims: [...fromIdToken, ...fromUserInfo, ...fromPaths],
     tokens,
-    providerSession: { issuer, sub: idToken.sub, ...(sid === undefined ? {} : { sid }) }
+    providerSession: { issuer, sub: idToken.sub, ...(sid === undefined ? {} : { sid }) },
+    ...(groupOverage === undefined ? {} : { groupOverage })
   }
 }
 
@@ -283,7 +364,7 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
  * `invalid_grant` when the provider refuses the refresh token, `id_token` for a bad ID token,
  * `unavailable` for anything else.
  */
-export async function refreshTokens (config: client.Configuration, stored: Readonly<Record<string, string>>): Promise<Record<string, string>> {
+export async function refreshTokens (config: client.Configuration, stored: Readonly<Record<string, string>>, keys: { readonly keys: ProviderKeys, readonly algorithm: string }): Promise<Record<string, string>> {
   const refreshToken = stored.refresh_token
   if (refreshToken === undefined) throw new TokenRefreshError('unavailable')
   let response: Awaited<ReturnType<typeof client.refreshTokenGrant>>
@@ -301,6 +382,12 @@ export async function refreshTokens (config: client.Configuration, stored: Reado
   const expiresIn = response.expiresIn()
   if (expiresIn !== undefined) tokens.expires_at = String(Math.floor(Date.now() / 1000) + expiresIn)
   if (typeof response.id_token === 'string') {
+    try {
+      await verifyIdTokenSignature(response.id_token, keys.keys, keys.algorithm)
+    } catch (error) {
+      const failure = (error as OpenIdConnectError).failure
+      throw new TokenRefreshError(failure === 'unavailable' ? 'unavailable' : 'id_token', {}, { cause: error })
+    }
     const previousSub = stored.id_token === undefined ? undefined : subjectOfIdToken(stored.id_token)
     if (previousSub !== undefined && response.claims()?.sub !== previousSub) throw new TokenRefreshError('id_token')
     tokens.id_token = response.id_token

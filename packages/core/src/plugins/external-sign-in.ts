@@ -31,7 +31,8 @@ import { ReplayCache } from '../state/replay-cache.js'
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
 import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../sign-in/sign-in-failure.js'
 import { auditFieldsOf, identityAuditFields, identityOfTicket, type UserIdentity } from '../session/user-identity.js'
-import type { ApplicationConfiguration } from '../config/schema.js'
+import type { GroupOverageIndicator } from '../sign-in/group-overage.js'
+import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
 export interface FlowState {
@@ -60,6 +61,13 @@ export interface SignInResult {
   /** The provider's ClaimMappings and provider-specific defaults. */
   readonly claimMappings?: Readonly<Record<string, string>>
   readonly providerDefaults?: Readonly<Record<string, string>>
+  /**
+   * The provider's answer says the groups were left out (sign-in/group-overage.ts): the sign-in
+   * is refused (`group_overage`) unless {@link acceptGroupOverage}; logged either way.
+   */
+  readonly groupOverage?: GroupOverageIndicator
+  /** The provider's `AcceptGroupOverage`. */
+  readonly acceptGroupOverage?: boolean
 }
 
 declare module 'fastify' {
@@ -110,6 +118,8 @@ export interface ExternalSignInOptions {
   readonly now: () => number
   /** The application's cookie names (application-name.ts); default `ProjectTemplate`'s. */
   readonly cookieNames?: CookieNames
+  /** The configuration root key (`ProjectTemplate`, or the app's name) for keys named in log lines. */
+  readonly rootKey?: string
 }
 
 /**
@@ -234,6 +244,18 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
   }
 
   async function complete (request: FastifyRequest, reply: FastifyReply, result: SignInResult): Promise<FastifyReply> {
+    if (result.groupOverage !== undefined) {
+      // Without its groups the user would pass every group-based deny rule: refused by default.
+      const accepted = result.acceptGroupOverage === true
+      request.log[accepted ? 'info' : 'warn']({
+        event: 'external.sign_in.group_overage',
+        provider: result.scheme,
+        indicator: result.groupOverage,
+        accepted,
+        setting: `${options.rootKey ?? ROOT_KEY}:Authentication:Providers:${result.scheme}:AcceptGroupOverage`
+      }, accepted ? 'group overage accepted: the user has no group claims' : 'group overage: the provider left the groups out; sign-in refused')
+      if (!accepted) return fail(request, reply, result.scheme, 'group_overage')
+    }
     const claims = normalizeClaims(result.claims, {
       enabled: transformation.Enabled,
       removeOriginalClaims: transformation.RemoveOriginalClaims,

@@ -22,6 +22,7 @@ import { XMLSerializer, type Element } from '@xmldom/xmldom'
 // node-saml's own XML-Encryption call (xml-encryption), so the key chosen here decrypts exactly as node-saml will.
 import { decryptXml, getVerifiedXml, parseDomFromString } from '@node-saml/node-saml/lib/xml.js'
 import type { Claim } from '../session/principal.js'
+import { ROOT_KEY } from '../config/schema.js'
 import { partitionByValidity, readCertificate } from './certificates.js'
 import type { IdentityProviderDescription } from './metadata.js'
 import type { ServiceProviderDecryption, ServiceProviderSigning } from './keys.js'
@@ -34,7 +35,7 @@ import {
 
 /** Failure classes the ACS reports through the shared external sign-in `fail()`. */
 export type Saml2FailureClass =
-  | 'correlation' | 'replay' | 'signature' | 'audience' | 'expired' | 'destination' | 'issuer'
+  | 'correlation' | 'replay' | 'signature' | 'assertion_unsigned' | 'audience' | 'expired' | 'destination' | 'issuer'
   | 'certificate' | 'unsolicited' | 'malformed' | 'provider_error' | 'decryption'
 
 /** The claim type the NameID arrives as (claims normalization maps it to the subject). */
@@ -71,16 +72,24 @@ export interface Saml2ServiceProviderSettings {
   readonly decryption?: ServiceProviderDecryption | undefined
 }
 
-/** A response refused for `failure`; the message is a fixed phrase, never message content. */
+/**
+ * A response refused for `failure`; the message is a fixed phrase, never message content.
+ * `diagnostics` are fixed log fields (the external.sign_in.failed line carries them).
+ */
 export class Saml2ResponseError extends Error {
   readonly failure: Saml2FailureClass
+  readonly diagnostics: Readonly<Record<string, string>>
 
-  constructor (failure: Saml2FailureClass, message: string, options?: ErrorOptions) {
+  constructor (failure: Saml2FailureClass, message: string, options?: ErrorOptions & { diagnostics?: Readonly<Record<string, string>> }) {
     super(message, options)
     this.name = 'Saml2ResponseError'
     this.failure = failure
+    this.diagnostics = options?.diagnostics ?? {}
   }
 }
+
+/** The setting an `assertion_unsigned` refusal names. */
+export const REQUIRE_SIGNED_ASSERTIONS_KEY = `${ROOT_KEY}:Authentication:Providers:Saml2:RequireSignedAssertions`
 
 /** A fresh AuthnRequest ID (an NCName: it must not start with a digit). */
 export function newRequestId (): string {
@@ -495,13 +504,12 @@ const REMEDIES: Readonly<Record<EncryptionAlgorithmRole, string>> = {
  * the `external.sign_in.failed` log line.
  */
 export class Saml2EncryptionAlgorithmError extends Saml2ResponseError {
-  readonly diagnostics: { readonly algorithm: string, readonly algorithmRole: EncryptionAlgorithmRole, readonly remedy: string }
-
   constructor (role: EncryptionAlgorithmRole, algorithm: string) {
     const named = NAMED_ALGORITHMS.has(algorithm) ? algorithm : 'unrecognized'
-    super('decryption', `${role.replace('_', ' ')} algorithm ${named} not accepted: ${REMEDIES[role]}`)
+    super('decryption', `${role.replace('_', ' ')} algorithm ${named} not accepted: ${REMEDIES[role]}`, {
+      diagnostics: { algorithm: named, algorithmRole: role, remedy: REMEDIES[role] }
+    })
     this.name = 'Saml2EncryptionAlgorithmError'
-    this.diagnostics = { algorithm: named, algorithmRole: role, remedy: REMEDIES[role] }
   }
 }
 
@@ -592,6 +600,30 @@ export async function decryptAssertion (xml: string, privateKeysPem: readonly st
 }
 
 /**
+ * True when the Response carries a valid signature by a trusted IdP certificate while its one
+ * assertion (decrypted, when encrypted) has no signature of its own: what an IdP set to sign the
+ * response only sends (ADFS, Entra ID and Keycloak can be). Read only to name the refusal; the
+ * response has already been refused.
+ */
+async function signedOnlyAtResponseLevel (xml: string, idpCert: readonly string[], decryptionPvk: string | undefined): Promise<boolean> {
+  try {
+    const document = parseXmlDocument(xml)
+    const response = document.documentElement as Element
+    if (childElements(response, XMLDSIG_NS, 'Signature').length !== 1) return false
+    if (getVerifiedXml(xml, response as unknown as Parameters<typeof getVerifiedXml>[1], [...idpCert]) === null) return false
+    let assertion = childElements(response, SAML_ASSERTION_NS, 'Assertion')[0]
+    const encrypted = childElements(response, SAML_ASSERTION_NS, 'EncryptedAssertion')[0]
+    if (assertion === undefined && encrypted !== undefined && decryptionPvk !== undefined) {
+      const plain = await decryptXml(new XMLSerializer().serializeToString(encrypted), decryptionPvk)
+      assertion = parseXmlDocument(plain).documentElement as Element
+    }
+    return assertion !== undefined && childElements(assertion, XMLDSIG_NS, 'Signature').length === 0
+  } catch {
+    return false
+  }
+}
+
+/**
  * Validates a posted response completely. Throws {@link Saml2ResponseError} (or a node-saml
  * error, see {@link classifyLibraryError}) on any failure.
  */
@@ -611,7 +643,20 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
     requestIdExpirationPeriodMs: 10 * 60 * 1000,
     cacheProvider: new CorrelationCacheProvider(input.expectedRequestId)
   })
-  const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: Buffer.from(input.envelope.xml, 'utf8').toString('base64') })
+  let validated: Awaited<ReturnType<SAML['validatePostResponseAsync']>>
+  try {
+    validated = await saml.validatePostResponseAsync({ SAMLResponse: Buffer.from(input.envelope.xml, 'utf8').toString('base64') })
+  } catch (error) {
+    if (input.settings.requireSignedAssertions && classifyLibraryError(error) === 'signature' &&
+      await signedOnlyAtResponseLevel(input.envelope.xml, idpCert, decryptionPvk)) {
+      throw new Saml2ResponseError('assertion_unsigned', 'the response is signed but the assertion is not, and RequireSignedAssertions is true', {
+        cause: error,
+        diagnostics: { detail: 'response_signed_assertion_unsigned', setting: REQUIRE_SIGNED_ASSERTIONS_KEY }
+      })
+    }
+    throw error
+  }
+  const { profile } = validated
   const verifiedXml = profile?.getAssertionXml?.()
   if (verifiedXml === undefined) throw new Saml2ResponseError('malformed', 'no verified assertion')
   assertSingleAssertion(input.envelope.xml, input.envelope.encrypted === true)

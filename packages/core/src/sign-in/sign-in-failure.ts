@@ -1,6 +1,6 @@
 /**
  * How a failed external sign-in ends, in one table: each failure class (logged as `failure`) leads
- * to one of four login-page outcomes (`/Account/Login?failure=<outcome>`), and each outcome has its
+ * to one of five login-page outcomes (`/Account/Login?failure=<outcome>`), and each outcome has its
  * fixed text and the error code logged with it. Nothing from the request is ever echoed.
  */
 import type { ErrorCode } from '../errors.js'
@@ -11,19 +11,21 @@ import type { Saml2FailureClass } from '../saml2/service-provider.js'
 /**
  * Every failure class a provider may report through the shared `fail()`: the shared ones
  * (`cancelled` at the provider, `correlation` and `replay` of the flow, `unavailable` metadata or
- * discovery, `provider_error`, unusable `claims`) and each protocol's own.
+ * discovery, `provider_error`, unusable `claims`, `group_overage`: the IdP left the groups out,
+ * sign-in/group-overage.ts) and each protocol's own.
  */
 export type SignInFailure =
-  | 'cancelled' | 'correlation' | 'replay' | 'unavailable' | 'provider_error' | 'claims'
+  | 'cancelled' | 'correlation' | 'replay' | 'unavailable' | 'provider_error' | 'claims' | 'group_overage'
   | OpenIdConnectFailure | Saml2FailureClass | VendorFailure
 
 /** What the login page says: the `failure` query value. */
-export type SignInOutcome = 'cancelled' | 'correlation' | 'unavailable' | 'failed'
+export type SignInOutcome = 'cancelled' | 'correlation' | 'unavailable' | 'group_overage' | 'failed'
 
 export const SIGN_IN_OUTCOMES: Readonly<Record<SignInOutcome, { readonly message: string, readonly code: ErrorCode }>> = {
   cancelled: { message: 'Sign-in was cancelled.', code: 'APP_ERR_AUTH_PROVIDER_FAILED' },
   correlation: { message: 'Sign-in could not be completed because the sign-in request could not be matched. Please try again.', code: 'APP_ERR_AUTH_CORRELATION_FAILED' },
   unavailable: { message: 'The sign-in provider is unavailable right now. Please try again later.', code: 'APP_ERR_PROVIDER_UNAVAILABLE' },
+  group_overage: { message: 'Sign-in was refused: your account is in more groups than the identity provider puts into a sign-in (group overage), so this application cannot check your group memberships. Ask your administrator to assign application roles or to limit the groups sent to this application.', code: 'APP_ERR_AUTH_PROVIDER_FAILED' },
   failed: { message: 'Sign-in failed. Please try again or contact your administrator.', code: 'APP_ERR_AUTH_PROVIDER_FAILED' }
 }
 
@@ -32,7 +34,8 @@ const OUTCOME_OF: Readonly<Partial<Record<SignInFailure, SignInOutcome>>> = {
   cancelled: 'cancelled',
   correlation: 'correlation',
   replay: 'correlation',
-  unavailable: 'unavailable'
+  unavailable: 'unavailable',
+  group_overage: 'group_overage'
 }
 
 export function outcomeOf (failure: SignInFailure): SignInOutcome {

@@ -85,8 +85,8 @@ describe('OpenID Connect ID token validation', () => {
   const hostile: Array<{ name: string, failure: string, answer: (nonce: string) => Promise<TokenAnswer> }> = [
     { name: 'a nonce mismatch', failure: 'nonce', answer: async () => await idp.validAnswer('another-nonce-value-0123456789') },
     {
-      name: 'an ID token signed with an unknown key',
-      failure: 'signature',
+      name: 'an ID token whose kid the provider does not publish (keys refetched, still unknown)',
+      failure: 'unknown_key',
       answer: async (nonce) => ({ body: { access_token: 'at-unknown-key-000001', token_type: 'Bearer', id_token: await idp.mintIdToken(nonce, {}, { key: idp.unknownKey, kid: 'unknown' }) } })
     },
     {

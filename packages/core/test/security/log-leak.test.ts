@@ -561,7 +561,7 @@ describe('log-leak scan: one run over every flow, then every captured line', () 
     assert.ok(idp !== undefined && app !== undefined)
     const cases: Array<{ failure: string | undefined, answer: (nonce: string) => Promise<{ body: Record<string, unknown> }> }> = [
       { failure: undefined, answer: async (nonce) => await idp.validAnswer(nonce) },
-      { failure: 'signature', answer: async (nonce) => ({ body: { access_token: plantValue('AT-UNKNOWN-KEY'), token_type: 'Bearer', id_token: await idp.mintIdToken(nonce, {}, { key: idp.unknownKey, kid: 'unknown' }) } }) },
+      { failure: 'unknown_key', answer: async (nonce) => ({ body: { access_token: plantValue('AT-UNKNOWN-KEY'), token_type: 'Bearer', id_token: await idp.mintIdToken(nonce, {}, { key: idp.unknownKey, kid: 'unknown' }) } }) },
       { failure: 'signature', answer: async (nonce) => ({ body: { access_token: plantValue('AT-ALG-NONE'), token_type: 'Bearer', id_token: await idp.mintIdToken(nonce, {}, { alg: 'none' }) } }) },
       { failure: 'nonce', answer: async () => await idp.validAnswer('another-nonce-value-0123456789') },
       { failure: 'token', answer: async () => ({ status: 400, body: { error: 'invalid_grant', error_description: plantValue('TOKEN-ERROR-DESCRIPTION') } }) }

@@ -13,9 +13,10 @@
  * that refused everything would fail.
  *
  * Key rotation (rp-key-rotation-op-sign-key) runs against its own provider and app with the clock
- * advanced through Date.now: openid-client 6 (oauth4webapi) keeps the downloaded JWKS for 5
- * minutes and re-downloads it early for an unknown `kid` only when the copy is at least 60 seconds
- * old (a rate limit). The rows advance the clock past those limits the way real time would.
+ * advanced through Date.now: the app (oidc/provider-keys.ts) keeps the downloaded JWKS for 5
+ * minutes and re-downloads it at once for an unknown `kid`, at most once a minute per provider.
+ * The rows advance the clock past those limits the way real time would. A `kid` the fresh set does
+ * not hold is `unknown_key`; a published key that does not verify is `signature`.
  */
 import { after, before, describe, mock, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -212,7 +213,7 @@ describe('OpenID Connect relying-party negatives (RP conformance profiles)', () 
     { name: 'extra-forged-known-kid: signed by an unpublished key under the known kid', expect: refused('signature'), answer: async (f) => answerWith(f.idp, await mint(f.idp, f.nonce, { key: f.idp.unknownKey })) },
     { name: 'rp-id_token-sig-none: alg none', expect: refused('signature'), answer: async (f) => answerWith(f.idp, unsecured(f.idp, f.nonce)) },
     { name: 'rp-id_token-kid-absent-multiple-jwks: no kid, two published keys', expect: refused('signature'), answer: async (f) => answerWith(f.idp, await mint(f.idp, f.nonce, { header: { alg: 'RS256' } })) },
-    { name: 'unknown kid: signed by an unpublished key under an unknown kid', expect: refused('signature'), answer: async (f) => answerWith(f.idp, await mint(f.idp, f.nonce, { header: { alg: 'RS256', kid: 'never-published' }, key: f.idp.unknownKey })) },
+    { name: 'unknown kid: signed by an unpublished key under an unknown kid (keys refetched, still unknown)', expect: refused('unknown_key'), answer: async (f) => answerWith(f.idp, await mint(f.idp, f.nonce, { header: { alg: 'RS256', kid: 'never-published' }, key: f.idp.unknownKey })) },
     { name: 'HS256 signed with the client secret while RS256 is registered', expect: refused('signature'), answer: async (f) => answerWith(f.idp, await mint(f.idp, f.nonce, { header: { alg: 'HS256' }, key: new TextEncoder().encode(CLIENT_SECRET) })) },
     {
       name: 'extra-key-confusion: HS256 keyed with the provider\'s public key (PEM) under the known kid',
@@ -307,7 +308,7 @@ describe('rp-key-rotation-op-sign-key: signing-key rotation at the provider', ()
     { name: 'during the overlap the old key, still published, is accepted', expect: SIGNED_IN, answer: signedBy('known') },
     {
       name: 'the old key is removed: after the cached JWKS expires (5 min), a token signed with it is refused',
-      expect: refused('signature'),
+      expect: refused('unknown_key'),
       arrange: () => { publish('rotated-1'); advance(301); markFetches() },
       answer: signedBy('known'),
       verify: fetchedAgain
@@ -320,7 +321,7 @@ describe('rp-key-rotation-op-sign-key: signing-key rotation at the provider', ()
       answer: signedBy('rotated-2'),
       verify: fetchedAgain
     },
-    { name: 'the replaced key is refused right away (the fresh JWKS no longer has it)', expect: refused('signature'), answer: signedBy('rotated-1') },
+    { name: 'the replaced key is refused right away (the fresh JWKS no longer has it)', expect: refused('unknown_key'), answer: signedBy('rotated-1') },
     { name: 'a key never published is still refused after rotation', expect: refused('signature'), answer: async (f) => answerWith(f.idp, await mint(f.idp, f.nonce, { header: { alg: 'RS256', kid: 'rotated-2' }, key: f.idp.unknownKey })) }
   ]
 

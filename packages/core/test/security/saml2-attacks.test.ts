@@ -146,7 +146,7 @@ const CASES: readonly AttackCase[] = [
   {
     name: 'unsigned assertion inside a signed response with RequireSignedAssertions true',
     app: 'main',
-    failure: 'signature',
+    failure: 'assertion_unsigned',
     attackerNameIds: [ATTACKER_NAME_ID],
     build: ({ idp, flow, base }) => withFlow(flow, idp.buildResponse({ ...base, signAssertion: false, signResponse: true }))
   },

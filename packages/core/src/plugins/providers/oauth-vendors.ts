@@ -25,6 +25,7 @@ import {
 } from '../../oauth/vendor-client.js'
 import type { VendorConfiguration, VendorName } from '../../config/schema.js'
 import { singleValue } from '../../http/request-input.js'
+import { groupOverageInJson } from '../../sign-in/group-overage.js'
 import type { ProviderRegistration } from '../authentication.js'
 
 /** Per-slot handler settings that are code, not configuration. */
@@ -109,9 +110,11 @@ class VendorHandler {
         claims = claims.filter((claim) => claim.type !== 'email')
         if (email !== undefined) claims.push({ type: 'email', value: email, issuer: this.scheme })
       }
+      const groupOverage = groupOverageInJson(information)
       return await signIn.complete(request, reply, {
         scheme: this.scheme,
         claims,
+        ...(groupOverage === undefined ? {} : { groupOverage, acceptGroupOverage: this.#settings.AcceptGroupOverage }),
         returnUrl: flow.returnUrl,
         ...(this.#settings.SaveTokens ? { tokens: tokenRecord(tokens) } : {}),
         providerDefaults: this.#slot.providerDefaults,

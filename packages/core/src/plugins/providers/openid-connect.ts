@@ -23,7 +23,6 @@ import {
 } from '../../oidc/back-channel-logout.js'
 import {
   buildAuthorizationRequest,
-  CLOCK_TOLERANCE_SECONDS,
   completeAuthorizationCodeFlow,
   discoverProvider,
   discoveryUrlOf,
@@ -33,11 +32,14 @@ import {
   ProviderMetadata,
   refreshTokens
 } from '../../oidc/relying-party.js'
+import { ProviderKeys } from '../../oidc/provider-keys.js'
 import { TokenRefreshError } from '../../session/token-refresh.js'
+import { isFieldPath } from '../../sign-in/claim-paths.js'
 import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
 import { singleValue } from '../../http/request-input.js'
 import { ReplayCache } from '../../state/replay-cache.js'
 import { providerSessionIndexKey, providerSubjectIndexKey } from '../../session/session-store.js'
+import { ROOT_KEY } from '../../config/schema.js'
 import type { SignedOutPrincipal } from '../authentication.js'
 import { sessionStoreOf } from '../session.js'
 import { sessionAuditIdOf } from '../../session/user-identity.js'
@@ -57,12 +59,16 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
   const settings = options.config.Authentication.Providers.OpenIdConnect
   const scheme = settings.Scheme
   const log = app.log.child({ provider: scheme })
+  const allowInsecureRequests = allowsInsecureRequests(settings.Authority, options.environmentName)
+  let warnedBackChannel = false
   const metadata = new ProviderMetadata(() => discoverProvider({
     authority: settings.Authority,
     clientId: settings.ClientId,
     clientSecret: settings.ClientSecret,
     idTokenSignedResponseAlg: settings.IdTokenSignedResponseAlg,
-    allowInsecureRequests: allowsInsecureRequests(settings.Authority, options.environmentName)
+    allowInsecureRequests,
+    tokenEndpointAuthMethod: settings.TokenEndpointAuthMethod,
+    clockToleranceSeconds: settings.ClockSkewSeconds
   }), {
     onFailure: (reason, error) => {
       // The URL without credentials or query, and the cause code (ENOTFOUND, ECONNREFUSED,
@@ -76,8 +82,37 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
         errorCode: (error as { code?: unknown } | null)?.code
       }, 'provider metadata could not be loaded')
     },
-    onLoaded: () => { log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded') }
+    onLoaded: () => {
+      log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded')
+      // OpenID Connect Back-Channel Logout 1.0, section 2.1: an absent backchannel_logout_supported means false.
+      if (settings.BackChannelLogout && !warnedBackChannel && metadata.current?.serverMetadata().backchannel_logout_supported !== true) {
+        warnedBackChannel = true
+        log.warn({
+          event: 'oidc.back_channel_logout.unsupported',
+          setting: `${ROOT_KEY}:Authentication:Providers:OpenIdConnect:BackChannelLogout`
+        }, 'BackChannelLogout is on but the provider\'s discovery document does not advertise backchannel_logout_supported: it may never send logout tokens')
+      }
+    }
   })
+
+  // The signing keys of the discovered jwks_uri, kept across metadata refreshes of the same URI
+  // so that the unknown-key refetch limit holds per provider.
+  let signingKeys: ProviderKeys | undefined
+  function keysOf (config: client.Configuration): ProviderKeys {
+    const jwksUri = config.serverMetadata().jwks_uri ?? ''
+    if (signingKeys?.jwksUri !== jwksUri) {
+      signingKeys = new ProviderKeys({
+        jwksUri,
+        allowInsecureRequests,
+        timeoutMs: OUTBOUND_TIMEOUT_SECONDS * 1000,
+        onUnknownKeyRefetch: (found) => {
+          log.info({ event: 'oidc.signing_keys.refetched', reason: 'unknown_key', found }, 'provider signing keys fetched again for an unknown key id')
+        }
+      })
+    }
+    return signingKeys
+  }
+  const fieldPaths = Object.keys(settings.ClaimMappings).filter(isFieldPath)
 
   app.addHook('onReady', async () => { metadata.start() })
   app.addHook('onClose', async () => { metadata.stop() })
@@ -118,11 +153,17 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     if (query === undefined) return app.externalSignIn.fail(request, reply, scheme, 'provider_error')
     try {
       const callbackUrl = new URL(`${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}${query}`)
-      const result = await completeAuthorizationCodeFlow(config, callbackUrl, { state: flow.flowId, nonce, codeVerifier })
+      const result = await completeAuthorizationCodeFlow(config, callbackUrl, { state: flow.flowId, nonce, codeVerifier }, {
+        keys: keysOf(config),
+        algorithm: settings.IdTokenSignedResponseAlg,
+        clockToleranceSeconds: settings.ClockSkewSeconds,
+        fieldPaths
+      })
       const { issuer, sub, sid } = result.providerSession
       return await app.externalSignIn.complete(request, reply, {
         scheme,
         claims: result.claims,
+        ...(result.groupOverage === undefined ? {} : { groupOverage: result.groupOverage, acceptGroupOverage: settings.AcceptGroupOverage }),
         // Back-channel logout finds the session by the provider's sid, or by its sub.
         ...(settings.BackChannelLogout
           ? { indexKeys: [providerSubjectIndexKey(issuer, sub), ...(sid === undefined ? [] : [providerSessionIndexKey(issuer, sid)])] }
@@ -182,7 +223,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     app.session.registerTokenRefresher(scheme, async (tokens) => {
       const config = metadata.current
       if (config === undefined) throw new TokenRefreshError('unavailable')
-      return await refreshTokens(config, tokens)
+      return await refreshTokens(config, tokens, { keys: keysOf(config), algorithm: settings.IdTokenSignedResponseAlg })
     })
   }
 
@@ -191,6 +232,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
       scheme,
       clientId: settings.ClientId,
       algorithm: settings.IdTokenSignedResponseAlg,
+      clockToleranceSeconds: settings.ClockSkewSeconds,
       metadata: () => metadata.current
     })
   }
@@ -238,6 +280,7 @@ function registerBackChannelLogout (app: FastifyInstance, path: string, options:
   readonly scheme: string
   readonly clientId: string
   readonly algorithm: string
+  readonly clockToleranceSeconds: number
   readonly metadata: () => client.Configuration | undefined
 }): void {
   const replays = new ReplayCache(app.state, 'oidc-logout')
@@ -272,7 +315,7 @@ function registerBackChannelLogout (app: FastifyInstance, path: string, options:
         clientId: options.clientId,
         algorithm: options.algorithm,
         keys: keySet,
-        clockToleranceSeconds: CLOCK_TOLERANCE_SECONDS
+        clockToleranceSeconds: options.clockToleranceSeconds
       })
     } catch (error) {
       if (error instanceof LogoutTokenError) return refuse(error.failure, error.code)

@@ -19,6 +19,7 @@ import { ReplayCache } from '../../state/replay-cache.js'
 import { StateStoreFullError, StateStoreUnavailableError } from '../../state/state-store.js'
 import { isLocalUrl } from '../../http/local-url.js'
 import type { SignInFailure } from '../../sign-in/sign-in-failure.js'
+import { groupOverageInClaims } from '../../sign-in/group-overage.js'
 import { checkEndpointUrl, saml2KeyInput } from '../../config/rules.js'
 import { readServiceProviderKeys } from '../../saml2/keys.js'
 import { ROOT_KEY } from '../../config/schema.js'
@@ -225,9 +226,11 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
       if (failure === 'signature' || failure === 'certificate') source.refreshAfterFailure()
       return fail(failure, error)
     }
+    const groupOverage = groupOverageInClaims(assertion.claims)
     return await app.externalSignIn.complete(request, reply, {
       scheme,
       claims: assertion.claims,
+      ...(groupOverage === undefined ? {} : { groupOverage, acceptGroupOverage: saml.AcceptGroupOverage }),
       returnUrl: flow?.returnUrl ?? '/',
       claimMappings: saml.ClaimMappings,
       providerDefaults: SAML2_CLAIM_DEFAULTS,

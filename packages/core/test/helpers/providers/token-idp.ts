@@ -17,6 +17,8 @@ export interface TokenRequestRecord {
 export interface TokenAnswer {
   readonly status?: number
   readonly body: Record<string, unknown>
+  /** Extra response headers (a `WWW-Authenticate` challenge). */
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 export interface TokenIdp {
@@ -100,8 +102,8 @@ export async function startTokenIdp (clientId: string, options: { tokenEndpoint?
   const server = createServer((request, response) => {
     (async () => {
       const path = new URL(request.url ?? '/', issuer).pathname
-      const json = (status: number, body: unknown): void => {
-        response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body))
+      const json = (status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void => {
+        response.writeHead(status, { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body))
       }
       if (path === '/.well-known/openid-configuration') {
         json(200, {
@@ -123,7 +125,7 @@ export async function startTokenIdp (clientId: string, options: { tokenEndpoint?
         const record = { authorization: request.headers.authorization, body: new URLSearchParams(await readBody(request)) }
         idp.tokenRequests.push(record)
         const answer = await idp.answer(record)
-        json(answer.status ?? 200, answer.body)
+        json(answer.status ?? 200, answer.body, answer.headers)
       } else if (path === '/userinfo') {
         json(200, idp.userInfo)
       } else {
