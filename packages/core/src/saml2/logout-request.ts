@@ -21,18 +21,17 @@
  * used is node-saml's XML signature verification (`getVerifiedXml`), as for LogoutResponses.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { inflateRawSync } from 'node:zlib'
 import type { Element } from '@xmldom/xmldom'
-import { getVerifiedXml, parseDomFromString } from '@node-saml/node-saml/lib/xml.js'
 import { signSamlPost } from '@node-saml/node-saml/lib/saml-post-signing.js'
 import { saml2NameIdIndexKey, saml2SessionIndexKey } from '../state/keys.js'
 import type { IdentityProviderDescription, LogoutResponseEndpoint } from './metadata.js'
-import { signedRedirectUrl, verifyRedirectSignature } from './redirect-binding.js'
+import { openSignedLogoutMessage } from './logout-message.js'
+import { signedRedirectUrl } from './redirect-binding.js'
 import {
-  LOGOUT_MESSAGE_MAX_BYTES, Saml2ResponseError, trustedCertificates, type Saml2ServiceProviderSettings, type SamlSessionReference
+  Saml2ResponseError, trustedCertificates, type Saml2ServiceProviderSettings, type SamlSessionReference
 } from './service-provider.js'
 import {
-  assertNoCommentsOrInstructions, attributeOf, childElements, isElement, parseXmlDocument, SAML_ASSERTION_NS, SAML_PROTOCOL_NS, textOf
+  attributeOf, childElements, SAML_ASSERTION_NS, SAML_PROTOCOL_NS, textOf
 } from './xml.js'
 
 /** A LogoutRequest is accepted at most this long after its IssueInstant (plus ClockSkewSeconds). */
@@ -85,51 +84,11 @@ function parseInstant (value: string | undefined): number | undefined {
   return Number.isFinite(parsed) ? parsed : undefined
 }
 
-function decode (input: LogoutRequestInput): string {
-  try {
-    const compact = Buffer.from(input.samlRequest, 'base64')
-    if (input.binding === 'redirect') return inflateRawSync(compact, { maxOutputLength: LOGOUT_MESSAGE_MAX_BYTES }).toString('utf8')
-    if (compact.length > LOGOUT_MESSAGE_MAX_BYTES) throw new RangeError('LogoutRequest too large')
-    return compact.toString('utf8')
-  } catch (error) {
-    throw new Saml2ResponseError('malformed', 'LogoutRequest cannot be decoded', { cause: error })
-  }
-}
-
 /** Validates an IdP's LogoutRequest (everything but replay). Throws {@link Saml2ResponseError}. */
 export async function validateLogoutRequest (input: LogoutRequestInput): Promise<ValidatedLogoutRequest> {
   const nowMs = input.nowMs ?? Date.now()
-  const xml = decode(input)
-  let document
-  try {
-    document = parseXmlDocument(xml)
-    assertNoCommentsOrInstructions(document)
-  } catch (error) {
-    throw new Saml2ResponseError('malformed', 'LogoutRequest is not well-formed', { cause: error })
-  }
-  if (!isElement(document.documentElement, SAML_PROTOCOL_NS, 'LogoutRequest')) throw new Saml2ResponseError('malformed', 'root element is not samlp:LogoutRequest')
   const certificates = trustedCertificates(input, nowMs)
-  let root = document.documentElement as Element
-  if (input.binding === 'redirect') {
-    verifyRedirectSignature({
-      message: 'SAMLRequest',
-      value: input.samlRequest,
-      rawQuery: input.rawQuery ?? '',
-      signature: input.signature,
-      sigAlg: input.sigAlg,
-      relayState: input.relayState
-    }, certificates, 'LogoutRequest')
-  } else {
-    let signed: string | null
-    try {
-      const libraryDocument = await parseDomFromString(xml)
-      signed = libraryDocument.documentElement === null ? null : getVerifiedXml(xml, libraryDocument.documentElement, certificates)
-    } catch (error) {
-      throw new Saml2ResponseError('signature', 'LogoutRequest signature not valid', { cause: error })
-    }
-    if (signed === null) throw new Saml2ResponseError('signature', 'LogoutRequest not signed by the IdP')
-    root = parseXmlDocument(signed).documentElement as Element
-  }
+  const root = await openSignedLogoutMessage({ ...input, kind: 'LogoutRequest', value: input.samlRequest }, certificates)
   return readSignedRequest(root, input, nowMs)
 }
 
