@@ -1,8 +1,9 @@
 /**
  * The real app for the load-and-soak run, as its own process: built by buildApp from real
  * configuration, plus the test-only TestIdP provider so logins can be part of the traffic.
- * Prints `{"port":n}` when listening; SIGUSR2 runs a full GC (started with --expose-gc) so the
- * parent can compare resident memory before and after the load. With SOAK_REDIS set (a connection
+ * Prints `{"port":n}` when listening; SIGUSR2 runs a full GC (started with --expose-gc) and prints
+ * `{"storeCharacters":n}` (what the embedded state store holds) so the parent can compare resident
+ * memory before and after the load, net of the sessions and replay records it legitimately keeps. With SOAK_REDIS set (a connection
  * string), the state store is that Redis instead of the embedded one (test/soak/redis-outage.soak.ts).
  */
 import { buildApp } from '../fixtures/app/src/app.js'
@@ -27,5 +28,9 @@ registerTestProvider(app)
 await app.listen({ host: '127.0.0.1', port: 0 })
 const address = app.server.address()
 process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : 0 })}\n`)
-process.on('SIGUSR2', () => { (globalThis as { gc?: () => void }).gc?.() })
+process.on('SIGUSR2', () => {
+  (globalThis as { gc?: () => void }).gc?.()
+  const characters = (app.state as { characters?: unknown }).characters
+  process.stdout.write(`${JSON.stringify({ storeCharacters: typeof characters === 'number' ? characters : 0 })}\n`)
+})
 process.on('SIGTERM', () => { app.close().then(() => { process.exit(unhandled.length === 0 ? 0 : 71) }, () => { process.exit(72) }) })
