@@ -20,6 +20,7 @@ import type { Secret } from '../config/secret.js'
 import { bearerChallengeError, networkCauseCode, oauthErrorCode, readBodyLimited } from '../http/outbound-diagnostics.js'
 import { TokenRefreshError } from '../session/token-refresh.js'
 import { pathClaims, pushScalarClaims } from '../sign-in/claim-paths.js'
+import { SignInRefusal } from '../sign-in/refusal.js'
 
 export { isFieldPath, valueAtPath } from '../sign-in/claim-paths.js'
 
@@ -47,17 +48,13 @@ export interface VendorDiagnostics {
   readonly causeCode?: string
 }
 
-export class VendorFlowError extends Error {
-  readonly failure: VendorFailure
+export class VendorFlowError extends SignInRefusal<VendorFailure, VendorDiagnostics> {
   readonly code: string
-  readonly diagnostics: VendorDiagnostics
 
   constructor (failure: VendorFailure, code: string, options?: ErrorOptions & { diagnostics?: VendorDiagnostics }) {
-    super(`OAuth sign-in failed (${failure}: ${code})`, options)
+    super(failure, `OAuth sign-in failed (${failure}: ${code})`, options)
     this.name = 'VendorFlowError'
-    this.failure = failure
     this.code = code
-    this.diagnostics = options?.diagnostics ?? {}
   }
 }
 

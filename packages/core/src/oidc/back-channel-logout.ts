@@ -16,6 +16,7 @@
  * store, which every instance shares.
  */
 import { createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose'
+import { SignInRefusal } from '../sign-in/refusal.js'
 
 export const BACK_CHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
 /** A logout token older than this (by `iat`) is refused; the replay record lives as long. */
@@ -27,14 +28,12 @@ const MAX_IDENTIFIER_LENGTH = 1024
 export type LogoutTokenFailure = 'malformed' | 'signature' | 'issuer' | 'audience' | 'expired' | 'claims' | 'events' | 'nonce' | 'identifiers' | 'replay' | 'unavailable'
 
 /** A refused logout token; `code` is a fixed code or jose's error code, never token content. */
-export class LogoutTokenError extends Error {
-  readonly failure: LogoutTokenFailure
+export class LogoutTokenError extends SignInRefusal<LogoutTokenFailure> {
   readonly code: string | undefined
 
   constructor (failure: LogoutTokenFailure, code?: string, options?: ErrorOptions) {
-    super(`Logout token refused (${failure})`, options)
+    super(failure, `Logout token refused (${failure})`, options)
     this.name = 'LogoutTokenError'
-    this.failure = failure
     this.code = code
   }
 }

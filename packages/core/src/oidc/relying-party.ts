@@ -17,6 +17,7 @@ import type { Secret } from '../config/secret.js'
 import { networkCauseCode, oauthErrorCode } from '../http/outbound-diagnostics.js'
 import { TokenRefreshError } from '../session/token-refresh.js'
 import { pathClaims } from '../sign-in/claim-paths.js'
+import { SignInRefusal } from '../sign-in/refusal.js'
 import { groupOverageInJson, type GroupOverageIndicator } from '../sign-in/group-overage.js'
 import { KeySetUnavailableError, UnknownSigningKeyError, type ProviderKeys } from './provider-keys.js'
 
@@ -68,17 +69,13 @@ export interface OpenIdConnectDiagnostics {
 }
 
 /** A coded failure; `cause` holds the library error for the log's error name and code only. */
-export class OpenIdConnectError extends Error {
-  readonly failure: OpenIdConnectFailure
+export class OpenIdConnectError extends SignInRefusal<OpenIdConnectFailure, OpenIdConnectDiagnostics> {
   readonly code: string | undefined
-  readonly diagnostics: OpenIdConnectDiagnostics
 
   constructor (failure: OpenIdConnectFailure, code: string | undefined, options?: ErrorOptions & { diagnostics?: OpenIdConnectDiagnostics }) {
-    super(`OpenID Connect sign-in failed (${failure})`, options)
+    super(failure, `OpenID Connect sign-in failed (${failure})`, { ...options, diagnostics: options?.diagnostics ?? diagnosticsOf(options?.cause) })
     this.name = 'OpenIdConnectError'
-    this.failure = failure
     this.code = code
-    this.diagnostics = options?.diagnostics ?? diagnosticsOf(options?.cause)
   }
 }
 
@@ -385,8 +382,8 @@ export async function refreshTokens (config: client.Configuration, stored: Reado
     try {
       await verifyIdTokenSignature(response.id_token, keys.keys, keys.algorithm)
     } catch (error) {
-      const failure = (error as OpenIdConnectError).failure
-      throw new TokenRefreshError(failure === 'unavailable' ? 'unavailable' : 'id_token', {}, { cause: error })
+      const unavailable = error instanceof OpenIdConnectError && error.failure === 'unavailable'
+      throw new TokenRefreshError(unavailable ? 'unavailable' : 'id_token', {}, { cause: error })
     }
     const previousSub = stored.id_token === undefined ? undefined : subjectOfIdToken(stored.id_token)
     if (previousSub !== undefined && response.claims()?.sub !== previousSub) throw new TokenRefreshError('id_token')

@@ -30,6 +30,7 @@ import { isLocalUrl } from '../http/local-url.js'
 import { ReplayCache } from '../state/replay-cache.js'
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
 import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../sign-in/sign-in-failure.js'
+import { SignInRefusal } from '../sign-in/refusal.js'
 import { auditFieldsOf, identityAuditFields, identityOfTicket, type UserIdentity } from '../session/user-identity.js'
 import type { GroupOverageIndicator } from '../sign-in/group-overage.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
@@ -123,13 +124,12 @@ export interface ExternalSignInOptions {
 }
 
 /**
- * A provider error's `diagnostics`: safe log fields it chose (HTTP status, OAuth error code,
- * network cause code; never a description, token or secret), or nothing.
+ * A refusal's `diagnostics` (sign-in/refusal.ts): safe log fields it chose (HTTP status, OAuth
+ * error code, network cause code; never a description, token or secret); any other error has none.
  */
 function diagnosticsOf (error: Error): Record<string, string | number> {
-  const diagnostics = (error as { diagnostics?: unknown }).diagnostics
-  if (diagnostics === null || typeof diagnostics !== 'object') return {}
-  return Object.fromEntries(Object.entries(diagnostics).filter(([, value]) => typeof value === 'string' || typeof value === 'number')) as Record<string, string | number>
+  if (!(error instanceof SignInRefusal)) return {}
+  return Object.fromEntries(Object.entries(error.diagnostics).filter(([, value]) => typeof value === 'string' || typeof value === 'number')) as Record<string, string | number>
 }
 
 export const FLOW_LIFETIME_SECONDS = 600

@@ -22,6 +22,7 @@ import { XMLSerializer, type Element } from '@xmldom/xmldom'
 import { decryptXml, getVerifiedXml } from '@node-saml/node-saml/lib/xml.js'
 import type { Claim } from '../session/principal.js'
 import { ROOT_KEY } from '../config/schema.js'
+import { SignInRefusal } from '../sign-in/refusal.js'
 import { partitionByValidity, readCertificate } from './certificates.js'
 import type { IdentityProviderDescription } from './metadata.js'
 import type { ServiceProviderDecryption, ServiceProviderSigning } from './keys.js'
@@ -75,15 +76,10 @@ export interface Saml2ServiceProviderSettings {
  * A response refused for `failure`; the message is a fixed phrase, never message content.
  * `diagnostics` are fixed log fields (the external.sign_in.failed line carries them).
  */
-export class Saml2ResponseError extends Error {
-  readonly failure: Saml2FailureClass
-  readonly diagnostics: Readonly<Record<string, string>>
-
+export class Saml2ResponseError extends SignInRefusal<Saml2FailureClass, Readonly<Record<string, string>>> {
   constructor (failure: Saml2FailureClass, message: string, options?: ErrorOptions & { diagnostics?: Readonly<Record<string, string>> }) {
-    super(message, options)
+    super(failure, message, options)
     this.name = 'Saml2ResponseError'
-    this.failure = failure
-    this.diagnostics = options?.diagnostics ?? {}
   }
 }
 

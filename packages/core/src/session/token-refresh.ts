@@ -9,6 +9,7 @@
  * from `expires_in` when the token was received). They live only in the sealed server-side session
  * record, never in a cookie or a log.
  */
+import { SignInRefusal } from '../sign-in/refusal.js'
 
 /** An access token expiring within this many seconds is refreshed before it is handed out. */
 export const TOKEN_REFRESH_SKEW_SECONDS = 60
@@ -30,15 +31,10 @@ export interface TokenRefreshDiagnostics {
   readonly causeCode?: string
 }
 
-export class TokenRefreshError extends Error {
-  readonly failure: TokenRefreshFailure
-  readonly diagnostics: TokenRefreshDiagnostics
-
+export class TokenRefreshError extends SignInRefusal<TokenRefreshFailure, TokenRefreshDiagnostics> {
   constructor (failure: TokenRefreshFailure, diagnostics: TokenRefreshDiagnostics = {}, options?: ErrorOptions) {
-    super(`Token refresh failed (${failure})`, options)
+    super(failure, `Token refresh failed (${failure})`, { ...options, diagnostics })
     this.name = 'TokenRefreshError'
-    this.failure = failure
-    this.diagnostics = diagnostics
   }
 
   /** Whether this failure ends the session. */

@@ -12,9 +12,9 @@ import { buildForSuite, antiforgeryFor, cookieHeaderFrom, signIn, standardUser }
 import { registerTestProvider, TEST_IDP_AUTHORIZE, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
 
 const corpus = (name: string): string[] =>
-  (JSON.parse(readFileSync(join(import.meta.dirname, 'corpora', name), 'utf8')) as { values: string[] }).values
-const hostile = corpus('return-urls-hostile.json')
-const local = corpus('return-urls-local.json')
+  (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'http', 'corpora', name), 'utf8')) as { values: string[] }).values
+const hostile = corpus('open-redirect-return-urls.json')
+const local = corpus('local-return-urls.json')
 
 function assertNotEmitted (response: LightMyRequestResponse, value: string): void {
   assert.ok(response.statusCode < 500, `5xx for ${JSON.stringify(value)}`)

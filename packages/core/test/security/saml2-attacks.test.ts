@@ -17,7 +17,7 @@
  * with the signed ID duplicated. A second pass calls validateResponse() directly, bypassing
  * readResponseEnvelope's structure checks, so the layer underneath is proven on its own.
  *
- * Payload data lives in corpora/saml2/*.json so the corpus can grow without code.
+ * Payload data lives in test/saml2/corpora/*.json so the corpus can grow without code.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -47,9 +47,9 @@ const ATTACKER: TestUser = { nameId: ATTACKER_NAME_ID, attributes: { role: ['Adm
 
 interface DoctypePayload { readonly name: string, readonly prolog: string, readonly nameIdReplacement?: string, readonly encoding?: 'utf8' | 'utf16le' }
 interface NameIdInjection { readonly name: string, readonly signedNameId: string, readonly injected: string, readonly truncated: string }
-const corpus = <T>(name: string): T[] => (JSON.parse(readFileSync(join(import.meta.dirname, 'corpora', 'saml2', name), 'utf8')) as { values: T[] }).values
-const DOCTYPE_PAYLOADS = corpus<DoctypePayload>('doctype-payloads.json')
-const NAME_ID_INJECTIONS = corpus<NameIdInjection>('name-id-injections.json')
+const corpus = <T>(name: string): T[] => (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'saml2', 'corpora', name), 'utf8')) as { values: T[] }).values
+const DOCTYPE_PAYLOADS = corpus<DoctypePayload>('doctype-entity-expansion-and-xxe.json')
+const NAME_ID_INJECTIONS = corpus<NameIdInjection>('name-id-comment-truncation.json')
 
 const encode = (xml: string, encoding: 'utf8' | 'utf16le' = 'utf8'): string =>
   (encoding === 'utf16le' ? Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(xml, 'utf16le')]) : Buffer.from(xml, 'utf8')).toString('base64')
