@@ -274,6 +274,22 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
   }
 
   /**
+   * What the IdP's LogoutRequest and its LogoutResponse both come with besides the message: the
+   * binding, for HTTP-Redirect the raw query and its Signature and SigAlg (the signature covers the
+   * octets as received), and the logout URL a Destination must name.
+   */
+  function signedMessageOf (request: FastifyRequest, fields: unknown): { binding: 'redirect' | 'post', rawQuery: string, signature: string | undefined, sigAlg: string | undefined, logoutUrl: string } {
+    const queryStart = request.url.indexOf('?')
+    return {
+      binding: request.method === 'GET' ? 'redirect' : 'post',
+      rawQuery: queryStart === -1 ? '' : request.url.slice(queryStart + 1),
+      signature: singleValue(fields, 'Signature') ?? undefined,
+      sigAlg: singleValue(fields, 'SigAlg') ?? undefined,
+      logoutUrl: `${app.externalSignIn.publicOrigin(request)}${SAML2_LOGOUT_PATH}`
+    }
+  }
+
+  /**
    * The IdP's own LogoutRequest (SAML Profiles 4.4.4): validated (saml2/logout-request.ts), its ID
    * recorded against replay, the sessions it names ended on every instance, and a signed
    * LogoutResponse sent back through the browser. A refused request ends nothing and gets no
@@ -291,20 +307,9 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     if (relayState === null || (relayState !== undefined && relayState.length > MAX_RELAY_STATE_LENGTH) || samlRequest === '') return refuse('malformed')
     const idp = source.current
     if (idp === undefined) return refuse('unavailable')
-    const query = request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?') + 1)
     let validated
     try {
-      validated = await validateLogoutRequest({
-        binding,
-        samlRequest,
-        rawQuery: query,
-        signature: singleValue(fields, 'Signature') ?? undefined,
-        sigAlg: singleValue(fields, 'SigAlg') ?? undefined,
-        relayState,
-        settings,
-        idp,
-        logoutUrl: `${app.externalSignIn.publicOrigin(request)}${SAML2_LOGOUT_PATH}`
-      })
+      validated = await validateLogoutRequest({ ...signedMessageOf(request, fields), samlRequest, relayState, settings, idp })
     } catch (error) {
       const failure = classifyLibraryError(error)
       if (error instanceof Saml2ResponseError) request.log.debug({ event: 'saml2.logout.detail', failure, detail: error.message }, 'SAML2 LogoutRequest refused')
@@ -368,19 +373,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     const idp = source.current
     if (idp === undefined || typeof pending.requestId !== 'string') return finish('unavailable')
     try {
-      const query = request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?') + 1)
-      const result = await validateLogoutResponse({
-        binding: request.method === 'GET' ? 'redirect' : 'post',
-        samlResponse,
-        rawQuery: query,
-        signature: singleValue(fields, 'Signature') ?? undefined,
-        sigAlg: singleValue(fields, 'SigAlg') ?? undefined,
-        relayState,
-        settings,
-        idp,
-        expectedRequestId: pending.requestId,
-        logoutUrl: `${app.externalSignIn.publicOrigin(request)}${SAML2_LOGOUT_PATH}`
-      })
+      const result = await validateLogoutResponse({ ...signedMessageOf(request, fields), samlResponse, relayState, settings, idp, expectedRequestId: pending.requestId })
       if (!result.success) return finish('provider_error', typeof pending.returnUrl === 'string' ? pending.returnUrl : undefined)
     } catch (error) {
       const failure = classifyLibraryError(error)
