@@ -26,3 +26,32 @@ const ANTIFORGERY_FIELD = /name="__RequestVerificationToken" value="([^"]+)"/
 export function antiforgeryTokenIn (html: string): string | undefined {
   return ANTIFORGERY_FIELD.exec(html)?.[1]
 }
+
+/** A browser's cookies for one origin: a Cookie header kept up to date from Set-Cookie (real processes, fetch). */
+export class Cookies {
+  readonly #values = new Map<string, string>()
+  constructor (header = '') {
+    for (const pair of header.split('; ').filter((part) => part.includes('='))) {
+      const index = pair.indexOf('=')
+      this.#values.set(pair.slice(0, index), pair.slice(index + 1))
+    }
+  }
+
+  store (response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';')
+      const index = pair.indexOf('=')
+      const value = pair.slice(index + 1)
+      if (value === '' || /max-age=0/i.test(line)) this.#values.delete(pair.slice(0, index))
+      else this.#values.set(pair.slice(0, index), value)
+    }
+  }
+
+  get header (): string {
+    return [...this.#values].map(([name, value]) => `${name}=${value}`).join('; ')
+  }
+
+  hasSession (): boolean {
+    return [...this.#values.keys()].some((name) => name.endsWith('ProjectTemplate.Web.Authentication'))
+  }
+}

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { settingsToEnv } from '../helpers/app.js'
-import { antiforgeryTokenIn } from '../helpers/cookies.js'
+import { antiforgeryTokenIn, Cookies } from '../helpers/cookies.js'
 import { closedPort } from '../helpers/ports.js'
 import { cleanEnv, runEntryPoint, type Running } from '../helpers/process.js'
 import { startVendorIdp, type VendorIdp } from '../helpers/providers/oauth-vendor-idp.js'
@@ -28,35 +28,6 @@ const skip = await loadSqlite() === undefined ? `node:sqlite is missing on Node.
 const API = '/api/application-information'
 const SP_ENTITY_ID = 'https://app.example.test/saml2'
 const VENDOR_SECRET = 'vendor-secret-embedded-restart-81c2'
-
-/** A browser's cookies for the app's origin: a Cookie header kept up to date from Set-Cookie. */
-class Cookies {
-  readonly #values = new Map<string, string>()
-  constructor (header = '') {
-    for (const pair of header.split('; ').filter((part) => part.includes('='))) {
-      const index = pair.indexOf('=')
-      this.#values.set(pair.slice(0, index), pair.slice(index + 1))
-    }
-  }
-
-  store (response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';')
-      const index = pair.indexOf('=')
-      const value = pair.slice(index + 1)
-      if (value === '' || /max-age=0/i.test(line)) this.#values.delete(pair.slice(0, index))
-      else this.#values.set(pair.slice(0, index), value)
-    }
-  }
-
-  get header (): string {
-    return [...this.#values].map(([name, value]) => `${name}=${value}`).join('; ')
-  }
-
-  hasSession (): boolean {
-    return [...this.#values.keys()].some((name) => name.endsWith('ProjectTemplate.Web.Authentication'))
-  }
-}
 
 interface Answer { readonly status: number, readonly location: string | undefined, readonly body: string }
 

@@ -16,6 +16,7 @@ import { waitFor } from '../helpers/wait.js'
 import { startVendorIdp, type VendorIdp } from '../helpers/providers/oauth-vendor-idp.js'
 import { readAuthnRequest } from '../helpers/saml2/identity-provider.js'
 import { TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
+import { Cookies } from '../helpers/cookies.js'
 
 type Instance = 'A' | 'B'
 const API = '/api/application-information'
@@ -28,35 +29,6 @@ const samlIdp = new TestIdentityProvider()
 const balancer = new Balancer()
 const processes = new Map<Instance, Running>()
 let vendorIdp: VendorIdp
-
-/** A browser's cookies for the balancer's origin: a Cookie header kept up to date from Set-Cookie. */
-class Cookies {
-  readonly #values = new Map<string, string>()
-  constructor (header = '') {
-    for (const pair of header.split('; ').filter((part) => part.includes('='))) {
-      const index = pair.indexOf('=')
-      this.#values.set(pair.slice(0, index), pair.slice(index + 1))
-    }
-  }
-
-  store (response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';')
-      const index = pair.indexOf('=')
-      const value = pair.slice(index + 1)
-      if (value === '' || /max-age=0/i.test(line)) this.#values.delete(pair.slice(0, index))
-      else this.#values.set(pair.slice(0, index), value)
-    }
-  }
-
-  get header (): string {
-    return [...this.#values].map(([name, value]) => `${name}=${value}`).join('; ')
-  }
-
-  hasSession (): boolean {
-    return [...this.#values.keys()].some((name) => name.endsWith('ProjectTemplate.Web.Authentication'))
-  }
-}
 
 interface Answer { readonly status: number, readonly location: string | undefined, readonly body: string }
 
