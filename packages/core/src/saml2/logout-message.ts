@@ -1,7 +1,8 @@
 /**
  * The two Single Logout messages an IdP sends us, a LogoutRequest of its own and the
  * LogoutResponse to ours, opened the same way: decoded (inflated for HTTP-Redirect) within
- * {@link LOGOUT_MESSAGE_MAX_BYTES}, parsed with no comments or processing instructions, the root
+ * {@link LOGOUT_MESSAGE_MAX_BYTES}, parsed within {@link LOGOUT_MESSAGE_SHAPE} (so no library
+ * walks a document built to be slow) with no comments or processing instructions, the root
  * element checked, and the signature verified against the IdP's trusted certificates: the
  * redirect binding's query signature over the message, RelayState and SigAlg exactly as received,
  * or for HTTP-POST the enveloped XML signature, whose signed bytes alone are returned and read.
@@ -9,9 +10,10 @@
 import { inflateRawSync } from 'node:zlib'
 import type { Element } from '@xmldom/xmldom'
 import { getVerifiedXml, parseDomFromString } from '@node-saml/node-saml/lib/xml.js'
+import { LOGOUT_MESSAGE_SHAPE } from './message-shape.js'
 import { verifyRedirectSignature } from './redirect-binding.js'
 import { LOGOUT_MESSAGE_MAX_BYTES, Saml2ResponseError } from './service-provider.js'
-import { assertNoCommentsOrInstructions, isElement, parseXmlDocument, SAML_PROTOCOL_NS } from './xml.js'
+import { assertNoCommentsOrInstructions, isElement, parseXmlDocument, SAML_PROTOCOL_NS, Saml2XmlError } from './xml.js'
 
 export interface SignedLogoutMessageInput {
   readonly kind: 'LogoutRequest' | 'LogoutResponse'
@@ -42,10 +44,10 @@ export async function openSignedLogoutMessage (input: SignedLogoutMessageInput, 
   const xml = decode(input)
   let document
   try {
-    document = parseXmlDocument(xml)
+    document = parseXmlDocument(xml, LOGOUT_MESSAGE_SHAPE)
     assertNoCommentsOrInstructions(document)
   } catch (error) {
-    throw new Saml2ResponseError('malformed', `${kind} is not well-formed`, { cause: error })
+    throw new Saml2ResponseError('malformed', error instanceof Saml2XmlError ? `${kind} rejected: ${error.reason}` : `${kind} is not well-formed`, { cause: error })
   }
   if (!isElement(document.documentElement, SAML_PROTOCOL_NS, kind)) throw new Saml2ResponseError('malformed', `root element is not samlp:${kind}`)
   if (input.binding === 'redirect') {
@@ -67,5 +69,5 @@ export async function openSignedLogoutMessage (input: SignedLogoutMessageInput, 
     throw new Saml2ResponseError('signature', `${kind} signature not valid`, { cause: error })
   }
   if (signed === null) throw new Saml2ResponseError('signature', `${kind} not signed by the IdP`)
-  return parseXmlDocument(signed).documentElement as Element
+  return parseXmlDocument(signed, LOGOUT_MESSAGE_SHAPE).documentElement as Element
 }

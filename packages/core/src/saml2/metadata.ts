@@ -15,6 +15,7 @@ import {
   attributeOf, childElements, elementChildren, firstChildElement, isElement, parseXmlDocument, SAML_METADATA_NS, SAML_PROTOCOL_NS,
   Saml2RejectedError, Saml2XmlError, textOf, XMLDSIG_NS
 } from './xml.js'
+import { METADATA_SHAPE } from './message-shape.js'
 
 export const HTTP_REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect'
 export const HTTP_POST_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST'
@@ -101,7 +102,7 @@ function selectEntity (root: Element, selection: MetadataSelection): Element {
 export async function verifyMetadataSignature (xml: string, certificates: readonly string[], nowMs = Date.now()): Promise<string> {
   try {
     // Our strict parse first: no DTD, no comments-as-payload tricks reach the verifier.
-    parseXmlDocument(xml)
+    parseXmlDocument(xml, METADATA_SHAPE)
   } catch (error) {
     throw new Saml2MetadataError(error instanceof Saml2XmlError ? error.reason : 'not well-formed', { cause: error })
   }
@@ -116,7 +117,7 @@ export async function verifyMetadataSignature (xml: string, certificates: readon
     throw new Saml2MetadataError('metadata signature not valid', { cause: error })
   }
   if (signed === null) throw new Saml2MetadataError('metadata signature missing or not valid')
-  const root = parseXmlDocument(signed).documentElement as Element
+  const root = parseXmlDocument(signed, METADATA_SHAPE).documentElement as Element
   const validUntil = attributeOf(root, 'validUntil')
   if (validUntil !== undefined) {
     const until = Date.parse(validUntil)
@@ -129,7 +130,7 @@ export async function verifyMetadataSignature (xml: string, certificates: readon
 export function parseIdentityProviderMetadata (xml: string, selection: MetadataSelection = {}): IdentityProviderDescription {
   let document
   try {
-    document = parseXmlDocument(xml)
+    document = parseXmlDocument(xml, METADATA_SHAPE)
   } catch (error) {
     throw new Saml2MetadataError(error instanceof Saml2XmlError ? error.reason : 'not well-formed', { cause: error })
   }

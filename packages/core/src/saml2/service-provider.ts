@@ -32,6 +32,7 @@ import {
   assertNoCommentsOrInstructions, attributeOf, childElements, elementChildren, firstChildElement, isElement,
   parseXmlDocument, SAML_ASSERTION_NS, SAML_METADATA_NS, SAML_PROTOCOL_NS, Saml2XmlError, textOf, XMLDSIG_NS
 } from './xml.js'
+import { METADATA_SHAPE, RESPONSE_SHAPE } from './message-shape.js'
 
 /** Failure classes the ACS reports through the shared external sign-in `fail()`. */
 export type Saml2FailureClass =
@@ -181,7 +182,7 @@ export function buildServiceProviderMetadata (settings: Saml2ServiceProviderSett
   })
   if (logoutUrl === undefined) return xml
   // node-saml publishes the HTTP-POST SingleLogoutService; the endpoint takes HTTP-Redirect too.
-  const document = parseXmlDocument(xml)
+  const document = parseXmlDocument(xml, METADATA_SHAPE)
   const postService = document.getElementsByTagNameNS(SAML_METADATA_NS, 'SingleLogoutService')[0]
   if (postService === undefined) return xml
   const redirectService = document.createElementNS(SAML_METADATA_NS, postService.tagName)
@@ -224,7 +225,7 @@ export function readResponseEnvelope (samlResponse: string, options: { readonly 
   const xml = decodeBase64(samlResponse)
   let document
   try {
-    document = parseXmlDocument(xml)
+    document = parseXmlDocument(xml, RESPONSE_SHAPE)
     assertNoCommentsOrInstructions(document)
   } catch (error) {
     throw new Saml2ResponseError('malformed', error instanceof Saml2XmlError ? `SAMLResponse rejected: ${error.reason}` : 'SAMLResponse is not well-formed', { cause: error })
@@ -366,7 +367,7 @@ function parseInstant (value: string | undefined): number | undefined {
 function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: string, nowMs: number): Omit<ValidatedAssertion, 'session'> & { expiresAtMs: number } {
   let document
   try {
-    document = parseXmlDocument(verifiedXml)
+    document = parseXmlDocument(verifiedXml, RESPONSE_SHAPE)
   } catch (error) {
     throw new Saml2ResponseError('malformed', 'verified assertion cannot be read', { cause: error })
   }
@@ -436,7 +437,7 @@ function assertSingleAssertion (xml: string, encrypted: boolean): void {
   let plain: number
   let hidden: number
   try {
-    const document = parseXmlDocument(xml)
+    const document = parseXmlDocument(xml, RESPONSE_SHAPE)
     plain = document.getElementsByTagNameNS(SAML_ASSERTION_NS, 'Assertion').length
     hidden = document.getElementsByTagNameNS(SAML_ASSERTION_NS, 'EncryptedAssertion').length
   } catch (error) {
@@ -550,7 +551,7 @@ export interface DecryptedAssertion {
 export async function decryptAssertion (xml: string, privateKeysPem: readonly string[]): Promise<DecryptedAssertion> {
   let encryptedXml: string
   try {
-    const response = parseXmlDocument(xml).documentElement as Element
+    const response = parseXmlDocument(xml, RESPONSE_SHAPE).documentElement as Element
     const [encrypted, ...others] = childElements(response, SAML_ASSERTION_NS, 'EncryptedAssertion')
     if (encrypted === undefined || others.length > 0) throw new Saml2ResponseError('malformed', 'the response must contain exactly one assertion')
     // By local name in any namespace, as xml-encryption selects them (first match wins there):
@@ -580,7 +581,7 @@ export async function decryptAssertion (xml: string, privateKeysPem: readonly st
   }
   if (decrypted === undefined) throw new Saml2ResponseError('decryption', 'no configured key decrypts the assertion')
   try {
-    const document = parseXmlDocument(decrypted.xml)
+    const document = parseXmlDocument(decrypted.xml, RESPONSE_SHAPE)
     assertNoCommentsOrInstructions(document)
     if (!isElement(document.documentElement, SAML_ASSERTION_NS, 'Assertion')) throw new Saml2ResponseError('malformed', 'the encrypted content is not one assertion')
     if (document.getElementsByTagNameNS(SAML_ASSERTION_NS, 'Assertion').length !== 1 ||
@@ -602,7 +603,7 @@ export async function decryptAssertion (xml: string, privateKeysPem: readonly st
  */
 async function signedOnlyAtResponseLevel (xml: string, idpCert: readonly string[], decryptionPvk: string | undefined): Promise<boolean> {
   try {
-    const document = parseXmlDocument(xml)
+    const document = parseXmlDocument(xml, RESPONSE_SHAPE)
     const response = document.documentElement as Element
     if (childElements(response, XMLDSIG_NS, 'Signature').length !== 1) return false
     if (getVerifiedXml(xml, response as unknown as Parameters<typeof getVerifiedXml>[1], [...idpCert]) === null) return false
@@ -610,7 +611,7 @@ async function signedOnlyAtResponseLevel (xml: string, idpCert: readonly string[
     const encrypted = childElements(response, SAML_ASSERTION_NS, 'EncryptedAssertion')[0]
     if (assertion === undefined && encrypted !== undefined && decryptionPvk !== undefined) {
       const plain = await decryptXml(new XMLSerializer().serializeToString(encrypted), decryptionPvk)
-      assertion = parseXmlDocument(plain).documentElement as Element
+      assertion = parseXmlDocument(plain, RESPONSE_SHAPE).documentElement as Element
     }
     return assertion !== undefined && childElements(assertion, XMLDSIG_NS, 'Signature').length === 0
   } catch {

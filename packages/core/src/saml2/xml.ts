@@ -3,6 +3,7 @@
  * plain DOM walking: no regular expressions on XML, no XPath strings built from input, no DTDs.
  */
 import { DOMParser, onWarningStopParsing, type Document, type Element, type Node } from '@xmldom/xmldom'
+import { shapeViolationInDocument, shapeViolationInText, type XmlShape } from './message-shape.js'
 
 export const SAML_PROTOCOL_NS = 'urn:oasis:names:tc:SAML:2.0:protocol'
 export const SAML_ASSERTION_NS = 'urn:oasis:names:tc:SAML:2.0:assertion'
@@ -33,13 +34,16 @@ export class Saml2XmlError extends Saml2RejectedError {
 }
 
 /**
- * Parses `text` strictly (any parser warning stops parsing). A document type declaration is
- * refused before the parser sees it: SAML never needs one, and a DTD is how entity expansion
- * and external-entity payloads arrive.
+ * Parses `text` strictly (any parser warning stops parsing) within `shape` (see
+ * message-shape.ts: element count, children per element, depth), so no library walks a document
+ * built to be slow. A document type declaration is refused before the parser sees it: SAML never
+ * needs one, and a DTD is how entity expansion and external-entity payloads arrive.
  */
-export function parseXmlDocument (text: string): Document {
+export function parseXmlDocument (text: string, shape: XmlShape): Document {
   const upper = text.toUpperCase()
   if (upper.includes('<!DOCTYPE') || upper.includes('<!ENTITY')) throw new Saml2XmlError('document type declaration')
+  const tooLarge = shapeViolationInText(text, shape)
+  if (tooLarge !== undefined) throw new Saml2XmlError(tooLarge)
   let document: Document
   try {
     document = new DOMParser({ onError: onWarningStopParsing }).parseFromString(text, 'text/xml')
@@ -50,6 +54,8 @@ export function parseXmlDocument (text: string): Document {
   for (const node of Array.from(document.childNodes)) {
     if (node.nodeType === DOCUMENT_TYPE_NODE) throw new Saml2XmlError('document type declaration')
   }
+  const violation = shapeViolationInDocument(document, shape)
+  if (violation !== undefined) throw new Saml2XmlError(violation)
   return document
 }
 

@@ -14,6 +14,7 @@ import { ReplayCache } from '../../src/state/replay-cache.js'
 import { EmbeddedStateStore } from '../../src/state/embedded-store.js'
 import { StateStoreFullError } from '../../src/state/state-store.js'
 import { parseXmlDocument, Saml2XmlError, textOf } from '../../src/saml2/xml.js'
+import { RESPONSE_SHAPE } from '../../src/saml2/message-shape.js'
 import { createSigningKey, expiredValidity } from '../helpers/saml2/certificates.js'
 
 const signing = createSigningKey('metadata-signing')
@@ -69,12 +70,12 @@ describe('IdP metadata parsing', () => {
 describe('XML reading', () => {
   test('a DOCTYPE is refused before parsing, whatever its case or position', () => {
     for (const xml of ['<!DOCTYPE a><a/>', '<?xml version="1.0"?>\n<!doctype a [<!ENTITY b SYSTEM "file:///etc/passwd">]><a>&b;</a>', '<a/><!ENTITY x "y">']) {
-      assert.throws(() => parseXmlDocument(xml), (error: unknown) => error instanceof Saml2XmlError && error.reason === 'document type declaration')
+      assert.throws(() => parseXmlDocument(xml, RESPONSE_SHAPE), (error: unknown) => error instanceof Saml2XmlError && error.reason === 'document type declaration')
     }
   })
 
   test('element text is read whole: a comment inside a NameID does not truncate it', () => {
-    const document = parseXmlDocument('<NameID>victim@example.test<!---->.attacker.test</NameID>')
+    const document = parseXmlDocument('<NameID>victim@example.test<!---->.attacker.test</NameID>', RESPONSE_SHAPE)
     assert.equal(textOf(document.documentElement as never), 'victim@example.test.attacker.test')
   })
 

@@ -27,6 +27,7 @@ import { after, before, describe, test } from 'node:test'
 import { validateResponse, type Saml2FailureClass, classifyLibraryError } from '../../src/saml2/service-provider.js'
 import { ReplayCache } from '../../src/state/replay-cache.js'
 import { parseXmlDocument, Saml2XmlError } from '../../src/saml2/xml.js'
+import { RESPONSE_SHAPE } from '../../src/saml2/message-shape.js'
 import { EmbeddedStateStore } from '../../src/state/embedded-store.js'
 import { cookieHeaderFrom, type TestApp } from '../helpers/app.js'
 import {
@@ -384,7 +385,7 @@ describe('SAML2 attack corpus against the ACS', () => {
       // UTF-8 payloads are refused by the keyword check, ahead of the parser; a UTF-16 document read
       // as UTF-8 (as the ACS reads every response) is not XML at all.
       const reason = payload.encoding === 'utf16le' ? 'not well-formed' : 'document type declaration'
-      assert.throws(() => parseXmlDocument(received), (error: unknown) => error instanceof Saml2XmlError && error.reason === reason, payload.name)
+      assert.throws(() => parseXmlDocument(received, RESPONSE_SHAPE), (error: unknown) => error instanceof Saml2XmlError && error.reason === reason, payload.name)
     }
   })
 })
