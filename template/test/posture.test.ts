@@ -13,11 +13,9 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { authenticationDisabledMessage, createLogger, loadConfiguration } from '@project-template/core'
+import { authenticationDisabledMessage } from '@project-template/core'
 import { APPLICATION_NAME as ROOT_KEY } from '../src/application-name.js'
-import { buildApp } from '../src/app.js'
-import { EPHEMERAL_STATE, LogCapture, settingsToEnv, testKeyRing } from '@project-template/core/testing'
-import { APP_ROOT } from './helpers/app.js'
+import { APP_ROOT, build } from './helpers/app.js'
 
 interface ShippedPosture {
   Authentication: { Enabled?: boolean, Cookie?: { Enabled?: boolean } }
@@ -42,18 +40,8 @@ test(open
   ? 'with the shipped settings, / is public and the authentication-disabled warning is logged exactly once'
   : 'with the shipped settings, / redirects an anonymous browser to the login page and no authentication-disabled warning is logged', async (context) => {
   // The shipped settings, but the state store in memory: no .state file left in the app root.
-  const loaded = loadConfiguration({ env: { XDG_CONFIG_HOME: '/nonexistent-test-config', ...settingsToEnv(EPHEMERAL_STATE, ROOT_KEY) }, contentRoot: APP_ROOT, applicationName: ROOT_KEY })
-  assert.deepEqual(loaded.errors, [])
+  const { app, logs, loaded } = await build(context, { closedPosture: false, testSignIn: false })
   assert.equal(loaded.config.Authentication.Enabled, !open)
-  const logs = new LogCapture()
-  const app = await buildApp({
-    config: loaded.config,
-    environmentName: loaded.environmentName,
-    contentRoot: APP_ROOT,
-    logger: createLogger('debug', logs),
-    keyRing: testKeyRing(ROOT_KEY)
-  })
-  context.after(async () => { await app.close() })
   const response = await app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html' } })
   const warnings = logs.events('authentication.disabled')
   if (open) {

@@ -77,19 +77,24 @@ export interface TestAppLocation {
   readonly applicationName?: string
 }
 
-/** Configuration for a test: {@link CLOSED_POSTURE}, {@link EPHEMERAL_STATE}, then `settings`. */
+/** Configuration for a test: {@link CLOSED_POSTURE} (unless `closedPosture: false`), {@link EPHEMERAL_STATE}, then `settings`. */
 export interface TestConfigurationOptions extends TestAppLocation {
   /** Settings under the root key, applied as environment variables over the closed posture. */
   readonly settings?: TestSettings
   /** NODE_ENV (default unset: Production). */
   readonly nodeEnv?: string
+  /**
+   * Applies {@link CLOSED_POSTURE} under `settings`. Default true; false tests the posture the
+   * app's appsettings.json ships with.
+   */
+  readonly closedPosture?: boolean
 }
 
 /** Loads the app's configuration as startup does, with the test's settings as environment variables; user secrets are never read. */
 export function loadTestConfiguration (options: TestConfigurationOptions): LoadedConfiguration {
   const rootKey = options.applicationName ?? ROOT_KEY
   const env: NodeJS.ProcessEnv = {
-    ...settingsToEnv(CLOSED_POSTURE, rootKey),
+    ...(options.closedPosture === false ? {} : settingsToEnv(CLOSED_POSTURE, rootKey)),
     ...settingsToEnv(EPHEMERAL_STATE, rootKey),
     ...settingsToEnv(options.settings ?? {}, rootKey),
     XDG_CONFIG_HOME: '/nonexistent-test-config'

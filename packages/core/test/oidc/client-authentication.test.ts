@@ -32,6 +32,19 @@ const CLIENT_SECRET = 'PLANTED-a+b/c=d-e+f/g=='
 const ACCOUNTS = { ada: { name: 'Ada' } }
 const POST_ONLY = { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, accounts: ACCOUNTS, tokenEndpointAuthMethod: 'client_secret_post', clientAuthMethods: ['client_secret_post'], basicCredentialsNotDecoded: true } as const
 
+/** Starts OpenID Connect pairs for one suite and closes them in the suite's `after`. */
+function suitePairs (): (options: OidcPairOptions) => Promise<OidcPair> {
+  const pairs: OidcPair[] = []
+  after(async () => {
+    for (const started of pairs) { await started.app.close(); await started.idp.close() }
+  })
+  return async (options) => {
+    const started = await startOidcPair(options)
+    pairs.push(started)
+    return started
+  }
+}
+
 async function signIn (pair: OidcPair): Promise<Exchange> {
   const session = new HttpSession()
   const start = await session.request(`${pair.app.origin}/External/Challenge?provider=OpenIdConnect`)
@@ -40,15 +53,8 @@ async function signIn (pair: OidcPair): Promise<Exchange> {
 }
 
 describe('a provider that accepts only client_secret_post', () => {
-  const pairs: OidcPair[] = []
-  async function pair (options: Partial<OidcPairOptions> = {}): Promise<OidcPair> {
-    const started = await startOidcPair({ idp: POST_ONLY, ...options })
-    pairs.push(started)
-    return started
-  }
-  after(async () => {
-    for (const started of pairs) { await started.app.close(); await started.idp.close() }
-  })
+  const start = suitePairs()
+  const pair = async (options: Partial<OidcPairOptions> = {}): Promise<OidcPair> => await start({ idp: POST_ONLY, ...options })
 
   test('TokenEndpointAuthMethod unset: client_secret_post is chosen from discovery and the sign-in succeeds', async () => {
     const chosen = await pair()
@@ -107,14 +113,10 @@ describe('a 401 challenge without an error parameter (LemonLDAP::NG: WWW-Authent
 })
 
 describe('BackChannelLogout and the provider\'s discovery', () => {
-  const pairs: OidcPair[] = []
-  after(async () => {
-    for (const started of pairs) { await started.app.close(); await started.idp.close() }
-  })
+  const start = suitePairs()
 
   test('a provider that does not advertise backchannel_logout_supported: one startup warning naming the setting', async () => {
-    const started = await startOidcPair({ idp: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, accounts: ACCOUNTS }, openIdConnect: { BackChannelLogout: true } })
-    pairs.push(started)
+    const started = await start({ idp: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, accounts: ACCOUNTS }, openIdConnect: { BackChannelLogout: true } })
     await waitFor(() => started.app.logs.events('external.metadata.loaded').length > 0, 'metadata to load', 10_000)
     const warnings = started.app.logs.events('oidc.back_channel_logout.unsupported')
     assert.equal(warnings.length, 1)
@@ -123,11 +125,10 @@ describe('BackChannelLogout and the provider\'s discovery', () => {
   })
 
   test('control: a provider advertising back-channel logout gets no warning', async () => {
-    const started = await startOidcPair({
+    const started = await start({
       idp: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, accounts: ACCOUNTS, backChannelLogoutUri: (redirectUri) => redirectUri.replace('/signin-oidc', '/backchannel-logout-oidc') },
       openIdConnect: { BackChannelLogout: true }
     })
-    pairs.push(started)
     await waitFor(() => started.app.logs.events('external.metadata.loaded').length > 0, 'metadata to load', 10_000)
     assert.equal(started.app.logs.events('oidc.back_channel_logout.unsupported').length, 0)
   })
@@ -171,18 +172,9 @@ describe('form-encoding of Basic credentials (oauth4webapi formUrlEncode)', () =
 })
 
 describe('a provider that lists both methods but does not decode Basic credentials (LemonLDAP::NG 2.16)', () => {
-  const pairs: OidcPair[] = []
-  async function pair (options: Partial<OidcPairOptions> & { secret?: string, registered?: 'client_secret_basic' | 'client_secret_post', methods?: string[] } = {}): Promise<OidcPair> {
-    const secret = options.secret ?? DASH_SECRET
-    const started = await startOidcPair({
-      idp: { clientId: PLAIN_CLIENT_ID, clientSecret: secret, accounts: ACCOUNTS, tokenEndpointAuthMethod: options.registered ?? 'client_secret_post', clientAuthMethods: options.methods ?? ['client_secret_basic', 'client_secret_post'], basicCredentialsNotDecoded: true },
-      ...(options.openIdConnect === undefined ? {} : { openIdConnect: options.openIdConnect })
-    })
-    pairs.push(started)
-    return started
-  }
-  after(async () => {
-    for (const started of pairs) { await started.app.close(); await started.idp.close() }
+  const start = suitePairs()
+  const pair = async (options: { secret?: string, registered?: 'client_secret_basic' | 'client_secret_post', methods?: string[] } = {}): Promise<OidcPair> => await start({
+    idp: { clientId: PLAIN_CLIENT_ID, clientSecret: options.secret ?? DASH_SECRET, accounts: ACCOUNTS, tokenEndpointAuthMethod: options.registered ?? 'client_secret_post', clientAuthMethods: options.methods ?? ['client_secret_basic', 'client_secret_post'], basicCredentialsNotDecoded: true }
   })
 
   test('TokenEndpointAuthMethod unset and a secret with -: client_secret_post, said once at startup naming the setting, and the sign-in succeeds', async () => {
