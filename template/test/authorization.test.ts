@@ -5,7 +5,8 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { build, PRINCIPALS, signIn } from './helpers/app.js'
+import { signIn } from '@project-template/core/testing'
+import { build, PRINCIPALS } from './helpers/app.js'
 
 /** The reviewed public surface: the contract's anonymous endpoints and the provider callbacks of enabled providers (none here). */
 const ANONYMOUS_ROUTES = [

@@ -5,7 +5,8 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { build, PRINCIPALS, signIn } from './helpers/app.js'
+import { signIn } from '@project-template/core/testing'
+import { build, PRINCIPALS } from './helpers/app.js'
 
 test('the login page carries the app\'s name and says that no sign-in provider is configured', async (context) => {
   const { app } = await build(context)

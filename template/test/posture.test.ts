@@ -1,7 +1,7 @@
 /**
  * The posture appsettings.json ships with (auth-contract.md, "Authentication" rules 1 and 7;
  * "States and transitions" rule 2), read from the shipped file and loaded as in production. Every
- * other test applies the closed posture itself (helpers/app.ts CLOSED_POSTURE), so this file alone
+ * other test applies the closed posture itself (CLOSED_POSTURE of `@project-template/core/testing`), so this file alone
  * follows the shipped file. It is one of the two postures create-project-template offers:
  * - closed (the template, `--authProvider cookie`): authentication, the cookie session and the
  *   authenticated fallback on; an anonymous browser is sent to the login page, no warning;
@@ -13,11 +13,9 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
-import { authenticationDisabledMessage, createKeyRing, createLogger, loadConfiguration } from '@project-template/core'
+import { authenticationDisabledMessage } from '@project-template/core'
 import { APPLICATION_NAME as ROOT_KEY } from '../src/application-name.js'
-import { buildApp } from '../src/app.js'
-import { APP_ROOT, LogCapture, EPHEMERAL_STATE, settingsToEnv } from './helpers/app.js'
+import { APP_ROOT, build } from './helpers/app.js'
 
 interface ShippedPosture {
   Authentication: { Enabled?: boolean, Cookie?: { Enabled?: boolean } }
@@ -42,18 +40,8 @@ test(open
   ? 'with the shipped settings, / is public and the authentication-disabled warning is logged exactly once'
   : 'with the shipped settings, / redirects an anonymous browser to the login page and no authentication-disabled warning is logged', async (context) => {
   // The shipped settings, but the state store in memory: no .state file left in the app root.
-  const loaded = loadConfiguration({ env: { XDG_CONFIG_HOME: '/nonexistent-test-config', ...settingsToEnv(EPHEMERAL_STATE) }, contentRoot: APP_ROOT, applicationName: ROOT_KEY })
-  assert.deepEqual(loaded.errors, [])
+  const { app, logs, loaded } = await build(context, { closedPosture: false, testSignIn: false })
   assert.equal(loaded.config.Authentication.Enabled, !open)
-  const logs = new LogCapture()
-  const app = await buildApp({
-    config: loaded.config,
-    environmentName: loaded.environmentName,
-    contentRoot: APP_ROOT,
-    logger: createLogger('debug', logs),
-    keyRing: createKeyRing([randomBytes(32)], '', ROOT_KEY)
-  })
-  context.after(async () => { await app.close() })
   const response = await app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html' } })
   const warnings = logs.events('authentication.disabled')
   if (open) {

@@ -9,22 +9,19 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import { HttpSession, startOidcProvider, throughIdpLogin, waitFor, type TestOidcProvider } from '@project-template/core/testing'
 import { build } from './helpers/app.js'
-import { HttpSession } from './helpers/http-session.js'
-import { startOidcIdp, type OidcIdp } from './helpers/oidc-idp.js'
-import { throughIdpLogin } from './helpers/oidc-interaction.js'
-import { waitFor } from './helpers/wait.js'
 
 const CLIENT_ID = 'project-template-web'
 const CLIENT_SECRET = 'oidc-client-secret-for-the-app-test'
 
-let idp: OidcIdp
+let idp: TestOidcProvider
 let app: FastifyInstance
 let origin: string
 const cleanups: Array<() => Promise<void>> = []
 
 before(async () => {
-  idp = await startOidcIdp({
+  idp = await startOidcProvider({
     clientId: CLIENT_ID,
     clientSecret: CLIENT_SECRET,
     accounts: { grace: { name: 'Grace Hopper', email: 'grace@example.test', roles: ['Administrator'] } }

@@ -56,8 +56,9 @@ export function findCoreTarball (packageDir, env) {
 
 /**
  * `npm pack` of a core directory into a temporary directory, read into memory. The core's
- * `prepare` (its build) runs only when `dist/` is missing or older than a source file, so that a
- * checkout packs what its sources say without rebuilding on every generation.
+ * `prepack` (its build) runs only when `dist/` is missing or older than a source file, so that a
+ * checkout packs what its sources say without rebuilding on every generation. The core has no
+ * install-time script (`prepare`), so the tarball installs without running anything.
  * @param {string} coreDir
  * @param {NodeJS.ProcessEnv} env
  * @returns {CoreTarball}

@@ -90,8 +90,8 @@ describe('what is copied', () => {
   })
 
   test('the thin app only: at most 60 files, none of them the core\'s code or tests, the core packed in vendor/', () => {
-    // The core's code and its test suites (its fixture app and a few helpers are copies of the
-    // template's own starter files, so they are not what this looks for).
+    // The core's code and its test suites (the core's tests build the template's own starter app,
+    // and the shared test helpers are the core's `@project-template/core/testing` export).
     const coreFiles = [...filesBelow(CORE_DIR, 'src'), ...filesBelow(CORE_DIR, 'test').filter((path) => /\.(test|soak)\.ts$/.test(path))]
     assert.ok(coreFiles.length > 100, 'the core has its sources and tests')
     const coreHashes = new Set(coreFiles.map((path) => sha256(readFileSync(join(CORE_DIR, path)))))

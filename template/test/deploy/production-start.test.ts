@@ -11,8 +11,9 @@ import assert from 'node:assert/strict'
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { APPLICATION_NAME } from '../../src/application-name.js'
 import { APP_ROOT } from '../helpers/app.js'
-import { cleanEnv, jsonLines, runProcess, type Running } from '../helpers/process.js'
+import { cleanEnv, jsonLines, runProcess, type Running } from '@project-template/core/testing'
 
 const KEY = Buffer.alloc(32, 23).toString('base64')
 const LISTENING = /^Server listening at (http:\/\/127\.0\.0\.1:\d+)$/
@@ -42,7 +43,7 @@ describe('production start contract', () => {
     }
     run = runProcess('npm', ['start', '--silent'], {
       cwd: root,
-      env: cleanEnv({ NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', ProjectTemplate__DataProtection__Keys__0: KEY }),
+      env: cleanEnv({ NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', ProjectTemplate__DataProtection__Keys__0: KEY }, APPLICATION_NAME),
       detached: true
     })
     const line = await run.waitForLine((record) => typeof record.msg === 'string' && LISTENING.test(record.msg), 30_000)
@@ -52,6 +53,12 @@ describe('production start contract', () => {
   after(() => {
     run?.kill()
     rmSync(root, { recursive: true, force: true })
+  })
+
+  test('the bundle holds nothing of @project-template/core/testing (test sign-in route, local OpenID provider)', () => {
+    const bundled = readdirSync(join(root, 'dist')).filter((name) => name.endsWith('.js')).map((name) => readFileSync(join(root, 'dist', name), 'utf8')).join('\n')
+    assert.ok(bundled.includes('createApp') || bundled.length > 100_000, 'the bundle was read')
+    for (const marker of ['/test-only/sign-in', 'startOidcProvider', 'throughIdpLogin']) assert.equal(bundled.includes(marker), false, marker)
   })
 
   test('start runs the built server and never builds, and there is no prestart', () => {

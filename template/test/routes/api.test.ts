@@ -5,7 +5,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
-import { build, PRINCIPALS, signIn } from '../helpers/app.js'
+import { signIn } from '@project-template/core/testing'
+import { build, PRINCIPALS } from '../helpers/app.js'
 
 const INFORMATION = ['/api/application-information', '/api/v1/application-information']
 

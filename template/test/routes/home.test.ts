@@ -5,7 +5,8 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { build, claim, PRINCIPALS, signIn } from '../helpers/app.js'
+import { claim, signIn } from '@project-template/core/testing'
+import { build, PRINCIPALS } from '../helpers/app.js'
 
 test('an anonymous browser is sent to the login page with the return URL', async (context) => {
   const { app } = await build(context)

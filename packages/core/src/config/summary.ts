@@ -5,6 +5,7 @@
  */
 import type { LoadedConfiguration } from './load.js'
 import { PROVIDER_NAMES, ROOT_KEY } from './schema.js'
+import { clientAuthenticationWarnings } from '../oidc/client-authentication.js'
 
 export interface ConfigurationSummary {
   readonly valid: boolean
@@ -37,7 +38,10 @@ export function summarizeConfiguration (loaded: LoadedConfiguration): Configurat
       .map((name) => ({ name, displayName: config.Authentication.Providers[name].DisplayName })),
     secrets: loaded.secretOrigins.map((origin) => ({ key: origin.key, source: origin.source })),
     dataProtection: keys > 0 ? { keys } : { keys, keyDirectory: config.DataProtection.KeyDirectory },
-    warnings: loaded.warnings.map((warning) => ({ event: warning.event, key: warning.key, ...(warning.file === undefined ? {} : { file: warning.file }), message: warning.message })),
+    warnings: [
+      ...loaded.warnings.map((warning) => ({ event: warning.event, key: warning.key, ...(warning.file === undefined ? {} : { file: warning.file }), message: warning.message })),
+      ...(config.Authentication.Enabled ? clientAuthenticationWarnings(config.Authentication.Providers.OpenIdConnect, `${loaded.applicationName}:Authentication:Providers:OpenIdConnect:TokenEndpointAuthMethod`) : [])
+    ],
     errors: loaded.errors.map((problem) => ({ key: problem.key, message: problem.message }))
   }
 }

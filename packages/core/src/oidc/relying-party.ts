@@ -20,6 +20,7 @@ import { pathClaims } from '../sign-in/claim-paths.js'
 import { SignInRefusal } from '../sign-in/refusal.js'
 import { groupOverageInJson, type GroupOverageIndicator } from '../sign-in/group-overage.js'
 import { KeySetUnavailableError, UnknownSigningKeyError, type ProviderKeys } from './provider-keys.js'
+import { chooseClientAuthentication, rememberClientAuthentication, withClientAuthenticationHint } from './client-authentication.js'
 
 /** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
 export const OUTBOUND_TIMEOUT_SECONDS = 10
@@ -42,8 +43,10 @@ export interface OpenIdConnectSettings {
    */
   readonly allowInsecureRequests: boolean
   readonly timeoutSeconds?: number
-  /** `TokenEndpointAuthMethod`; empty or absent: chosen from discovery. */
+  /** `TokenEndpointAuthMethod`; empty or absent: chosen from discovery (oidc/client-authentication.ts). */
   readonly tokenEndpointAuthMethod?: '' | 'client_secret_basic' | 'client_secret_post'
+  /** The colon path of `TokenEndpointAuthMethod`, named in the startup notice and a refusal's log line. */
+  readonly tokenEndpointAuthMethodSetting?: string
   /** `ClockSkewSeconds`; default {@link CLOCK_TOLERANCE_SECONDS}. */
   readonly clockToleranceSeconds?: number
 }
@@ -66,6 +69,10 @@ export interface OpenIdConnectDiagnostics {
   readonly httpStatus?: number
   readonly oauthError?: string
   readonly causeCode?: string
+  /** The setting that likely fixes the refusal (oidc/client-authentication.ts: `TokenEndpointAuthMethod`). */
+  readonly setting?: string
+  /** Why that setting: `basic_credentials_form_encoded`. */
+  readonly hint?: string
 }
 
 /** A coded failure; `cause` holds the library error for the log's error name and code only. */
@@ -134,24 +141,18 @@ export async function readDiagnostics (error: unknown): Promise<OpenIdConnectDia
   }
 }
 
-/** The client authentication method used for `configured` against the provider's discovery list. */
-export function tokenEndpointAuthMethodOf (configured: OpenIdConnectSettings['tokenEndpointAuthMethod'], supported: unknown): 'client_secret_basic' | 'client_secret_post' {
-  if (configured === 'client_secret_basic' || configured === 'client_secret_post') return configured
-  // RFC 8414 section 2: an absent list means client_secret_basic.
-  const methods = Array.isArray(supported) ? supported : []
-  return !methods.includes('client_secret_basic') && methods.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic'
-}
-
 /**
  * Client authentication at the token endpoint with the client secret, revealed at the moment the
- * request is built: the configured method, else client_secret_basic unless the provider supports
- * only client_secret_post.
+ * request is built: the method oidc/client-authentication.ts chooses (the configured one, else
+ * client_secret_post when the provider supports only that or when form-encoding would change the
+ * Basic credentials, else client_secret_basic).
  */
-function clientSecretAuthentication (secret: Secret, configured: OpenIdConnectSettings['tokenEndpointAuthMethod']): client.ClientAuth {
+function clientSecretAuthentication (settings: OpenIdConnectSettings): client.ClientAuth {
   return (as, metadata, body, headers) => {
-    const usePost = tokenEndpointAuthMethodOf(configured, as.token_endpoint_auth_methods_supported) === 'client_secret_post'
-    const method = usePost ? client.ClientSecretPost(secret.reveal()) : client.ClientSecretBasic(secret.reveal())
-    method(as, metadata, body, headers)
+    const secret = settings.clientSecret.reveal()
+    const { method } = chooseClientAuthentication(settings.tokenEndpointAuthMethod, as.token_endpoint_auth_methods_supported, { clientId: settings.clientId, clientSecret: secret })
+    const authenticate = method === 'client_secret_post' ? client.ClientSecretPost(secret) : client.ClientSecretBasic(secret)
+    authenticate(as, metadata, body, headers)
   }
 }
 
@@ -166,16 +167,19 @@ export function discoveryUrlOf (authority: string): string {
 export async function discoverProvider (settings: OpenIdConnectSettings): Promise<client.Configuration> {
   // The ID token signature is verified with ProviderKeys, not openid-client's non-repudiation check.
   const execute = settings.allowInsecureRequests ? [client.allowInsecureRequests] : []
-  return await client.discovery(
+  const config = await client.discovery(
     new URL(settings.authority),
     settings.clientId,
     {
       id_token_signed_response_alg: settings.idTokenSignedResponseAlg,
       [client.clockTolerance]: settings.clockToleranceSeconds ?? CLOCK_TOLERANCE_SECONDS
     },
-    clientSecretAuthentication(settings.clientSecret, settings.tokenEndpointAuthMethod),
+    clientSecretAuthentication(settings),
     { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS }
   )
+  rememberClientAuthentication(config, chooseClientAuthentication(settings.tokenEndpointAuthMethod, config.serverMetadata().token_endpoint_auth_methods_supported,
+    { clientId: settings.clientId, clientSecret: settings.clientSecret.reveal() }), settings.tokenEndpointAuthMethodSetting ?? 'TokenEndpointAuthMethod')
+  return config
 }
 
 /** Builds the authorization URL (response_type code, PKCE S256, state, nonce). */
@@ -314,7 +318,7 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
     })
   } catch (error) {
     const failure = classifyGrantError(error)
-    throw new OpenIdConnectError(failure, codeOf(error), { cause: error, diagnostics: await readDiagnostics(error) })
+    throw new OpenIdConnectError(failure, codeOf(error), { cause: error, diagnostics: withClientAuthenticationHint(config, await readDiagnostics(error)) })
   }
   const idToken = response.claims()
   if (idToken === undefined || response.id_token === undefined) throw new OpenIdConnectError('id_token', 'ID_TOKEN_MISSING')
@@ -368,7 +372,7 @@ export async function refreshTokens (config: client.Configuration, stored: Reado
   try {
     response = await client.refreshTokenGrant(config, refreshToken)
   } catch (error) {
-    const diagnostics = diagnosticsOf(error)
+    const diagnostics = withClientAuthenticationHint(config, diagnosticsOf(error))
     if (diagnostics.oauthError === 'invalid_grant') throw new TokenRefreshError('invalid_grant', diagnostics, { cause: error })
     const failure = classifyGrantError(error)
     throw new TokenRefreshError(failure === 'token' ? 'unavailable' : 'id_token', diagnostics, { cause: error })

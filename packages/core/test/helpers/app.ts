@@ -1,153 +1,65 @@
 /**
- * Test helpers: build the real app from real configuration loading (settings become environment
- * variables, the same path operators use), capture its log lines, and sign a user in through a
- * test-only identity flow registered by the test itself (never shipped in the app).
+ * The core's test helpers: the starter app (template/src/app.ts, the app every generated project
+ * starts from: one source, nothing copied) built through `@project-template/core/testing`
+ * (src/testing/), with the core's own root, and the core-internal pieces (stored sessions,
+ * anti-forgery, the standard principals) its suites share.
+ *
+ * The starter app imports `@project-template/core`; in the core's tests that name resolves to
+ * this package's src/index.ts (tsconfig.json `paths`, which tsx applies, also in child processes
+ * through TSX_TSCONFIG_PATH, set below), so app and tests share one copy of every module.
  */
-import { randomBytes } from 'node:crypto'
 import { after, before, type TestContext } from 'node:test'
-import { Writable } from 'node:stream'
-import { dirname, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { buildApp } from '../fixtures/app/src/app.js'
-import { applicationDiscriminatorOf, createKeyRing, loadKeyRing, type KeyRing } from '../../src/data-protection/key-ring.js'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../../../template/src/app.js'
+import type { KeyRing } from '../../src/data-protection/key-ring.js'
 import type { Claim } from '../../src/session/principal.js'
-import { loadConfiguration, type LoadedConfiguration } from '../../src/config/load.js'
-import { ROOT_KEY } from '../../src/config/schema.js'
-import { createLogger } from '../../src/logger.js'
+import type { LoadedConfiguration } from '../../src/config/load.js'
 import { openSessionReference, openTicket } from '../../src/session/ticket.js'
 import type { AuthenticationTicket } from '../../src/session/principal.js'
-import type { StateStore } from '../../src/state/state-store.js'
 import type { EmbeddedStateStore } from '../../src/state/embedded-store.js'
 import { createEmbeddedStore } from '../../src/plugins/state.js'
+import {
+  buildTestApp as buildWithTesting,
+  claim,
+  cookieHeaderFrom,
+  loadTestConfiguration as loadWithTesting,
+  signIn,
+  testKeyRing as testKeyRingOf,
+  type TestApp,
+  type TestAppOptions as TestingAppOptions,
+  type TestSettings
+} from '../../src/testing/app.js'
 import { antiforgeryTokenIn } from './cookies.js'
+
+export { buildApp }
+export { claim, CLOSED_POSTURE, cookieHeaderFrom, EPHEMERAL_STATE, LogCapture, settingsToEnv, signIn, TEST_SIGN_IN_PATH } from '../../src/testing/app.js'
+export type { TestApp } from '../../src/testing/app.js'
 
 /** The core package's root (its docs/, test/output/). */
 export const CORE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
-/** The test app's root (test/fixtures/app): the content root of every app the tests build, and the cwd of the process tests. */
-export const APP_ROOT = resolve(CORE_ROOT, 'test', 'fixtures', 'app')
+/** The starter app's root (the monorepo's template/): the content root of every app the tests build, and the cwd of the process tests. */
+export const APP_ROOT = resolve(CORE_ROOT, '..', '..', 'template')
 
-/** Collects pino's JSON lines. */
-export class LogCapture extends Writable {
-  readonly lines: string[] = []
+// Child processes run with cwd APP_ROOT, where tsx would read template/tsconfig.json and load the
+// core's built dist/ beside these tests' src/: point them at the core's tsconfig.json instead.
+process.env.TSX_TSCONFIG_PATH = join(CORE_ROOT, 'tsconfig.json')
 
-  override _write (chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
-    for (const line of chunk.toString('utf8').split('\n')) if (line !== '') this.lines.push(line)
-    callback()
-  }
-
-  text (): string {
-    return this.lines.join('\n')
-  }
-
-  records (): Array<Record<string, unknown>> {
-    return this.lines.map((line) => JSON.parse(line) as Record<string, unknown>)
-  }
-
-  events (event: string): Array<Record<string, unknown>> {
-    return this.records().filter((record) => record.event === event)
-  }
-}
-
-type Settings = { [key: string]: string | number | boolean | string[] | Settings[] | Settings }
-
-/** `{ Authentication: { Enabled: false } }` -> `ProjectTemplate__Authentication__Enabled=false`. */
-export function settingsToEnv (settings: Settings, prefix = ROOT_KEY): Record<string, string> {
-  const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(settings)) {
-    const name = `${prefix}__${key}`
-    if (Array.isArray(value)) value.forEach((item: string | Settings, index) => { if (typeof item === 'object') Object.assign(env, settingsToEnv(item, `${name}__${index}`)); else env[`${name}__${index}`] = item })
-    else if (typeof value === 'object') Object.assign(env, settingsToEnv(value, name))
-    else env[name] = String(value)
-  }
-  return env
-}
-
-export interface TestAppOptions {
-  /** Settings under `ProjectTemplate`, applied as environment variables. */
-  readonly settings?: Settings
-  /** NODE_ENV value (default: unset -> Production). */
-  readonly nodeEnv?: string
-  readonly keyRing?: KeyRing
-  /** Registers the test-only sign-in route before ready(). Default true. */
-  readonly testSignIn?: boolean
-  /** Milliseconds since the epoch, for session lifetime tests. */
-  readonly now?: () => number
-  /** A state store shared with other apps (the caller closes it). */
-  readonly stateStore?: StateStore
-  /** Called with the app before ready() (register routes, policies, evaluators). */
-  readonly configure?: (app: FastifyInstance) => void | Promise<void>
-}
-
-export interface TestApp {
-  readonly app: FastifyInstance
-  readonly logs: LogCapture
-  readonly loaded: LoadedConfiguration
-  readonly keyRing: KeyRing
-}
-
-export const TEST_SIGN_IN_PATH = '/test-only/sign-in'
+/** The test app's options: everything `@project-template/core/testing` takes but the app and its root. */
+export type TestAppOptions = Omit<TestingAppOptions, 'buildApp' | 'contentRoot' | 'applicationName'>
 
 export function testKeyRing (): KeyRing {
-  return createKeyRing([randomBytes(32)])
+  return testKeyRingOf()
 }
 
-/**
- * The closed-by-default posture, applied under every test's own settings so that the suite means
- * the same thing whichever posture appsettings.json was generated with (test/posture.test.ts
- * checks the shipped file itself).
- */
-export const CLOSED_POSTURE: Settings = {
-  Authentication: { Enabled: true, Cookie: { Enabled: true } },
-  Authorization: { RequireAuthenticatedUserByDefault: true }
-}
-
-/**
- * The state store in memory unless a test asks for the file (`State:Embedded:Persist`): test apps
- * and processes share test/fixtures/app as their root, and must not share one state file.
- */
-export const EPHEMERAL_STATE: Settings = { State: { Embedded: { Persist: false } } }
-
-export function loadTestConfiguration (options: Pick<TestAppOptions, 'settings' | 'nodeEnv'> = {}): LoadedConfiguration {
-  const env: NodeJS.ProcessEnv = {
-    ...settingsToEnv(CLOSED_POSTURE),
-    ...settingsToEnv(EPHEMERAL_STATE),
-    ...settingsToEnv(options.settings ?? {}),
-    XDG_CONFIG_HOME: '/nonexistent-test-config'
-  }
-  if (options.nodeEnv !== undefined) env.NODE_ENV = options.nodeEnv
-  return loadConfiguration({ env, contentRoot: APP_ROOT })
+export function loadTestConfiguration (options: { readonly settings?: TestSettings, readonly nodeEnv?: string } = {}): LoadedConfiguration {
+  return loadWithTesting({ ...options, contentRoot: APP_ROOT })
 }
 
 export async function buildTestApp (options: TestAppOptions = {}): Promise<TestApp> {
-  const loaded = loadTestConfiguration(options)
-  if (loaded.errors.length > 0) throw new Error(`test configuration invalid: ${loaded.errors.map((e) => e.message).join(' ')}`)
-  const logs = new LogCapture()
-  // Keys configured as DataProtection:Keys go through the same loader as production.
-  const keyRing = options.keyRing ?? (loaded.config.DataProtection.Keys.length > 0
-    ? loadKeyRing(loaded.config.DataProtection.Keys, loaded.config.DataProtection.KeyDirectory, APP_ROOT,
-      applicationDiscriminatorOf(loaded.config.DataProtection.ApplicationDiscriminator, loaded.environmentName)).ring
-    : testKeyRing())
-  const app = await buildApp({
-    config: loaded.config,
-    environmentName: loaded.environmentName,
-    contentRoot: APP_ROOT,
-    logger: createLogger('debug', logs),
-    keyRing,
-    ...(options.now === undefined ? {} : { now: options.now }),
-    ...(options.stateStore === undefined ? {} : { stateStore: options.stateStore })
-  })
-  if (options.testSignIn !== false) {
-    app.post<{ Body: { claims: Claim[], scheme?: string, indexKeys?: string[] } }>(TEST_SIGN_IN_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
-      const { scheme, claims, indexKeys } = request.body
-      await reply.signIn({ scheme: scheme ?? 'TestFlow', claims, ...(indexKeys === undefined ? {} : { indexKeys }) })
-      return reply.code(204).send()
-    })
-  }
-  await options.configure?.(app)
-  await app.ready()
-  return { app, logs, loaded, keyRing }
+  return await buildWithTesting({ ...options, buildApp, contentRoot: APP_ROOT })
 }
 
 /**
@@ -169,20 +81,6 @@ export function buildForSuite (options: TestAppOptions = {}): TestApp {
   before(async () => { Object.assign(fixture, await buildTestApp(options)) })
   after(async () => { await fixture.app?.close() })
   return fixture
-}
-
-/** Cookies from Set-Cookie headers whose value is non-empty, as a Cookie header value. */
-export function cookieHeaderFrom (response: LightMyRequestResponse): string {
-  return response.cookies.filter((cookie) => cookie.value !== '').map((cookie) => `${cookie.name}=${cookie.value}`).join('; ')
-}
-
-export const claim = (type: string, value: string, issuer = 'TestFlow'): Claim => ({ type, value, issuer })
-
-/** Signs a principal in through the test-only flow and returns its Cookie header. */
-export async function signIn (app: FastifyInstance, claims: Claim[]): Promise<string> {
-  const response = await app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims } })
-  if (response.statusCode !== 204) throw new Error(`test sign-in failed with ${response.statusCode}`)
-  return cookieHeaderFrom(response)
 }
 
 export const standardUser = (): Claim[] => [

@@ -1,87 +1,24 @@
 /**
- * Child processes for the entry points (src/server.ts, src/check-config.ts run through tsx): a clean
- * environment (nothing inherited under ProjectTemplate__), collected output, bounded waits.
+ * Child processes for the starter app's entry points (template/src/server.ts and check-config.ts
+ * run through tsx, cwd = the app's root), on `@project-template/core/testing`'s runProcess. Their
+ * environment names the core's tsconfig.json (TSX_TSCONFIG_PATH), whose `paths` make
+ * `@project-template/core` this package's src/, as in the tests themselves.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { CLOSED_POSTURE, EPHEMERAL_STATE, settingsToEnv, APP_ROOT } from './app.js'
+import { join } from 'node:path'
+import { APP_ROOT, CORE_ROOT } from './app.js'
+import { cleanEnv as cleanEnvOf, runProcess, type Running } from '../../src/testing/process.js'
 
-/** A base environment: no configuration keys from the caller, user secrets pointed nowhere. */
+export { jsonLines, runProcess } from '../../src/testing/process.js'
+export type { Running } from '../../src/testing/process.js'
+
+const CORE_TSCONFIG = join(CORE_ROOT, 'tsconfig.json')
+
+/** A base environment: no configuration keys from the caller, user secrets pointed nowhere, the closed posture, the core from source. */
 export function cleanEnv (extra: Record<string, string>): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: process.env.HOME ?? '/tmp',
-    XDG_CONFIG_HOME: '/nonexistent-test-config',
-    // The same closed-posture baseline as buildTestApp, so the suite means the same thing whichever
-    // posture appsettings.json was generated with (test/posture.test.ts checks the file itself).
-    ...settingsToEnv(CLOSED_POSTURE),
-    ...settingsToEnv(EPHEMERAL_STATE),
-    ...extra
-  }
-}
-
-export interface Running {
-  readonly child: ChildProcess
-  stdout: () => string
-  stderr: () => string
-  /** Resolves with the exit code (or the signal name), rejects after `timeoutMs`. */
-  exited: (timeoutMs?: number) => Promise<number | string>
-  /** Resolves with the first stdout JSON line for which `match` is true. */
-  waitForLine: (match: (record: Record<string, unknown>) => boolean, timeoutMs?: number) => Promise<Record<string, unknown>>
-  kill: () => void
+  return { TSX_TSCONFIG_PATH: CORE_TSCONFIG, ...cleanEnvOf(extra) }
 }
 
 export function runEntryPoint (script: string, env: NodeJS.ProcessEnv, args: readonly string[] = []): Running {
   // `node --import tsx` is `tsx <script>` in one process, so signals reach the app itself.
-  return runProcess(process.execPath, ['--import', 'tsx', script, ...args], { cwd: APP_ROOT, env })
-}
-
-/**
- * Any command, output collected as for {@link runEntryPoint}. `detached` puts it in its own process
- * group (for `npm start`, whose shell and node child are then signalled together by `kill(-pid)`).
- */
-export function runProcess (command: string, args: readonly string[], options: { cwd: string, env: NodeJS.ProcessEnv, detached?: boolean }): Running {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: options.detached === true, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  let err = ''
-  const listeners = new Set<() => void>()
-  child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString('utf8'); for (const listener of listeners) listener() })
-  child.stderr.on('data', (chunk: Buffer) => { err += chunk.toString('utf8') })
-  const exit = new Promise<number | string>((resolve) => {
-    child.once('exit', (code, signal) => { resolve(code ?? signal ?? 'unknown') })
-  })
-  const records = (): Array<Record<string, unknown>> => out.split('\n').filter((line) => line.startsWith('{')).map((line) => {
-    try { return JSON.parse(line) as Record<string, unknown> } catch { return {} }
-  })
-  return {
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    exited: async (timeoutMs = 20_000) => await Promise.race([
-      exit,
-      new Promise<never>((_resolve, reject) => setTimeout(() => { reject(new Error(`process did not exit within ${timeoutMs} ms; stdout: ${out} stderr: ${err}`)) }, timeoutMs).unref())
-    ]),
-    waitForLine: async (match, timeoutMs = 20_000) => await new Promise((resolve, reject) => {
-      const check = (): void => {
-        const found = records().find(match)
-        if (found !== undefined) { listeners.delete(check); clearTimeout(timer); resolve(found) }
-      }
-      const timer = setTimeout(() => { listeners.delete(check); reject(new Error(`no matching log line within ${timeoutMs} ms; stdout: ${out} stderr: ${err}`)) }, timeoutMs)
-      listeners.add(check)
-      exit.then(() => { check(); if (listeners.has(check)) { listeners.delete(check); clearTimeout(timer); reject(new Error(`process exited; stdout: ${out} stderr: ${err}`)) } })
-      check()
-    }),
-    kill: () => {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      if (options.detached === true && child.pid !== undefined) {
-        try { process.kill(-child.pid, 'SIGKILL') } catch { child.kill('SIGKILL') }
-      } else {
-        child.kill('SIGKILL')
-      }
-    }
-  }
-}
-
-/** stdout parsed as JSON lines; fails on a line that is not JSON. */
-export function jsonLines (text: string): Array<Record<string, unknown>> {
-  return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record<string, unknown>)
+  return runProcess(process.execPath, ['--import', 'tsx', script, ...args], { cwd: APP_ROOT, env: { TSX_TSCONFIG_PATH: CORE_TSCONFIG, ...env } })
 }

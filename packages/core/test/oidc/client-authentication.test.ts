@@ -7,6 +7,11 @@
  * is refused, and the 401 whose `WWW-Authenticate: Basic realm=...` has no `error` is logged with
  * `oauthError: invalid_client` read from the JSON body. BackChannelLogout against a provider that
  * does not advertise back-channel logout logs a startup warning.
+ *
+ * Issue 26, item 10 (LemonLDAP::NG 2.16 and Glewlwyd 2.7.5 list client_secret_basic too, and still
+ * refuse a secret with a `-`): with TokenEndpointAuthMethod unset, a client id or secret that
+ * form-encoding changes gets client_secret_post when discovery lists it, said once at startup and
+ * by check-config; a refusal of Basic credentials that form-encoding changed names the setting.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -17,12 +22,28 @@ import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from '../helpers/providers/provider-app.js'
 import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
 import { waitFor } from '../helpers/wait.js'
+import { loadTestConfiguration } from '../helpers/app.js'
+import { changedByFormEncoding, chooseClientAuthentication, formUrlEncode } from '../../src/oidc/client-authentication.js'
+import { formatSummary, summarizeConfiguration } from '../../src/config/summary.js'
 
 // The characters LemonLDAP::NG 2.16 does not decode from Basic credentials.
 const CLIENT_ID = 'lemon-client-id'
 const CLIENT_SECRET = 'PLANTED-a+b/c=d-e+f/g=='
 const ACCOUNTS = { ada: { name: 'Ada' } }
 const POST_ONLY = { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, accounts: ACCOUNTS, tokenEndpointAuthMethod: 'client_secret_post', clientAuthMethods: ['client_secret_post'], basicCredentialsNotDecoded: true } as const
+
+/** Starts OpenID Connect pairs for one suite and closes them in the suite's `after`. */
+function suitePairs (): (options: OidcPairOptions) => Promise<OidcPair> {
+  const pairs: OidcPair[] = []
+  after(async () => {
+    for (const started of pairs) { await started.app.close(); await started.idp.close() }
+  })
+  return async (options) => {
+    const started = await startOidcPair(options)
+    pairs.push(started)
+    return started
+  }
+}
 
 async function signIn (pair: OidcPair): Promise<Exchange> {
   const session = new HttpSession()
@@ -32,15 +53,8 @@ async function signIn (pair: OidcPair): Promise<Exchange> {
 }
 
 describe('a provider that accepts only client_secret_post', () => {
-  const pairs: OidcPair[] = []
-  async function pair (options: Partial<OidcPairOptions> = {}): Promise<OidcPair> {
-    const started = await startOidcPair({ idp: POST_ONLY, ...options })
-    pairs.push(started)
-    return started
-  }
-  after(async () => {
-    for (const started of pairs) { await started.app.close(); await started.idp.close() }
-  })
+  const start = suitePairs()
+  const pair = async (options: Partial<OidcPairOptions> = {}): Promise<OidcPair> => await start({ idp: POST_ONLY, ...options })
 
   test('TokenEndpointAuthMethod unset: client_secret_post is chosen from discovery and the sign-in succeeds', async () => {
     const chosen = await pair()
@@ -99,14 +113,10 @@ describe('a 401 challenge without an error parameter (LemonLDAP::NG: WWW-Authent
 })
 
 describe('BackChannelLogout and the provider\'s discovery', () => {
-  const pairs: OidcPair[] = []
-  after(async () => {
-    for (const started of pairs) { await started.app.close(); await started.idp.close() }
-  })
+  const start = suitePairs()
 
   test('a provider that does not advertise backchannel_logout_supported: one startup warning naming the setting', async () => {
-    const started = await startOidcPair({ idp: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, accounts: ACCOUNTS }, openIdConnect: { BackChannelLogout: true } })
-    pairs.push(started)
+    const started = await start({ idp: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, accounts: ACCOUNTS }, openIdConnect: { BackChannelLogout: true } })
     await waitFor(() => started.app.logs.events('external.metadata.loaded').length > 0, 'metadata to load', 10_000)
     const warnings = started.app.logs.events('oidc.back_channel_logout.unsupported')
     assert.equal(warnings.length, 1)
@@ -115,12 +125,157 @@ describe('BackChannelLogout and the provider\'s discovery', () => {
   })
 
   test('control: a provider advertising back-channel logout gets no warning', async () => {
-    const started = await startOidcPair({
+    const started = await start({
       idp: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, accounts: ACCOUNTS, backChannelLogoutUri: (redirectUri) => redirectUri.replace('/signin-oidc', '/backchannel-logout-oidc') },
       openIdConnect: { BackChannelLogout: true }
     })
-    pairs.push(started)
     await waitFor(() => started.app.logs.events('external.metadata.loaded').length > 0, 'metadata to load', 10_000)
     assert.equal(started.app.logs.events('oidc.back_channel_logout.unsupported').length, 0)
+  })
+})
+
+const SETTING = 'ProjectTemplate:Authentication:Providers:OpenIdConnect:TokenEndpointAuthMethod'
+// Only the secret's `-` is changed by form-encoding here: the character of the report.
+const PLAIN_CLIENT_ID = 'lemonclient'
+const DASH_SECRET = 'PLANTED-dash-secret-4711'
+
+describe('form-encoding of Basic credentials (oauth4webapi formUrlEncode)', () => {
+  const changed = ['-', '_', '.', '!', '~', '*', "'", '(', ')', '+', '/', '=', ' ', '%', ':', 'é']
+  for (const character of changed) {
+    test(`a secret holding ${JSON.stringify(character)} is changed by form-encoding`, () => {
+      assert.equal(changedByFormEncoding(`abc${character}def`), true)
+    })
+  }
+  test('letters and digits are not changed', () => {
+    assert.equal(changedByFormEncoding('AZaz09'), false)
+    assert.equal(formUrlEncode('a-b c.d'), 'a%2Db+c%2Ed')
+  })
+
+  const table: Array<{ name: string, configured: '' | 'client_secret_basic' | 'client_secret_post', supported: unknown, secret: string, method: string, reason: string }> = [
+    { name: 'unset, both listed, plain secret', configured: '', supported: ['client_secret_basic', 'client_secret_post'], secret: 'plain', method: 'client_secret_basic', reason: 'default' },
+    { name: 'unset, both listed, secret with -', configured: '', supported: ['client_secret_basic', 'client_secret_post'], secret: 'a-b', method: 'client_secret_post', reason: 'form_encoding' },
+    { name: 'unset, only basic listed, secret with -', configured: '', supported: ['client_secret_basic'], secret: 'a-b', method: 'client_secret_basic', reason: 'default' },
+    { name: 'unset, no list (RFC 8414: basic), secret with -', configured: '', supported: undefined, secret: 'a-b', method: 'client_secret_basic', reason: 'default' },
+    { name: 'unset, only post listed, plain secret', configured: '', supported: ['client_secret_post'], secret: 'plain', method: 'client_secret_post', reason: 'discovery' },
+    { name: 'basic configured, secret with -', configured: 'client_secret_basic', supported: ['client_secret_basic', 'client_secret_post'], secret: 'a-b', method: 'client_secret_basic', reason: 'configured' }
+  ]
+  for (const row of table) {
+    test(`chosen method: ${row.name} -> ${row.method} (${row.reason})`, () => {
+      const choice = chooseClientAuthentication(row.configured, row.supported, { clientId: 'client', clientSecret: row.secret })
+      assert.equal(choice.method, row.method)
+      assert.equal(choice.reason, row.reason)
+    })
+  }
+  test('a client id that form-encoding changes counts like the secret', () => {
+    assert.equal(chooseClientAuthentication('', ['client_secret_basic', 'client_secret_post'], { clientId: 'my.client', clientSecret: 'plain' }).method, 'client_secret_post')
+  })
+})
+
+describe('a provider that lists both methods but does not decode Basic credentials (LemonLDAP::NG 2.16)', () => {
+  const start = suitePairs()
+  const pair = async (options: { secret?: string, registered?: 'client_secret_basic' | 'client_secret_post', methods?: string[] } = {}): Promise<OidcPair> => await start({
+    idp: { clientId: PLAIN_CLIENT_ID, clientSecret: options.secret ?? DASH_SECRET, accounts: ACCOUNTS, tokenEndpointAuthMethod: options.registered ?? 'client_secret_post', clientAuthMethods: options.methods ?? ['client_secret_basic', 'client_secret_post'], basicCredentialsNotDecoded: true }
+  })
+
+  test('TokenEndpointAuthMethod unset and a secret with -: client_secret_post, said once at startup naming the setting, and the sign-in succeeds', async () => {
+    const chosen = await pair()
+    const callback = await signIn(chosen)
+    assert.equal(callback.location?.pathname, '/')
+    assert.equal(sessionCookiesSet(callback.response).length, 1)
+    const notices = chosen.app.logs.events('oidc.client_authentication.post_chosen')
+    assert.equal(notices.length, 1)
+    assert.equal(notices[0]?.level, 30)
+    assert.equal(notices[0]?.method, 'client_secret_post')
+    assert.equal(notices[0]?.reason, 'form_encoding')
+    assert.equal(notices[0]?.setting, SETTING)
+    assert.deepEqual(findPlanted(chosen.app.logs.text(), [DASH_SECRET]), [])
+  })
+
+  test('control: a secret form-encoding leaves alone keeps client_secret_basic, with no notice', async () => {
+    const plain = await pair({ secret: 'PLANTEDplainsecret4711', registered: 'client_secret_basic' })
+    const callback = await signIn(plain)
+    assert.equal(callback.location?.pathname, '/')
+    assert.equal(plain.app.logs.events('oidc.client_authentication.post_chosen').length, 0)
+  })
+
+  test('discovery lists only client_secret_basic: Basic is refused with 401 invalid_client and the log line names the setting', async () => {
+    const basicOnly = await pair({ registered: 'client_secret_basic', methods: ['client_secret_basic'] })
+    const callback = await signIn(basicOnly)
+    assert.equal(callback.location?.pathname + (callback.location?.search ?? ''), '/Account/Login?failure=failed')
+    const line = basicOnly.app.logs.events('external.sign_in.failed').at(-1)
+    assert.equal(line?.failure, 'token')
+    assert.equal(line?.httpStatus, 401)
+    assert.equal(line?.oauthError, 'invalid_client')
+    assert.equal(line?.setting, SETTING)
+    assert.equal(line?.hint, 'basic_credentials_form_encoded')
+    assert.equal(basicOnly.app.logs.events('oidc.client_authentication.post_chosen').length, 0)
+    assert.deepEqual(findPlanted(basicOnly.app.logs.text(), [DASH_SECRET]), [])
+  })
+})
+
+describe('a provider that answers 403 unauthorized_client to Basic credentials it cannot read (Glewlwyd 2.7.5)', () => {
+  let idp: TokenIdp
+  const apps: ListeningApp[] = []
+  before(async () => { idp = await startTokenIdp(PLAIN_CLIENT_ID) })
+  after(async () => { for (const app of apps) await app.close(); await idp?.close() })
+
+  async function callbackWith (openIdConnect: Record<string, string | boolean>): Promise<ListeningApp> {
+    const app = await startProviderApp({ Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: PLAIN_CLIENT_ID, ClientSecret: DASH_SECRET, ...openIdConnect } } } })
+    apps.push(app)
+    await waitUntilReady(app.origin)
+    const session = new HttpSession()
+    const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
+    const state = start.location?.searchParams.get('state') ?? ''
+    const callback = await session.request(`${app.origin}/signin-oidc?code=c-${randomBytes(8).toString('hex')}&state=${state}`)
+    assert.equal(callback.location?.pathname + (callback.location?.search ?? ''), '/Account/Login?failure=failed')
+    return app
+  }
+
+  test('TokenEndpointAuthMethod client_secret_basic with a secret with -: the 403 unauthorized_client line names the setting', async () => {
+    idp.answer = () => ({ status: 403, body: { error: 'unauthorized_client' } })
+    const app = await callbackWith({ TokenEndpointAuthMethod: 'client_secret_basic' })
+    assert.match(idp.tokenRequests.at(-1)?.authorization ?? '', /^Basic /)
+    const line = app.logs.events('external.sign_in.failed').at(-1)
+    assert.equal(line?.httpStatus, 403)
+    assert.equal(line?.oauthError, 'unauthorized_client')
+    assert.equal(line?.setting, SETTING)
+    assert.equal(line?.hint, 'basic_credentials_form_encoded')
+    assert.deepEqual(findPlanted(app.logs.text(), [DASH_SECRET, encodeURIComponent(DASH_SECRET), formUrlEncode(DASH_SECRET)]), [])
+  })
+
+  test('TokenEndpointAuthMethod unset: the credentials go in the form body, and a refusal there names no setting', async () => {
+    idp.answer = () => ({ status: 403, body: { error: 'unauthorized_client' } })
+    const app = await callbackWith({})
+    const request = idp.tokenRequests.at(-1)
+    assert.equal(request?.authorization, undefined)
+    assert.equal(request?.body.get('client_secret'), DASH_SECRET)
+    const line = app.logs.events('external.sign_in.failed').at(-1)
+    assert.equal(line?.httpStatus, 403)
+    assert.equal(line?.setting, undefined)
+    assert.equal(line?.hint, undefined)
+  })
+})
+
+describe('check-config and a secret that form-encoding changes', () => {
+  function summaryWith (openIdConnect: Record<string, string | boolean>): ReturnType<typeof summarizeConfiguration> {
+    const loaded = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: 'https://idp.example.test', ClientId: PLAIN_CLIENT_ID, ClientSecret: DASH_SECRET, ...openIdConnect } } } } })
+    assert.deepEqual(loaded.errors, [])
+    return summarizeConfiguration(loaded)
+  }
+
+  test('TokenEndpointAuthMethod unset: one warning naming the setting and client_secret_post, never the secret', () => {
+    const summary = summaryWith({})
+    const warnings = summary.warnings.filter((warning) => warning.event === 'oidc.client_authentication.post_chosen')
+    assert.equal(warnings.length, 1)
+    assert.equal(warnings[0]?.key, SETTING)
+    assert.match(warnings[0]?.message ?? '', /client_secret_post will be used when the provider's discovery lists it/)
+    const text = formatSummary(summary)
+    assert.match(text, /ProjectTemplate:Authentication:Providers:OpenIdConnect:TokenEndpointAuthMethod is unset/)
+    assert.deepEqual(findPlanted(`${text}\n${JSON.stringify(summary)}`, [DASH_SECRET]), [])
+  })
+
+  test('TokenEndpointAuthMethod set, or a plain secret: no such warning', () => {
+    assert.equal(summaryWith({ TokenEndpointAuthMethod: 'client_secret_basic' }).warnings.filter((warning) => warning.event === 'oidc.client_authentication.post_chosen').length, 0)
+    assert.equal(summaryWith({ ClientSecret: 'PLANTEDplain4711' }).warnings.filter((warning) => warning.event === 'oidc.client_authentication.post_chosen').length, 0)
   })
 })

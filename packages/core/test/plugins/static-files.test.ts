@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildApp } from '../fixtures/app/src/app.js'
+import { buildApp } from '../helpers/app.js'
 import { createLogger } from '../../src/logger.js'
 import { buildForSuite, LogCapture, loadTestConfiguration, testKeyRing, type TestApp } from '../helpers/app.js'
 

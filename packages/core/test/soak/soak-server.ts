@@ -6,7 +6,7 @@
  * memory before and after the load, net of the sessions and replay records it legitimately keeps. With SOAK_REDIS set (a connection
  * string), the state store is that Redis instead of the embedded one (test/soak/redis-outage.soak.ts).
  */
-import { buildApp } from '../fixtures/app/src/app.js'
+import { buildApp } from '../helpers/app.js'
 import { createLogger } from '../../src/logger.js'
 import { loadTestConfiguration, APP_ROOT, testKeyRing } from '../helpers/app.js'
 import { registerTestProvider } from '../helpers/test-provider.js'

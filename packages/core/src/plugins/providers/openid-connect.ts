@@ -36,6 +36,7 @@ import { ProviderKeys } from '../../oidc/provider-keys.js'
 import { TokenRefreshError } from '../../session/token-refresh.js'
 import { isFieldPath } from '../../sign-in/claim-paths.js'
 import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
+import { postChosenNotice } from '../../oidc/client-authentication.js'
 import { singleValue } from '../../http/request-input.js'
 import { ReplayCache } from '../../state/replay-cache.js'
 import { providerSessionIndexKey, providerSubjectIndexKey } from '../../session/session-store.js'
@@ -61,6 +62,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
   const log = app.log.child({ provider: scheme })
   const allowInsecureRequests = allowsInsecureRequests(settings.Authority, options.environmentName)
   let warnedBackChannel = false
+  let notedClientAuthentication = false
   const metadata = new ProviderMetadata(() => discoverProvider({
     authority: settings.Authority,
     clientId: settings.ClientId,
@@ -68,6 +70,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     idTokenSignedResponseAlg: settings.IdTokenSignedResponseAlg,
     allowInsecureRequests,
     tokenEndpointAuthMethod: settings.TokenEndpointAuthMethod,
+    tokenEndpointAuthMethodSetting: `${ROOT_KEY}:Authentication:Providers:OpenIdConnect:TokenEndpointAuthMethod`,
     clockToleranceSeconds: settings.ClockSkewSeconds
   }), {
     onFailure: (reason, error) => {
@@ -84,6 +87,8 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
     },
     onLoaded: () => {
       log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded')
+      const postChosen = notedClientAuthentication || metadata.current === undefined ? undefined : postChosenNotice(metadata.current)
+      if (postChosen !== undefined) { notedClientAuthentication = true; log.info(postChosen, 'client_secret_post chosen: form-encoding would change the client id or secret in Basic credentials') }
       // OpenID Connect Back-Channel Logout 1.0, section 2.1: an absent backchannel_logout_supported means false.
       if (settings.BackChannelLogout && !warnedBackChannel && metadata.current?.serverMetadata().backchannel_logout_supported !== true) {
         warnedBackChannel = true

@@ -1,24 +1,27 @@
 /**
- * Child processes for the entry points (src/server.ts, src/check-config.ts run through tsx): a clean
- * environment (nothing inherited under ProjectTemplate__), collected output, bounded waits.
+ * Child processes for an app's entry points (`npm start`, `node dist/server.js`, check-config): a
+ * clean environment (nothing inherited under the app's root key), collected output, bounded waits.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { APP_ROOT, CLOSED_POSTURE, EPHEMERAL_STATE, settingsToEnv } from './app.js'
+import { CLOSED_POSTURE, EPHEMERAL_STATE, settingsToEnv } from './app.js'
+import { ROOT_KEY } from '../config/schema.js'
 
-/** A base environment: no configuration keys from the caller, user secrets pointed nowhere. */
-export function cleanEnv (extra: Record<string, string>): NodeJS.ProcessEnv {
+/**
+ * A base environment: PATH and HOME only, user secrets pointed nowhere, the same closed posture
+ * and in-memory state as {@link buildTestApp}, then `extra`.
+ */
+export function cleanEnv (extra: Record<string, string>, applicationName: string = ROOT_KEY): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/tmp',
     XDG_CONFIG_HOME: '/nonexistent-test-config',
-    // The same closed-posture baseline as buildTestApp, so the suite means the same thing whichever
-    // posture appsettings.json was generated with (test/posture.test.ts checks the file itself).
-    ...settingsToEnv(CLOSED_POSTURE),
-    ...settingsToEnv(EPHEMERAL_STATE),
+    ...settingsToEnv(CLOSED_POSTURE, applicationName),
+    ...settingsToEnv(EPHEMERAL_STATE, applicationName),
     ...extra
   }
 }
 
+/** A child process started by {@link runProcess}. */
 export interface Running {
   readonly child: ChildProcess
   stdout: () => string
@@ -30,13 +33,8 @@ export interface Running {
   kill: () => void
 }
 
-export function runEntryPoint (script: string, env: NodeJS.ProcessEnv, args: readonly string[] = []): Running {
-  // `node --import tsx` is `tsx <script>` in one process, so signals reach the app itself.
-  return runProcess(process.execPath, ['--import', 'tsx', script, ...args], { cwd: APP_ROOT, env })
-}
-
 /**
- * Any command, output collected as for {@link runEntryPoint}. `detached` puts it in its own process
+ * Any command, with its output collected. `detached` puts it in its own process
  * group (for `npm start`, whose shell and node child are then signalled together by `kill(-pid)`).
  */
 export function runProcess (command: string, args: readonly string[], options: { cwd: string, env: NodeJS.ProcessEnv, detached?: boolean }): Running {

@@ -5,14 +5,37 @@
  * stand in for the IdP's pages.
  *
  * The server listens before the provider exists so the app can be configured with the issuer
- * and the provider can be given the app's redirect URI; requests wait until {@link OidcIdp.configure}.
+ * and the provider can be given the app's redirect URI; requests wait until
+ * {@link TestOidcProvider.configure}.
+ *
+ * `oidc-provider` is an optional peer dependency of the core (an app lists it in its
+ * devDependencies): it is imported only when {@link startOidcProvider} runs, so importing
+ * `@project-template/core/testing` without it installed works, and no production bundle sees it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
-import Provider from 'oidc-provider'
 
-export interface OidcIdpOptions {
+/** The small part of oidc-provider's API used here (the package ships no type declarations). */
+interface OidcProviderInstance {
+  callback: () => (request: IncomingMessage, response: ServerResponse) => void
+  on: (event: string, listener: (...args: any[]) => void) => unknown
+}
+type OidcProviderConstructor = new (issuer: string, configuration: Record<string, unknown>) => OidcProviderInstance
+
+/** Loads oidc-provider at call time; a clear error when the app has not installed it. */
+async function loadOidcProvider (): Promise<OidcProviderConstructor> {
+  // A variable specifier: neither tsc nor a bundler follows it into the production graph.
+  const specifier = 'oidc-provider'
+  try {
+    return ((await import(specifier)) as { default: OidcProviderConstructor }).default
+  } catch (error) {
+    throw new Error('startOidcProvider needs the package oidc-provider: npm install --save-dev oidc-provider@^9', { cause: error })
+  }
+}
+
+/** What {@link startOidcProvider} serves: one confidential client and the accounts that can sign in. */
+export interface TestOidcProviderOptions {
   readonly clientId: string
   readonly clientSecret: string
   /** Account id (the login typed in the dev interaction) -> claims. */
@@ -24,9 +47,23 @@ export interface OidcIdpOptions {
    * `accessTokenTtlSeconds`, those from a refresh `refreshedAccessTokenTtlSeconds` (default the same).
    */
   readonly refreshTokens?: { readonly accessTokenTtlSeconds: number, readonly refreshedAccessTokenTtlSeconds?: number }
+  /** Claims released per scope (default: openid sub; profile name, roles, groups; email email). */
+  readonly claims?: Readonly<Record<string, readonly string[]>>
+  /** The client's registered token_endpoint_auth_method (default client_secret_basic). */
+  readonly tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post'
+  /** The provider's clientAuthMethods, advertised as token_endpoint_auth_methods_supported. */
+  readonly clientAuthMethods?: readonly string[]
+  /**
+   * Reads `Authorization: Basic` credentials without form-decoding them, as LemonLDAP::NG 2.16
+   * does: a client id or secret that RFC 6749 section 2.3.1 encoding changes (`+`, `/`, `=`, ...)
+   * is refused with 401, `WWW-Authenticate: Basic realm="..."` (no `error`) and an
+   * `{"error":"invalid_client"}` body, before oidc-provider sees the request.
+   */
+  readonly basicCredentialsNotDecoded?: boolean
 }
 
-export interface OidcIdp {
+/** A running {@link startOidcProvider}. */
+export interface TestOidcProvider {
   readonly issuer: string
   /** Creates the provider with the app's redirect URI (and post-logout redirect URIs); call once the app listens. */
   configure: (redirectUri: string, postLogoutRedirectUris?: string[]) => Promise<void>
@@ -43,12 +80,27 @@ export interface OidcIdp {
   readonly backChannelLogouts: Array<{ status?: number, error?: string }>
   /** Signs a JWT with the provider's own signing key (RS256, kid of its JWKS). */
   sign: (payload: Record<string, unknown>, header?: Record<string, unknown>) => Promise<string>
+  /**
+   * Switches the provider to a new signing key (new kid) without overlap: the JWKS then publishes
+   * only the new key, and new ID tokens are signed with it. Returns the new kid.
+   */
+  rotateKeys: () => Promise<string>
+  /** The kid new tokens are signed with. */
+  readonly currentKid: string
+  /** How many times the provider's jwks_uri has been fetched. */
+  readonly jwksRequests: number
   /** Revokes the grant a refresh token belongs to (as an administrator at the provider would). */
   revokeRefreshToken: (value: string) => Promise<void>
   close: () => Promise<void>
 }
 
-export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
+/**
+ * Starts a local OpenID Provider (oidc-provider) on 127.0.0.1, port 0, for end-to-end tests of
+ * the OpenIdConnect provider: point `Authority` at `issuer`, then call `configure` with the app's
+ * redirect URI once the app listens; drive its pages with {@link throughIdpLogin}.
+ */
+export async function startOidcProvider (options: TestOidcProviderOptions): Promise<TestOidcProvider> {
+  const Provider = await loadOidcProvider()
   let handler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined
   let release!: () => void
   const configured = new Promise<void>((resolve) => { release = resolve })
@@ -65,13 +117,20 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
   const grants: Record<string, number> = {}
   const backChannelLogouts: Array<{ status?: number, error?: string }> = []
   let signingKey: Parameters<SignJWT['sign']>[0] | undefined
-  let provider: InstanceType<typeof Provider> | undefined
+  let provider: OidcProviderInstance | undefined
+  let currentKid = 'test-rs256'
+  let generation = 0
+  let jwksRequests = 0
+  let registered: { redirectUri: string, postLogoutRedirectUris: string[] } | undefined
   async function configure (redirectUri: string, postLogoutRedirectUris: string[] = []): Promise<void> {
+    registered = { redirectUri, postLogoutRedirectUris }
     const { privateKey } = await generateKeyPair('RS256', { extractable: true })
     signingKey = privateKey
     const backChannel = options.backChannelLogoutUri?.(redirectUri)
     const refresh = options.refreshTokens
-    const jwk = { ...(await exportJWK(privateKey)), kid: 'test-rs256', alg: 'RS256', use: 'sig' }
+    const jwk = { ...(await exportJWK(privateKey)), kid: currentKid, alg: 'RS256', use: 'sig' }
+    // The memory adapter's storage is shared by every Provider instance of the process, so a
+    // provider rebuilt with a new key keeps its sessions and grants.
     provider = new Provider(issuer, {
       clients: [{
         client_id: options.clientId,
@@ -80,7 +139,7 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
         post_logout_redirect_uris: postLogoutRedirectUris,
         response_types: ['code'],
         grant_types: refresh === undefined ? ['authorization_code'] : ['authorization_code', 'refresh_token'],
-        token_endpoint_auth_method: 'client_secret_basic',
+        token_endpoint_auth_method: options.tokenEndpointAuthMethod ?? 'client_secret_basic',
         id_token_signed_response_alg: 'RS256',
         ...(backChannel === undefined ? {} : { backchannel_logout_uri: backChannel, backchannel_logout_session_required: true })
       }],
@@ -97,7 +156,8 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
             rotateRefreshToken: true
           }),
       jwks: { keys: [jwk] },
-      claims: { openid: ['sub'], profile: ['name', 'roles', 'groups'], email: ['email'] },
+      claims: options.claims === undefined ? { openid: ['sub'], profile: ['name', 'roles', 'groups'], email: ['email'] } : Object.fromEntries(Object.entries(options.claims).map(([scope, names]) => [scope, [...names]])),
+      ...(options.clientAuthMethods === undefined ? {} : { clientAuthMethods: [...options.clientAuthMethods] }),
       cookies: { keys: ['oidc-idp-test-cookie-key'] },
       pkce: { required: () => true },
       // The provider's outbound fetch refuses special-use addresses (SSRF protection); the app
@@ -126,7 +186,21 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
       }
     })
     provider.on('end_session.success', () => { endedSessions++ })
-    handler = provider.callback()
+    const callback = provider.callback()
+    handler = (request, response) => {
+      if (request.url?.startsWith('/jwks') === true) jwksRequests++
+      const basic = /^Basic (.+)$/.exec(request.headers.authorization ?? '')?.[1]
+      if (options.basicCredentialsNotDecoded === true && request.method === 'POST' && request.url?.startsWith('/token') === true && basic !== undefined) {
+        const raw = Buffer.from(basic, 'base64').toString('utf8')
+        const separator = raw.indexOf(':')
+        if (raw.slice(0, separator) !== options.clientId || raw.slice(separator + 1) !== options.clientSecret) {
+          response.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="test-oidc"' })
+            .end(JSON.stringify({ error: 'invalid_client', error_description: 'client authentication failed' }))
+          return
+        }
+      }
+      callback(request, response)
+    }
     release()
   }
 
@@ -140,8 +214,16 @@ export async function startOidcIdp (options: OidcIdpOptions): Promise<OidcIdp> {
     backChannelLogouts,
     sign: async (payload, header = {}) => {
       if (signingKey === undefined) throw new Error('configure the IdP first')
-      return await new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid: 'test-rs256', ...header }).sign(signingKey)
+      return await new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid: currentKid, ...header }).sign(signingKey)
     },
+    rotateKeys: async () => {
+      if (registered === undefined) throw new Error('configure the IdP first')
+      currentKid = `test-rs256-${++generation}`
+      await configure(registered.redirectUri, registered.postLogoutRedirectUris)
+      return currentKid
+    },
+    get currentKid () { return currentKid },
+    get jwksRequests () { return jwksRequests },
     revokeRefreshToken: async (value) => {
       const token = await (provider as unknown as { RefreshToken: { find: (v: string) => Promise<{ grantId: string } | undefined> }, Grant: { find: (id: string) => Promise<{ destroy: () => Promise<void> } | undefined> } } | undefined)?.RefreshToken.find(value)
       if (token === undefined) throw new Error('unknown refresh token')

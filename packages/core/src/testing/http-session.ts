@@ -43,6 +43,7 @@ export class CookieJar {
   }
 }
 
+/** One request and its answer. */
 export interface Exchange {
   readonly url: URL
   readonly response: Response
@@ -50,6 +51,7 @@ export interface Exchange {
   readonly location: URL | undefined
 }
 
+/** One browser's view of real HTTP: its cookie jar, one request at a time. */
 export class HttpSession {
   readonly jar = new CookieJar()
 
@@ -84,9 +86,9 @@ export class HttpSession {
   }
 }
 
-/** Session cookie names (Secure and Development-insecure forms, and their chunks). */
+/** Session cookie names of any app name (`__Host-<Name>.Web.Authentication`, the Development-insecure `.<Name>...` form, and their chunks). */
 export function isSessionCookie (name: string): boolean {
-  return /^(__Host-|\.)ProjectTemplate\.Web\.Authentication(C\d+)?$/.test(name)
+  return /^(__Host-|\.)[A-Za-z][A-Za-z0-9]*\.Web\.Authentication(C\d+)?$/.test(name)
 }
 
 /** Session cookies with a value that the response sets. */
