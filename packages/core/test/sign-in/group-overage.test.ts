@@ -125,6 +125,13 @@ describe('SAML2 group overage (test IdP, groups.link attribute)', () => {
     assert.equal(refusing.logs.events('external.sign_in.failed').at(-1)?.failure, 'group_overage')
   })
 
+  test('a groups.link attribute with an empty value is refused too (issue 26, item 7)', async () => {
+    const response = await post(refusing, { nameId: 'empty-link@example.test', attributes: { [GROUPS_LINK_ATTRIBUTE]: [''] } })
+    assert.equal(response.headers.location, '/Account/Login?failure=group_overage')
+    assert.equal(setsSessionCookie(response), false)
+    assert.equal(refusing.logs.events('external.sign_in.group_overage').at(-1)?.indicator, 'groups_link')
+  })
+
   test('control: groups as attribute values sign in', async () => {
     const response = await post(refusing, { nameId: 'few@example.test', attributes: { 'http://schemas.microsoft.com/ws/2008/06/identity/claims/groups': ['g-1'] } })
     assert.equal(response.headers.location, '/')
