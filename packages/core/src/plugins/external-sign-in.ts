@@ -8,8 +8,8 @@
  * server, so anonymous traffic cannot fill the state store (docs/security.md, "Resource
  * exhaustion"). The cookie, `__Host-ProjectTemplate.Correlation.<slot 0-3>` = `<issued at (ms),
  * base 36>.<sealed state>`, is HttpOnly, Secure, SameSite=None so a cross-site POST callback
- * (SAML, form_post) carries it; about 300 bytes, never more than about 930 (a return URL that
- * would not fit is shortened: sign-in/correlation-slots.ts). The flow id travels as OAuth `state`
+ * (SAML, form_post) carries it; about 300 bytes, never more than 984 (a return URL that would
+ * not fit is shortened: sign-in/correlation-slots.ts). The flow id travels as OAuth `state`
  * or SAML `RelayState` and must equal the id sealed in one of the browser's slots. Only after the
  * provider's response has been verified is the flow recorded as used (a `replay:sign-in-flow:`
  * record until the flow's expiry), so a replayed callback is refused as `replay` on every
