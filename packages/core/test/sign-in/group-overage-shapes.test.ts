@@ -44,6 +44,7 @@ const SAML_SHAPES: ReadonlyArray<readonly [string, readonly Claim[], readonly st
   ['groups.link with a value', [claim(GROUPS_LINK_ATTRIBUTE, 'https://graph.windows.net/t/users/u/getMemberObjects')], [GROUPS_LINK_ATTRIBUTE], 'groups_link'],
   ['groups.link with an empty value (no claim, the attribute named)', [], [GROUPS_LINK_ATTRIBUTE], 'groups_link'],
   ['groups.link in another case', [], ['HTTP://schemas.microsoft.com/Claims/Groups.Link'], 'groups_link'],
+  ['groups.link with a leading space (as Microsoft\'s SAML token reference prints it)', [], [' http://schemas.microsoft.com/claims/groups.link'], 'groups_link'],
   ['groups.link under another claims namespace', [], ['http://schemas.microsoft.com/ws/2008/06/identity/claims/groups.link'], 'groups_link'],
   ['hasgroups attribute "true"', [claim('http://schemas.microsoft.com/claims/hasgroups', 'true')], ['http://schemas.microsoft.com/claims/hasgroups'], 'hasgroups'],
   ['hasgroups attribute "True"', [claim('hasgroups', 'True')], ['hasgroups'], 'hasgroups'],
