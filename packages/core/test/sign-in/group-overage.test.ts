@@ -26,6 +26,9 @@ const ACCOUNTS = {
   // Entra ID above 200 groups: the groups are at Microsoft Graph, named by a distributed claim.
   many: { name: 'Many Groups', _claim_names: { groups: 'src1' }, _claim_sources: { src1: { endpoint: 'https://graph.windows.net/tenant/users/many/getMemberObjects' } } },
   flagged: { name: 'Flagged', hasgroups: true },
+  // The same flag as a string or a number (issue 26, item 7): each signed in without groups before.
+  flaggedText: { name: 'Flagged Text', hasgroups: 'True' },
+  flaggedNumber: { name: 'Flagged Number', hasgroups: 1 },
   few: { name: 'Few Groups', groups: ['staff'] }
 }
 const CLAIMS = { openid: ['sub'], profile: ['name', 'groups', 'hasgroups'] }
@@ -56,8 +59,8 @@ describe('OpenID Connect group overage (oidc-provider)', () => {
     for (const pair of [refusing, accepting]) { await pair?.app.close(); await pair?.idp.close() }
   })
 
-  for (const [login, indicator] of [['many', 'claim_names'], ['flagged', 'hasgroups']] as const) {
-    test(`${indicator}: refused by default (group_overage), its own event and login-page text, no session`, async () => {
+  for (const [login, indicator] of [['many', 'claim_names'], ['flagged', 'hasgroups'], ['flaggedText', 'hasgroups'], ['flaggedNumber', 'hasgroups']] as const) {
+    test(`${indicator} (${login}): refused by default (group_overage), its own event and login-page text, no session`, async () => {
       const { session, callback } = await oidcSignIn(refusing, login)
       assert.equal(callback.response.status, 302)
       assert.deepEqual(sessionCookiesSet(callback.response), [])
