@@ -16,10 +16,14 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { settingsToEnv } from '../helpers/app.js'
+import { LogCapture, settingsToEnv } from '../helpers/app.js'
+import { createApp } from '../../src/create-app.js'
+import { loadConfiguration } from '../../src/config/load.js'
+import { createKeyRing } from '../../src/data-protection/key-ring.js'
+import { createLogger } from '../../src/logger.js'
 import { closedPort } from '../helpers/ports.js'
 import { cleanEnv, runEntryPoint, type Running } from '../helpers/process.js'
 import { ConfigurationError } from '../../src/errors.js'
@@ -119,6 +123,36 @@ describe('the embedded state file is one process\'s', { skip }, () => {
       assert.equal(file, join(dataDirectory, STATE_FILE))
     })
   }
+
+  test('under an application name the message names that root key (Contoso:State:Provider)', async () => {
+    assert.ok(sqlite !== undefined)
+    const root = join(directory, 'contoso')
+    const dataDirectory = join(root, 'state')
+    const file = prepareStateFile(dataDirectory, root)
+    writeFileSync(join(root, 'appsettings.json'), JSON.stringify({ Contoso: { Logging: { Level: 'error' } } }))
+    mkdirSync(join(root, 'public'))
+    const { journal } = SqliteJournal.open(sqlite, file, Date.now())
+    try {
+      const loaded = loadConfiguration({
+        env: { Contoso__Authentication__Enabled: 'true', Contoso__State__Embedded__Persist: 'true', Contoso__State__Embedded__DataDirectory: dataDirectory, XDG_CONFIG_HOME: '/nonexistent-test-config' },
+        contentRoot: root,
+        applicationName: 'Contoso'
+      })
+      assert.deepEqual(loaded.errors, [])
+      await assert.rejects(createApp({
+        config: loaded.config,
+        environmentName: loaded.environmentName,
+        contentRoot: root,
+        logger: createLogger('error', new LogCapture()),
+        keyRing: createKeyRing([randomBytes(32)], '', 'Contoso'),
+        applicationName: 'Contoso'
+      }), (error: unknown) => error instanceof ConfigurationError &&
+        error.problems[0]?.key === 'Contoso:State:Embedded:DataDirectory' &&
+        error.message.includes('set Contoso:State:Provider to Redis') && !error.message.includes('ProjectTemplate'))
+    } finally {
+      await journal.close()
+    }
+  })
 
   test('in one process too: a second journal on an open file is refused; once the first is closed it opens', async () => {
     assert.ok(sqlite !== undefined)
