@@ -237,6 +237,11 @@ server {
         # An instance that does not even accept the connection is skipped after 3 s.
         proxy_connect_timeout 3s;
         client_max_body_size 64k;
+        # The app's response headers must fit proxy_buffer_size or nginx answers 502. The app's
+        # largest (a challenge: correlation cookie of at most 1 KB and a signed SAML redirect) are
+        # about 2.3 KB; set explicitly, not left at one memory page, with room for the app's own.
+        proxy_buffer_size 8k;
+        proxy_buffers 8 8k;
     }
 }
 `

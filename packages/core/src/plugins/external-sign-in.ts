@@ -2,19 +2,19 @@
  * What every external provider shares: the pending sign-in flow that binds a callback to the
  * browser that started it, and the two ways a flow ends (signed in, or a safe failure).
  *
- * A flow's state (scheme, return URL, PKCE verifier, nonce, SAML request id, expiry) is sealed
- * into the browser's correlation cookie with its own purpose, as ASP.NET Core's remote
- * authentication handlers do: starting a sign-in writes nothing on the server, so anonymous
- * traffic cannot fill the state store (docs/security.md, "Resource exhaustion"). The cookie,
- * `__Host-ProjectTemplate.Correlation.<flow id>` = `<issued at, base 36>.<sealed state>`, is
- * HttpOnly, Secure, SameSite=None so a cross-site POST callback (SAML, form_post) carries it;
- * about 300 bytes, at most about 3.2 KB with the longest (2,048-character) return URL
- * (docs/security.md, "Correlation cookies"). The flow id travels as OAuth `state` or SAML
- * `RelayState` and must equal the id sealed in the cookie of the same name. Only after the
+ * A flow's state (scheme, return URL, PKCE verifier, nonce, SAML request id, expiry, the session
+ * the browser had) is sealed into the browser's correlation cookie with its own purpose, as
+ * ASP.NET Core's remote authentication handlers do: starting a sign-in writes nothing on the
+ * server, so anonymous traffic cannot fill the state store (docs/security.md, "Resource
+ * exhaustion"). The cookie, `__Host-ProjectTemplate.Correlation.<slot 0-3>` = `<issued at (ms),
+ * base 36>.<sealed state>`, is HttpOnly, Secure, SameSite=None so a cross-site POST callback
+ * (SAML, form_post) carries it; about 300 bytes, never more than 984 (a return URL that would
+ * not fit is shortened: sign-in/correlation-slots.ts). The flow id travels as OAuth `state`
+ * or SAML `RelayState` and must equal the id sealed in one of the browser's slots. Only after the
  * provider's response has been verified is the flow recorded as used (a `replay:sign-in-flow:`
  * record until the flow's expiry), so a replayed callback is refused as `replay` on every
- * instance. A browser holds at most {@link MAX_FLOWS_PER_BROWSER} correlation cookies: starting
- * another deletes this browser's oldest (cookies only: nothing another browser holds is touched).
+ * instance. A browser holds at most {@link MAX_FLOWS_PER_BROWSER} correlation cookies, by
+ * construction: their names are fixed slots, and a new flow overwrites a free or the oldest one.
  */
 import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
@@ -34,6 +34,9 @@ import { SignInRefusal } from '../sign-in/refusal.js'
 import { auditFieldsOf, identityAuditFields, identityOfTicket, type UserIdentity } from '../session/user-identity.js'
 import type { GroupOverageIndicator } from '../sign-in/group-overage.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
+import { chooseSlot, CORRELATION_SLOTS, fitFlowState, MAX_SEALED_FLOW_LENGTH, slotOfCookieName } from '../sign-in/correlation-slots.js'
+import { previousSessionToEnd } from '../sign-in/previous-session.js'
+import { sessionStoreOf } from './session.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
 export interface FlowState {
@@ -45,6 +48,8 @@ export interface FlowState {
   readonly expiresAt: number
   /** Protocol values: PKCE verifier, nonce, SAML request id... */
   readonly data: Readonly<Record<string, string>>
+  /** The session the browser had at the challenge (ended on completion: a cross-site POST callback does not carry it). */
+  readonly previousSessionId?: string
 }
 
 /** The closed set of failure classes `fail()` logs as `failure` (auth/sign-in-failure.ts maps each to its login-page outcome). */
@@ -133,10 +138,8 @@ function diagnosticsOf (error: Error): Record<string, string | number> {
 }
 
 export const FLOW_LIFETIME_SECONDS = 600
-/** Most correlation cookies one browser holds; starting another flow prunes the oldest. */
-export const MAX_FLOWS_PER_BROWSER = 4
-/** Longest correlation cookie value accepted: the sealed state with a maximal return URL fits. */
-const MAX_COOKIE_VALUE = 4000
+/** Most correlation cookies one browser holds (fixed slots); starting another flow overwrites a free or the oldest one. */
+export const MAX_FLOWS_PER_BROWSER = CORRELATION_SLOTS
 const FLOW_ID = /^[A-Za-z0-9_-]{22}$/
 const COOKIE_VALUE = /^([0-9a-z]{1,11})\.(.+)$/s
 const TAKEN_FLOW = Symbol('externalSignIn.takenFlow')
@@ -150,6 +153,8 @@ interface SealedFlow {
   readonly r: string
   readonly e: number
   readonly d: Readonly<Record<string, string>>
+  /** The previous session's id, when the challenge carried a session cookie. */
+  readonly p?: string
 }
 
 function isStringRecord (value: unknown): value is Readonly<Record<string, string>> {
@@ -170,55 +175,65 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
   const transformation = config.Authentication.ClaimsTransformation
   const completedFlows = new ReplayCache(app.state, 'sign-in-flow')
 
-  /** Correlation cookies this request carries, oldest first: [flow id, issued at]. */
-  function presentFlows (request: FastifyRequest): Array<[string, number]> {
-    const flows: Array<[string, number]> = []
+  /** The correlation slots this request carries: slot → [issued at in ms (0 when unreadable), value]. */
+  function presentSlots (request: FastifyRequest): Map<number, [number, string]> {
+    const slots = new Map<number, [number, string]>()
     for (const [name, value] of Object.entries(request.cookies)) {
-      if (!name.startsWith(prefix) || value === undefined) continue
+      const slot = slotOfCookieName(name, prefix)
+      if (slot === undefined || value === undefined || value === '') continue
       const match = COOKIE_VALUE.exec(value)
-      flows.push([name.slice(prefix.length), match === null ? 0 : Number.parseInt(match[1] ?? '0', 36)])
+      slots.set(slot, [match === null ? 0 : Number.parseInt(match[1] ?? '0', 36), value])
     }
-    return flows.sort((a, b) => a[1] - b[1])
+    return slots
   }
 
   async function beginFlow (reply: FastifyReply, scheme: string, returnUrl: string, data: Readonly<Record<string, string>>): Promise<string> {
     const request = reply.request
     const issuedAt = Math.floor(now() / 1000)
     const flowId = randomBytes(16).toString('base64url')
-    const state: SealedFlow = { s: scheme, f: flowId, r: returnUrl, e: issuedAt + FLOW_LIFETIME_SECONDS, d: { ...data } }
-    const present = presentFlows(request)
-    const pruned = present.slice(0, Math.max(0, present.length - (MAX_FLOWS_PER_BROWSER - 1)))
-    // Only this browser's own cookies are deleted: there is no server-side record to remove.
-    for (const [oldFlowId] of pruned) reply.setCookie(`${prefix}${oldFlowId}`, '', deleteOptions)
-    if (pruned.length > 0) request.log.debug({ event: 'external.flow.pruned', count: pruned.length }, 'older sign-in flows of this browser abandoned')
-    reply.setCookie(`${prefix}${flowId}`, `${issuedAt.toString(36)}.${sealBytes(JSON.stringify(state), keyRing, PURPOSE)}`, cookieOptions)
+    const previous = request.cookies[app.session.cookie.name]
+    const previousId = previous === undefined || previous === '' ? undefined : sessionStoreOf(app).sessionIdOf(previous)
+    const sealed = fitFlowState((r) => JSON.stringify({ s: scheme, f: flowId, r, e: issuedAt + FLOW_LIFETIME_SECONDS, d: { ...data }, ...(previousId === undefined ? {} : { p: previousId }) } satisfies SealedFlow), returnUrl)
+    if (sealed.shortened) request.log.info({ event: 'external.flow.return_url_shortened', length: returnUrl.length, kept: sealed.returnUrl.length }, 'the return URL is too long for the correlation cookie: the sign-in returns to a shorter one')
+    const slots = new Map([...presentSlots(request)].map(([slot, [at]]) => [slot, at]))
+    // Milliseconds in the cookie's clear prefix: which slot is the oldest, even within one second.
+    const issuedAtMs = now()
+    const slot = chooseSlot(slots, issuedAtMs, FLOW_LIFETIME_SECONDS * 1000, (count) => randomBytes(1)[0]! % count)
+    if (slots.has(slot)) request.log.debug({ event: 'external.flow.pruned', count: 1 }, 'an older sign-in flow of this browser abandoned')
+    reply.setCookie(`${prefix}${slot}`, `${issuedAtMs.toString(36)}.${sealBytes(sealed.json, keyRing, PURPOSE)}`, cookieOptions)
     return flowId
   }
 
   async function takeFlow (request: FastifyRequest, reply: FastifyReply, scheme: string, flowId: unknown): Promise<FlowState | undefined> {
     if (typeof flowId !== 'string' || !FLOW_ID.test(flowId)) return undefined
-    const name = `${prefix}${flowId}`
-    const cookie = request.cookies[name]
-    if (cookie === undefined) {
+    const slots = presentSlots(request)
+    if (slots.size === 0) {
       if (request.protocol === 'http' && !isLoopbackHost(request.hostname)) {
         // Browsers drop Secure cookies over plain http to anything but localhost.
         request.log.warn({ event: 'external.correlation.insecure_transport' }, 'a sign-in callback arrived over http without its correlation cookie: browsers keep Secure cookies only over https (or http://localhost). Serve the app over https, or behind a TLS proxy set ForwardedHeaders:Enabled with its address in ForwardedHeaders:KnownProxies')
       }
       return undefined
     }
-    reply.setCookie(name, '', deleteOptions)
-    const sealed = COOKIE_VALUE.exec(cookie)?.[2]
-    if (sealed === undefined) return undefined
-    const state = openJson<SealedFlow>(sealed, keyRing, PURPOSE, MAX_COOKIE_VALUE)
+    // The slot whose sealed flow id is the callback's state (at most four opens); only it is deleted.
+    let state: Partial<SealedFlow> | undefined
+    for (const [slot, [, value]] of slots) {
+      const sealed = COOKIE_VALUE.exec(value)?.[2]
+      const opened = sealed === undefined ? undefined : openJson<SealedFlow>(sealed, keyRing, PURPOSE, MAX_SEALED_FLOW_LENGTH)
+      if (opened?.f !== flowId) continue
+      reply.setCookie(`${prefix}${slot}`, '', deleteOptions)
+      state = opened
+      break
+    }
     if (state === undefined) return undefined
     if (state.s !== scheme || state.f !== flowId || typeof state.e !== 'number' ||
-      state.e <= Math.floor(now() / 1000) || !isLocalUrl(state.r) || !isStringRecord(state.d)) return undefined
+      state.e <= Math.floor(now() / 1000) || !isLocalUrl(state.r) || !isStringRecord(state.d) ||
+      (state.p !== undefined && typeof state.p !== 'string')) return undefined
     // A completed flow stays completed on every instance (a read; the record is written by complete()).
     if (await completedFlows.seen(flowId)) {
       (request as RequestWithFlow)[TAKE_FAILURE] = 'replay'
       return undefined
     }
-    const flow: FlowState = { scheme: state.s, flowId: state.f, returnUrl: state.r, expiresAt: state.e, data: state.d }
+    const flow: FlowState = { scheme: state.s, flowId: state.f, returnUrl: state.r, expiresAt: state.e, data: state.d, ...(state.p === undefined ? {} : { previousSessionId: state.p }) }
     ;(request as RequestWithFlow)[TAKEN_FLOW] = flow
     return flow
   }
@@ -241,6 +256,16 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     const entry = { event: 'authorization.group_path_mismatch', provider, keys: mismatch.keys }
     if (mismatch.keys.length > 0) request.log.warn(entry, 'a policy names a group without the leading slash of the group paths the provider sends')
     else request.log.info(entry, 'the provider sends group paths: name groups in policies with their leading slash')
+  }
+
+  /** The session the browser had at the challenge, when the callback did not carry it (a cross-site POST). */
+  async function endPreviousSession (request: FastifyRequest, flow: FlowState | undefined): Promise<void> {
+    const carried = request.cookies[app.session.cookie.name]
+    const sessionId = previousSessionToEnd(flow?.previousSessionId, carried === undefined || carried === '' ? undefined : sessionStoreOf(app).sessionIdOf(carried))
+    if (sessionId === undefined) return
+    await app.session.revokeSession(sessionId).catch((error: unknown) => {
+      request.log.warn({ event: 'session.end_failed', errorName: (error as Error).name }, 'previous session not ended')
+    })
   }
 
   async function complete (request: FastifyRequest, reply: FastifyReply, result: SignInResult): Promise<FastifyReply> {
@@ -286,6 +311,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
       if (error instanceof RangeError) return fail(request, reply, result.scheme, 'claims', error, identity)
       throw error
     }
+    await endPreviousSession(request, flow)
     request.log.info({ event: 'external.sign_in.succeeded', ...auditFieldsOf(principal.ticket) }, 'external sign-in succeeded')
     if (!groupPathsReported) reportGroupPaths(request, result.scheme, claims)
     return reply.redirect(isLocalUrl(result.returnUrl) ? result.returnUrl : '/', 302)

@@ -285,6 +285,8 @@ export interface ValidatedAssertion {
   readonly nameId: string
   /** NameID first, then one claim per attribute value. */
   readonly claims: readonly Claim[]
+  /** Every attribute name, with or without a value (group overage: an empty `groups.link`). */
+  readonly attributeNames: readonly string[]
   /** What a LogoutRequest must name (from node-saml's verified profile). */
   readonly session: SamlSessionReference
 }
@@ -413,10 +415,12 @@ function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: strin
   const expiresAtMs = Math.max(...instants) + skewMs
 
   const claims: Claim[] = [{ type: NAME_ID_CLAIM_TYPE, value: nameId, issuer: input.idp.entityId }]
+  const attributeNames: string[] = []
   for (const statement of childElements(assertion, SAML_ASSERTION_NS, 'AttributeStatement')) {
     for (const attribute of childElements(statement, SAML_ASSERTION_NS, 'Attribute')) {
       const name = attributeOf(attribute, 'Name')?.trim() ?? ''
       if (name === '') continue
+      attributeNames.push(name)
       for (const value of childElements(attribute, SAML_ASSERTION_NS, 'AttributeValue')) {
         // Complex (element-valued) attribute values are not claims.
         if (elementChildren(value).length > 0) continue
@@ -425,7 +429,7 @@ function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: strin
       }
     }
   }
-  return { assertionId, nameId, claims, expiresAtMs }
+  return { assertionId, nameId, claims, attributeNames, expiresAtMs }
 }
 
 /**
@@ -665,6 +669,7 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
     assertionId: assertion.assertionId,
     nameId: assertion.nameId,
     claims: assertion.claims,
+    attributeNames: assertion.attributeNames,
     session: {
       nameId: assertion.nameId,
       nameIdFormat: text(profile?.nameIDFormat),

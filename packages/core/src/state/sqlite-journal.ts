@@ -23,6 +23,7 @@ import { Worker } from 'node:worker_threads'
 import { ROOT_KEY } from '../config/schema.js'
 import { ConfigurationError } from '../errors.js'
 import type { EmbeddedStoreJournal, JournalRecord } from './embedded-store.js'
+import { StateFileLock, stateFileProblem } from './state-file-lock.js'
 import { StateStoreUnavailableError, type StateKind, type StateStoreStatus } from './state-store.js'
 
 /** The store's file in `State:Embedded:DataDirectory` (with SQLite's `-wal` and `-shm` beside it). */
@@ -172,6 +173,7 @@ export class SqliteJournal implements EmbeddedStoreJournal {
   readonly #statements: Record<Change['op'] | 'extend', Statement>
   readonly #events: SqliteJournalEvents
   readonly #checkpointer: Worker
+  readonly #lock: StateFileLock
   #pending: Change[] = []
   #waiters: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
   #scheduled = false
@@ -180,8 +182,9 @@ export class SqliteJournal implements EmbeddedStoreJournal {
   #closed = false
   #retry: NodeJS.Timeout | undefined
 
-  private constructor (db: Database, file: string, events: SqliteJournalEvents) {
+  private constructor (db: Database, file: string, events: SqliteJournalEvents, lock: StateFileLock) {
     this.#db = db
+    this.#lock = lock
     this.#events = events
     this.#checkpointer = startCheckpointer(file)
     this.#statements = {
@@ -199,11 +202,15 @@ export class SqliteJournal implements EmbeddedStoreJournal {
 
   /**
    * Opens (creating when absent) the journal in `file` and reads back every record unexpired at
-   * `now`, in write order, after deleting the expired ones.
+   * `now`, in write order, after deleting the expired ones. Holds the file's exclusive lock until
+   * closed (state/state-file-lock.ts); a file in use by another process or one SQLite cannot
+   * read throws a {@link ConfigurationError}.
    */
   static open (sqlite: SqliteModule, file: string, now: number, events: SqliteJournalEvents = {}): { journal: SqliteJournal, records: JournalRecord[] } {
-    const db = new sqlite.DatabaseSync(file)
+    const lock = StateFileLock.acquire(sqlite.DatabaseSync, file)
+    let db: Database | undefined
     try {
+      db = new sqlite.DatabaseSync(file)
       // Checkpoints run in the checkpointer thread, never in a commit on the event loop.
       db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA wal_autocheckpoint = 0;')
       db.exec(SCHEMA)
@@ -218,10 +225,11 @@ export class SqliteJournal implements EmbeddedStoreJournal {
           record.expiresAt = Math.max(record.expiresAt, row.expiresAt)
         } else records.set(row.key, { key: row.key, value: [row.member], expiresAt: row.expiresAt })
       }
-      return { journal: new SqliteJournal(db, file, events), records: [...records.values()] }
+      return { journal: new SqliteJournal(db, file, events, lock), records: [...records.values()] }
     } catch (error) {
-      db.close()
-      throw error
+      db?.close()
+      lock.release()
+      throw stateFileProblem(file, error)
     }
   }
 
@@ -314,6 +322,7 @@ export class SqliteJournal implements EmbeddedStoreJournal {
       this.#db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     } finally {
       this.#db.close()
+      this.#lock.release()
     }
   }
 }

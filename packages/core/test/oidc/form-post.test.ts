@@ -71,6 +71,27 @@ describe('ResponseMode form_post', () => {
     assert.equal((await session.request(`${app.origin}/api/application-information`, { accept: 'application/json' })).response.status, 200)
   })
 
+  test('a form_post sign-in ends the session the browser had, though the cross-site POST carries no Lax session cookie (issue 26, item 6)', async () => {
+    const session = new HttpSession()
+    const origin = new URL(app.origin)
+    const first = await toFormPost(session, await challenge(session))
+    assert.equal((await session.request(first.action, { method: 'POST', form: first.fields })).location?.pathname, '/')
+    const sessionNames = session.jar.names(origin).filter((name) => name.includes('.Web.Authentication'))
+    assert.equal(sessionNames.length, 1)
+    const previous = `${sessionNames[0]}=${session.jar.get(origin, sessionNames[0]!)}`
+    // The challenge is a top-level navigation of the app's own site: it carries the session cookie.
+    const second = await toFormPost(session, await challenge(session))
+    // The provider's page POSTs from another site: a browser leaves the SameSite=Lax cookie out.
+    session.jar.delete(origin, sessionNames[0]!)
+    const callback = await session.request(second.action, { method: 'POST', form: second.fields })
+    assert.equal(callback.location?.pathname, '/')
+    assert.equal(sessionCookiesSet(callback.response).length, 1)
+    const stale = await fetch(`${app.origin}/api/application-information`, { headers: { cookie: previous, accept: 'application/json' }, signal: AbortSignal.timeout(10_000) })
+    await stale.arrayBuffer()
+    assert.equal(stale.status, 401, 'the previous session has ended')
+    assert.equal((await session.request(`${app.origin}/api/application-information`, { accept: 'application/json' })).response.status, 200)
+  })
+
   test('GET is not the callback in form_post mode', async () => {
     const session = new HttpSession()
     await challenge(session)

@@ -89,7 +89,7 @@ describe('Saml2 with metadata loaded from MetadataUrl', () => {
     assert.equal(`${location.origin}${location.pathname}`, `${idp.origin}/sso`)
     const flowId = location.searchParams.get('RelayState') ?? ''
     assert.match(flowId, /^[A-Za-z0-9_-]{22}$/)
-    const correlation = response.cookies.find((cookie) => cookie.name === `__Host-ProjectTemplate.Correlation.${flowId}`)
+    const correlation = response.cookies.find((cookie) => /^__Host-ProjectTemplate\.Correlation\.[0-3]$/.test(cookie.name))
     assert.ok(correlation !== undefined)
     assert.equal(correlation.sameSite, 'None')
     assert.equal(correlation.secure, true)

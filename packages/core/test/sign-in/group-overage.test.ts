@@ -26,6 +26,9 @@ const ACCOUNTS = {
   // Entra ID above 200 groups: the groups are at Microsoft Graph, named by a distributed claim.
   many: { name: 'Many Groups', _claim_names: { groups: 'src1' }, _claim_sources: { src1: { endpoint: 'https://graph.windows.net/tenant/users/many/getMemberObjects' } } },
   flagged: { name: 'Flagged', hasgroups: true },
+  // The same flag as a string or a number (issue 26, item 7): each signed in without groups before.
+  flaggedText: { name: 'Flagged Text', hasgroups: 'True' },
+  flaggedNumber: { name: 'Flagged Number', hasgroups: 1 },
   few: { name: 'Few Groups', groups: ['staff'] }
 }
 const CLAIMS = { openid: ['sub'], profile: ['name', 'groups', 'hasgroups'] }
@@ -56,8 +59,8 @@ describe('OpenID Connect group overage (oidc-provider)', () => {
     for (const pair of [refusing, accepting]) { await pair?.app.close(); await pair?.idp.close() }
   })
 
-  for (const [login, indicator] of [['many', 'claim_names'], ['flagged', 'hasgroups']] as const) {
-    test(`${indicator}: refused by default (group_overage), its own event and login-page text, no session`, async () => {
+  for (const [login, indicator] of [['many', 'claim_names'], ['flagged', 'hasgroups'], ['flaggedText', 'hasgroups'], ['flaggedNumber', 'hasgroups']] as const) {
+    test(`${indicator} (${login}): refused by default (group_overage), its own event and login-page text, no session`, async () => {
       const { session, callback } = await oidcSignIn(refusing, login)
       assert.equal(callback.response.status, 302)
       assert.deepEqual(sessionCookiesSet(callback.response), [])
@@ -123,6 +126,13 @@ describe('SAML2 group overage (test IdP, groups.link attribute)', () => {
     assert.equal(event?.accepted, false)
     assert.equal(event?.setting, 'ProjectTemplate:Authentication:Providers:Saml2:AcceptGroupOverage')
     assert.equal(refusing.logs.events('external.sign_in.failed').at(-1)?.failure, 'group_overage')
+  })
+
+  test('a groups.link attribute with an empty value is refused too (issue 26, item 7)', async () => {
+    const response = await post(refusing, { nameId: 'empty-link@example.test', attributes: { [GROUPS_LINK_ATTRIBUTE]: [''] } })
+    assert.equal(response.headers.location, '/Account/Login?failure=group_overage')
+    assert.equal(setsSessionCookie(response), false)
+    assert.equal(refusing.logs.events('external.sign_in.group_overage').at(-1)?.indicator, 'groups_link')
   })
 
   test('control: groups as attribute values sign in', async () => {

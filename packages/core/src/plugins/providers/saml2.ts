@@ -226,7 +226,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
       if (failure === 'signature' || failure === 'certificate') source.refreshAfterFailure()
       return fail(failure, error)
     }
-    const groupOverage = groupOverageInClaims(assertion.claims)
+    const groupOverage = groupOverageInClaims(assertion.claims, assertion.attributeNames)
     return await app.externalSignIn.complete(request, reply, {
       scheme,
       claims: assertion.claims,
