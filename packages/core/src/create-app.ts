@@ -40,6 +40,7 @@ import externalRoutes from './routes/external.js'
 import healthRoutes from './routes/health.js'
 import type { StateStore } from './state/state-store.js'
 import type { Branding } from './views/pages.js'
+import type { SignInHook } from './sign-in/sign-in-hook.js'
 
 /**
  * What an app adds to the core: its routes, its named policies, its governance evaluator and its
@@ -68,6 +69,12 @@ export interface ApplicationParts {
   readonly applicationName?: string
   /** Application name (default: {@link ApplicationParts.applicationName}) and layout of the pages. */
   readonly branding?: Branding
+  /**
+   * Runs for every verified external sign-in before its session is created: allow, allow with
+   * claims added or replaced, or refuse (sign-in/sign-in-hook.ts; time limit
+   * `Authentication:SignInHook:TimeoutSeconds`; a failure refuses).
+   */
+  readonly signInHook?: SignInHook
 }
 
 export interface CreateAppOptions extends ApplicationParts {
@@ -204,7 +211,8 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(authorization, { config, environmentName })
   for (const policy of options.policies ?? []) app.authorization.addPolicy(policy)
   if (options.governance !== undefined) app.authorization.useGovernanceEvaluator(options.governance)
-  await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey })
+  const signInHook = options.signInHook === undefined ? {} : { signInHook: { hook: options.signInHook, timeoutMs: config.Authentication.SignInHook.TimeoutSeconds * 1000 } }
+  await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey, ...signInHook })
   await app.register(externalProviders, { config, environmentName, keyRing })
 
   await app.register(accountRoutes)

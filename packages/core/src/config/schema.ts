@@ -210,6 +210,9 @@ export const AuthenticationSchema = Type.Object({
     Enabled: Type.Boolean({ default: true, description: 'Extension. Maps provider claims into the application claim types at sign-in.' }),
     RemoveOriginalClaims: Type.Boolean({ default: false, description: 'When true, original provider claims are removed after normalization.' })
   }, { additionalProperties: false, default: {} }),
+  SignInHook: Type.Object({
+    TimeoutSeconds: Type.Integer({ default: 5, minimum: 1, maximum: 60, description: 'Extension. Time limit of the application\'s sign-in hook (createApp signInHook): a hook that has not answered by then refuses the sign-in (fail closed). docs/providers.md, "Sign-in hook".' })
+  }, { additionalProperties: false, default: {} }),
   Providers: Type.Object({
     OpenIdConnect: OpenIdConnectSchema,
     Saml2: Saml2Schema,

@@ -34,6 +34,7 @@ import { SignInRefusal } from '../sign-in/refusal.js'
 import { auditFieldsOf, identityAuditFields, identityOfTicket, type UserIdentity } from '../session/user-identity.js'
 import type { GroupOverageIndicator } from '../sign-in/group-overage.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
+import { applySignInHook, type SignInHookSettings } from './sign-in-hook.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
 export interface FlowState {
@@ -121,6 +122,8 @@ export interface ExternalSignInOptions {
   readonly cookieNames?: CookieNames
   /** The configuration root key (`ProjectTemplate`, or the app's name) for keys named in log lines. */
   readonly rootKey?: string
+  /** The application's sign-in hook and its time limit (plugins/sign-in-hook.ts). */
+  readonly signInHook?: SignInHookSettings
 }
 
 /**
@@ -272,11 +275,13 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     if (flow !== undefined && !await completedFlows.remember(flow.flowId, flow.expiresAt * 1000, now())) {
       return fail(request, reply, result.scheme, 'replay', undefined, identity)
     }
+    const hooked = await applySignInHook(options.signInHook, request, reply, result.scheme, identity, claims)
+    if ('refused' in hooked) return hooked.refused
     let principal
     try {
       principal = await reply.signIn({
         scheme: result.scheme,
-        claims,
+        claims: hooked.claims,
         ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
         ...(result.indexKeys === undefined ? {} : { indexKeys: result.indexKeys })
       })

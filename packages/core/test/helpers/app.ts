@@ -12,6 +12,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../fixtures/app/src/app.js'
 import { applicationDiscriminatorOf, createKeyRing, loadKeyRing, type KeyRing } from '../../src/data-protection/key-ring.js'
 import type { Claim } from '../../src/session/principal.js'
+import type { SignInHook } from '../../src/sign-in/sign-in-hook.js'
 import { loadConfiguration, type LoadedConfiguration } from '../../src/config/load.js'
 import { ROOT_KEY } from '../../src/config/schema.js'
 import { createLogger } from '../../src/logger.js'
@@ -78,6 +79,8 @@ export interface TestAppOptions {
   readonly stateStore?: StateStore
   /** Called with the app before ready() (register routes, policies, evaluators). */
   readonly configure?: (app: FastifyInstance) => void | Promise<void>
+  /** The application's sign-in hook (createApp `signInHook`). */
+  readonly signInHook?: SignInHook
 }
 
 export interface TestApp {
@@ -136,7 +139,8 @@ export async function buildTestApp (options: TestAppOptions = {}): Promise<TestA
     logger: createLogger('debug', logs),
     keyRing,
     ...(options.now === undefined ? {} : { now: options.now }),
-    ...(options.stateStore === undefined ? {} : { stateStore: options.stateStore })
+    ...(options.stateStore === undefined ? {} : { stateStore: options.stateStore }),
+    ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook })
   })
   if (options.testSignIn !== false) {
     app.post<{ Body: { claims: Claim[], scheme?: string, indexKeys?: string[] } }>(TEST_SIGN_IN_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
