@@ -23,6 +23,7 @@ import authorization from './plugins/authorization.js'
 import { createClientErrorHandler } from './plugins/client-errors.js'
 import csrf from './plugins/csrf.js'
 import errorHandler, { renderError } from './plugins/error-handler.js'
+import rateLimits from './plugins/rate-limits.js'
 import externalProviders from './plugins/external-providers.js'
 import externalSignIn from './plugins/external-sign-in.js'
 import hostFiltering from './plugins/host-filtering.js'
@@ -209,6 +210,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(authentication, { config })
   await app.register(csrf, { keyRing, secure: !insecureCookies, cookieNames })
   await app.register(authorization, { config, environmentName })
+  await app.register(rateLimits, { config, rootKey })
   for (const policy of options.policies ?? []) app.authorization.addPolicy(policy)
   if (options.governance !== undefined) app.authorization.useGovernanceEvaluator(options.governance)
   const signInHook = options.signInHook === undefined ? {} : { signInHook: { hook: options.signInHook, timeoutMs: config.Authentication.SignInHook.TimeoutSeconds * 1000 } }

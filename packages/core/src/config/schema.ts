@@ -271,6 +271,14 @@ export const ApplicationSchema = Type.Object({
       DataDirectory: Type.String({ default: '.state', description: 'Extension. Directory (relative to the app root, beside the default KeyDirectory) of the embedded store\'s file (state.sqlite) when Persist is true. Created with 0700, files 0600; an existing directory or file open to group or others is refused at startup. The file holds sealed values only, but guard it like the key directory; one process per directory.' })
     }, { additionalProperties: false, default: {} })
   }, { additionalProperties: false, default: {} }),
+  RateLimits: Type.Object({
+    Enabled: Type.Boolean({ default: true, description: 'Extension. Per-client rate limits on the endpoints anyone can reach without a session (sign-in start, provider callbacks and the SAML2 ACS, sign-out, back-channel and SAML2 logout receivers), counted in the state store so every instance shares them. The client is the address Fastify resolves through ForwardedHeaders:KnownProxies (never a forwarded header from elsewhere); an IPv6 address counts by its /64. Over the limit: 429 with Retry-After. Other routes are not limited. docs/security.md, "Rate limits".' }),
+    WindowSeconds: Type.Integer({ default: 60, minimum: 1, maximum: 3600, description: 'Extension. Length of the fixed window the limits count in; a client over a limit waits until its window ends.' }),
+    ChallengePerWindow: Type.Integer({ default: 300, minimum: 1, description: 'Extension. Requests to /External/Challenge per client address and window. A browser makes one per sign-in; the default leaves room for a large office behind one NAT address.' }),
+    CallbackPerWindow: Type.Integer({ default: 300, minimum: 1, description: 'Extension. Requests to the provider callbacks (each CallbackPath) and the SAML2 ACS (ModulePath) per client address and window. A browser makes one per sign-in.' }),
+    SignOutPerWindow: Type.Integer({ default: 120, minimum: 1, description: 'Extension. Requests to /Account/Logout, /Account/LogoutEverywhere and the OpenID Connect SignedOutCallbackPath per client address and window.' }),
+    LogoutReceiverPerWindow: Type.Integer({ default: 1200, minimum: 1, description: 'Extension. Requests to the OpenID Connect back-channel logout endpoint and the SAML2 logout endpoint per client address and window. The back-channel requests come from the identity provider\'s servers, a few addresses for every user, hence the higher default.' })
+  }, { additionalProperties: false, default: {} }),
   Logging: Type.Object({
     Level: Type.Union([
       Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')

@@ -13,11 +13,12 @@ export const SESSION_COOKIE_NAMES = ['__Host-ProjectTemplate.Web.Authentication'
 
 type Saml2Overrides = Record<string, string | number | boolean | string[]>
 
-export async function buildSaml2App (idp: TestIdentityProvider, overrides: Saml2Overrides = {}, options: Pick<TestAppOptions, 'signInHook' | 'stateStore'> & { authentication?: Record<string, Record<string, number | boolean>> } = {}): Promise<TestApp> {
+export async function buildSaml2App (idp: TestIdentityProvider, overrides: Saml2Overrides = {}, options: Pick<TestAppOptions, 'signInHook' | 'stateStore'> & { authentication?: Record<string, Record<string, number | boolean>>, rateLimits?: false } = {}): Promise<TestApp> {
   return await buildTestApp({
     nodeEnv: 'development',
     testSignIn: false,
     settings: {
+      ...(options.rateLimits === false ? { RateLimits: { Enabled: false } } : {}),
       Authentication: {
         ...options.authentication,
         Providers: { Saml2: { Enabled: true, EntityId: SP_ENTITY_ID, MetadataUrl: idp.metadataUrl, ...overrides } }
