@@ -39,6 +39,7 @@ import accountRoutes from './routes/account.js'
 import errorRoutes from './routes/error.js'
 import externalRoutes from './routes/external.js'
 import healthRoutes from './routes/health.js'
+import sessionRoutes from './routes/sessions.js'
 import type { StateStore } from './state/state-store.js'
 import type { Branding } from './views/pages.js'
 import type { SignInHook } from './sign-in/sign-in-hook.js'
@@ -218,6 +219,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(externalProviders, { config, environmentName, keyRing })
 
   await app.register(accountRoutes)
+  await app.register(sessionRoutes)
   await app.register(externalRoutes)
   await app.register(errorRoutes)
   await app.register(healthRoutes)
