@@ -13,6 +13,9 @@ import { TestIdentityProvider, type TestUser } from '../helpers/saml2/identity-p
 import { cookieHeaderFrom, storedSession, type TestApp } from '../helpers/app.js'
 import { runSignInHook, SIGN_IN_HOOK_FAILED_REASON, type SignInHook, type VerifiedSignIn } from '../../src/sign-in/sign-in-hook.js'
 import { userKeyOf } from '../../src/session/user-identity.js'
+import { HttpSession, sessionCookiesSet } from '../helpers/providers/http-session.js'
+import { useOidcPair } from '../helpers/providers/oidc-pair.js'
+import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
 
 const verified: VerifiedSignIn = {
   scheme: 'OpenIdConnect',
@@ -162,5 +165,35 @@ describe('sign-in hook at the SAML2 ACS (test IdP)', () => {
     assert.equal(setsSessionCookie(response), false)
     const event = subject.logs.events('external.sign_in.refused_by_application').at(-1)
     assert.deepEqual({ refusal: event?.refusal, timeoutMs: event?.timeoutMs }, { refusal: 'timeout', timeoutMs: 1000 })
+  })
+})
+
+describe('sign-in hook at the OpenID Connect callback (oidc-provider)', () => {
+  const seen: VerifiedSignIn[] = []
+  const pair = useOidcPair({
+    idp: { clientId: 'hook-client', clientSecret: 'hook-secret-PLANTED-5d1', accounts: { alice: { name: 'Alice' }, mallory: { name: 'Mallory' } }, claims: { openid: ['sub'], profile: ['name'] } },
+    signInHook: async (signIn) => {
+      seen.push(signIn)
+      return signIn.subject === 'mallory' ? { allow: false, reason: 'Mallory is not welcome here.' } : { allow: true, add: { 'app:user-id': `db-${signIn.subject}` } }
+    }
+  })
+
+  async function oidcSignIn (login: string) {
+    const session = new HttpSession()
+    const start = await session.request(`${pair.app.origin}/External/Challenge?provider=OpenIdConnect`)
+    assert.equal(start.response.status, 302)
+    return await session.request(await throughIdpLogin(session, start.location!, pair.app.origin, login))
+  }
+
+  test('the hook sees the OpenID Connect principal; allowed with its claim, refused with its reason', async () => {
+    const allowed = await oidcSignIn('alice')
+    assert.equal(allowed.response.status, 302)
+    assert.equal(sessionCookiesSet(allowed.response).length, 1)
+    assert.deepEqual({ scheme: seen.at(-1)?.scheme, issuer: seen.at(-1)?.issuer, subject: seen.at(-1)?.subject }, { scheme: 'OpenIdConnect', issuer: pair.idp.issuer, subject: 'alice' })
+    const refused = await oidcSignIn('mallory')
+    assert.equal(refused.response.status, 403)
+    assert.deepEqual(sessionCookiesSet(refused.response), [])
+    assert.ok(refused.body.includes('<p id="access-denied-reason">Mallory is not welcome here.</p>'))
+    assert.equal(pair.app.logs.events('external.sign_in.refused_by_application').at(-1)?.subject, 'mallory')
   })
 })
