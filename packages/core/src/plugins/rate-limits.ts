@@ -65,6 +65,7 @@ async function rateLimitsPlugin (app: FastifyInstance, options: RateLimitsPlugin
   app.addHook('onRoute', (route) => {
     const bucket = route.config?.rateLimitBucket
     if (bucket === undefined) return
+    // `bucket` is passed through to the store's child() (state/rate-limit-store.ts), beyond the declared options.
     route.config = { ...route.config, rateLimit: { max: limits[bucket], timeWindow, bucket } as never }
   })
   await app.register(rateLimit, {
@@ -73,6 +74,7 @@ async function rateLimitsPlugin (app: FastifyInstance, options: RateLimitsPlugin
     // A store that cannot count (Redis unreachable) does not block the sign-in pages: the limit
     // guards against floods, it decides no access; what needs the store fails with 503 by itself.
     skipOnError: true,
+    // Its declared store type names Fastify's route options in child(); this one reads only `bucket`.
     store: rateLimitStoreOver(app.state) as never,
     keyGenerator: (request) => clientKeyOf(request.ip),
     errorResponseBuilder: (request, context) => {

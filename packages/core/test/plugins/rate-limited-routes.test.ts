@@ -39,7 +39,7 @@ let app: ListeningApp
 before(async () => {
   await saml.start()
   const spKey = createSigningKey('sp-signing')
-  oidc = await startOidcIdp({ clientId: 'routes-client', clientSecret: 'routes-secret-PLANTED-3c9' })
+  oidc = await startOidcIdp({ clientId: 'routes-client', clientSecret: 'routes-secret-PLANTED-3c9', accounts: { alice: {} } })
   vendor = await startVendorIdp({ id: 'v-1' })
   app = await startProviderApp({
     RateLimits: { ChallengePerWindow: 1, CallbackPerWindow: 1, SignOutPerWindow: 1, LogoutReceiverPerWindow: 1 },
