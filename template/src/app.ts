@@ -22,7 +22,10 @@ export const application: ApplicationParts = {
   }
 }
 
-/** The app (core and routes), not listening: what the tests drive with `inject`. */
-export async function buildApp (options: Omit<CreateAppOptions, keyof ApplicationParts>): Promise<FastifyInstance> {
-  return await createApp({ ...options, ...application })
+/**
+ * The app (core and routes), not listening: what the tests drive with `inject`. A test may pass a
+ * sign-in hook of its own, which replaces the app's.
+ */
+export async function buildApp (options: Omit<CreateAppOptions, keyof ApplicationParts> & Pick<ApplicationParts, 'signInHook'>): Promise<FastifyInstance> {
+  return await createApp({ ...options, ...application, ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook }) })
 }

@@ -23,6 +23,7 @@ import authorization from './plugins/authorization.js'
 import { createClientErrorHandler } from './plugins/client-errors.js'
 import csrf from './plugins/csrf.js'
 import errorHandler, { renderError } from './plugins/error-handler.js'
+import rateLimits from './plugins/rate-limits.js'
 import externalProviders from './plugins/external-providers.js'
 import externalSignIn from './plugins/external-sign-in.js'
 import hostFiltering from './plugins/host-filtering.js'
@@ -38,8 +39,10 @@ import accountRoutes from './routes/account.js'
 import errorRoutes from './routes/error.js'
 import externalRoutes from './routes/external.js'
 import healthRoutes from './routes/health.js'
+import sessionRoutes from './routes/sessions.js'
 import type { StateStore } from './state/state-store.js'
 import type { Branding } from './views/pages.js'
+import type { SignInHook } from './sign-in/sign-in-hook.js'
 
 /**
  * What an app adds to the core: its routes, its named policies, its governance evaluator and its
@@ -68,6 +71,12 @@ export interface ApplicationParts {
   readonly applicationName?: string
   /** Application name (default: {@link ApplicationParts.applicationName}) and layout of the pages. */
   readonly branding?: Branding
+  /**
+   * Runs for every verified external sign-in before its session is created: allow, allow with
+   * claims added or replaced, or refuse (sign-in/sign-in-hook.ts; time limit
+   * `Authentication:SignInHook:TimeoutSeconds`; a failure refuses).
+   */
+  readonly signInHook?: SignInHook
 }
 
 export interface CreateAppOptions extends ApplicationParts {
@@ -202,12 +211,15 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(authentication, { config })
   await app.register(csrf, { keyRing, secure: !insecureCookies, cookieNames })
   await app.register(authorization, { config, environmentName })
+  await app.register(rateLimits, { config, rootKey })
   for (const policy of options.policies ?? []) app.authorization.addPolicy(policy)
   if (options.governance !== undefined) app.authorization.useGovernanceEvaluator(options.governance)
-  await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey })
+  const signInHook = options.signInHook === undefined ? {} : { signInHook: { hook: options.signInHook, timeoutMs: config.Authentication.SignInHook.TimeoutSeconds * 1000 } }
+  await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey, ...signInHook })
   await app.register(externalProviders, { config, environmentName, keyRing })
 
   await app.register(accountRoutes)
+  await app.register(sessionRoutes)
   await app.register(externalRoutes)
   await app.register(errorRoutes)
   await app.register(healthRoutes)

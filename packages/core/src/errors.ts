@@ -22,6 +22,7 @@ export const ERRORS = {
   APP_ERR_AUTH_PROVIDER_FAILED: { status: 400, title: 'Sign-in failed', message: () => 'The provider\'s response was refused.' },
   APP_ERR_STATE_UNAVAILABLE: { status: 503, title: 'Service temporarily unavailable', message: () => 'The service cannot verify sessions right now. Please try again shortly.' },
   APP_ERR_STATE_FULL: { status: 503, title: 'Server state is full', message: (what: string) => `The server holds as many ${what} as it may. Please try again in a few minutes.` },
+  APP_ERR_RATE_LIMITED: { status: 429, title: 'Too many requests', message: (seconds: string) => `Too many requests from this address. Please try again in ${seconds} seconds.` },
   APP_ERR_SESSION_DISABLED: { status: 500, title: 'Cookie session is disabled', message: (enabledKey: string, cookieKey: string) => `Sign-in needs ${enabledKey} and ${cookieKey}.` },
   APP_ERR_HOST_NOT_ALLOWED: { status: 400, title: 'Host not allowed', message: () => 'The request\'s host is not one this application answers for.' },
   APP_ERR_NOT_FOUND: { status: 404, title: 'Not found', message: () => 'No route matches the request.' },

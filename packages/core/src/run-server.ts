@@ -90,7 +90,8 @@ async function main (options: RunServerOptions, started: { logger?: Logger }): P
       ...(options.routes === undefined ? {} : { routes: options.routes }),
       ...(options.policies === undefined ? {} : { policies: options.policies }),
       ...(options.governance === undefined ? {} : { governance: options.governance }),
-      ...(options.branding === undefined ? {} : { branding: options.branding })
+      ...(options.branding === undefined ? {} : { branding: options.branding }),
+      ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook })
     })
   } catch (error) {
     // A problem found only when a resource is opened (the key directory): reported like validation.

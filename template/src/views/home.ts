@@ -18,6 +18,7 @@ export function homePage (layout: Pages['layout'], model: HomePageModel): string
   const rows = model.claims.map((claim) => html`<tr><td>${claim.type}</td><td>${claim.value}</td><td>${claim.issuer}</td></tr>`)
   return layout({ title: 'Home', userName: model.userName }, html`<h1>Welcome, <span id="user-name">${model.userName}</span></h1>
 <p id="signed-in-with">Signed in with ${model.providerName}.</p>
+<p><a id="sessions" href="/Account/Sessions">Your sessions on other devices</a></p>
 <h2>Your claims</h2>
 <table class="claims"><thead><tr><th>Type</th><th>Value</th><th>Issuer</th></tr></thead><tbody>${rows}</tbody></table>
 <form method="post" action="/Account/Logout">

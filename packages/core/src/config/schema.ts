@@ -210,6 +210,9 @@ export const AuthenticationSchema = Type.Object({
     Enabled: Type.Boolean({ default: true, description: 'Extension. Maps provider claims into the application claim types at sign-in.' }),
     RemoveOriginalClaims: Type.Boolean({ default: false, description: 'When true, original provider claims are removed after normalization.' })
   }, { additionalProperties: false, default: {} }),
+  SignInHook: Type.Object({
+    TimeoutSeconds: Type.Integer({ default: 5, minimum: 1, maximum: 60, description: 'Extension. Time limit of the application\'s sign-in hook (createApp signInHook): a hook that has not answered by then refuses the sign-in (fail closed). docs/providers.md, "Sign-in hook".' })
+  }, { additionalProperties: false, default: {} }),
   Providers: Type.Object({
     OpenIdConnect: OpenIdConnectSchema,
     Saml2: Saml2Schema,
@@ -267,6 +270,14 @@ export const ApplicationSchema = Type.Object({
       Persist: Type.Boolean({ default: true, description: 'Extension. Keeps the embedded store in a SQLite file in DataDirectory (node:sqlite, Node.js 22.13 and later), so sessions, revocations and replay records survive a restart; reads are served from memory, writes are on disk before the request that made them is answered. On a Node.js without node:sqlite the store stays in memory and startup logs state.embedded.not_persisted. false: memory only, every restart signs every user out (tests, ephemeral deployments). docs/scale-out.md.' }),
       DataDirectory: Type.String({ default: '.state', description: 'Extension. Directory (relative to the app root, beside the default KeyDirectory) of the embedded store\'s file (state.sqlite) when Persist is true. Created with 0700, files 0600; an existing directory or file open to group or others is refused at startup. The file holds sealed values only, but guard it like the key directory; one process per directory.' })
     }, { additionalProperties: false, default: {} })
+  }, { additionalProperties: false, default: {} }),
+  RateLimits: Type.Object({
+    Enabled: Type.Boolean({ default: true, description: 'Extension. Per-client rate limits on the endpoints anyone can reach without a session (sign-in start, provider callbacks and the SAML2 ACS, sign-out, back-channel and SAML2 logout receivers), counted in the state store so every instance shares them. The client is the address Fastify resolves through ForwardedHeaders:KnownProxies (never a forwarded header from elsewhere); an IPv6 address counts by its /64. Over the limit: 429 with Retry-After. Other routes are not limited. docs/security.md, "Rate limits".' }),
+    WindowSeconds: Type.Integer({ default: 60, minimum: 1, maximum: 3600, description: 'Extension. Length of the fixed window the limits count in; a client over a limit waits until its window ends.' }),
+    ChallengePerWindow: Type.Integer({ default: 300, minimum: 1, description: 'Extension. Requests to /External/Challenge per client address and window. A browser makes one per sign-in; the default leaves room for a large office behind one NAT address.' }),
+    CallbackPerWindow: Type.Integer({ default: 300, minimum: 1, description: 'Extension. Requests to the provider callbacks (each CallbackPath) and the SAML2 ACS (ModulePath) per client address and window. A browser makes one per sign-in.' }),
+    SignOutPerWindow: Type.Integer({ default: 120, minimum: 1, description: 'Extension. Requests to /Account/Logout, /Account/LogoutEverywhere and the OpenID Connect SignedOutCallbackPath per client address and window.' }),
+    LogoutReceiverPerWindow: Type.Integer({ default: 1200, minimum: 1, description: 'Extension. Requests to the OpenID Connect back-channel logout endpoint and the SAML2 logout endpoint per client address and window. The back-channel requests come from the identity provider\'s servers, a few addresses for every user, hence the higher default.' })
   }, { additionalProperties: false, default: {} }),
   Logging: Type.Object({
     Level: Type.Union([

@@ -37,6 +37,7 @@ import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { chooseSlot, CORRELATION_SLOTS, fitFlowState, MAX_SEALED_FLOW_LENGTH, slotOfCookieName } from '../sign-in/correlation-slots.js'
 import { previousSessionToEnd } from '../sign-in/previous-session.js'
 import { sessionStoreOf } from './session.js'
+import { applySignInHook, type SignInHookSettings } from './sign-in-hook.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
 export interface FlowState {
@@ -126,6 +127,8 @@ export interface ExternalSignInOptions {
   readonly cookieNames?: CookieNames
   /** The configuration root key (`ProjectTemplate`, or the app's name) for keys named in log lines. */
   readonly rootKey?: string
+  /** The application's sign-in hook and its time limit (plugins/sign-in-hook.ts). */
+  readonly signInHook?: SignInHookSettings
 }
 
 /**
@@ -297,11 +300,13 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     if (flow !== undefined && !await completedFlows.remember(flow.flowId, flow.expiresAt * 1000, now())) {
       return fail(request, reply, result.scheme, 'replay', undefined, identity)
     }
+    const hooked = await applySignInHook(options.signInHook, request, reply, result.scheme, identity, claims)
+    if ('refused' in hooked) return hooked.refused
     let principal
     try {
       principal = await reply.signIn({
         scheme: result.scheme,
-        claims,
+        claims: hooked.claims,
         ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
         ...(result.indexKeys === undefined ? {} : { indexKeys: result.indexKeys })
       })

@@ -15,7 +15,8 @@ import { applicationNaming, cookieName } from '../application-name.js'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { Principal, type AuthenticationTicket, type Claim } from '../session/principal.js'
-import { SessionStore } from '../session/session-store.js'
+import { SessionStore, type SessionList } from '../session/session-store.js'
+import { describeDevice } from '../session/device.js'
 import { auditFieldsOf, type UserIdentity } from '../session/user-identity.js'
 import {
   expiresSoon,
@@ -77,6 +78,17 @@ export interface SessionApi {
   revokeSubject: (identity: UserIdentity) => Promise<number>
   /** Ends the session with this id on every instance. */
   revokeSession: (sessionId: string) => Promise<void>
+  /**
+   * The live sessions of the user `userKey` (`request.user.userKey`, `userKeyOf`), newest first:
+   * at most `limit` (default 50, at most 1000) with the total, for an administrator's page
+   * (the user's own page is `/Account/Sessions`). docs/security.md, "A user's sessions".
+   */
+  list: (userKey: string, options?: { readonly limit?: number }) => Promise<SessionList>
+  /**
+   * Ends one session of the user `userKey`, named by its `sessionAuditId` (from {@link SessionApi.list}
+   * or an audit line), on every instance at once; false when that user has no such live session.
+   */
+  revokeByAuditId: (userKey: string, sessionAuditId: string) => Promise<boolean>
   /** Ends every session listed under an index key given at sign-in (`indexKeys`) on every instance; returns how many. */
   revokeIndexed: (indexKey: string) => Promise<number>
   /**
@@ -146,6 +158,21 @@ export function sessionCookieSettings (insecure: boolean, applicationName?: stri
     name: cookieName(applicationNaming(applicationName).cookieNames.session, !insecure),
     options: { httpOnly: true, secure: !insecure, sameSite: 'lax', path: '/' }
   }
+}
+
+const USER_KEY = /^[A-Za-z0-9_-]{43}$/
+const AUDIT_ID = /^[A-Za-z0-9_-]{22}$/
+const MAX_LIST_LIMIT = 1000
+
+function checkedUserKey (userKey: unknown, method: string): string {
+  if (typeof userKey !== 'string' || !USER_KEY.test(userKey)) throw new TypeError(`app.session.${method}: userKey must be a user key (43 characters, request.user.userKey or userKeyOf).`)
+  return userKey
+}
+
+function listLimitOf (limit: unknown): number | undefined {
+  if (limit === undefined) return undefined
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) throw new TypeError(`app.session.list: limit must be an integer from 1 to ${MAX_LIST_LIMIT}.`)
+  return limit
 }
 
 /** Store failures reach the error handler as they are; it renders them as 503 (error-handler.ts). */
@@ -340,6 +367,11 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     revokeUser,
     revokeSubject: revokeUser,
     revokeSession: async (sessionId: string) => { await sessions.endById(sessionId) },
+    list: async (userKey: string, listOptions?: { readonly limit?: number }) => await sessions.listUser(checkedUserKey(userKey, 'list'), nowSeconds(), listLimitOf(listOptions?.limit)),
+    revokeByAuditId: async (userKey: string, sessionAuditId: string) => {
+      if (typeof sessionAuditId !== 'string' || !AUDIT_ID.test(sessionAuditId)) return false
+      return await sessions.endUserSession(checkedUserKey(userKey, 'revokeByAuditId'), sessionAuditId)
+    },
     revokeIndexed: async (indexKey: string) => await sessions.endIndexed(indexKey)
   })
   app.decorateRequest('user', undefined)
@@ -355,7 +387,9 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
       issuedAt: at,
       expiresAt: at + Math.min(idleSeconds, absoluteSeconds),
       absoluteExpiresAt: at + absoluteSeconds,
-      ...(signInRequest.tokens === undefined ? {} : { tokens: { ...signInRequest.tokens } })
+      ...(signInRequest.tokens === undefined ? {} : { tokens: { ...signInRequest.tokens } }),
+      startedAt: at,
+      device: describeDevice(request.headers['user-agent'])
     }
     // A new session id on every sign-in (no fixation); the session this browser had ends.
     const previous = request.cookies[cookie.name]

@@ -29,7 +29,7 @@ export default async function accountRoutes (app: FastifyInstance): Promise<void
   })
 
   app.post('/Account/Logout', {
-    config: { authorize: true },
+    config: { authorize: true, rateLimitBucket: 'sign-out' },
     preHandler: app.csrfProtection
   }, async (request, reply) => {
     const returnUrl = singleValue(request.body, 'returnUrl')
@@ -46,7 +46,7 @@ export default async function accountRoutes (app: FastifyInstance): Promise<void
   // user with the same subject value), on every instance (other browsers and devices included),
   // then this one. A principal without a subject claim ends only this session.
   app.post('/Account/LogoutEverywhere', {
-    config: { authorize: true },
+    config: { authorize: true, rateLimitBucket: 'sign-out' },
     preHandler: app.csrfProtection
   }, async (request, reply) => {
     const principal = request.user

@@ -9,7 +9,7 @@ import { sendError } from '../http/responses.js'
 import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../http/request-input.js'
 
 export default async function externalRoutes (app: FastifyInstance): Promise<void> {
-  app.get('/External/Challenge', { config: { allowAnonymous: true } }, async (request, reply) => {
+  app.get('/External/Challenge', { config: { allowAnonymous: true, rateLimitBucket: 'challenge' } }, async (request, reply) => {
     const scheme = singleValue(request.query, 'provider')
     const provider = typeof scheme === 'string' ? app.authentication.providers.get(scheme) : undefined
     if (provider === undefined) {

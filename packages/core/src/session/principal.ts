@@ -37,6 +37,10 @@ export interface AuthenticationTicket {
   readonly absoluteExpiresAt: number
   /** Provider tokens, present only when that provider's SaveTokens is true. */
   readonly tokens?: Readonly<Record<string, string>>
+  /** When the user signed in (renewals keep it); absent on sessions stored before it existed. */
+  readonly startedAt?: number
+  /** Browser family and operating system at sign-in (session/device.ts), for the sessions page. */
+  readonly device?: string
 }
 
 /** The authenticated user of a request. */

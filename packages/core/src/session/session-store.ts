@@ -22,12 +22,18 @@
 import { createHash } from 'node:crypto'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import type { AuthenticationTicket } from './principal.js'
-import { identityOfTicket, sameIdentity, userKeyOf, type UserIdentity } from './user-identity.js'
+import { identityOfTicket, sameIdentity, sessionAuditIdOf, userKeyOf, type UserIdentity } from './user-identity.js'
 import { MAX_SEALED_LENGTH, openSessionReference, openTicket, SESSION_ID, sealSessionReference, sealTicket } from './ticket.js'
 import { SESSION_INVALIDATION_PREFIX, StateStoreUnavailableError, type StateStore } from '../state/state-store.js'
 import { providerSessionIndexKey as providerSessionIndexKeyOf, providerSubjectIndexKey as providerSubjectIndexKeyOf, sessionKey, subjectIndexKey as subjectIndexKeyOf, userIndexKey as userIndexKeyOf } from '../state/keys.js'
 
 export const DEFAULT_SESSION_CACHE_ENTRIES = 4096
+/** Sessions a listing returns at most by default (the newest); the total is counted anyway. */
+export const DEFAULT_LISTED_SESSIONS = 50
+/** Index entries a listing reads at most: a user's index beyond this is not opened (the count says "at least"). */
+export const MAX_EXAMINED_SESSIONS = 5000
+/** Records read from the store at once while listing. */
+const LIST_BATCH = 50
 /** About 8 MB of sealed records in the local cache (a 300-group principal is about 20 KB). */
 export const DEFAULT_SESSION_CACHE_CHARACTERS = 8_000_000
 const INVALIDATION_PREFIX = SESSION_INVALIDATION_PREFIX
@@ -75,6 +81,32 @@ class BoundedCache<V> {
     this.#entries.clear()
     this.#size = 0
   }
+}
+
+/** One live session of a user, as the sessions page and `app.session.list` show it. Times in seconds since the epoch. */
+export interface SessionSummary {
+  /** The session's identifier outside the cookie and the store (user-identity.ts `sessionAuditIdOf`); ends it with `revokeByAuditId`. */
+  readonly sessionAuditId: string
+  /** The scheme that signed the user in. */
+  readonly provider: string
+  /** When the user signed in (for sessions stored before this was recorded: their last renewal). */
+  readonly startedAt: number
+  /** The last renewal (sliding expiration renews once more than half of the idle lifetime passed), or the sign-in. */
+  readonly lastSeenAt: number
+  /** When the session ends unless renewed. */
+  readonly expiresAt: number
+  /** Browser family and operating system at sign-in ("Firefox on Windows"). */
+  readonly device: string
+}
+
+/** A user's live sessions: the newest `limit`, and how many there are. */
+export interface SessionList {
+  /** Live sessions found (at least this many when `complete` is false). */
+  readonly total: number
+  /** False when the user's index held more entries than one listing reads ({@link MAX_EXAMINED_SESSIONS}). */
+  readonly complete: boolean
+  /** Newest first. */
+  readonly sessions: readonly SessionSummary[]
 }
 
 export interface SessionStoreOptions {
@@ -323,6 +355,76 @@ export class SessionStore {
     for (const sessionId of sessionIds) if (await this.#store.get(sessionKey(sessionId)) !== undefined) live.push(sessionId)
     await this.#endIds(sessionIds)
     for (const sessionId of sessionIds) await this.#store.removeMember(indexKey, sessionId)
+    return live
+  }
+
+  /** A live session record, read without caching it (listing must not crowd the request cache). */
+  async #peek (sessionId: string, nowSeconds: number): Promise<AuthenticationTicket | undefined> {
+    const sealed = await this.#store.get(sessionKey(sessionId))
+    const ticket = sealed === undefined ? undefined : openTicket(sealed, this.#ring, nowSeconds)
+    return ticket?.sessionId === sessionId ? ticket : undefined
+  }
+
+  /**
+   * The live sessions of the user `userKey` (user-identity.ts `userKeyOf`), newest first, at most
+   * `limit` of them, with the total. Reads the user's index and opens each record (in batches),
+   * at most {@link MAX_EXAMINED_SESSIONS}; entries that point at nothing are dropped from the index.
+   */
+  async listUser (userKey: string, nowSeconds: number, limit = DEFAULT_LISTED_SESSIONS): Promise<SessionList> {
+    const indexKey = userIndexKeyOf(userKey)
+    const members = (await this.#store.members(indexKey)).filter((id) => SESSION_ID.test(id))
+    const examined = members.slice(0, MAX_EXAMINED_SESSIONS)
+    const live: AuthenticationTicket[] = []
+    for (let start = 0; start < examined.length; start += LIST_BATCH) {
+      const batch = examined.slice(start, start + LIST_BATCH)
+      const tickets = await Promise.all(batch.map(async (sessionId) => await this.#peek(sessionId, nowSeconds)))
+      for (const [index, ticket] of tickets.entries()) {
+        if (ticket !== undefined) live.push(ticket)
+        else await this.#store.removeMember(indexKey, batch[index] as string)
+      }
+    }
+    // Sessions stored before sign-in times were recorded: their last renewal stands in.
+    const startOf = (ticket: AuthenticationTicket): number => ticket.startedAt ?? ticket.issuedAt
+    live.sort((a, b) => startOf(b) - startOf(a) || b.issuedAt - a.issuedAt)
+    const listed = live.slice(0, Math.max(0, limit))
+    return {
+      total: live.length,
+      complete: examined.length === members.length,
+      sessions: listed.map((ticket) => ({
+        sessionAuditId: sessionAuditIdOf(ticket.sessionId),
+        provider: ticket.scheme,
+        startedAt: startOf(ticket),
+        lastSeenAt: ticket.issuedAt,
+        expiresAt: Math.min(ticket.expiresAt, ticket.absoluteExpiresAt),
+        device: ticket.device ?? 'Unknown device'
+      }))
+    }
+  }
+
+  /**
+   * Ends the session of the user `userKey` whose audit id is `sessionAuditId`, on every instance;
+   * false when the user has no such session (another user's audit id never matches: only this
+   * user's index is searched).
+   */
+  async endUserSession (userKey: string, sessionAuditId: string): Promise<boolean> {
+    const indexKey = userIndexKeyOf(userKey)
+    const sessionId = (await this.#store.members(indexKey)).find((id) => SESSION_ID.test(id) && sessionAuditIdOf(id) === sessionAuditId)
+    if (sessionId === undefined) return false
+    const live = await this.#store.get(sessionKey(sessionId)) !== undefined
+    await this.#endIds([sessionId])
+    await this.#store.removeMember(indexKey, sessionId)
+    return live
+  }
+
+  /** Ends every session of the user `userKey` except `keepSessionId`, on every instance; how many were live. */
+  async endUserSessionsExcept (userKey: string, keepSessionId: string): Promise<number> {
+    const indexKey = userIndexKeyOf(userKey)
+    const others = (await this.#store.members(indexKey)).filter((id) => SESSION_ID.test(id) && id !== keepSessionId)
+    if (others.length === 0) return 0
+    let live = 0
+    for (const sessionId of others) if (await this.#store.get(sessionKey(sessionId)) !== undefined) live++
+    await this.#endIds(others)
+    for (const sessionId of others) await this.#store.removeMember(indexKey, sessionId)
     return live
   }
 

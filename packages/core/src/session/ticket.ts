@@ -33,6 +33,8 @@ interface CompactTicket {
   aexp: number
   c: CompactClaims
   tk?: Record<string, string>
+  st?: number
+  dv?: string
 }
 
 function compactClaims (claims: readonly Claim[]): CompactClaims {
@@ -74,7 +76,9 @@ export function sealTicket (ticket: AuthenticationTicket, ring: KeyRing): string
     exp: ticket.expiresAt,
     aexp: ticket.absoluteExpiresAt,
     c: compactClaims(ticket.claims),
-    ...(ticket.tokens === undefined ? {} : { tk: { ...ticket.tokens } })
+    ...(ticket.tokens === undefined ? {} : { tk: { ...ticket.tokens } }),
+    ...(ticket.startedAt === undefined ? {} : { st: ticket.startedAt }),
+    ...(ticket.device === undefined ? {} : { dv: ticket.device })
   }
   return sealBytes(JSON.stringify(compact), ring, recordPurpose(ring))
 }
@@ -88,13 +92,24 @@ function isStringRecord (value: unknown): value is Record<string, string> {
 export function openTicket (sealed: string, ring: KeyRing, nowSeconds: number): AuthenticationTicket | undefined {
   const parsed = openJson<CompactTicket>(sealed, ring, recordPurpose(ring), MAX_SEALED_LENGTH)
   if (parsed === undefined || parsed.v !== FORMAT_VERSION) return undefined
-  const { sid, sch, iat, exp, aexp, tk } = parsed
+  const { sid, sch, iat, exp, aexp, tk, st, dv } = parsed
   if (typeof sid !== 'string' || typeof sch !== 'string' || typeof iat !== 'number' || typeof exp !== 'number' || typeof aexp !== 'number') return undefined
   if (!(exp > nowSeconds) || !(aexp > nowSeconds)) return undefined
   if (tk !== undefined && !isStringRecord(tk)) return undefined
   const claims = expandClaims(parsed.c)
   if (claims === undefined) return undefined
-  return { sessionId: sid, scheme: sch, claims, issuedAt: iat, expiresAt: exp, absoluteExpiresAt: aexp, ...(tk === undefined ? {} : { tokens: tk }) }
+  return {
+    sessionId: sid,
+    scheme: sch,
+    claims,
+    issuedAt: iat,
+    expiresAt: exp,
+    absoluteExpiresAt: aexp,
+    ...(tk === undefined ? {} : { tokens: tk }),
+    // Optional metadata of the sessions page: a malformed value is dropped, not fatal.
+    ...(typeof st === 'number' ? { startedAt: st } : {}),
+    ...(typeof dv === 'string' ? { device: dv } : {})
+  }
 }
 
 /** The session cookie's value for a session id. */

@@ -67,6 +67,12 @@ interface Entry {
 }
 
 const SWEEP_INTERVAL_MS = 60_000
+/**
+ * Most rate-limit counters held at once (about 150 bytes each): when full, the counter whose
+ * window started first goes, so a flood from many addresses costs bounded memory and at worst
+ * forgets an old counter (that client starts a fresh window).
+ */
+export const MAX_RATE_COUNTERS = 100_000
 const AVAILABLE: StateStoreStatus = { available: true }
 
 export class EmbeddedStateStore implements StateStore {
@@ -80,6 +86,8 @@ export class EmbeddedStateStore implements StateStore {
   readonly #journal: EmbeddedStoreJournal | undefined
   #characters = 0
   #timer: NodeJS.Timeout | undefined
+  /** Rate-limit counters: memory only (never journaled), in window-start order. */
+  readonly #counters = new Map<string, { count: number, endsAt: number }>()
 
   constructor (limits: EmbeddedStoreLimits, now: () => number = Date.now, journal?: EmbeddedStoreJournal) {
     this.#limits = limits
@@ -322,6 +330,26 @@ export class EmbeddedStateStore implements StateStore {
     this.#forgetMembership(member, key)
     this.#journal?.removeMember(key, member)
     if (entry.value.size === 0) this.#remove(map, key, entry)
+  }
+
+  async increment (key: string, windowMs: number): Promise<{ count: number, ttlMs: number }> {
+    const now = this.#now()
+    let counter = this.#counters.get(key)
+    if (counter === undefined || counter.endsAt <= now) {
+      this.#counters.delete(key)
+      // Full: the counter whose window started first goes (Map order is window-start order).
+      const oldest = this.#counters.size >= MAX_RATE_COUNTERS ? this.#counters.keys().next().value : undefined
+      if (oldest !== undefined) this.#counters.delete(oldest)
+      counter = { count: 0, endsAt: now + windowMs }
+      this.#counters.set(key, counter)
+    }
+    counter.count++
+    return { count: counter.count, ttlMs: counter.endsAt - now }
+  }
+
+  /** Rate-limit counters held (expired ones not yet replaced included). */
+  get rateCounters (): number {
+    return this.#counters.size
   }
 
   async publish (message: string): Promise<void> {

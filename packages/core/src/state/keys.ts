@@ -49,6 +49,14 @@ export const saml2LogoutKey = (relayState: string): string => `flow:saml2-logout
 /** The single-flight lock of one session's token refresh (plugins/session.ts). */
 export const tokenRefreshLockKey = (sessionId: string): string => `lock:token-refresh:${sessionId}`
 
+/**
+ * A rate-limit counter (plugins/rate-limits.ts): `bucket` names the group of endpoints
+ * (`challenge`, `callback`, `sign-out`, `logout-receiver`), `client` a hash of the client address
+ * (an IPv6 address by its /64). Not a {@link STATE_KINDS} kind: the embedded store keeps counters
+ * apart, in memory only and bounded; Redis expires each with its window.
+ */
+export const rateLimitKey = (bucket: string, client: string): string => `rate:${bucket}:${client}`
+
 /** A redeemed one-time value (assertion id, logout token jti) in `scope`; `hash` of the value. */
 export const replayKey = (scope: string, hash: string): string => `replay:${scope}:${hash}`
 

@@ -43,6 +43,17 @@ export type RedisStoreEvent =
 const RESET_PREFIX = RESET_MESSAGE_PREFIX
 const MAX_RECONNECT_DELAY_MS = 5_000
 const PROOF_INTERVAL_MS = 100
+/**
+ * One rate-limit event, atomically (one key, so valid on a cluster too): the first INCR of a
+ * window sets its expiry; a counter found without one (never expected) gets it too.
+ */
+const INCREMENT_SCRIPT = `local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if count == 1 or ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}`
 
 /** node-redis options for a connection string, which was validated at startup (config/rules.ts). */
 export function clientOptions (connectionString: string, timeoutMs: number): RedisClientOptions {
@@ -220,6 +231,13 @@ export class RedisStateStore implements StateStore {
 
   async removeMember (key: string, member: string): Promise<void> {
     await this.#run(async () => await this.#commands.sRem(this.#prefix + key, member))
+  }
+
+  async increment (key: string, windowMs: number): Promise<{ count: number, ttlMs: number }> {
+    const reply = await this.#run(async () => await this.#commands.eval(INCREMENT_SCRIPT, { keys: [this.#prefix + key], arguments: [String(Math.max(1, Math.ceil(windowMs)))] }))
+    const [count, ttlMs] = Array.isArray(reply) ? reply.map(Number) : []
+    if (count === undefined || ttlMs === undefined || !Number.isFinite(count) || !Number.isFinite(ttlMs)) throw new StateStoreUnavailableError('command_failed')
+    return { count, ttlMs: Math.max(0, ttlMs) }
   }
 
   async publish (message: string): Promise<void> {

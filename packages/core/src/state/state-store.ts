@@ -48,6 +48,13 @@ export interface StateStore {
   addMember: (key: string, member: string, ttlMs: number) => Promise<void>
   members: (key: string) => Promise<string[]>
   removeMember: (key: string, member: string) => Promise<void>
+  /**
+   * Counts one event in the fixed window of `windowMs` at `key` (a rate-limit counter,
+   * `rateLimitKey` in keys.ts): the count so far in this window and the milliseconds until it ends. The
+   * first event of a window starts it; the counter expires with it. Optional for stores written
+   * outside the core; `RateLimits:Enabled` needs it (plugins/rate-limits.ts).
+   */
+  increment?: (key: string, windowMs: number) => Promise<{ readonly count: number, readonly ttlMs: number }>
   /** Sends an invalidation to every instance, this one included. */
   publish: (message: string) => Promise<void>
   /**

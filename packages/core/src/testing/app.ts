@@ -109,7 +109,7 @@ export function testKeyRing (applicationName?: string): KeyRing {
 }
 
 /** The app's own composition function (`buildApp` of its src/app.ts): the core and its routes, not listening. */
-export type AppBuilder = (options: Omit<CreateAppOptions, keyof ApplicationParts>) => Promise<FastifyInstance>
+export type AppBuilder = (options: Omit<CreateAppOptions, keyof ApplicationParts> & Pick<ApplicationParts, 'signInHook'>) => Promise<FastifyInstance>
 
 export interface TestAppOptions extends TestConfigurationOptions {
   /** The app's `buildApp`. */
@@ -124,6 +124,8 @@ export interface TestAppOptions extends TestConfigurationOptions {
   readonly stateStore?: StateStore
   /** Called with the app before ready() (register routes, policies, evaluators). */
   readonly configure?: (app: FastifyInstance) => void | Promise<void>
+  /** A sign-in hook replacing the app's own (`ApplicationParts.signInHook`). */
+  readonly signInHook?: ApplicationParts['signInHook']
 }
 
 export interface TestApp {
@@ -155,7 +157,8 @@ export async function buildTestApp (options: TestAppOptions): Promise<TestApp> {
     logger: createLogger('debug', logs),
     keyRing,
     ...(options.now === undefined ? {} : { now: options.now }),
-    ...(options.stateStore === undefined ? {} : { stateStore: options.stateStore })
+    ...(options.stateStore === undefined ? {} : { stateStore: options.stateStore }),
+    ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook })
   })
   if (options.testSignIn !== false) {
     app.post<{ Body: { claims: Claim[], scheme?: string, indexKeys?: string[] } }>(TEST_SIGN_IN_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {

@@ -94,9 +94,9 @@ ${failure}
 <ul class="providers">${items}</ul>`)
 }
 
-function accessDeniedPage (layout: (options: LayoutOptions, body: SafeHtml) => string, userName: string | undefined): string {
+function accessDeniedPage (layout: (options: LayoutOptions, body: SafeHtml) => string, userName: string | undefined, reason?: string): string {
   return layout({ title: 'Access denied', userName }, html`<h1>Access denied</h1>
-<p>You do not have permission to view this resource.</p>
+${reason === undefined ? html`<p>You do not have permission to view this resource.</p>` : html`<p id="access-denied-reason">${reason}</p>`}
 <p><a href="/">Return to the start page</a></p>`)
 }
 
@@ -156,7 +156,8 @@ export interface Pages {
   /** The branded layout with the application name filled in. */
   readonly layout: (options: LayoutOptions, body: SafeHtml) => string
   readonly loginPage: (model: LoginPageModel) => string
-  readonly accessDeniedPage: (userName: string | undefined) => string
+  /** `reason`: the application's own words (a sign-in hook's refusal), escaped; default a fixed text. */
+  readonly accessDeniedPage: (userName: string | undefined, reason?: string) => string
   readonly errorPage: (model: ErrorPageModel) => string
   readonly providerSignOutPage: (model: ProviderSignOutPageModel) => string
 }
@@ -170,7 +171,7 @@ export function createPages (branding: Branding = {}): Pages {
     applicationName,
     layout,
     loginPage: (model: LoginPageModel) => loginPage(layout, model),
-    accessDeniedPage: (userName: string | undefined) => accessDeniedPage(layout, userName),
+    accessDeniedPage: (userName: string | undefined, reason?: string) => accessDeniedPage(layout, userName, reason),
     errorPage: (model: ErrorPageModel) => errorPage(layout, model),
     providerSignOutPage: (model: ProviderSignOutPageModel) => providerSignOutPage(applicationName, model)
   })

@@ -28,7 +28,8 @@ test('a flood of oversized SAML messages does not slow an unrelated page', { tim
   const idp = new TestIdentityProvider()
   await idp.start()
   const spKey = createSigningKey('sp-signing')
-  const subject = await buildSaml2App(idp, { SigningKey: spKey.privateKeyPem, SigningCertificate: spKey.certificatePem, SignOutAtProvider: true })
+  // Every flooded message must reach the parser: without rate limits (they would answer 429 early).
+  const subject = await buildSaml2App(idp, { SigningKey: spKey.privateKeyPem, SigningCertificate: spKey.certificatePem, SignOutAtProvider: true }, { rateLimits: false })
   try {
     await waitForSaml2(subject.app)
     await subject.app.listen({ host: '127.0.0.1', port: 0 })

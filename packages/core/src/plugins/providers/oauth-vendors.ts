@@ -131,7 +131,7 @@ export const registerVendor: ProviderRegistration = async (app, options) => {
   const name = options.name as VendorName
   const settings = options.config.Authentication.Providers[name]
   const handler = new VendorHandler(app, settings, VENDOR_SLOTS[name])
-  app.get(settings.CallbackPath, { config: { allowAnonymous: true } }, async (request, reply) => await handler.callback(request, reply))
+  app.get(settings.CallbackPath, { config: { allowAnonymous: true, rateLimitBucket: 'callback' } }, async (request, reply) => await handler.callback(request, reply))
   if (settings.SaveTokens) app.session.registerTokenRefresher(handler.scheme, async (tokens) => await handler.refresh(tokens))
   app.authentication.registerProvider({
     scheme: handler.scheme,

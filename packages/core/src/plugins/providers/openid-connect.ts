@@ -191,10 +191,10 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
   }
 
   if (settings.ResponseMode === 'form_post') {
-    app.post(settings.CallbackPath, { bodyLimit: 16 * 1024, config: { allowAnonymous: true } }, async (request, reply) =>
+    app.post(settings.CallbackPath, { bodyLimit: 16 * 1024, config: { allowAnonymous: true, rateLimitBucket: 'callback' } }, async (request, reply) =>
       await callback(request, reply, request.body, formPostQuery(request.body)))
   } else {
-    app.get(settings.CallbackPath, { config: { allowAnonymous: true } }, async (request, reply) =>
+    app.get(settings.CallbackPath, { config: { allowAnonymous: true, rateLimitBucket: 'callback' } }, async (request, reply) =>
       await callback(request, reply, request.query, request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?'))))
   }
 
@@ -218,7 +218,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
 
   if (settings.SignOutAtProvider) {
     // The provider's way back after logout; `state` is the local return URL we sent (anything else: /).
-    app.get(settings.SignedOutCallbackPath, { config: { allowAnonymous: true } }, async (request, reply) => {
+    app.get(settings.SignedOutCallbackPath, { config: { allowAnonymous: true, rateLimitBucket: 'sign-out' } }, async (request, reply) => {
       const state = singleValue(request.query, 'state')
       return reply.redirect(typeof state === 'string' && isLocalUrl(state) ? state : '/', 302)
     })
@@ -297,7 +297,7 @@ function registerBackChannelLogout (app: FastifyInstance, path: string, options:
     return keys.set
   }
 
-  app.post(path, { bodyLimit: BACK_CHANNEL_LOGOUT_BODY_LIMIT, config: { allowAnonymous: true } }, async (request, reply) => {
+  app.post(path, { bodyLimit: BACK_CHANNEL_LOGOUT_BODY_LIMIT, config: { allowAnonymous: true, rateLimitBucket: 'logout-receiver' } }, async (request, reply) => {
     reply.header('cache-control', 'no-store')
     const refuse = (failure: LogoutTokenError['failure'], code?: string): FastifyReply => {
       const unavailable = failure === 'unavailable'

@@ -242,7 +242,7 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     })
   }
 
-  app.post(modulePath, { bodyLimit: ACS_BODY_LIMIT, config: { allowAnonymous: true } }, assertionConsumerService)
+  app.post(modulePath, { bodyLimit: ACS_BODY_LIMIT, config: { allowAnonymous: true, rateLimitBucket: 'callback' } }, assertionConsumerService)
 
   app.get(SAML2_METADATA_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
     const logoutUrl = singleLogout ? `${app.externalSignIn.publicOrigin(request)}${SAML2_LOGOUT_PATH}` : undefined
@@ -384,8 +384,8 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
   }
 
   if (singleLogout) {
-    app.get(SAML2_LOGOUT_PATH, { config: { allowAnonymous: true } }, singleLogoutService)
-    app.post(SAML2_LOGOUT_PATH, { bodyLimit: ACS_BODY_LIMIT, config: { allowAnonymous: true } }, singleLogoutService)
+    app.get(SAML2_LOGOUT_PATH, { config: { allowAnonymous: true, rateLimitBucket: 'logout-receiver' } }, singleLogoutService)
+    app.post(SAML2_LOGOUT_PATH, { bodyLimit: ACS_BODY_LIMIT, config: { allowAnonymous: true, rateLimitBucket: 'logout-receiver' } }, singleLogoutService)
   }
 
   // Readiness tells the truth: with ValidateCertificates, an IdP whose every signing certificate

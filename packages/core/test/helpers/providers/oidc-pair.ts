@@ -20,6 +20,8 @@ export interface OidcPairOptions {
   /** Registers `<app origin>/signout-callback-oidc` as a post-logout redirect URI at the IdP. */
   readonly postLogoutRedirect?: boolean
   readonly configure?: TestAppOptions['configure']
+  /** The application's sign-in hook (createApp `signInHook`). */
+  readonly signInHook?: TestAppOptions['signInHook']
 }
 
 export interface OidcPair {
@@ -30,7 +32,7 @@ export interface OidcPair {
 export async function startOidcPair (options: OidcPairOptions): Promise<OidcPair> {
   const idp = await startOidcIdp(options.idp)
   const openIdConnect = { Enabled: true, Authority: idp.issuer, ClientId: options.idp.clientId, ClientSecret: options.idp.clientSecret, ...options.openIdConnect }
-  const app = await startProviderApp({ Authentication: { ...options.authentication, Providers: { OpenIdConnect: openIdConnect } } }, options.configure)
+  const app = await startProviderApp({ Authentication: { ...options.authentication, Providers: { OpenIdConnect: openIdConnect } } }, options.configure, options.signInHook === undefined ? {} : { signInHook: options.signInHook })
   await idp.configure(`${app.origin}/signin-oidc`, options.postLogoutRedirect === true ? [`${app.origin}/signout-callback-oidc`] : [])
   await waitUntilReady(app.origin)
   return { idp, app }

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { buildTestApp, cookieHeaderFrom, type TestApp } from '../app.js'
+import { buildTestApp, cookieHeaderFrom, type TestApp, type TestAppOptions } from '../app.js'
 import { readAuthnRequest, type AuthnRequestSeen, type TestIdentityProvider } from './identity-provider.js'
 import { waitFor } from '../wait.js'
 
@@ -13,15 +13,19 @@ export const SESSION_COOKIE_NAMES = ['__Host-ProjectTemplate.Web.Authentication'
 
 type Saml2Overrides = Record<string, string | number | boolean | string[]>
 
-export async function buildSaml2App (idp: TestIdentityProvider, overrides: Saml2Overrides = {}): Promise<TestApp> {
+export async function buildSaml2App (idp: TestIdentityProvider, overrides: Saml2Overrides = {}, options: Pick<TestAppOptions, 'signInHook' | 'stateStore'> & { authentication?: Record<string, Record<string, number | boolean>>, rateLimits?: false } = {}): Promise<TestApp> {
   return await buildTestApp({
     nodeEnv: 'development',
     testSignIn: false,
     settings: {
+      ...(options.rateLimits === false ? { RateLimits: { Enabled: false } } : {}),
       Authentication: {
+        ...options.authentication,
         Providers: { Saml2: { Enabled: true, EntityId: SP_ENTITY_ID, MetadataUrl: idp.metadataUrl, ...overrides } }
       }
-    }
+    },
+    ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook }),
+    ...(options.stateStore === undefined ? {} : { stateStore: options.stateStore })
   })
 }
 
