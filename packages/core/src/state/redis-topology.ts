@@ -1,0 +1,274 @@
+/**
+ * The connections of the Redis store for each shape Redis is run in, all through node-redis's own
+ * support (no hand-written failover or slot routing):
+ *
+ * - **Standalone** (`createClient`): one `redis://`, `rediss://` or `unix:` endpoint; a command
+ *   connection and a duplicate subscribed to the invalidation channel.
+ * - **Sentinel** (`createSentinel`): the client asks the sentinels for the primary, listens to
+ *   their `+switch-master`, and moves its command and pub/sub connections to the new primary after
+ *   a failover. Classic pub/sub on the primary.
+ * - **Cluster** (`createCluster`): keys are routed by slot (a multi-key DEL is split per slot by
+ *   the client's request policy), and invalidations use **sharded pub/sub** (SPUBLISH/SSUBSCRIBE,
+ *   Redis 7.0+): a message stays within the shard that owns the channel's slot instead of being
+ *   broadcast to every node over the cluster bus, and the client moves the subscription when that
+ *   slot moves or its primary fails over (docs/scale-out.md, "Sentinel and Cluster").
+ *
+ * Each shape reports the same events to the store: a connection (re)connected, an error (the
+ * store keeps only its name and code), and "the subscription may have missed messages", after
+ * which the store proves the subscription again before it trusts any cache (redis-store.ts).
+ */
+import { createClient, createCluster, createSentinel, type RedisClientOptions, type RedisClientType, type SetOptions } from '@redis/client'
+import type { Secret } from '../config/secret.js'
+import { parseRedisNode, type RedisNodeAddress } from './redis-node.js'
+
+export type RedisConnection = 'commands' | 'subscriber'
+
+/** Sentinel or Cluster; the standalone shape is given by a connection string instead. */
+export type RedisTopology =
+  | {
+    readonly kind: 'Sentinel'
+    readonly masterName: string
+    readonly nodes: readonly RedisNodeAddress[]
+    readonly username: string
+    readonly password: Secret
+    readonly sentinelUsername: string
+    readonly sentinelPassword: Secret
+    readonly tls: boolean
+  }
+  | {
+    readonly kind: 'Cluster'
+    readonly nodes: readonly RedisNodeAddress[]
+    readonly username: string
+    readonly password: Secret
+    readonly tls: boolean
+  }
+
+export interface RedisConnectionEvents {
+  readonly connected: (connection: RedisConnection) => void
+  readonly error: (connection: RedisConnection, error: unknown) => void
+  /** The subscription may have missed messages (lost, reconnected or moved): prove it again. */
+  readonly subscriptionLost: () => void
+}
+
+/** The commands the store sends; every shape's client has them with these signatures. */
+export interface RedisCommands {
+  get: (key: string) => Promise<string | null>
+  set: (key: string, value: string, options?: SetOptions) => Promise<string | null>
+  del: (keys: string[]) => Promise<number>
+  sMembers: (key: string) => Promise<string[]>
+  sRem: (key: string, member: string) => Promise<number>
+}
+
+export interface RedisConnections {
+  readonly commands: RedisCommands
+  /** Commands can be sent now (never queued while they cannot). */
+  readonly commandsReady: () => boolean
+  /** The subscriber is connected (whether its subscription is live is for the store to prove). */
+  readonly subscriberReady: () => boolean
+  /** SADD and PEXPIRE of one set, in one transaction. */
+  readonly addMember: (key: string, member: string, ttlMs: number) => Promise<unknown>
+  readonly publish: (channel: string, message: string) => Promise<unknown>
+  /** Connects and subscribes without waiting; failures go to the events, and it keeps trying. */
+  readonly start: (channel: string, onMessage: (message: string) => void) => void
+  readonly close: () => Promise<void>
+}
+
+const MAX_RECONNECT_DELAY_MS = 5_000
+
+/** Capped exponential backoff with jitter, for every connection and for a first connect that failed. */
+export const reconnectDelay = (retries: number): number => Math.min(100 * 2 ** Math.min(retries, 6), MAX_RECONNECT_DELAY_MS) + Math.floor(Math.random() * 100)
+
+/** node-redis options for a connection string, which was validated at startup (config/rules.ts). */
+export function clientOptions (connectionString: string, timeoutMs: number): RedisClientOptions {
+  const common = { disableOfflineQueue: true, commandOptions: { timeout: timeoutMs } }
+  if (connectionString.startsWith('unix:')) {
+    const path = connectionString.slice('unix:'.length).replace(/^\/\/(?=\/)/, '')
+    return { ...common, socket: { path, connectTimeout: timeoutMs, reconnectStrategy: reconnectDelay } }
+  }
+  return { ...common, url: connectionString, socket: { connectTimeout: timeoutMs, reconnectStrategy: reconnectDelay } }
+}
+
+const credentials = (username: string, password: Secret): { username?: string, password?: string } => ({
+  ...(username.trim() === '' ? {} : { username: username.trim() }),
+  ...(password.isEmpty || password.reveal() === '' ? {} : { password: password.reveal() })
+})
+
+/** The TCP socket options of a Sentinel or Cluster node. */
+const nodeSocket = (timeoutMs: number, tls: boolean, reconnect: boolean) => ({
+  connectTimeout: timeoutMs,
+  ...(reconnect ? { reconnectStrategy: reconnectDelay } : {}),
+  ...(tls ? { tls: true as const } : {})
+})
+
+/** Retries a first connect that failed (the client gave up on it), with the same backoff. */
+function connectUntilClosed (connect: () => Promise<unknown>, isClosed: () => boolean, onError: (error: unknown) => void): void {
+  let attempt = 0
+  const run = (): void => {
+    if (isClosed()) return
+    connect().catch((error: unknown) => {
+      onError(error)
+      if (isClosed()) return
+      setTimeout(run, reconnectDelay(attempt++)).unref()
+    })
+  }
+  run()
+}
+
+export function standaloneConnections (connectionString: string, timeoutMs: number, events: RedisConnectionEvents): RedisConnections {
+  const commands = createClient(clientOptions(connectionString, timeoutMs)) as RedisClientType
+  const subscriber = commands.duplicate() as RedisClientType
+  commands.on('error', (error: unknown) => { events.error('commands', error) })
+  subscriber.on('error', (error: unknown) => { events.error('subscriber', error) })
+  subscriber.on('end', events.subscriptionLost)
+  subscriber.on('reconnecting', events.subscriptionLost)
+  // Each (re)connection of either side re-proves the subscription before caches are trusted.
+  subscriber.on('ready', () => { events.connected('subscriber'); events.subscriptionLost() })
+  commands.on('ready', () => { events.connected('commands') })
+  return {
+    commands,
+    commandsReady: () => commands.isReady,
+    subscriberReady: () => subscriber.isReady,
+    addMember: async (key, member, ttlMs) => await commands.multi().sAdd(key, member).pExpire(key, ttlMs).exec(),
+    publish: async (channel, message) => await commands.publish(channel, message),
+    start: (channel, onMessage) => {
+      // Neither connect() is awaited: startup never waits for Redis; readiness reports it instead.
+      // A first connection that fails keeps retrying under the reconnect strategy.
+      commands.connect().catch((error: unknown) => { events.error('commands', error) })
+      subscriber.connect()
+        .then(async () => {
+          await subscriber.subscribe(channel, onMessage)
+          events.subscriptionLost()
+        })
+        .catch((error: unknown) => { events.error('subscriber', error) })
+    },
+    close: async () => {
+      await Promise.allSettled([commands, subscriber].map(async (client) => { if (client.isOpen) await client.close() }))
+    }
+  }
+}
+
+/**
+ * Redis behind Sentinel: one node-redis sentinel client, whose pub/sub connection follows the
+ * primary as its command connection does. Commands are sent only while the primary's connection
+ * is up: during a failover they fail at once (503) instead of entering the client's rediscovery
+ * loop, and the client moves to the new primary when the sentinels announce it.
+ */
+export function sentinelConnections (topology: Extract<RedisTopology, { kind: 'Sentinel' }>, timeoutMs: number, events: RedisConnectionEvents): RedisConnections {
+  const sentinel = createSentinel({
+    name: topology.masterName,
+    sentinelRootNodes: topology.nodes.map(({ host, port }) => ({ host, port })),
+    nodeClientOptions: { ...credentials(topology.username, topology.password), disableOfflineQueue: true, socket: nodeSocket(timeoutMs, topology.tls, true) },
+    sentinelClientOptions: { ...credentials(topology.sentinelUsername, topology.sentinelPassword), socket: nodeSocket(timeoutMs, topology.tls, false) },
+    commandOptions: { timeout: timeoutMs },
+    masterPoolSize: 1
+  })
+  let closed = false
+  // 'error' carries the pub/sub connection's failures (and discovery's): the subscription may be lost.
+  sentinel.on('error', (error: unknown) => { events.error('subscriber', error); events.subscriptionLost() })
+  sentinel.on('client-error', (event: { error?: unknown }) => { events.error('commands', event.error) })
+  sentinel.on('reconnecting', events.subscriptionLost)
+  sentinel.on('topology-change', (event: { type?: string }) => { if (event.type === 'MASTER_CHANGE') events.subscriptionLost() })
+  sentinel.on('ready', () => { events.connected('commands'); events.connected('subscriber'); events.subscriptionLost() })
+  const ready = (): boolean => sentinel.isReady && sentinel.getMasterNode() !== undefined
+  return {
+    commands: sentinel as unknown as RedisCommands,
+    commandsReady: ready,
+    subscriberReady: ready,
+    addMember: async (key, member, ttlMs) => await sentinel.multi().sAdd(key, member).pExpire(key, ttlMs).exec(),
+    publish: async (channel, message) => await sentinel.publish(channel, message),
+    start: (channel, onMessage) => {
+      connectUntilClosed(async () => {
+        if (!sentinel.isOpen) await sentinel.connect()
+        await sentinel.subscribe(channel, onMessage)
+        events.subscriptionLost()
+      }, () => closed, (error) => { events.error('commands', error) })
+    },
+    close: async () => {
+      closed = true
+      if (sentinel.isOpen) await sentinel.close().catch(async () => { await sentinel.destroy() })
+    }
+  }
+}
+
+interface ClusterNodeInfo { readonly host?: string, readonly port?: number }
+
+/**
+ * A Redis Cluster: node-redis routes each key to its slot's primary and follows MOVED replies and
+ * failovers (topology refreshed while a node is reconnecting). The invalidation channel is a
+ * sharded channel: only the events of the node that holds it touch the subscription, so a failover
+ * of another shard does not make every instance distrust its caches.
+ */
+export function clusterConnections (topology: Extract<RedisTopology, { kind: 'Cluster' }>, timeoutMs: number, events: RedisConnectionEvents): RedisConnections {
+  const socket = nodeSocket(timeoutMs, topology.tls, true)
+  const cluster = createCluster({
+    rootNodes: topology.nodes.map(({ host, port }) => ({ socket: { ...socket, host, port } })),
+    defaults: { ...credentials(topology.username, topology.password), disableOfflineQueue: true, socket },
+    commandOptions: { timeout: timeoutMs },
+    // While a node is unreachable, ask the cluster for its topology again every second, so a
+    // promoted replica takes over its slots soon after the cluster has failed over.
+    topologyRefreshOnReconnectionAttemptStrategy: 1000
+  })
+  let closed = false
+  /** The node that holds the sharded subscription, if it is known. */
+  const subscriptionNode = (): ClusterNodeInfo | undefined => cluster.masters.find((master) => master.pubSub !== undefined)
+  const touchesSubscription = (info: ClusterNodeInfo | undefined): boolean => {
+    const node = subscriptionNode()
+    return node === undefined || info === undefined || (node.host === info.host && node.port === info.port)
+  }
+  const nodeEvent = (info: ClusterNodeInfo | undefined): void => { if (touchesSubscription(info)) events.subscriptionLost() }
+  cluster.on('error', (error: unknown) => { events.error('commands', error) })
+  cluster.on('node-error', (error: unknown, info?: ClusterNodeInfo) => {
+    const subscription = touchesSubscription(info)
+    events.error(subscription ? 'subscriber' : 'commands', error)
+    if (subscription) events.subscriptionLost()
+  })
+  cluster.on('node-reconnecting', nodeEvent)
+  cluster.on('node-disconnect', nodeEvent)
+  cluster.on('node-ready', (info?: ClusterNodeInfo) => {
+    events.connected('commands')
+    if (touchesSubscription(info)) { events.connected('subscriber'); events.subscriptionLost() }
+  })
+  cluster.on('sharded-channel-moved-error', (error: unknown) => { events.error('subscriber', error); events.subscriptionLost() })
+  return {
+    commands: cluster as unknown as RedisCommands,
+    commandsReady: () => cluster.isReady,
+    subscriberReady: () => cluster.isReady && subscriptionNode() !== undefined,
+    addMember: async (key, member, ttlMs) => await cluster.multi().sAdd(key, member).pExpire(key, ttlMs).exec(),
+    publish: async (channel, message) => await cluster.sPublish(channel, message),
+    start: (channel, onMessage) => {
+      connectUntilClosed(async () => {
+        if (!cluster.isOpen) await cluster.connect()
+        await cluster.sSubscribe(channel, onMessage)
+        events.subscriptionLost()
+      }, () => closed, (error) => { events.error('commands', error) })
+    },
+    close: async () => {
+      closed = true
+      if (cluster.isOpen) await cluster.close().catch(() => { cluster.destroy() })
+    }
+  }
+}
+
+/** The topology that `State:Redis:Sentinel` or `State:Redis:Cluster` describe, validated at startup; undefined for a connection string. */
+export function redisTopologyOf (redis: {
+  readonly Sentinel: { readonly MasterName: string, readonly Nodes: readonly string[], readonly Username: string, readonly Password: Secret, readonly SentinelUsername: string, readonly SentinelPassword: Secret, readonly Tls: boolean }
+  readonly Cluster: { readonly Nodes: readonly string[], readonly Username: string, readonly Password: Secret, readonly Tls: boolean }
+}): RedisTopology | undefined {
+  const nodes = (values: readonly string[]): RedisNodeAddress[] => values.flatMap((value) => parseRedisNode(value) ?? [])
+  const sentinel = redis.Sentinel
+  if (sentinel.MasterName.trim() !== '' || sentinel.Nodes.length > 0) {
+    return {
+      kind: 'Sentinel',
+      masterName: sentinel.MasterName.trim(),
+      nodes: nodes(sentinel.Nodes),
+      username: sentinel.Username,
+      password: sentinel.Password,
+      sentinelUsername: sentinel.SentinelUsername,
+      sentinelPassword: sentinel.SentinelPassword,
+      tls: sentinel.Tls
+    }
+  }
+  const cluster = redis.Cluster
+  if (cluster.Nodes.length > 0) return { kind: 'Cluster', nodes: nodes(cluster.Nodes), username: cluster.Username, password: cluster.Password, tls: cluster.Tls }
+  return undefined
+}
