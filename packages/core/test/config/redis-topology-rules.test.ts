@@ -1,12 +1,13 @@
 /**
  * Startup validation of State:Redis:Sentinel and State:Redis:Cluster (src/config/redis-rules.ts):
  * each problem named by its full key, every problem reported at once, no password or node address
- * repeated in a message; the server refuses to start on one and never prints the password.
+ * repeated in a message; check-config reports the same, and the server refuses to start on one;
+ * neither prints the password.
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { loadTestConfiguration } from '../helpers/app.js'
-import { cleanEnv, runEntryPoint } from '../helpers/process.js'
+import { APP_ROOT, loadTestConfiguration } from '../helpers/app.js'
+import { cleanEnv, runEntryPoint, runProcess } from '../helpers/process.js'
 
 const REDIS = 'ProjectTemplate:State:Redis'
 const PASSWORD = 'PLANTED-redis-topology-password-3c'
@@ -47,6 +48,27 @@ describe('Redis Sentinel and Cluster settings', () => {
       assert.ok(!messages.join('\n').includes(PASSWORD))
     })
   }
+
+  test('check-config reports the same sentence for a Sentinel without a master name, with its password only by source', async () => {
+    const run = runProcess(process.execPath, ['--import', 'tsx', 'src/check-config.ts', '--json'], {
+      cwd: APP_ROOT,
+      env: cleanEnv({
+        NODE_ENV: 'production',
+        ProjectTemplate__State__Provider: 'Redis',
+        ProjectTemplate__State__Redis__Sentinel__Nodes__0: '127.0.0.1:26379',
+        ProjectTemplate__State__Redis__Sentinel__Password: PASSWORD
+      })
+    })
+    try {
+      assert.equal(await run.exited(60_000), 1)
+      const summary = JSON.parse(run.stdout()) as { errors: Array<{ message: string }>, secrets: Array<{ key: string, source: string }> }
+      assert.deepEqual(summary.errors.map((problem) => problem.message), [`${REDIS}:Sentinel:MasterName is required when ${REDIS}:Sentinel:Nodes is set.`])
+      assert.ok(summary.secrets.some((secret) => secret.key === `${REDIS}:Sentinel:Password` && secret.source === 'environment'), run.stdout())
+      assert.ok(!(run.stdout() + run.stderr()).includes(PASSWORD))
+    } finally {
+      run.kill()
+    }
+  })
 
   test('the server refuses to start on a malformed cluster node: exit 1, the key named, the password nowhere', async () => {
     const run = runEntryPoint('src/server.ts', cleanEnv({
