@@ -16,7 +16,9 @@ process.on('unhandledRejection', (reason) => { unhandled.push(String(reason)); p
 process.on('uncaughtException', (error) => { process.stderr.write(`uncaughtException ${error.name}\n`); process.exit(70) })
 
 const redis = process.env.SOAK_REDIS
-const loaded = loadTestConfiguration(redis === undefined ? {} : { settings: { State: { Provider: 'Redis', Redis: { ConnectionString: redis } } } })
+// SOAK_REDIS_SETTINGS: the whole State:Redis section as JSON (Sentinel, Cluster: test/soak/redis-failover.soak.ts).
+const redisSettings = process.env.SOAK_REDIS_SETTINGS === undefined ? redis === undefined ? undefined : { ConnectionString: redis } : JSON.parse(process.env.SOAK_REDIS_SETTINGS) as Record<string, string | string[] | boolean>
+const loaded = loadTestConfiguration(redisSettings === undefined ? {} : { settings: { State: { Provider: 'Redis', Redis: redisSettings } } })
 const app = await buildApp({
   config: loaded.config,
   environmentName: loaded.environmentName,
