@@ -161,20 +161,28 @@ export class RedisStateStore implements StateStore {
 
   async #run<T>(command: () => Promise<T>): Promise<T> {
     if (!this.#redis.commandsReady()) throw new StateStoreUnavailableError(this.status().reason ?? 'unreachable')
+    if (this.#shape === 'Standalone') return await this.#mapped(command)
     let timer: NodeJS.Timeout | undefined
-    // The client's own timeout covers a command on a socket; this one also covers a Sentinel or
-    // Cluster client that holds the command while it rediscovers the topology.
+    // The client's own timeout covers a command on a socket (all a single endpoint needs); this
+    // one also covers a Sentinel or Cluster client that holds it while it rediscovers the topology.
     const deadline = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => { reject(new StateStoreUnavailableError('timeout')) }, this.#timeoutMs)
     })
     try {
-      return await Promise.race([command(), deadline])
+      return await this.#mapped(async () => await Promise.race([command(), deadline]))
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** The command's result, or its failure as {@link StateStoreUnavailableError} with a failure class. */
+  async #mapped<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command()
     } catch (error) {
       if (error instanceof StateStoreUnavailableError) throw error
       const details = describe(error)
       throw new StateStoreUnavailableError(details.errorName === 'TimeoutError' ? 'timeout' : 'command_failed', { cause: error })
-    } finally {
-      clearTimeout(timer)
     }
   }
 
