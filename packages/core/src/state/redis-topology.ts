@@ -93,10 +93,16 @@ const credentials = (username: string, password: Secret): { username?: string, p
   ...(password.isEmpty || password.reveal() === '' ? {} : { password: password.reveal() })
 })
 
+/**
+ * A cluster node's reconnect delay is capped at one second: its reconnection attempts are what make
+ * the client ask the cluster for its topology again, so they bound how soon it finds a promoted replica.
+ */
+const clusterReconnectDelay = (retries: number): number => Math.min(reconnectDelay(retries), 1000)
+
 /** The TCP socket options of a Sentinel or Cluster node. */
-const nodeSocket = (timeoutMs: number, tls: boolean, reconnect: boolean) => ({
+const nodeSocket = (timeoutMs: number, tls: boolean, reconnect: false | ((retries: number) => number)) => ({
   connectTimeout: timeoutMs,
-  ...(reconnect ? { reconnectStrategy: reconnectDelay } : {}),
+  ...(reconnect === false ? {} : { reconnectStrategy: reconnect }),
   ...(tls ? { tls: true as const } : {})
 })
 
@@ -157,7 +163,7 @@ export function sentinelConnections (topology: Extract<RedisTopology, { kind: 'S
   const sentinel = createSentinel({
     name: topology.masterName,
     sentinelRootNodes: topology.nodes.map(({ host, port }) => ({ host, port })),
-    nodeClientOptions: { ...credentials(topology.username, topology.password), disableOfflineQueue: true, socket: nodeSocket(timeoutMs, topology.tls, true) },
+    nodeClientOptions: { ...credentials(topology.username, topology.password), disableOfflineQueue: true, socket: nodeSocket(timeoutMs, topology.tls, reconnectDelay) },
     sentinelClientOptions: { ...credentials(topology.sentinelUsername, topology.sentinelPassword), socket: nodeSocket(timeoutMs, topology.tls, false) },
     commandOptions: { timeout: timeoutMs },
     masterPoolSize: 1
@@ -199,7 +205,7 @@ interface ClusterNodeInfo { readonly host?: string, readonly port?: number }
  * of another shard does not make every instance distrust its caches.
  */
 export function clusterConnections (topology: Extract<RedisTopology, { kind: 'Cluster' }>, timeoutMs: number, events: RedisConnectionEvents): RedisConnections {
-  const socket = nodeSocket(timeoutMs, topology.tls, true)
+  const socket = nodeSocket(timeoutMs, topology.tls, clusterReconnectDelay)
   const cluster = createCluster({
     rootNodes: topology.nodes.map(({ host, port }) => ({ socket: { ...socket, host, port } })),
     defaults: { ...credentials(topology.username, topology.password), disableOfflineQueue: true, socket },
