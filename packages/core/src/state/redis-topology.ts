@@ -5,8 +5,8 @@
  * - **Standalone** (`createClient`): one `redis://`, `rediss://` or `unix:` endpoint; a command
  *   connection and a duplicate subscribed to the invalidation channel.
  * - **Sentinel** (`createSentinel`): the client asks the sentinels for the primary, listens to
- *   their `+switch-master`, and moves its command and pub/sub connections to the new primary after
- *   a failover. Classic pub/sub on the primary.
+ *   their `+switch-master`, and moves its command connection to the new primary after a failover;
+ *   the subscriber (classic pub/sub on the primary) follows the primary that client names.
  * - **Cluster** (`createCluster`): keys are routed by slot (a multi-key DEL is split per slot by
  *   the client's request policy), and invalidations use **sharded pub/sub** (SPUBLISH/SSUBSCRIBE,
  *   Redis 7.0+): a message stays within the shard that owns the channel's slot instead of being
@@ -154,44 +154,82 @@ export function standaloneConnections (connectionString: string, timeoutMs: numb
 }
 
 /**
- * Redis behind Sentinel: one node-redis sentinel client, whose pub/sub connection follows the
- * primary as its command connection does. Commands are sent only while the primary's connection
- * is up: during a failover they fail at once (503) instead of entering the client's rediscovery
- * loop, and the client moves to the new primary when the sentinels announce it.
+ * Redis behind Sentinel: a node-redis sentinel client for the commands (it asks the sentinels for
+ * the primary, listens to their `+switch-master` and moves to the promoted replica), and a plain
+ * subscriber connection on the primary that client names, moved with it (MASTER_CHANGE). The
+ * subscriber is our own, not the sentinel client's pub/sub proxy, because the proxy reconnects and
+ * resubscribes without telling anyone, and the store must hear of every moment its subscription
+ * was down; the sentinel client's own errors (a sentinel lost, discovery retried) then leave the
+ * subscription, and every cache, trusted. Commands are sent only while the primary's connection is
+ * up: during a failover they fail at once (503) instead of waiting in the client's rediscovery loop.
  */
 export function sentinelConnections (topology: Extract<RedisTopology, { kind: 'Sentinel' }>, timeoutMs: number, events: RedisConnectionEvents): RedisConnections {
+  const nodeOptions = { ...credentials(topology.username, topology.password), disableOfflineQueue: true, socket: nodeSocket(timeoutMs, topology.tls, reconnectDelay) }
   const sentinel = createSentinel({
     name: topology.masterName,
     sentinelRootNodes: topology.nodes.map(({ host, port }) => ({ host, port })),
-    nodeClientOptions: { ...credentials(topology.username, topology.password), disableOfflineQueue: true, socket: nodeSocket(timeoutMs, topology.tls, reconnectDelay) },
+    nodeClientOptions: nodeOptions,
     sentinelClientOptions: { ...credentials(topology.sentinelUsername, topology.sentinelPassword), socket: nodeSocket(timeoutMs, topology.tls, false) },
     commandOptions: { timeout: timeoutMs },
     masterPoolSize: 1
   })
   let closed = false
-  // 'error' carries the pub/sub connection's failures (and discovery's): the subscription may be lost.
-  sentinel.on('error', (error: unknown) => { events.error('subscriber', error); events.subscriptionLost() })
-  sentinel.on('client-error', (event: { error?: unknown }) => { events.error('commands', event.error) })
-  sentinel.on('reconnecting', events.subscriptionLost)
-  sentinel.on('topology-change', (event: { type?: string }) => { if (event.type === 'MASTER_CHANGE') events.subscriptionLost() })
-  sentinel.on('ready', () => { events.connected('commands'); events.connected('subscriber'); events.subscriptionLost() })
-  const ready = (): boolean => sentinel.isReady && sentinel.getMasterNode() !== undefined
+  let subscription: { readonly channel: string, readonly onMessage: (message: string) => void } | undefined
+  let subscriber: RedisClientType | undefined
+  let subscriberAddress: string | undefined
+
+  /** Moves the subscriber to `node` (the primary the sentinel client now uses), if it is elsewhere. */
+  const follow = (node: { readonly host: string, readonly port: number } | undefined): void => {
+    if (closed || node === undefined || subscription === undefined || `${node.host}:${node.port}` === subscriberAddress) return
+    const { channel, onMessage } = subscription
+    const previous = subscriber
+    const client = createClient({ ...nodeOptions, socket: { ...nodeOptions.socket, host: node.host, port: node.port } }) as RedisClientType
+    subscriber = client
+    subscriberAddress = `${node.host}:${node.port}`
+    client.on('error', (error: unknown) => { if (subscriber === client) events.error('subscriber', error) })
+    client.on('end', events.subscriptionLost)
+    client.on('reconnecting', events.subscriptionLost)
+    client.on('ready', () => { events.connected('subscriber'); events.subscriptionLost() })
+    events.subscriptionLost()
+    if (previous?.isOpen === true) previous.destroy()
+    client.connect()
+      .then(async () => {
+        await client.subscribe(channel, onMessage)
+        events.subscriptionLost()
+      })
+      .catch((error: unknown) => { if (subscriber === client) events.error('subscriber', error) })
+  }
+
+  const commandsReady = (): boolean => sentinel.isReady && sentinel.getMasterNode() !== undefined
+  // A lost sentinel while the primary answers is for Redis's monitoring, not an outage of the
+  // store: its errors are reported only while commands cannot be sent.
+  sentinel.on('error', (error: unknown) => { if (!commandsReady()) events.error('commands', error) })
+  sentinel.on('client-error', (event: { type?: string, error?: unknown }) => { if (event.type !== 'SENTINEL' || !commandsReady()) events.error('commands', event.error) })
+  sentinel.on('topology-change', (event: { type?: string, node?: { host: string, port: number } }) => {
+    if (event.type === 'MASTER_CHANGE') follow(event.node)
+  })
+  sentinel.on('ready', () => { events.connected('commands'); follow(sentinel.getMasterNode()) })
   return {
     commands: sentinel as unknown as RedisCommands,
-    commandsReady: ready,
-    subscriberReady: ready,
+    commandsReady,
+    subscriberReady: () => subscriber?.isReady === true,
     addMember: async (key, member, ttlMs) => await sentinel.multi().sAdd(key, member).pExpire(key, ttlMs).exec(),
     publish: async (channel, message) => await sentinel.publish(channel, message),
     start: (channel, onMessage) => {
+      subscription = { channel, onMessage }
       connectUntilClosed(async () => {
         if (!sentinel.isOpen) await sentinel.connect()
-        await sentinel.subscribe(channel, onMessage)
-        events.subscriptionLost()
+        follow(sentinel.getMasterNode())
       }, () => closed, (error) => { events.error('commands', error) })
     },
     close: async () => {
       closed = true
-      if (sentinel.isOpen) await sentinel.close().catch(async () => { await sentinel.destroy() })
+      const client = subscriber
+      subscriber = undefined
+      await Promise.allSettled([
+        (async () => { if (client?.isOpen === true) await client.close() })(),
+        (async () => { if (sentinel.isOpen) await sentinel.close().catch(async () => { await sentinel.destroy() }) })()
+      ])
     }
   }
 }

@@ -3,7 +3,8 @@
  * primary and a replica, watched by three redis-sentinels, all with passwords: the store's
  * behaviour suite; a forced SENTINEL FAILOVER followed to the new primary without a restart of
  * the app side (what was written before is still there, invalidations flow again, caches were
- * told to reset); errors and events never carry a password. Timings under load: test/soak.
+ * told to reset); a lost sentinel while the primary answers costs nothing; errors and events
+ * never carry a password. Timings under load: test/soak/redis-failover.soak.ts.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -85,6 +86,45 @@ describe('Sentinel failover', () => {
     await waitFor(() => other.status().available, 'the second instance to follow as well', 20_000)
     await store.publish('sessions:after-failover')
     await waitFor(() => seen.includes('sessions:after-failover'), 'the invalidation to reach the other instance over the new primary', 5000)
+  })
+
+  test('a sentinel lost while the primary answers: the store stays available throughout and reports no outage', { timeout: 20_000 }, async () => {
+    const seen: RedisStoreEvent[] = []
+    const store = new RedisStateStore({
+      connectionString: new Secret(''),
+      topology: {
+        kind: 'Sentinel',
+        masterName: fixture.masterName,
+        // The sentinel that will be lost first, so the client is connected to it.
+        nodes: fixture.sentinelNodes.map((node) => parseRedisNode(node) ?? assert.fail(node)),
+        username: '',
+        password: new Secret(PASSWORD),
+        sentinelUsername: '',
+        sentinelPassword: new Secret(SENTINEL_PASSWORD),
+        tls: false
+      },
+      keyPrefix: 'sentinel-lost:',
+      timeoutMs: 1000,
+      onEvent: (event) => { seen.push(event) }
+    })
+    stores.push(store)
+    store.start()
+    await waitFor(() => store.status().available, 'the store through Sentinel', 15_000)
+    let samples = 0
+    let unavailable = 0
+    const sampler = setInterval(() => { samples++; if (!store.status().available) unavailable++ }, 2)
+    try {
+      const before = seen.length
+      await fixture.sentinels[0]?.kill()
+      await store.set('session:still', 'here', 60_000)
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      assert.equal(await store.get('session:still'), 'here')
+      assert.ok(samples > 100, `sampled ${samples} times`)
+      assert.equal(unavailable, 0, 'the store never distrusted its caches')
+      assert.deepEqual(seen.slice(before), [], 'no outage reported')
+    } finally {
+      clearInterval(sampler)
+    }
   })
 
   test('every sentinel unreachable: typed unavailable errors that name no password; events carry error names only', { timeout: 20_000 }, async () => {
