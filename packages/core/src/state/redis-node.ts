@@ -8,7 +8,8 @@ export interface RedisNodeAddress {
   readonly port: number
 }
 
-const HOST_NAME = /^[A-Za-z0-9]([A-Za-z0-9-]{0,62})?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62})?)*\.?$/
+// Labels of letters, digits, hyphens and (as container names resolved by Docker have) underscores.
+const HOST_NAME = /^[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})?)*\.?$/
 const IPV6 = /^[0-9A-Fa-f:.]+$/
 
 /** `host:port` (a host name or IPv4 address, or `[IPv6]`) and a port 1-65535; undefined otherwise. */
