@@ -2,12 +2,14 @@
 # Installs what the test suites need beyond npm packages, from Debian's repositories: Chromium
 # for the headless browser tests (playwright-core drives /usr/bin/chromium; no browser is ever
 # downloaded by npm), redis-server for the Redis state-store tests and benchmark (they start
-# and stop their own server on a unix socket; the package's service is not used) and nginx for
+# and stop their own server on a unix socket; the package's service is not used), redis-sentinel
+# for the Sentinel tests of the Redis store (they start three sentinels on loopback ports; the
+# package's service is not used) and nginx for
 # the rolling-restart test of the shipped deploy/nginx.conf (the test starts its own nginx on
 # loopback ports with a temporary prefix; the package's service is not used). One list; only
 # the packages not installed yet are fetched.
 set -euo pipefail
-PACKAGES=(chromium redis-server nginx)
+PACKAGES=(chromium redis-server redis-sentinel nginx)
 missing=()
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
@@ -20,4 +22,5 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 echo "chromium: $(/usr/bin/chromium --version 2>/dev/null || echo missing)"
 echo "redis-server: $(/usr/bin/redis-server --version 2>/dev/null || echo missing)"
+echo "redis-sentinel: $(/usr/bin/redis-sentinel --version 2>/dev/null || echo missing)"
 echo "nginx: $( (/usr/sbin/nginx -v 2>&1) || echo missing)"

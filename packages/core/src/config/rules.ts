@@ -10,6 +10,7 @@ import type { ConfigurationProblem } from './bind.js'
 import { isDevelopment } from './environment.js'
 import { PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName, type Saml2Configuration } from './schema.js'
 import type { Secret } from './secret.js'
+import { checkRedisShape, redisShapeOf } from './redis-rules.js'
 
 export interface RuleContext {
   readonly config: ApplicationConfiguration
@@ -291,6 +292,8 @@ export const stateStoreSettings: Rule = ({ config }) => {
   const state = config.State
   if (state.Provider !== 'Redis') return []
   const key = `${STATE}:Redis:ConnectionString`
+  const shape = redisShapeOf(state.Redis)
+  if (shape !== 'Standalone') return checkRedisShape(state.Redis, `${STATE}:Redis`)
   if (isMissing(state.Redis.ConnectionString)) return [problem(key, `${key} is required when ${STATE}:Provider is Redis.`)]
   const message = checkRedisConnectionString(state.Redis.ConnectionString.reveal())
   return message === undefined ? [] : [problem(key, message)]

@@ -140,6 +140,32 @@ function vendor (name: VendorName, callbackPath: string, scopes: readonly string
 /** The TypeBox schema of one vendor slot (Providers:VendorA, VendorB, VendorC). */
 export type VendorSchema = ReturnType<typeof vendor>
 
+/**
+ * `State:Redis:Sentinel`: Redis behind Sentinel (docs/scale-out.md, "Sentinel and Cluster"). Set
+ * MasterName and Nodes instead of ConnectionString; the store asks the sentinels for the primary
+ * and follows it through a failover (node-redis `createSentinel`).
+ */
+const RedisSentinelSchema = Type.Object({
+  MasterName: Type.String({ default: '', description: 'Extension. The name the sentinels monitor the primary under (sentinel monitor <name> ...). Set with Nodes to use Sentinel; then ConnectionString stays empty.' }),
+  Nodes: strings([], 'Extension. The sentinels, as host:port ([::1]:26379 for IPv6); three or more, so that one lost sentinel does not stop discovery.'),
+  Username: Type.String({ default: '', description: 'Extension. ACL user on the primary and replicas (empty: the default user).' }),
+  Password: secret('Extension. Password of the primary and replicas (requirepass or the ACL user\'s). Secret: never logged.'),
+  SentinelUsername: Type.String({ default: '', description: 'Extension. ACL user on the sentinels themselves (empty: the default user).' }),
+  SentinelPassword: secret('Extension. Password of the sentinels themselves (their requirepass), which is separate from the primary\'s. Secret: never logged.'),
+  Tls: Type.Boolean({ default: false, description: 'Extension. TLS to the sentinels and the data nodes (as rediss:// does for ConnectionString).' })
+}, { additionalProperties: false, default: {} })
+
+/**
+ * `State:Redis:Cluster`: a Redis Cluster (cluster mode enabled; Redis 7.0 or later, or Valkey, for
+ * sharded pub/sub). Set Nodes instead of ConnectionString (node-redis `createCluster`).
+ */
+const RedisClusterSchema = Type.Object({
+  Nodes: strings([], 'Extension. Some of the cluster\'s nodes, as host:port, from which the client learns the whole cluster; list more than one, so that startup does not depend on a single node. Set to use a Redis Cluster; then ConnectionString stays empty.'),
+  Username: Type.String({ default: '', description: 'Extension. ACL user on the cluster nodes (empty: the default user).' }),
+  Password: secret('Extension. Password of the cluster nodes. Secret: never logged.'),
+  Tls: Type.Boolean({ default: false, description: 'Extension. TLS to the cluster nodes (as rediss:// does for ConnectionString).' })
+}, { additionalProperties: false, default: {} })
+
 /** One configuration section per vendor slot, named after it. */
 function vendorSections (): Record<VendorName, VendorSchema> {
   return Object.fromEntries(VENDOR_NAMES.map((name) => [name, vendor(name, `/signin-${name.toLowerCase()}`, VENDOR_DEFAULT_SCOPES[name])])) as Record<VendorName, VendorSchema>
@@ -258,9 +284,11 @@ export const ApplicationSchema = Type.Object({
   State: Type.Object({
     Provider: choice(['Embedded', 'Redis'], 'Embedded', 'Extension. Where server-side state lives (session records, pending sign-ins, replay records): Embedded (in-process memory kept in a local SQLite file, see Embedded:Persist; one instance, nothing to run) or Redis (Redis or Valkey, shared by every instance). docs/scale-out.md.'),
     Redis: Type.Object({
-      ConnectionString: secret('Extension. redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or unix:/path/to/socket. Required when Provider is Redis. Secret: it may carry a password; never logged.'),
-      KeyPrefix: Type.String({ default: `${ROOT_KEY}:`, description: 'Extension. Prefix of every key and of the invalidation channel, so several applications can share one Redis.' }),
-      TimeoutMilliseconds: Type.Integer({ default: 1000, minimum: 50, maximum: 30000, description: 'Extension. Connect and command timeout; a request needing Redis answers 503 after it.' })
+      ConnectionString: secret('Extension. redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or unix:/path/to/socket. Required when Provider is Redis, unless Sentinel or Cluster is set instead. Secret: it may carry a password; never logged.'),
+      KeyPrefix: Type.String({ default: `${ROOT_KEY}:`, description: 'Extension. Prefix of every key and of the invalidation channel, so several applications can share one Redis. In a Redis Cluster, a prefix with a hash tag ({...}) would put every key in one slot, on one shard.' }),
+      TimeoutMilliseconds: Type.Integer({ default: 1000, minimum: 50, maximum: 30000, description: 'Extension. Connect and command timeout; a request needing Redis answers 503 after it.' }),
+      Sentinel: RedisSentinelSchema,
+      Cluster: RedisClusterSchema
     }, { additionalProperties: false, default: {} }),
     Embedded: Type.Object({
       MaxSessions: Type.Integer({ default: 50_000, minimum: 1, description: 'Extension. Most session records (and three times as many index entries, as many token-refresh locks); when full, the least recently written session ends at once, with its index entries.' }),

@@ -107,9 +107,10 @@ export function createOutageLog (log: FastifyInstance['log'], now: () => number 
 export async function createStateStore (config: ApplicationConfiguration, contentRoot: string, log: FastifyInstance['log'], now: () => number): Promise<StateStore> {
   const state = config.State
   if (state.Provider === 'Redis') {
-    const { RedisStateStore } = await import('../state/redis-store.js')
+    const { RedisStateStore, redisTopologyOf } = await import('../state/redis-store.js')
     return new RedisStateStore({
       connectionString: state.Redis.ConnectionString,
+      topology: redisTopologyOf(state.Redis),
       keyPrefix: state.Redis.KeyPrefix,
       timeoutMs: state.Redis.TimeoutMilliseconds,
       // Wall-clock time for outage lengths (`now` may be a test's frozen clock for sessions).

@@ -3,6 +3,12 @@
  * (the text before the first colon) selects the embedded store's bound for that kind of record
  * (state-store.ts {@link STATE_KINDS}). The Redis store puts its configured `KeyPrefix` before
  * every key and channel. Changing a name here orphans what is stored under the old one.
+ *
+ * Redis Cluster: no name here carries a hash tag (`{...}`), on purpose, so records spread over
+ * every shard. No operation needs two keys in one slot: a set's SADD and PEXPIRE are one MULTI on
+ * one key, and a DEL of several keys is split per slot by node-redis (redis-topology.ts). A new
+ * operation that must touch several keys atomically (MULTI, a script) needs them in one slot:
+ * give those keys a shared hash tag here, and say which.
  */
 
 /** The kinds of record, each bounded on its own in the embedded store. */
@@ -67,7 +73,10 @@ export const replayKey = (scope: string, hash: string): string => `replay:${scop
  */
 export const SESSION_INVALIDATION_PREFIX = 'sessions:'
 
-/** The Redis pub/sub channel on which instances announce invalidations (state/redis-store.ts). */
+/**
+ * The Redis pub/sub channel on which instances announce invalidations (state/redis-store.ts); in a
+ * Redis Cluster a sharded channel (SPUBLISH/SSUBSCRIBE), on the shard that owns its slot.
+ */
 export const invalidationChannel = (keyPrefix: string): string => `${keyPrefix}invalidate`
 
 /** A message on the invalidation channel that starts with this is a reset proof token, not a key. */

@@ -10,19 +10,26 @@
  *   reports itself available only once that token comes back on the channel. Then every message
  *   published after that point is known to arrive, and `onReset` tells caches to drop what they
  *   hold (messages sent while the subscription was down are lost).
+ * - Redis behind Sentinel and a Redis Cluster are reached through node-redis's own support
+ *   (redis-topology.ts); the store's guarantees are the same in every shape, and each command
+ *   also has a deadline of its own, so no shape's rediscovery can hold a request longer.
  * - Errors from the client are never passed on: their text may name the host. They become
  *   {@link StateStoreUnavailableError} with a failure class, and the event hook gets the error
  *   name and code only.
  */
 import { randomBytes } from 'node:crypto'
-import { createClient, type RedisClientOptions, type RedisClientType } from '@redis/client'
 import type { Secret } from '../config/secret.js'
 import { StateStoreUnavailableError, type StateStore, type StateStoreStatus } from './state-store.js'
 import { invalidationChannel, RESET_MESSAGE_PREFIX } from './keys.js'
+import { clusterConnections, sentinelConnections, standaloneConnections, type RedisConnection, type RedisConnectionEvents, type RedisConnections, type RedisTopology } from './redis-topology.js'
+
+export { clientOptions, redisTopologyOf, type RedisConnection, type RedisTopology } from './redis-topology.js'
 
 export interface RedisStoreOptions {
-  /** `redis://`, `rediss://` URL or `unix:/path/to/socket`; a secret (it may hold a password). */
+  /** `redis://`, `rediss://` URL or `unix:/path/to/socket`; a secret (it may hold a password). Unused with `topology`. */
   readonly connectionString: Secret
+  /** Redis behind Sentinel, or a Redis Cluster, instead of the connection string's single endpoint. */
+  readonly topology?: RedisTopology
   /** Prefix of every key and of the channel, so several apps can share one Redis. */
   readonly keyPrefix: string
   /** Connect and command timeout. */
@@ -30,8 +37,6 @@ export interface RedisStoreOptions {
   /** Connection events for the log: no connection string, no error message. */
   readonly onEvent?: (event: RedisStoreEvent) => void
 }
-
-export type RedisConnection = 'commands' | 'subscriber'
 
 export type RedisStoreEvent =
   /** Both connections up and the invalidation subscription proved: the store is available. */
@@ -41,7 +46,6 @@ export type RedisStoreEvent =
   | { kind: 'error', connection: RedisConnection, errorName: string, errorCode?: string }
 
 const RESET_PREFIX = RESET_MESSAGE_PREFIX
-const MAX_RECONNECT_DELAY_MS = 5_000
 const PROOF_INTERVAL_MS = 100
 /**
  * One rate-limit event, atomically (one key, so valid on a cluster too): the first INCR of a
@@ -55,27 +59,24 @@ if count == 1 or ttl < 0 then
 end
 return {count, ttl}`
 
-/** node-redis options for a connection string, which was validated at startup (config/rules.ts). */
-export function clientOptions (connectionString: string, timeoutMs: number): RedisClientOptions {
-  const reconnectStrategy = (retries: number): number => Math.min(100 * 2 ** Math.min(retries, 6), MAX_RECONNECT_DELAY_MS) + Math.floor(Math.random() * 100)
-  const common = { disableOfflineQueue: true, commandOptions: { timeout: timeoutMs } }
-  if (connectionString.startsWith('unix:')) {
-    const path = connectionString.slice('unix:'.length).replace(/^\/\/(?=\/)/, '')
-    return { ...common, socket: { path, connectTimeout: timeoutMs, reconnectStrategy } }
-  }
-  return { ...common, url: connectionString, socket: { connectTimeout: timeoutMs, reconnectStrategy } }
-}
-
 function describe (error: unknown): { errorName: string, errorCode?: string } {
   const name = error instanceof Error ? error.name : typeof error
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' ? { errorName: name, errorCode: code } : { errorName: name }
 }
 
+function connectionsFor (options: RedisStoreOptions, events: RedisConnectionEvents): RedisConnections {
+  const topology = options.topology
+  if (topology?.kind === 'Sentinel') return sentinelConnections(topology, options.timeoutMs, events)
+  if (topology?.kind === 'Cluster') return clusterConnections(topology, options.timeoutMs, events)
+  return standaloneConnections(options.connectionString.reveal().trim(), options.timeoutMs, events)
+}
+
 export class RedisStateStore implements StateStore {
   readonly provider = 'Redis'
-  readonly #commands: RedisClientType
-  readonly #subscriber: RedisClientType
+  readonly #redis: RedisConnections
+  readonly #shape: 'Standalone' | 'Sentinel' | 'Cluster'
+  readonly #timeoutMs: number
   readonly #prefix: string
   readonly #channel: string
   readonly #onEvent: (event: RedisStoreEvent) => void
@@ -88,20 +89,19 @@ export class RedisStateStore implements StateStore {
   #closed = false
 
   constructor (options: RedisStoreOptions) {
-    const clientSettings = clientOptions(options.connectionString.reveal().trim(), options.timeoutMs)
-    this.#commands = createClient(clientSettings) as RedisClientType
-    this.#subscriber = this.#commands.duplicate() as RedisClientType
     this.#prefix = options.keyPrefix
     this.#channel = invalidationChannel(options.keyPrefix)
     this.#onEvent = options.onEvent ?? (() => {})
-
-    this.#commands.on('error', (error: unknown) => { this.#failed('commands', error) })
-    this.#subscriber.on('error', (error: unknown) => { this.#failed('subscriber', error) })
-    this.#subscriber.on('end', () => { this.#subscribed = false; this.#proveSubscription() })
-    this.#subscriber.on('reconnecting', () => { this.#subscribed = false; this.#proveSubscription() })
-    // Each (re)connection of either side re-proves the subscription before caches are trusted.
-    this.#subscriber.on('ready', () => { this.#subscribed = false; this.#onEvent({ kind: 'connected', connection: 'subscriber' }); this.#proveSubscription() })
-    this.#commands.on('ready', () => { this.#onEvent({ kind: 'connected', connection: 'commands' }); if (!this.#subscribed) this.#proveSubscription() })
+    this.#shape = options.topology?.kind ?? 'Standalone'
+    this.#timeoutMs = options.timeoutMs
+    this.#redis = connectionsFor(options, {
+      connected: (connection) => {
+        this.#onEvent({ kind: 'connected', connection })
+        if (!this.#subscribed) this.#proveSubscription()
+      },
+      error: (connection, error) => { this.#failed(connection, error) },
+      subscriptionLost: () => { this.#subscribed = false; this.#proveSubscription() }
+    })
   }
 
   #failed (connection: RedisConnection, error: unknown): void {
@@ -124,10 +124,10 @@ export class RedisStateStore implements StateStore {
         this.#proofTimer = undefined
         return
       }
-      if (!this.#commands.isReady || !this.#subscriber.isReady) return
+      if (!this.#redis.commandsReady() || !this.#redis.subscriberReady()) return
       const token = randomBytes(12).toString('base64url')
       this.#resetToken = token
-      this.#commands.publish(this.#channel, `${RESET_PREFIX}${token}`).catch(() => {
+      this.#redis.publish(this.#channel, `${RESET_PREFIX}${token}`).catch(() => {
         // The commands connection dropped in between; the next attempt tries again.
       })
     }
@@ -142,6 +142,9 @@ export class RedisStateStore implements StateStore {
       this.#subscribed = true
       this.#reason = 'ready'
       for (const listener of this.#listeners) listener.onReset()
+      // Sentinel and Cluster clients reconnect a node without an event of their own: a proven
+      // subscription says both connections are back (the outage log closes what it opened).
+      if (this.#shape !== 'Standalone') for (const connection of ['commands', 'subscriber'] as const) this.#onEvent({ kind: 'connected', connection })
       this.#onEvent({ kind: 'ready' })
       return
     }
@@ -149,22 +152,14 @@ export class RedisStateStore implements StateStore {
   }
 
   status (): StateStoreStatus {
-    if (this.#subscribed && this.#commands.isReady && this.#subscriber.isReady) return { available: true }
+    if (this.#subscribed && this.#redis.commandsReady() && this.#redis.subscriberReady()) return { available: true }
     return { available: false, reason: this.#closed ? 'closed' : this.#reason === 'ready' ? 'reconnecting' : this.#reason }
   }
 
   start (): void {
     if (this.#started) return
     this.#started = true
-    // Neither connect() is awaited: startup never waits for Redis; readiness reports it instead.
-    // A first connection that fails keeps retrying under the reconnect strategy.
-    this.#commands.connect().catch((error: unknown) => { this.#failed('commands', error) })
-    this.#subscriber.connect()
-      .then(async () => {
-        await this.#subscriber.subscribe(this.#channel, (message) => { this.#message(message) })
-        this.#proveSubscription()
-      })
-      .catch((error: unknown) => { this.#failed('subscriber', error) })
+    this.#redis.start(this.#channel, (message) => { this.#message(message) })
   }
 
   async close (): Promise<void> {
@@ -172,30 +167,47 @@ export class RedisStateStore implements StateStore {
     this.#subscribed = false
     clearInterval(this.#proofTimer)
     this.#proofTimer = undefined
-    await Promise.allSettled([this.#commands, this.#subscriber].map(async (client) => { if (client.isOpen) await client.close() }))
+    await this.#redis.close()
   }
 
   async #run<T>(command: () => Promise<T>): Promise<T> {
-    if (!this.#commands.isReady) throw new StateStoreUnavailableError(this.status().reason ?? 'unreachable')
+    if (!this.#redis.commandsReady()) throw new StateStoreUnavailableError(this.status().reason ?? 'unreachable')
+    if (this.#shape === 'Standalone') return await this.#mapped(command)
+    let timer: NodeJS.Timeout | undefined
+    // The client's own timeout covers a command on a socket (all a single endpoint needs); this
+    // one also covers a Sentinel or Cluster client that holds it while it rediscovers the topology.
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => { reject(new StateStoreUnavailableError('timeout')) }, this.#timeoutMs)
+    })
+    try {
+      return await this.#mapped(async () => await Promise.race([command(), deadline]))
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** The command's result, or its failure as {@link StateStoreUnavailableError} with a failure class. */
+  async #mapped<T>(command: () => Promise<T>): Promise<T> {
     try {
       return await command()
     } catch (error) {
+      if (error instanceof StateStoreUnavailableError) throw error
       const details = describe(error)
       throw new StateStoreUnavailableError(details.errorName === 'TimeoutError' ? 'timeout' : 'command_failed', { cause: error })
     }
   }
 
   async get (key: string): Promise<string | undefined> {
-    const value = await this.#run(async () => await this.#commands.get(this.#prefix + key))
+    const value = await this.#run(async () => await this.#redis.commands.get(this.#prefix + key))
     return value ?? undefined
   }
 
   async set (key: string, value: string, ttlMs: number): Promise<void> {
-    await this.#run(async () => await this.#commands.set(this.#prefix + key, value, { expiration: { type: 'PX', value: Math.max(1, Math.ceil(ttlMs)) } }))
+    await this.#run(async () => await this.#redis.commands.set(this.#prefix + key, value, { expiration: { type: 'PX', value: Math.max(1, Math.ceil(ttlMs)) } }))
   }
 
   async add (key: string, value: string, ttlMs: number): Promise<boolean> {
-    const reply = await this.#run(async () => await this.#commands.set(this.#prefix + key, value, {
+    const reply = await this.#run(async () => await this.#redis.commands.set(this.#prefix + key, value, {
       expiration: { type: 'PX', value: Math.max(1, Math.ceil(ttlMs)) },
       condition: 'NX'
     }))
@@ -203,7 +215,7 @@ export class RedisStateStore implements StateStore {
   }
 
   async update (key: string, value: string, ttlMs: number): Promise<boolean> {
-    const reply = await this.#run(async () => await this.#commands.set(this.#prefix + key, value, {
+    const reply = await this.#run(async () => await this.#redis.commands.set(this.#prefix + key, value, {
       expiration: { type: 'PX', value: Math.max(1, Math.ceil(ttlMs)) },
       condition: 'XX'
     }))
@@ -211,37 +223,37 @@ export class RedisStateStore implements StateStore {
   }
 
   async replace (key: string, value: string): Promise<string | undefined> {
-    const old = await this.#run(async () => await this.#commands.set(this.#prefix + key, value, { condition: 'XX', expiration: 'KEEPTTL', GET: true }))
+    const old = await this.#run(async () => await this.#redis.commands.set(this.#prefix + key, value, { condition: 'XX', expiration: 'KEEPTTL', GET: true }))
     return typeof old === 'string' ? old : undefined
   }
 
   async delete (keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return
-    await this.#run(async () => await this.#commands.del(keys.map((key) => this.#prefix + key)))
+    await this.#run(async () => await this.#redis.commands.del(keys.map((key) => this.#prefix + key)))
   }
 
   async addMember (key: string, member: string, ttlMs: number): Promise<void> {
     const name = this.#prefix + key
-    await this.#run(async () => await this.#commands.multi().sAdd(name, member).pExpire(name, Math.max(1, Math.ceil(ttlMs))).exec())
+    await this.#run(async () => await this.#redis.addMember(name, member, Math.max(1, Math.ceil(ttlMs))))
   }
 
   async members (key: string): Promise<string[]> {
-    return await this.#run(async () => await this.#commands.sMembers(this.#prefix + key))
+    return await this.#run(async () => await this.#redis.commands.sMembers(this.#prefix + key))
   }
 
   async removeMember (key: string, member: string): Promise<void> {
-    await this.#run(async () => await this.#commands.sRem(this.#prefix + key, member))
+    await this.#run(async () => await this.#redis.commands.sRem(this.#prefix + key, member))
   }
 
   async increment (key: string, windowMs: number): Promise<{ count: number, ttlMs: number }> {
-    const reply = await this.#run(async () => await this.#commands.eval(INCREMENT_SCRIPT, { keys: [this.#prefix + key], arguments: [String(Math.max(1, Math.ceil(windowMs)))] }))
+    const reply = await this.#run(async () => await this.#redis.commands.eval(INCREMENT_SCRIPT, { keys: [this.#prefix + key], arguments: [String(Math.max(1, Math.ceil(windowMs)))] }))
     const [count, ttlMs] = Array.isArray(reply) ? reply.map(Number) : []
     if (count === undefined || ttlMs === undefined || !Number.isFinite(count) || !Number.isFinite(ttlMs)) throw new StateStoreUnavailableError('command_failed')
     return { count, ttlMs: Math.max(0, ttlMs) }
   }
 
   async publish (message: string): Promise<void> {
-    await this.#run(async () => await this.#commands.publish(this.#channel, message))
+    await this.#run(async () => await this.#redis.publish(this.#channel, message))
   }
 
   subscribe (listeners: { onInvalidate: (message: string) => void, onReset: () => void }): void {

@@ -19,7 +19,9 @@ const redis = process.env.SOAK_REDIS
 // The mixed load signs in and out from one address far more often than any browser: rate limits
 // (test/plugins/rate-limits.test.ts) would answer 429 and are not what this soak measures.
 const NO_RATE_LIMITS = { RateLimits: { Enabled: false } }
-const loaded = loadTestConfiguration({ settings: redis === undefined ? NO_RATE_LIMITS : { ...NO_RATE_LIMITS, State: { Provider: 'Redis', Redis: { ConnectionString: redis } } } })
+// SOAK_REDIS_SETTINGS: the whole State:Redis section as JSON (Sentinel, Cluster: test/soak/redis-failover.soak.ts).
+const redisSettings = process.env.SOAK_REDIS_SETTINGS === undefined ? redis === undefined ? undefined : { ConnectionString: redis } : JSON.parse(process.env.SOAK_REDIS_SETTINGS) as Record<string, string | string[] | boolean>
+const loaded = loadTestConfiguration({ settings: redisSettings === undefined ? NO_RATE_LIMITS : { ...NO_RATE_LIMITS, State: { Provider: 'Redis', Redis: redisSettings } } })
 const app = await buildApp({
   config: loaded.config,
   environmentName: loaded.environmentName,

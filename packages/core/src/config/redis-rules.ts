@@ -1,0 +1,55 @@
+/**
+ * Startup rules of `State:Redis:Sentinel` and `State:Redis:Cluster` (docs/scale-out.md, "Sentinel
+ * and Cluster"), called from rules.ts {@link stateStoreSettings}. Each message names the full key
+ * and never a configured value (a node list can reveal a network; a password never appears).
+ */
+import type { ConfigurationProblem } from './bind.js'
+import type { StateConfiguration } from './schema.js'
+import { parseRedisNode } from '../state/redis-node.js'
+
+export type RedisShape = 'Standalone' | 'Sentinel' | 'Cluster'
+
+type RedisSettings = StateConfiguration['Redis']
+
+const isSet = (value: string): boolean => value.trim() !== ''
+
+/** Which Redis the settings describe: Sentinel when any of its nodes or its MasterName is set, Cluster when its nodes are. */
+export function redisShapeOf (redis: RedisSettings): RedisShape {
+  if (isSet(redis.Sentinel.MasterName) || redis.Sentinel.Nodes.length > 0) return 'Sentinel'
+  if (redis.Cluster.Nodes.length > 0) return 'Cluster'
+  return 'Standalone'
+}
+
+function checkNodes (nodes: readonly string[], key: string): ConfigurationProblem[] {
+  return nodes.flatMap((node, index) => parseRedisNode(node) !== undefined
+    ? []
+    : [{ key: `${key}:${index}`, message: `${key}:${index} must be host:port (a host name or IPv4 address, or [IPv6], and a port from 1 to 65535).` }])
+}
+
+/** The problems of a Sentinel or Cluster configuration under `path` (`<Root>:State:Redis`). */
+export function checkRedisShape (redis: RedisSettings, path: string): ConfigurationProblem[] {
+  const problems: ConfigurationProblem[] = []
+  const sentinel = `${path}:Sentinel`
+  const cluster = `${path}:Cluster`
+  const sentinelSet = isSet(redis.Sentinel.MasterName) || redis.Sentinel.Nodes.length > 0
+  if (sentinelSet && redis.Cluster.Nodes.length > 0) {
+    problems.push({ key: `${cluster}:Nodes`, message: `${sentinel} and ${cluster} cannot both be set: a Redis is either behind Sentinel or a cluster.` })
+  }
+  if (!redis.ConnectionString.isEmpty && isSet(redis.ConnectionString.reveal())) {
+    problems.push({ key: `${path}:ConnectionString`, message: `${path}:ConnectionString must be empty when ${sentinelSet ? sentinel : cluster} is set: the nodes, user and password are given there.` })
+  }
+  if (sentinelSet) {
+    if (!isSet(redis.Sentinel.MasterName)) {
+      problems.push({ key: `${sentinel}:MasterName`, message: `${sentinel}:MasterName is required when ${sentinel}:Nodes is set.` })
+    } else if (!/^[A-Za-z0-9._-]{1,128}$/.test(redis.Sentinel.MasterName.trim())) {
+      problems.push({ key: `${sentinel}:MasterName`, message: `${sentinel}:MasterName must be 1 to 128 letters, digits, dots, underscores or hyphens.` })
+    }
+    if (redis.Sentinel.Nodes.length === 0) {
+      problems.push({ key: `${sentinel}:Nodes`, message: `${sentinel}:Nodes is required when ${sentinel}:MasterName is set: list the sentinels as host:port.` })
+    }
+    problems.push(...checkNodes(redis.Sentinel.Nodes, `${sentinel}:Nodes`))
+  } else {
+    problems.push(...checkNodes(redis.Cluster.Nodes, `${cluster}:Nodes`))
+  }
+  return problems
+}
