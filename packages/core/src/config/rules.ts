@@ -10,6 +10,7 @@ import type { ConfigurationProblem } from './bind.js'
 import { isDevelopment } from './environment.js'
 import { PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName, type Saml2Configuration } from './schema.js'
 import type { Secret } from './secret.js'
+import { telemetrySettings } from './telemetry-rules.js'
 
 export interface RuleContext {
   readonly config: ApplicationConfiguration
@@ -358,7 +359,8 @@ export const RULES: readonly Rule[] = [
   allowedHostsArePatterns,
   headersTimeoutWithinRequestTimeout,
   absoluteLifetimeCoversIdleLifetime,
-  stateStoreSettings
+  stateStoreSettings,
+  telemetrySettings
 ]
 
 export function applyRules (context: RuleContext): ConfigurationProblem[] {
