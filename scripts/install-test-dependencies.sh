@@ -4,10 +4,12 @@
 # downloaded by npm), redis-server for the Redis state-store tests and benchmark (they start
 # and stop their own server on a unix socket; the package's service is not used) and nginx for
 # the rolling-restart test of the shipped deploy/nginx.conf (the test starts its own nginx on
-# loopback ports with a temporary prefix; the package's service is not used). One list; only
+# loopback ports with a temporary prefix; the package's service is not used) and prometheus for
+# the telemetry test that scrapes /metrics (test/telemetry/prometheus.test.ts starts its own on a
+# loopback port with a temporary configuration and data directory). One list; only
 # the packages not installed yet are fetched.
 set -euo pipefail
-PACKAGES=(chromium redis-server nginx)
+PACKAGES=(chromium redis-server nginx prometheus)
 missing=()
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
@@ -21,3 +23,4 @@ fi
 echo "chromium: $(/usr/bin/chromium --version 2>/dev/null || echo missing)"
 echo "redis-server: $(/usr/bin/redis-server --version 2>/dev/null || echo missing)"
 echo "nginx: $( (/usr/sbin/nginx -v 2>&1) || echo missing)"
+echo "prometheus: $( (/usr/bin/prometheus --version 2>&1 | head -n 1) || echo missing)"
