@@ -27,16 +27,27 @@ export interface TelemetrySdk {
   readonly shutdown: () => Promise<void>
 }
 
+/**
+ * The SDK packages are CommonJS: Node's import gives their exports as named exports, a bundler's
+ * chunk (the generated app's esbuild output) may give them only as `default`.
+ */
+function interop<T extends object> (module: T): T {
+  const exports = (module as { default?: unknown }).default
+  return exports !== null && typeof exports === 'object' ? { ...exports, ...module } : module
+}
+
 /** Imports an SDK package, or fails startup naming the switch and what to install. */
-async function load<T> (importer: () => Promise<T>, rootKey: string): Promise<T> {
+async function load<T extends object> (importer: () => Promise<T>, rootKey: string): Promise<T> {
+  let module: T
   try {
-    return await importer()
+    module = await importer()
   } catch (error) {
     throw new ConfigurationError([{
       key: `${rootKey}:Telemetry:Enabled`,
       message: `${rootKey}:Telemetry:Enabled is true but the OpenTelemetry SDK is not installed; add it to the app: npm install ${SDK_PACKAGES.join(' ')}.`
     }], { cause: error })
   }
+  return interop(module)
 }
 
 const OTLP_DEFAULT_ENDPOINT = 'http://localhost:4318'
