@@ -92,7 +92,7 @@ function wrapDecoratedApis (app: FastifyInstance, instruments: Instruments): voi
 export async function startTelemetry (settings: TelemetryConfiguration, rootKey: string): Promise<Telemetry> {
   const serviceName = settings.ServiceName.trim() === '' ? rootKey : settings.ServiceName.trim()
   const sdk: TelemetrySdk = await startSdk(settings, serviceName, rootKey)
-  const instruments = createInstruments(sdk.meter)
+  const instruments = createInstruments(sdk.meter, sdk.tally)
   const record = createEventRecorder(instruments)
   const prometheus = settings.Prometheus
 

@@ -2,32 +2,31 @@
  * The instruments of {@link METRICS} on one OpenTelemetry meter, and the recorder that turns a
  * log event into a count (names.ts says which event counts into which metric, with which labels).
  */
-import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api'
+import type { Attributes, Counter, Meter } from '@opentelemetry/api'
 import { BINDING_FIELDS, EVENT_METRICS, MAX_LABEL_LENGTH, METRICS, type MetricKey } from './names.js'
+import type { StoreTally } from './store-tally.js'
 
-type CounterKey = { [K in MetricKey]: typeof METRICS[K]['kind'] extends 'counter' ? K : never }[MetricKey]
+/** The metrics the state store's tally produces instead of SDK instruments (store-tally.ts). */
+const TALLIED: readonly MetricKey[] = ['stateOperations', 'stateDuration']
+
+type CounterKey = Exclude<{ [K in MetricKey]: typeof METRICS[K]['kind'] extends 'counter' ? K : never }[MetricKey], 'stateOperations'>
 
 export interface Instruments {
   readonly counters: Readonly<Record<CounterKey, Counter>>
-  readonly stateDuration: Histogram
+  readonly tally: StoreTally
   readonly meter: Meter
 }
 
 /** Latency buckets of the state store, in seconds: embedded reads are microseconds, Redis round trips a millisecond or more. */
 export const STATE_DURATION_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
-export function createInstruments (meter: Meter): Instruments {
+export function createInstruments (meter: Meter, tally: StoreTally): Instruments {
   const counters: Partial<Record<CounterKey, Counter>> = {}
   for (const [key, definition] of Object.entries(METRICS)) {
-    if (definition.kind !== 'counter') continue
+    if (definition.kind !== 'counter' || TALLIED.includes(key as MetricKey)) continue
     counters[key as CounterKey] = meter.createCounter(definition.name, { description: definition.description, unit: definition.unit })
   }
-  const stateDuration = meter.createHistogram(METRICS.stateDuration.name, {
-    description: METRICS.stateDuration.description,
-    unit: METRICS.stateDuration.unit,
-    advice: { explicitBucketBoundaries: [...STATE_DURATION_BUCKETS] }
-  })
-  return { counters: counters as Record<CounterKey, Counter>, stateDuration, meter }
+  return { counters: counters as Record<CounterKey, Counter>, tally, meter }
 }
 
 /** A label value: a string as it is (cut at {@link MAX_LABEL_LENGTH}), a boolean or number as text, anything else empty. */

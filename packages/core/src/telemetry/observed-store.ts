@@ -10,8 +10,7 @@ import { METRICS } from './names.js'
 import { StateStoreFullError, StateStoreUnavailableError, type StateStore } from '../state/state-store.js'
 
 /** The operations measured: every method that asks the store something. */
-const OPERATIONS = ['get', 'set', 'add', 'update', 'replace', 'delete', 'addMember', 'members', 'removeMember', 'publish'] as const
-type Operation = typeof OPERATIONS[number]
+type Operation = 'get' | 'set' | 'add' | 'update' | 'replace' | 'delete' | 'addMember' | 'members' | 'removeMember' | 'publish'
 
 function outcomeOf (error: unknown): string {
   if (error instanceof StateStoreUnavailableError) return 'unavailable'
@@ -28,24 +27,18 @@ function canCount (store: StateStore): store is StateStore & CountingStore {
 
 /** `store` with every operation measured; `status`, `subscribe`, `start` and `close` pass through. */
 export function observeStore (store: StateStore, instruments: Instruments): StateStore {
-  const { counters, stateDuration, meter } = instruments
-  const labels = new Map<Operation, { ok: Attributes, duration: Attributes }>()
-  for (const operation of OPERATIONS) {
-    labels.set(operation, { ok: { store: store.provider, operation, outcome: 'ok' }, duration: { store: store.provider, operation } })
-  }
+  const { tally, meter } = instruments
   function measure<A extends unknown[], R> (operation: Operation, call: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-    const { ok, duration } = labels.get(operation) as { ok: Attributes, duration: Attributes }
+    const operationTally = tally.tally(store.provider, operation)
     return async (...args: A): Promise<R> => {
       const started = performance.now()
       try {
         const result = await call(...args)
-        counters.stateOperations.add(1, ok)
+        operationTally.record((performance.now() - started) / 1000)
         return result
       } catch (error) {
-        counters.stateOperations.add(1, { ...duration, outcome: outcomeOf(error) })
+        operationTally.record((performance.now() - started) / 1000, outcomeOf(error))
         throw error
-      } finally {
-        stateDuration.record((performance.now() - started) / 1000, duration)
       }
     }
   }

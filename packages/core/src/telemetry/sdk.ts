@@ -9,6 +9,7 @@ import type { Meter } from '@opentelemetry/api'
 import type { FastifyPluginAsync } from 'fastify'
 import type { TelemetryConfiguration } from '../config/telemetry-schema.js'
 import { ConfigurationError } from '../errors.js'
+import { StoreTally } from './store-tally.js'
 
 /** The SDK packages telemetry needs besides `@opentelemetry/api` (docs/telemetry.md, "Installing"). */
 export const SDK_PACKAGES: readonly string[] = [
@@ -19,6 +20,8 @@ export const SDK_PACKAGES: readonly string[] = [
 /** The started SDK: what the telemetry plugin serves and closes. */
 export interface TelemetrySdk {
   readonly meter: Meter
+  /** The state store's counts and latencies, collected by every reader. */
+  readonly tally: StoreTally
   /** The metrics in the Prometheus text format (Prometheus:Enabled with Port 0), else undefined. */
   readonly scrape?: () => Promise<string>
   /** @fastify/otel's plugin (Traces:Enabled), to register before any route. */
@@ -58,10 +61,13 @@ function otlpUrl (endpoint: string, signal: 'metrics' | 'traces'): string {
 }
 
 export async function startSdk (settings: TelemetryConfiguration, serviceName: string, rootKey: string): Promise<TelemetrySdk> {
-  const [{ MeterProvider, PeriodicExportingMetricReader }, { resourceFromAttributes }] = await Promise.all([
+  const [{ MeterProvider, PeriodicExportingMetricReader, DataPointType, AggregationTemporality }, { resourceFromAttributes }, { ValueType }] = await Promise.all([
     load(async () => await import('@opentelemetry/sdk-metrics'), rootKey),
-    load(async () => await import('@opentelemetry/resources'), rootKey)
+    load(async () => await import('@opentelemetry/resources'), rootKey),
+    import('@opentelemetry/api')
   ])
+  const tally = new StoreTally({ dataPointType: DataPointType, cumulative: AggregationTemporality.CUMULATIVE, doubleValueType: ValueType.DOUBLE })
+  const metricProducers = [tally as unknown as import('@opentelemetry/sdk-metrics').MetricProducer]
   const resource = resourceFromAttributes({ 'service.name': serviceName })
   const readers: Array<InstanceType<typeof PeriodicExportingMetricReader> | import('@opentelemetry/exporter-prometheus').PrometheusExporter> = []
   let scrape: (() => Promise<string>) | undefined
@@ -74,7 +80,8 @@ export async function startSdk (settings: TelemetryConfiguration, serviceName: s
       preventServerStart: true,
       host: settings.Prometheus.Host,
       port: settings.Prometheus.Port,
-      endpoint: settings.Prometheus.Path
+      endpoint: settings.Prometheus.Path,
+      metricProducers
     })
     readers.push(exporter)
     if (separate) {
@@ -91,7 +98,8 @@ export async function startSdk (settings: TelemetryConfiguration, serviceName: s
     const { OTLPMetricExporter } = await load(async () => await import('@opentelemetry/exporter-metrics-otlp-http'), rootKey)
     readers.push(new PeriodicExportingMetricReader({
       exporter: new OTLPMetricExporter({ url: otlpUrl(settings.Otlp.Endpoint, 'metrics') }),
-      exportIntervalMillis: settings.Otlp.ExportIntervalSeconds * 1000
+      exportIntervalMillis: settings.Otlp.ExportIntervalSeconds * 1000,
+      metricProducers
     }))
   }
   const meterProvider = new MeterProvider({ resource, readers })
@@ -121,6 +129,7 @@ export async function startSdk (settings: TelemetryConfiguration, serviceName: s
 
   return {
     meter: meterProvider.getMeter('@project-template/core'),
+    tally,
     ...(scrape === undefined ? {} : { scrape }),
     ...(requestSpans === undefined ? {} : { requestSpans }),
     shutdown: async () => {
