@@ -9,6 +9,7 @@ import type { Meter } from '@opentelemetry/api'
 import type { FastifyPluginAsync } from 'fastify'
 import type { TelemetryConfiguration } from '../config/telemetry-schema.js'
 import { ConfigurationError } from '../errors.js'
+import { pathOf } from '../logger.js'
 import { StoreTally } from './store-tally.js'
 
 /** The SDK packages telemetry needs besides `@opentelemetry/api` (docs/telemetry.md, "Installing"). */
@@ -121,7 +122,12 @@ export async function startSdk (settings: TelemetryConfiguration, serviceName: s
     })
     // Global: @fastify/otel and the sign-in step spans take their tracer from the API.
     tracerProvider.register()
-    const instrumentation = new FastifyOtelInstrumentation()
+    const instrumentation = new FastifyOtelInstrumentation({
+      // @fastify/otel records url.path with the query string: OIDC code and state, SAML payloads.
+      // The path alone, as in the request log (logger.ts); no exception messages or stacks.
+      requestHook: (span, request) => { span.setAttribute('url.path', pathOf(request.url)) },
+      recordExceptions: false
+    })
     instrumentation.setTracerProvider(tracerProvider)
     requestSpans = instrumentation.plugin() as unknown as FastifyPluginAsync
     tracerShutdown = async () => { await tracerProvider.shutdown() }
