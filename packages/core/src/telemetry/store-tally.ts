@@ -1,10 +1,10 @@
 /**
  * The state store's operation counts and latencies, kept in plain numbers and handed to the SDK
- * only when metrics are collected (an OpenTelemetry MetricProducer given to each reader). The
- * store is on the path of every authenticated request; a synchronous SDK instrument hashes its
- * attribute set on every record, which cost about 2 µs per counter add and per histogram record
- * (docs/performance.md, "Telemetry"), more than the issue's 3 % budget allows. Here a record is an
- * increment of a field of an object found once, when the store is wrapped.
+ * only when metrics are collected (an OpenTelemetry MetricProducer given to each reader). A
+ * synchronous SDK instrument hashes its attribute set on every record, about 2 µs per counter add
+ * and per histogram record (docs/performance.md, "Telemetry"); every sign-in, sign-out and
+ * session-cache miss makes several store operations. Here a record is an increment of fields of
+ * an object found once, when the store is wrapped.
  */
 import type { Attributes, HrTime } from '@opentelemetry/api'
 import { STATE_DURATION_BUCKETS } from './event-metrics.js'
