@@ -62,7 +62,7 @@ function otlpUrl (endpoint: string, signal: 'metrics' | 'traces'): string {
 }
 
 export async function startSdk (settings: TelemetryConfiguration, serviceName: string, rootKey: string): Promise<TelemetrySdk> {
-  const [{ MeterProvider, PeriodicExportingMetricReader, DataPointType, AggregationTemporality }, { resourceFromAttributes }, { ValueType }] = await Promise.all([
+  const [{ MeterProvider, PeriodicExportingMetricReader, DataPointType, AggregationTemporality }, { resourceFromAttributes }, { ValueType, trace, context, propagation }] = await Promise.all([
     load(async () => await import('@opentelemetry/sdk-metrics'), rootKey),
     load(async () => await import('@opentelemetry/resources'), rootKey),
     import('@opentelemetry/api')
@@ -130,7 +130,13 @@ export async function startSdk (settings: TelemetryConfiguration, serviceName: s
     })
     instrumentation.setTracerProvider(tracerProvider)
     requestSpans = instrumentation.plugin() as unknown as FastifyPluginAsync
-    tracerShutdown = async () => { await tracerProvider.shutdown() }
+    tracerShutdown = async () => {
+      await tracerProvider.shutdown()
+      // Free the globals register() set, so an app built after this one (tests) can set its own.
+      trace.disable()
+      context.disable()
+      propagation.disable()
+    }
   }
 
   return {
