@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { build, loadTestConfiguration, signIn, standardUser } from '../helpers/app.js'
+import { build, buildTestApp, loadTestConfiguration, signIn, standardUser } from '../helpers/app.js'
+import { closedPort } from '../helpers/ports.js'
 import { buildTelemetryApp, scriptedSignInAndOut } from './scripted-flow.js'
 
 /** The value of one series line `name{labels} value` in the exposition text, labels in the given order. */
@@ -55,6 +56,22 @@ test('the scripted sign-in, refused sign-in and sign-out count in the exposition
   assert.equal(sample(body, 'app_authorization_refused_total', 'policy="application.AuthenticatedUser",outcome="challenge"'), 1)
   assert.equal(sample(body, 'app_sessions_active', 'store="Embedded"'), 0)
   assert.doesNotMatch(body, /user-7/)
+})
+
+test('with Prometheus:Port the metrics have a listener of their own, anonymous, and the app has no metrics route; closing the app closes it', async () => {
+  const port = await closedPort()
+  const { app } = await buildTestApp({ settings: { Telemetry: { Enabled: true, Prometheus: { Enabled: true, Port: port } } } })
+  try {
+    await signIn(app, standardUser())
+    const scraped = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) })
+    assert.equal(scraped.status, 200)
+    assert.equal(sample(await scraped.text(), 'app_session_created_total', 'provider="TestFlow"'), 1)
+    const cookie = await signIn(app, standardUser())
+    assert.equal((await app.inject({ url: '/metrics', headers: { cookie } })).statusCode, 404)
+  } finally {
+    await app.close()
+  }
+  await assert.rejects(fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) }), TypeError)
 })
 
 test('telemetry switched on without an exporter, or traces without OTLP, fails startup naming the key', () => {
