@@ -33,7 +33,7 @@ export const METRICS = {
   stateOperations: { name: 'app.state_store.operations', kind: 'counter', unit: '{operation}', description: 'State-store operations by outcome: ok, unavailable (answered 503), full (embedded bound reached), error.', labels: ['store', 'operation', 'outcome'] },
   stateDuration: { name: 'app.state_store.duration', kind: 'histogram', unit: 's', description: 'State-store operation latency.', labels: ['store', 'operation'] },
   stateAvailable: { name: 'app.state_store.available', kind: 'gauge', unit: '1', description: '1 while the state store answers, 0 while it is unavailable.', labels: ['store'] },
-  stateOutages: { name: 'app.state_store.outages', kind: 'counter', unit: '{outage}', description: 'A state-store connection went down (Redis: commands or subscriber).', labels: ['store', 'connection'] },
+  stateOutages: { name: 'app.state_store.outages', kind: 'counter', unit: '{outage}', description: 'A state-store connection went down (Redis: commands or subscriber), or the embedded store could not write its file (file).', labels: ['store', 'connection'] },
   activeSessions: { name: 'app.sessions.active', kind: 'gauge', unit: '{session}', description: 'Live session records the store holds (Embedded only: Redis cannot count them without scanning).', labels: ['store'] }
 } as const satisfies Record<string, MetricDefinition>
 
@@ -65,7 +65,8 @@ export const EVENT_METRICS: Readonly<Record<string, EventMetric>> = {
   'saml2.metadata.failed': { metric: 'providerMetadata', labels: { outcome: 'failed' }, fields: { provider: 'provider' } },
   'oidc.signing_keys.refetched': { metric: 'providerSigningKeys', fields: { provider: 'provider', outcome: 'found' } },
   'governance.denied': { metric: 'authorizationRefused', labels: { policy: 'governance', outcome: 'forbid' } },
-  'state.store.unavailable': { metric: 'stateOutages', fields: { store: 'stateStore', connection: 'connection' } }
+  'state.store.unavailable': { metric: 'stateOutages', fields: { store: 'stateStore', connection: 'connection' } },
+  'state.embedded.write_failed': { metric: 'stateOutages', labels: { connection: 'file' }, fields: { store: 'stateStore' } }
 }
 
 /** Fields of a logger's bindings (`log.child({ provider })`) that label the events it logs. */
