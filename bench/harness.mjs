@@ -279,7 +279,9 @@ export function appEnvironment (port, keyMaterial, redisConnectionString, persis
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ProjectTemplate__') && name !== 'NODE_ENV'))
   const state = redisConnectionString === undefined ? {} : { ProjectTemplate__State__Provider: 'Redis', ProjectTemplate__State__Redis__ConnectionString: redisConnectionString }
   const embedded = { ProjectTemplate__State__Embedded__Persist: String(persist), ProjectTemplate__State__Embedded__DataDirectory: join(STATE_ROOT, `store-${++stateDirectories}`) }
-  return { ...base, BENCH_TEMPLATE: TEMPLATE, HOST, PORT: String(port), ProjectTemplate__DataProtection__Keys__0: keyMaterial.toString('base64'), ...embedded, ...state }
+  // BENCH_TELEMETRY=1: the app with metrics on (Prometheus on its own listener), for the before/after in docs/performance.md.
+  const telemetry = process.env.BENCH_TELEMETRY === '1' ? { ProjectTemplate__Telemetry__Enabled: 'true', ProjectTemplate__Telemetry__Prometheus__Enabled: 'true', ProjectTemplate__Telemetry__Prometheus__Port: String(port + 1000) } : {}
+  return { ...base, BENCH_TEMPLATE: TEMPLATE, HOST, PORT: String(port), ProjectTemplate__DataProtection__Keys__0: keyMaterial.toString('base64'), ...embedded, ...state, ...telemetry }
 }
 
 export function floorEnvironment (port, floorSecret) {

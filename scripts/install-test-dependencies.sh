@@ -6,10 +6,12 @@
 # for the Sentinel tests of the Redis store (they start three sentinels on loopback ports; the
 # package's service is not used) and nginx for
 # the rolling-restart test of the shipped deploy/nginx.conf (the test starts its own nginx on
-# loopback ports with a temporary prefix; the package's service is not used). One list; only
+# loopback ports with a temporary prefix; the package's service is not used) and prometheus for
+# the telemetry test that scrapes /metrics (test/telemetry/prometheus.test.ts starts its own on a
+# loopback port with a temporary configuration and data directory). One list; only
 # the packages not installed yet are fetched.
 set -euo pipefail
-PACKAGES=(chromium redis-server redis-sentinel nginx)
+PACKAGES=(chromium redis-server redis-sentinel nginx prometheus)
 missing=()
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
@@ -24,3 +26,4 @@ echo "chromium: $(/usr/bin/chromium --version 2>/dev/null || echo missing)"
 echo "redis-server: $(/usr/bin/redis-server --version 2>/dev/null || echo missing)"
 echo "redis-sentinel: $(/usr/bin/redis-sentinel --version 2>/dev/null || echo missing)"
 echo "nginx: $( (/usr/sbin/nginx -v 2>&1) || echo missing)"
+echo "prometheus: $( (/usr/bin/prometheus --version 2>&1 | head -n 1) || echo missing)"

@@ -162,8 +162,11 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   const sessionCookie = sessionCookieSettings(insecureCookies, rootKey)
   const hosting = config.Hosting
 
+  // Off (the default): nothing of OpenTelemetry is imported (docs/telemetry.md).
+  const telemetry = config.Telemetry.Enabled ? await (await import('./plugins/telemetry.js')).startTelemetry(config.Telemetry, rootKey) : undefined
+
   const app = Fastify({
-    loggerInstance: logger,
+    loggerInstance: telemetry === undefined ? logger : telemetry.observeLogger(logger),
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
@@ -195,6 +198,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
     enabled: PROVIDER_NAMES.filter((name) => config.Authentication.Enabled && config.Authentication.Providers[name].Enabled)
   }, 'authentication providers')
 
+  if (telemetry !== undefined) await app.register(telemetry.instrumentation)
   // Readiness reads it (routes/health.ts); runServer sets it on SIGTERM to drain the instance.
   app.decorate('lifecycle', { draining: false })
   // The pages show the application's name unless the app brands them with another.
@@ -206,7 +210,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(securityHeaders, { development })
   await app.register(hostFiltering, { config, environmentName })
   await app.register(staticFiles, { root: join(contentRoot, 'public') })
-  await app.register(state, { config, contentRoot, now, ...(options.stateStore === undefined ? {} : { store: options.stateStore }) })
+  await app.register(state, { config, contentRoot, now, ...(options.stateStore === undefined ? {} : { store: options.stateStore }), ...(telemetry === undefined ? {} : { observe: telemetry.observeStore }) })
   await app.register(session, { config, cookie: sessionCookie, keyRing, now, rootKey })
   await app.register(authentication, { config })
   await app.register(csrf, { keyRing, secure: !insecureCookies, cookieNames })
@@ -223,6 +227,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(externalRoutes)
   await app.register(errorRoutes)
   await app.register(healthRoutes)
+  if (telemetry !== undefined) await app.register(telemetry.endpoint)
   if (options.routes !== undefined) await app.register(options.routes)
   return app
 }

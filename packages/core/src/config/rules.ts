@@ -11,6 +11,7 @@ import { isDevelopment } from './environment.js'
 import { PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName, type Saml2Configuration } from './schema.js'
 import type { Secret } from './secret.js'
 import { checkRedisShape, redisShapeOf } from './redis-rules.js'
+import { telemetrySettings } from './telemetry-rules.js'
 
 export interface RuleContext {
   readonly config: ApplicationConfiguration
@@ -361,7 +362,8 @@ export const RULES: readonly Rule[] = [
   allowedHostsArePatterns,
   headersTimeoutWithinRequestTimeout,
   absoluteLifetimeCoversIdleLifetime,
-  stateStoreSettings
+  stateStoreSettings,
+  telemetrySettings
 ]
 
 export function applyRules (context: RuleContext): ConfigurationProblem[] {

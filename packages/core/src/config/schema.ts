@@ -7,6 +7,7 @@
 import { Type, type Static, type TLiteral, type TSchema, type TUnion, type TUnsafe } from '@sinclair/typebox'
 import { APPLICATION_NAME, applicationNaming } from '../application-name.js'
 import type { Secret } from './secret.js'
+import { TelemetrySchema } from './telemetry-schema.js'
 
 /**
  * The default configuration root key (`ProjectTemplate`). An app with another `applicationName`
@@ -312,6 +313,7 @@ export const ApplicationSchema = Type.Object({
       Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')
     ], { default: 'info', description: 'Extension. pino log level.' })
   }, { additionalProperties: false, default: {} }),
+  Telemetry: TelemetrySchema,
   Secrets: Type.Object({
     KeyPerFileDirectory: Type.String({ default: '', description: 'Extension. Directory holding one file per configuration key (file name: the key with __ separators), as orchestrators mount secrets. Empty: not used.' })
   }, { additionalProperties: false, default: {} })

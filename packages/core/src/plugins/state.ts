@@ -27,6 +27,8 @@ export interface StatePluginOptions {
   /** A store to use instead of the configured one; the caller closes it. */
   readonly store?: StateStore
   readonly now: () => number
+  /** Wraps the store (telemetry's measured store, plugins/telemetry.ts). */
+  readonly observe?: (store: StateStore) => StateStore
 }
 
 const CHARACTERS_PER_MEGABYTE = 1_048_576
@@ -121,7 +123,8 @@ export async function createStateStore (config: ApplicationConfiguration, conten
 }
 
 async function statePlugin (app: FastifyInstance, options: StatePluginOptions): Promise<void> {
-  const store = options.store ?? await createStateStore(options.config, options.contentRoot, app.log, options.now)
+  const created = options.store ?? await createStateStore(options.config, options.contentRoot, app.log, options.now)
+  const store = options.observe?.(created) ?? created
   app.decorate('state', store)
   store.start()
   if (options.store === undefined) app.addHook('onClose', async () => { await store.close() })

@@ -1,0 +1,151 @@
+/**
+ * The OpenTelemetry SDK as configured by `<Root>:Telemetry`: a meter provider with the Prometheus
+ * reader (served by the app's route or by the exporter's own listener) and/or a periodic OTLP
+ * reader, and, with Traces:Enabled, a tracer provider exporting over OTLP plus @fastify/otel for
+ * request spans. Loaded only through a dynamic import (telemetry/index.ts), so an app with
+ * telemetry off never loads the SDK; the SDK packages are optional peer dependencies of the core.
+ */
+import type { Meter } from '@opentelemetry/api'
+import type { FastifyPluginAsync } from 'fastify'
+import type { TelemetryConfiguration } from '../config/telemetry-schema.js'
+import { ConfigurationError } from '../errors.js'
+import { pathOf } from '../logger.js'
+import { StoreTally } from './store-tally.js'
+
+/** The SDK packages telemetry needs besides `@opentelemetry/api` (docs/telemetry.md, "Installing"). */
+export const SDK_PACKAGES: readonly string[] = [
+  '@opentelemetry/sdk-metrics', '@opentelemetry/resources', '@opentelemetry/exporter-prometheus',
+  '@opentelemetry/exporter-metrics-otlp-http', '@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http', '@fastify/otel'
+]
+
+/** The started SDK: what the telemetry plugin serves and closes. */
+export interface TelemetrySdk {
+  readonly meter: Meter
+  /** The state store's counts and latencies, collected by every reader. */
+  readonly tally: StoreTally
+  /** The metrics in the Prometheus text format (Prometheus:Enabled with Port 0), else undefined. */
+  readonly scrape?: () => Promise<string>
+  /** @fastify/otel's plugin (Traces:Enabled), to register before any route. */
+  readonly requestSpans?: FastifyPluginAsync
+  /** Flushes and stops every reader, exporter and listener. */
+  readonly shutdown: () => Promise<void>
+}
+
+/**
+ * The SDK packages are CommonJS: Node's import gives their exports as named exports, a bundler's
+ * chunk (the generated app's esbuild output) may give them only as `default`.
+ */
+function interop<T extends object> (module: T): T {
+  const exports = (module as { default?: unknown }).default
+  return exports !== null && typeof exports === 'object' ? { ...exports, ...module } : module
+}
+
+/** Imports an SDK package, or fails startup naming the switch and what to install. */
+async function load<T extends object> (importer: () => Promise<T>, rootKey: string): Promise<T> {
+  let module: T
+  try {
+    module = await importer()
+  } catch (error) {
+    throw new ConfigurationError([{
+      key: `${rootKey}:Telemetry:Enabled`,
+      message: `${rootKey}:Telemetry:Enabled is true but the OpenTelemetry SDK is not installed; add it to the app: npm install ${SDK_PACKAGES.join(' ')}.`
+    }], { cause: error })
+  }
+  return interop(module)
+}
+
+const OTLP_DEFAULT_ENDPOINT = 'http://localhost:4318'
+
+function otlpUrl (endpoint: string, signal: 'metrics' | 'traces'): string {
+  const base = endpoint.trim() === '' ? (process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? OTLP_DEFAULT_ENDPOINT) : endpoint.trim()
+  return `${base.replace(/\/+$/, '')}/v1/${signal}`
+}
+
+export async function startSdk (settings: TelemetryConfiguration, serviceName: string, rootKey: string): Promise<TelemetrySdk> {
+  const [{ MeterProvider, PeriodicExportingMetricReader, DataPointType, AggregationTemporality }, { resourceFromAttributes }, { ValueType, trace, context, propagation }] = await Promise.all([
+    load(async () => await import('@opentelemetry/sdk-metrics'), rootKey),
+    load(async () => await import('@opentelemetry/resources'), rootKey),
+    import('@opentelemetry/api')
+  ])
+  const tally = new StoreTally({ dataPointType: DataPointType, cumulative: AggregationTemporality.CUMULATIVE, doubleValueType: ValueType.DOUBLE })
+  const metricProducers = [tally as unknown as import('@opentelemetry/sdk-metrics').MetricProducer]
+  const resource = resourceFromAttributes({ 'service.name': serviceName })
+  const readers: Array<InstanceType<typeof PeriodicExportingMetricReader> | import('@opentelemetry/exporter-prometheus').PrometheusExporter> = []
+  let scrape: (() => Promise<string>) | undefined
+  let prometheusListener: import('@opentelemetry/exporter-prometheus').PrometheusExporter | undefined
+
+  if (settings.Prometheus.Enabled) {
+    const { PrometheusExporter, PrometheusSerializer } = await load(async () => await import('@opentelemetry/exporter-prometheus'), rootKey)
+    const separate = settings.Prometheus.Port !== 0
+    const exporter = new PrometheusExporter({
+      preventServerStart: true,
+      host: settings.Prometheus.Host,
+      port: settings.Prometheus.Port,
+      endpoint: settings.Prometheus.Path,
+      metricProducers
+    })
+    readers.push(exporter)
+    if (separate) {
+      prometheusListener = exporter
+    } else {
+      const serializer = new PrometheusSerializer()
+      scrape = async () => {
+        const { resourceMetrics } = await exporter.collect()
+        return serializer.serialize(resourceMetrics)
+      }
+    }
+  }
+  if (settings.Otlp.Enabled) {
+    const { OTLPMetricExporter } = await load(async () => await import('@opentelemetry/exporter-metrics-otlp-http'), rootKey)
+    readers.push(new PeriodicExportingMetricReader({
+      exporter: new OTLPMetricExporter({ url: otlpUrl(settings.Otlp.Endpoint, 'metrics') }),
+      exportIntervalMillis: settings.Otlp.ExportIntervalSeconds * 1000,
+      metricProducers
+    }))
+  }
+  const meterProvider = new MeterProvider({ resource, readers })
+  // The exporter's own listener starts once the reader is attached, on Host:Port only.
+  await prometheusListener?.startServer()
+
+  let requestSpans: FastifyPluginAsync | undefined
+  let tracerShutdown = async (): Promise<void> => {}
+  if (settings.Traces.Enabled) {
+    const [{ NodeTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler }, { OTLPTraceExporter }, { FastifyOtelInstrumentation }] = await Promise.all([
+      load(async () => await import('@opentelemetry/sdk-trace-node'), rootKey),
+      load(async () => await import('@opentelemetry/exporter-trace-otlp-http'), rootKey),
+      load(async () => await import('@fastify/otel'), rootKey)
+    ])
+    const tracerProvider = new NodeTracerProvider({
+      resource,
+      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.Traces.SamplePercent / 100) }),
+      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpUrl(settings.Otlp.Endpoint, 'traces') }))]
+    })
+    // Global: @fastify/otel and the sign-in step spans take their tracer from the API.
+    tracerProvider.register()
+    const instrumentation = new FastifyOtelInstrumentation({
+      // @fastify/otel records url.path with the query string: OIDC code and state, SAML payloads.
+      // The path alone, as in the request log (logger.ts); no exception messages or stacks.
+      requestHook: (span, request) => { span.setAttribute('url.path', pathOf(request.url)) },
+      recordExceptions: false
+    })
+    instrumentation.setTracerProvider(tracerProvider)
+    requestSpans = instrumentation.plugin() as unknown as FastifyPluginAsync
+    tracerShutdown = async () => {
+      await tracerProvider.shutdown()
+      // Free the globals register() set, so an app built after this one (tests) can set its own.
+      trace.disable()
+      context.disable()
+      propagation.disable()
+    }
+  }
+
+  return {
+    meter: meterProvider.getMeter('@project-template/core'),
+    tally,
+    ...(scrape === undefined ? {} : { scrape }),
+    ...(requestSpans === undefined ? {} : { requestSpans }),
+    shutdown: async () => {
+      await Promise.allSettled([meterProvider.shutdown(), tracerShutdown()])
+    }
+  }
+}
