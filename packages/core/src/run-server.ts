@@ -7,13 +7,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { createApp, type ApplicationParts } from './create-app.js'
-import { isDevelopment } from './config/environment.js'
-import { environmentNameFrom, loadConfiguration } from './config/load.js'
 import { PROVIDER_NAMES } from './config/schema.js'
-import { DOTENV_FILE, readDotEnv } from './config/sources.js'
+import { DOTENV_FILE } from './config/sources.js'
 import { ConfigurationError } from './errors.js'
 import { createProcessLogger } from './logger.js'
-import { reportConfiguration, reportConfigurationError } from './startup.js'
+import { loadEntryPointConfiguration, reportConfiguration, reportConfigurationError } from './startup.js'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 5000
@@ -53,9 +51,8 @@ export async function runServer (options: RunServerOptions): Promise<void> {
 async function main (options: RunServerOptions, started: { logger?: Logger }): Promise<void> {
   const CONTENT_ROOT = options.contentRoot
   // `.env` in the app root, Development only; the real environment wins (docs/configuration.md).
-  const dotenv = isDevelopment(environmentNameFrom(process.env.NODE_ENV)) ? readDotEnv(CONTENT_ROOT) : undefined
+  const { loaded, dotenv } = await loadEntryPointConfiguration(process.env, CONTENT_ROOT, options.applicationName)
   const env: NodeJS.ProcessEnv = { ...dotenv, ...process.env }
-  const loaded = loadConfiguration({ env: process.env, contentRoot: CONTENT_ROOT, dotenv, applicationName: options.applicationName })
   const level = loaded.config.Logging.Level
   // Logging:Level silent must not hide why the process refuses to start: a child at warn, same stream.
   const logger = await createProcessLogger(level, loaded.environmentName, process.stdout.isTTY === true)
