@@ -75,7 +75,8 @@ function statOrCode (path: string): Stats | undefined | string {
     return statSync(path)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    return code === 'ENOENT' ? undefined : code ?? 'error'
+    // ENOTDIR: a file stands where a parent directory should; creationProblem reports it.
+    return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : code ?? 'error'
   }
 }
 
