@@ -4,6 +4,7 @@
  * its readable form. Never a configured value: secrets appear as their key and source only.
  */
 import type { LoadedConfiguration } from './load.js'
+import { PROVIDERS_DOCUMENT } from '../documentation.js'
 import { PROVIDER_NAMES, ROOT_KEY } from './schema.js'
 
 export interface ConfigurationSummary {
@@ -63,7 +64,7 @@ export function formatSummary (summary: ConfigurationSummary, rootKey: string = 
   const { enabled, requireAuthenticatedUserByDefault } = summary.authentication
   lines.push(`Posture:       ${enabled ? 'authentication on' : 'authentication OFF'}; ${requireAuthenticatedUserByDefault ? 'routes without metadata require a signed-in user' : 'routes without metadata are PUBLIC'}`)
   lines.push(`Providers:     ${summary.providers.length === 0
-    ? (enabled ? 'none enabled (nobody can sign in yet; see docs/providers.md)' : 'none')
+    ? (enabled ? `none enabled (nobody can sign in yet; see ${PROVIDERS_DOCUMENT})` : 'none')
     : summary.providers.map((provider) => `${provider.displayName} (${provider.name})`).join(', ')}`)
   lines.push(`Session keys:  ${summary.dataProtection.keys > 0
     ? `${summary.dataProtection.keys} configured (${rootKey}:DataProtection:Keys)`
