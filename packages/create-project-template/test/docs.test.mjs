@@ -15,6 +15,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join, normalize, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { CORE_PACKAGE } from '../lib/core-package.mjs'
+import { REPOSITORY_ADDRESS } from '../lib/naming.mjs'
 import { PACKAGE_DIR, generate, tempDir } from './helpers.mjs'
 
 const CORE_DIR = join(PACKAGE_DIR, '..', 'core')
@@ -127,6 +128,22 @@ describe('the generated app\'s documents name only what the app has', () => {
     assert.match(readFileSync(join(project, 'test', 'authorization.test.ts'), 'utf8'), /const ANONYMOUS_ROUTES = \[/)
     const imports = [...authorization.matchAll(/^import .* from '([^']+)'$/gm)].map((match) => match[1])
     assert.deepEqual(imports, [CORE_PACKAGE])
+  })
+
+  test('links to the repository\'s own documents keep the repository\'s address (not renamed) and name a document it has', async () => {
+    const documentation = await import(pathToFileURL(join(CORE_DIR, 'dist', 'documentation.js')).href)
+    assert.equal(documentation.REPOSITORY_DOCS_URL, `${REPOSITORY_ADDRESS}/blob/main/docs`)
+    assert.equal(JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8')).repository.url, `git+${REPOSITORY_ADDRESS}.git`)
+    /** @type {string[]} */
+    const found = []
+    for (const file of documents()) {
+      for (const [url] of readFileSync(join(project, file), 'utf8').matchAll(/https:\/\/github\.com\/[^\s)`|]*?\/docs\/[\w-]+\.md/g)) found.push(url)
+    }
+    assert.ok(found.length >= 2, `repository links: ${found.join(', ')}`)
+    for (const url of found) {
+      assert.ok(url.startsWith(`${documentation.REPOSITORY_DOCS_URL}/`), url)
+      assert.ok(existsSync(join(CORE_DIR, '..', '..', 'docs', url.slice(documentation.REPOSITORY_DOCS_URL.length + 1))), url)
+    }
   })
 
   test('the core\'s documents the app cites are in the packed core', () => {
