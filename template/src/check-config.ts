@@ -6,4 +6,4 @@ import { runCheckConfig } from '@project-template/core'
 import { APPLICATION_NAME } from './application-name.js'
 import { CONTENT_ROOT } from './content-root.js'
 
-runCheckConfig({ contentRoot: CONTENT_ROOT, applicationName: APPLICATION_NAME })
+await runCheckConfig({ contentRoot: CONTENT_ROOT, applicationName: APPLICATION_NAME })

@@ -1,14 +1,15 @@
 /**
  * The `check-config` command an app's `check-config.ts` runs ({@link runCheckConfig}):
  * `npm run check-config [-- --json]` (built: `node dist/check-config.js`) loads and validates the
- * configuration exactly as startup does (`.env` included in Development), prints a readable
- * summary (or, with `--json`, one JSON document for machines) and exits 0 (valid) or 1 (invalid)
+ * configuration exactly as startup does (the same loader, startup.ts: `.env` included in
+ * Development, and the read-only checks of the files startup opens), prints a readable summary (or, with `--json`, one JSON document for machines) and exits 0 (valid) or 1 (invalid)
  * without starting the server. Exit 2: an unknown argument. Never prints a configured value.
  */
-import { isDevelopment } from './config/environment.js'
-import { environmentNameFrom, loadConfiguration } from './config/load.js'
-import { readDotEnv } from './config/sources.js'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { DOTENV_FILE } from './config/sources.js'
 import { formatSummary, summarizeConfiguration } from './config/summary.js'
+import { loadEntryPointConfiguration } from './startup.js'
 
 const USAGE = 'Usage: npm run check-config [-- --json]\n'
 
@@ -23,7 +24,7 @@ export interface CheckConfigOptions {
 }
 
 /** Validates the app's configuration and prints the summary; sets `process.exitCode` (0 valid, 1 invalid, 2 usage). */
-export function runCheckConfig (options: CheckConfigOptions): void {
+export async function runCheckConfig (options: CheckConfigOptions): Promise<void> {
   const args = options.args ?? process.argv.slice(2)
   const unknown = args.filter((arg) => arg !== '--json')
   if (args.includes('--help') || args.includes('-h')) {
@@ -32,9 +33,9 @@ export function runCheckConfig (options: CheckConfigOptions): void {
     process.stderr.write(`check-config: unknown argument ${unknown[0] ?? ''}${/^-*js/i.test(unknown[0] ?? '') ? ' (did you mean --json?)' : ''}\n${USAGE}`)
     process.exitCode = 2
   } else {
-    const dotenv = isDevelopment(environmentNameFrom(process.env.NODE_ENV)) ? readDotEnv(options.contentRoot) : undefined
-    const loaded = loadConfiguration({ env: process.env, contentRoot: options.contentRoot, dotenv, applicationName: options.applicationName })
-    const summary = summarizeConfiguration(loaded)
+    const { loaded, dotenv, environmentFrom } = await loadEntryPointConfiguration(process.env, options.contentRoot, options.applicationName)
+    const dotenvIgnored = dotenv === undefined && existsSync(join(options.contentRoot, DOTENV_FILE))
+    const summary = summarizeConfiguration(loaded, { environmentFrom, dotenvIgnored })
     process.stdout.write(args.includes('--json') ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary, loaded.applicationName))
     process.exitCode = summary.valid ? 0 : 1
   }

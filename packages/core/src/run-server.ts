@@ -7,13 +7,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { createApp, type ApplicationParts } from './create-app.js'
-import { isDevelopment } from './config/environment.js'
-import { environmentNameFrom, loadConfiguration } from './config/load.js'
 import { PROVIDER_NAMES } from './config/schema.js'
-import { DOTENV_FILE, readDotEnv } from './config/sources.js'
+import { PROVIDERS_DOCUMENT } from './documentation.js'
+import { DOTENV_FILE } from './config/sources.js'
 import { ConfigurationError } from './errors.js'
 import { createProcessLogger } from './logger.js'
-import { reportConfiguration, reportConfigurationError } from './startup.js'
+import { loadEntryPointConfiguration, reportConfiguration, reportConfigurationError } from './startup.js'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 5000
@@ -53,9 +52,8 @@ export async function runServer (options: RunServerOptions): Promise<void> {
 async function main (options: RunServerOptions, started: { logger?: Logger }): Promise<void> {
   const CONTENT_ROOT = options.contentRoot
   // `.env` in the app root, Development only; the real environment wins (docs/configuration.md).
-  const dotenv = isDevelopment(environmentNameFrom(process.env.NODE_ENV)) ? readDotEnv(CONTENT_ROOT) : undefined
+  const { loaded, dotenv } = await loadEntryPointConfiguration(process.env, CONTENT_ROOT, options.applicationName)
   const env: NodeJS.ProcessEnv = { ...dotenv, ...process.env }
-  const loaded = loadConfiguration({ env: process.env, contentRoot: CONTENT_ROOT, dotenv, applicationName: options.applicationName })
   const level = loaded.config.Logging.Level
   // Logging:Level silent must not hide why the process refuses to start: a child at warn, same stream.
   const logger = await createProcessLogger(level, loaded.environmentName, process.stdout.isTTY === true)
@@ -75,7 +73,7 @@ async function main (options: RunServerOptions, started: { logger?: Logger }): P
   const enabledProviders = PROVIDER_NAMES.filter((name) => loaded.config.Authentication.Providers[name].Enabled)
   if (loaded.config.Authentication.Enabled && enabledProviders.length === 0) {
     // The operator's hint; the login page only tells visitors that no provider is configured.
-    logger.info({ event: 'authentication.no_provider', docs: 'docs/providers.md' }, 'no sign-in provider is enabled, so nobody can sign in; enable OpenID Connect, SAML2 or an OAuth vendor in configuration (docs/providers.md)')
+    logger.info({ event: 'authentication.no_provider', docs: PROVIDERS_DOCUMENT }, `no sign-in provider is enabled, so nobody can sign in; enable OpenID Connect, SAML2 or an OAuth vendor in configuration (${PROVIDERS_DOCUMENT})`)
   }
   if (dotenv !== undefined) logger.info({ event: 'configuration.dotenv', file: DOTENV_FILE, variables: Object.keys(dotenv).length }, 'variables read from .env (Development)')
 

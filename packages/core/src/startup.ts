@@ -1,10 +1,57 @@
 /**
- * What both entry points (server.ts, check-config.ts) share: how configuration findings are
- * reported.
+ * What both entry points (server.ts, check-config.ts) share: how the configuration is loaded
+ * (`.env` in Development only, the checks startup makes when it opens its files) and how its
+ * findings are reported. Sharing it is what keeps `npm run check-config` from passing what
+ * startup refuses.
  */
 import type { Logger } from 'pino'
-import type { LoadedConfiguration } from './config/load.js'
+import { rerootKeyPaths } from './application-name.js'
+import type { ConfigurationProblem } from './config/bind.js'
+import { isDevelopment } from './config/environment.js'
+import { environmentNameFrom, loadConfiguration, type LoadedConfiguration } from './config/load.js'
+import { readDotEnv } from './config/sources.js'
 import type { ConfigurationError } from './errors.js'
+import { inspectStateDirectory, loadSqlite } from './state/sqlite-journal.js'
+
+/** A process's configuration as both entry points load it. */
+export interface EntryPointConfiguration {
+  /** The configuration, its errors including {@link inspectResources}' findings. */
+  readonly loaded: LoadedConfiguration
+  /** `.env`'s variables when read (Development only), else undefined. */
+  readonly dotenv: Readonly<Record<string, string>> | undefined
+  /** Whether the environment name came from `NODE_ENV` or is the default (NODE_ENV unset or empty). */
+  readonly environmentFrom: 'NODE_ENV' | 'default'
+}
+
+/**
+ * Loads the configuration as startup does: the environment name from `NODE_ENV`, `.env` in the
+ * app root in Development only (the real environment wins, docs/configuration.md), validation,
+ * then the read-only checks of the files startup will open ({@link inspectResources}).
+ */
+export async function loadEntryPointConfiguration (env: NodeJS.ProcessEnv, contentRoot: string, applicationName: string | undefined): Promise<EntryPointConfiguration> {
+  const dotenv = isDevelopment(environmentNameFrom(env.NODE_ENV)) ? readDotEnv(contentRoot) : undefined
+  const loaded = loadConfiguration({ env, contentRoot, dotenv, applicationName })
+  const resources = await inspectResources(loaded)
+  return {
+    loaded: resources.length === 0 ? loaded : { ...loaded, errors: [...loaded.errors, ...resources] },
+    dotenv,
+    environmentFrom: (env.NODE_ENV ?? '').trim() === '' ? 'default' : 'NODE_ENV'
+  }
+}
+
+/**
+ * The checks startup makes when it opens a file the configuration names and validation cannot
+ * see from the values alone, run read-only: the embedded store's data directory (created,
+ * readable, writable, owner-only), when the store is persisted on a Node.js with `node:sqlite`,
+ * exactly as startup decides (plugins/state.ts). The key directory is checked by the validation
+ * rules themselves (config/rules.ts).
+ */
+export async function inspectResources (loaded: LoadedConfiguration): Promise<ConfigurationProblem[]> {
+  const state = loaded.config.State
+  if (state.Provider !== 'Embedded' || !state.Embedded.Persist || await loadSqlite() === undefined) return []
+  return inspectStateDirectory(state.Embedded.DataDirectory, loaded.contentRoot)
+    .map((problem) => ({ key: rerootKeyPaths(problem.key, loaded.applicationName), message: rerootKeyPaths(problem.message, loaded.applicationName) }))
+}
 
 /** Logs the warnings (unknown keys, secrets in settings files, insecure http) and the failures as one structured error; true when valid. */
 export function reportConfiguration (loaded: LoadedConfiguration, logger: Logger): boolean {

@@ -1,4 +1,6 @@
 // @ts-check
+import { readFileSync } from 'node:fs'
+
 /**
  * Project names: validation, derivation from a directory, the word forms a name takes (kebab-case
  * package name, environment prefix, ...) and the text rename `ProjectTemplate` -> `<Name>`.
@@ -19,6 +21,21 @@ export const GENERATOR_NAME = 'create-project-template'
  * runs it. Kept by the rename like {@link GENERATOR_NAME}.
  */
 export const PACKAGE_NAME = '@project-template/create'
+
+/**
+ * The repository of the core and the generator, as an https address (from this package's
+ * `repository` field, which the core's shares): documents cite the repository's own documents
+ * there (`<address>/blob/main/docs/scale-out.md`). It names the tool's home, not the project, so
+ * the rename leaves it alone like {@link GENERATOR_NAME}.
+ */
+export const REPOSITORY_ADDRESS = repositoryAddress()
+
+function repositoryAddress () {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  const url = typeof manifest.repository === 'string' ? manifest.repository : manifest.repository?.url
+  if (typeof url !== 'string') throw new Error('The generator\'s package.json has no repository URL.')
+  return url.replace(/^git\+/, '').replace(/\.git$/, '')
+}
 
 /** Longest accepted name; it becomes part of cookie names and environment-variable names. */
 export const MAX_NAME_LENGTH = 50
@@ -126,23 +143,28 @@ const PROTECTED_PACKAGE = new RegExp(`${PACKAGE_SCOPE}(?![\\w-])`, 'g')
  * `@project-template/core`): it names the core package, not the project, so it is kept too.
  */
 const PROTECTED_CORE_TARBALL = /\bproject-template-core-(?=\d)/g
+const PROTECTED_REPOSITORY = new RegExp(REPOSITORY_ADDRESS.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'g')
+const REPOSITORY_PLACEHOLDER = '\u0000REPOSITORY\u0000'
 const CORE_TARBALL_PLACEHOLDER = '\u0000CORE\u0000'
 const PLACEHOLDER = '\u0000GENERATOR\u0000'
 const PACKAGE_PLACEHOLDER = '\u0000PACKAGE\u0000'
 
 /**
  * Replaces every form of the template's name in `text` (see {@link inCaseOf}); occurrences of the
- * generator's own name (`create-project-template`) are kept.
+ * generator's own name (`create-project-template`), the package scope, the core's tarball name and
+ * the repository's address are kept.
  * @param {string} text
  * @param {string} name the new PascalCase name
  * @returns {string}
  */
 export function renameText (text, name) {
   return text
+    .replace(PROTECTED_REPOSITORY, REPOSITORY_PLACEHOLDER)
     .replace(PROTECTED_CORE_TARBALL, CORE_TARBALL_PLACEHOLDER)
     .replace(PROTECTED_PACKAGE, PACKAGE_PLACEHOLDER)
     .replace(PROTECTED, PLACEHOLDER)
     .replace(TEMPLATE_NAME_FORMS, (_match, first, separator, second) => inCaseOf(first, separator, second, name))
+    .replaceAll(REPOSITORY_PLACEHOLDER, REPOSITORY_ADDRESS)
     .replaceAll(CORE_TARBALL_PLACEHOLDER, 'project-template-core-')
     .replaceAll(PLACEHOLDER, GENERATOR_NAME)
     .replaceAll(PACKAGE_PLACEHOLDER, PACKAGE_SCOPE)
@@ -155,7 +177,7 @@ export function renameText (text, name) {
  * @returns {string[]}
  */
 export function findTemplateName (text) {
-  return [...text.replace(PROTECTED_CORE_TARBALL, '').replace(PROTECTED_PACKAGE, '').replace(PROTECTED, '').matchAll(TEMPLATE_NAME_FORMS)]
+  return [...text.replace(PROTECTED_REPOSITORY, '').replace(PROTECTED_CORE_TARBALL, '').replace(PROTECTED_PACKAGE, '').replace(PROTECTED, '').matchAll(TEMPLATE_NAME_FORMS)]
     .map((match) => match[0])
     .filter((form) => !/^project template$/.test(form))
 }

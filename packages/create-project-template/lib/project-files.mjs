@@ -8,6 +8,9 @@ import { CORE_PACKAGE, REGISTRY_SWITCH_COMMAND } from './core-package.mjs'
 import { GENERATOR_NAME } from './naming.mjs'
 import { POSTURE_SUMMARY } from './posture.mjs'
 
+/** The license the core carries (its package.json `license`), as the README states it. */
+export const CORE_LICENSE = 'MIT'
+
 /** The command that tests a generated project, in its README and its CI workflow alike. */
 export const TEST_COMMAND = 'npm test'
 /**
@@ -179,9 +182,12 @@ ${runCommand(manifest)}
 This compiles the TypeScript sources into \`dist/\` and starts the server on
 http://127.0.0.1:5000 (set \`HOST\` and \`PORT\` to change it). \`npm run dev\` runs the sources in Development with reload.
 
-Production: \`npm run build\` once, then \`npm ci --omit=dev && npm start\` (or none at all:
-\`dist/\` is self-contained). \`Dockerfile\`, \`compose.yaml\` (two instances, Redis, nginx) and
-[docs/deployment.md](docs/deployment.md) cover containers, TLS, forwarded headers and keys.
+Production: build once, then start the bundle with nothing installed beside it: \`dist/\` is
+self-contained, so the production directory holds \`dist/\`, \`public/\`, \`appsettings.json\` and
+\`package.json\`, and \`npm start\` there only runs \`node dist/server.js\` (no \`npm ci\`, no
+\`node_modules\`). [docs/deployment.md](docs/deployment.md) ("Build once, start without building")
+gives the three lines; with \`Dockerfile\` and \`compose.yaml\` (two instances, Redis, nginx) it
+covers containers, TLS, forwarded headers and keys.
 
 ## Test it
 
@@ -234,7 +240,16 @@ environment variables, which use the \`${name}__\` prefix and \`__\` between key
 \`${name}__Logging__Level=debug\`. \`npm run check-config\` validates the configuration without
 starting the server. Secrets (client secrets, keys, certificates) never go into these files or
 into source control.
-${docList}`
+${docList}
+## License
+
+This project is yours: the generator sets no license for it (\`package.json\` says
+\`"private": true\`, so it is never published by mistake); choose one if you publish it. Its
+security core, \`${CORE_PACKAGE}\`, is under the ${CORE_LICENSE} license
+(\`node_modules/${CORE_PACKAGE}/LICENSE\` after \`npm install\`). \`npm run build\` writes
+\`dist/THIRD-PARTY-NOTICES.txt\`, the notices of every package the bundle inlines, as their
+licenses ask; it ships with \`dist/\`.
+`
 }
 
 /** @param {string} name */

@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { asApplicationReferences } from '../documentation.js'
 import { applicationSchemaFor, CLAIM_MAPPINGS_KEYWORD, ROOT_KEY, SECRET_KEYWORD, toJsonSchema, type SchemaNode } from './schema.js'
 
 export const JSON_SCHEMA_FILE = 'appsettings.schema.json'
@@ -18,7 +19,7 @@ function rows (node: SchemaNode, path: string[], out: string[], rootKey: string)
     return
   }
   if (node[CLAIM_MAPPINGS_KEYWORD] === true) {
-    const description = (node.description ?? '').replace(/\|/g, '\\|')
+    const description = asApplicationReferences(node.description ?? '').replace(/\|/g, '\\|')
     out.push(`| \`${path.join(':')}\` | array of { From, To }, or map of string | \`[]\` | ${description} | \`${rootKey}__${path.join('__')}__0__From\`, \`__0__To\` |`)
     return
   }
@@ -28,7 +29,7 @@ function rows (node: SchemaNode, path: string[], out: string[], rootKey: string)
   if (node[SECRET_KEYWORD] === true || node.items?.[SECRET_KEYWORD] === true) type += ', secret'
   const fallback = node.type === 'array' || node.patternProperties !== undefined ? JSON.stringify(node.default) : node.default === '' ? '""' : String(node.default)
   const env = `${rootKey}__${path.join('__')}${node.type === 'array' ? '__0' : node.patternProperties !== undefined ? '__<name>' : ''}`
-  const description = (node.description ?? '').replace(/\|/g, '\\|')
+  const description = asApplicationReferences(node.description ?? '').replace(/\|/g, '\\|')
   out.push(`| \`${path.join(':')}\` | ${type} | \`${fallback}\` | ${description} | \`${env}\` |`)
 }
 

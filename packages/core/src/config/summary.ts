@@ -4,12 +4,17 @@
  * its readable form. Never a configured value: secrets appear as their key and source only.
  */
 import type { LoadedConfiguration } from './load.js'
+import { PROVIDERS_DOCUMENT } from '../documentation.js'
 import { PROVIDER_NAMES, ROOT_KEY } from './schema.js'
 import { clientAuthenticationWarnings } from '../oidc/client-authentication.js'
 
 export interface ConfigurationSummary {
   readonly valid: boolean
   readonly environment: string
+  /** Where the environment name came from: `NODE_ENV`, or the default (NODE_ENV unset). */
+  readonly environmentFrom?: 'NODE_ENV' | 'default'
+  /** True when the app root holds a `.env` that was not read (it is read in Development only). */
+  readonly dotenvIgnored?: boolean
   /** Sources read, in order; later wins. */
   readonly sources: readonly string[]
   readonly authentication: { readonly enabled: boolean, readonly requireAuthenticatedUserByDefault: boolean }
@@ -22,12 +27,19 @@ export interface ConfigurationSummary {
   readonly errors: ReadonlyArray<{ readonly key: string, readonly message: string }>
 }
 
-export function summarizeConfiguration (loaded: LoadedConfiguration): ConfigurationSummary {
+/** How the environment was chosen, as the entry point knows it (startup.ts). */
+export interface EnvironmentOrigin {
+  readonly environmentFrom: 'NODE_ENV' | 'default'
+  readonly dotenvIgnored: boolean
+}
+
+export function summarizeConfiguration (loaded: LoadedConfiguration, origin?: EnvironmentOrigin): ConfigurationSummary {
   const { config } = loaded
   const keys = config.DataProtection.Keys.length
   return {
     valid: loaded.errors.length === 0,
     environment: loaded.environmentName,
+    ...(origin === undefined ? {} : { environmentFrom: origin.environmentFrom, dotenvIgnored: origin.dotenvIgnored }),
     sources: [...loaded.sources],
     authentication: {
       enabled: config.Authentication.Enabled,
@@ -50,12 +62,13 @@ export function summarizeConfiguration (loaded: LoadedConfiguration): Configurat
 export function formatSummary (summary: ConfigurationSummary, rootKey: string = ROOT_KEY): string {
   const lines: string[] = []
   lines.push(`Configuration: ${summary.valid ? 'valid' : `INVALID (${summary.errors.length} ${summary.errors.length === 1 ? 'error' : 'errors'}); the application would not start`}`)
-  lines.push(`Environment:   ${summary.environment} (from NODE_ENV)`)
+  lines.push(`Environment:   ${summary.environment} (${summary.environmentFrom === 'default' ? 'the default: NODE_ENV is not set; NODE_ENV=development selects Development' : 'from NODE_ENV'})`)
   lines.push(`Sources:       ${summary.sources.join(' -> ')} (later wins)`)
+  if (summary.dotenvIgnored === true) lines.push('  .env is not read: it is read in Development only (NODE_ENV=development, as npm run dev sets)')
   const { enabled, requireAuthenticatedUserByDefault } = summary.authentication
   lines.push(`Posture:       ${enabled ? 'authentication on' : 'authentication OFF'}; ${requireAuthenticatedUserByDefault ? 'routes without metadata require a signed-in user' : 'routes without metadata are PUBLIC'}`)
   lines.push(`Providers:     ${summary.providers.length === 0
-    ? (enabled ? 'none enabled (nobody can sign in yet; see docs/providers.md)' : 'none')
+    ? (enabled ? `none enabled (nobody can sign in yet; see ${PROVIDERS_DOCUMENT})` : 'none')
     : summary.providers.map((provider) => `${provider.displayName} (${provider.name})`).join(', ')}`)
   lines.push(`Session keys:  ${summary.dataProtection.keys > 0
     ? `${summary.dataProtection.keys} configured (${rootKey}:DataProtection:Keys)`

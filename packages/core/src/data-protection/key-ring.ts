@@ -11,10 +11,11 @@
  * naming `ProjectTemplate:DataProtection:KeyDirectory`, never a key or the file's content.
  */
 import { randomBytes, hkdfSync } from 'node:crypto'
-import { accessSync, chmodSync, constants, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
-import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
+import { isAbsolute, join, resolve } from 'node:path'
 import { applicationNaming, PURPOSES, type Purposes } from '../application-name.js'
 import type { ConfigurationProblem } from '../config/bind.js'
+import { creationProblem, writeProblem } from '../config/directory-access.js'
 import { ROOT_KEY } from '../config/schema.js'
 import type { Secret } from '../config/secret.js'
 import { ConfigurationError } from '../errors.js'
@@ -111,6 +112,11 @@ export interface KeyRingSource {
 
 const problem = (message: string): ConfigurationProblem => ({ key: KEY_DIRECTORY_KEY, message: `${KEY_DIRECTORY_KEY} ${message}` })
 
+/** The next step after a key directory the process cannot create, read or write (errno `code`). */
+const accessProblem = (what: string, code: string): ConfigurationProblem => problem(`${what} (${code}). ` +
+  `Make it a directory (mode 0700) the user running the application may write, point ${KEY_DIRECTORY_KEY} at one, ` +
+  `or configure shared keys in ${ROOT_KEY}:DataProtection:Keys (npm run generate-key makes one).`)
+
 function statOrUndefined (path: string): Stats | undefined | NodeJS.ErrnoException {
   try {
     return statSync(path)
@@ -129,35 +135,13 @@ interface StoreInspection {
 }
 
 /** Reads and checks the key directory and key file without creating or changing anything. */
-/** Why a missing key directory could not be created (its nearest existing ancestor), if it could not. */
-function creationProblem (directory: string): string | undefined {
-  let ancestor = dirname(directory)
-  for (let depth = 0; depth < 64; depth++) {
-    const stats = statOrUndefined(ancestor)
-    if (stats instanceof Error) return stats.code ?? 'error'
-    if (stats !== undefined) {
-      if (!stats.isDirectory()) return 'ENOTDIR'
-      try {
-        accessSync(ancestor, constants.W_OK | constants.X_OK)
-      } catch (error) {
-        return (error as NodeJS.ErrnoException).code ?? 'error'
-      }
-      return undefined
-    }
-    const parent = dirname(ancestor)
-    if (parent === ancestor) return undefined
-    ancestor = parent
-  }
-  return undefined
-}
-
 function readKeyStore (directory: string): StoreInspection {
   const directoryStats = statOrUndefined(directory)
   if (directoryStats === undefined) {
     const reason = creationProblem(directory)
-    return { problems: reason === undefined ? [] : [problem(`does not exist and cannot be created (${reason}).`)] }
+    return { problems: reason === undefined ? [] : [accessProblem('does not exist and cannot be created', reason)] }
   }
-  if (directoryStats instanceof Error) return { problems: [problem(`cannot be read (${directoryStats.code ?? 'error'}).`)] }
+  if (directoryStats instanceof Error) return { problems: [accessProblem('cannot be read', directoryStats.code ?? 'error')] }
   if (!directoryStats.isDirectory()) return { problems: [problem('must name a directory; a file is in its place.')] }
   const problems: ConfigurationProblem[] = []
   if ((directoryStats.mode & 0o077) !== 0) {
@@ -165,7 +149,11 @@ function readKeyStore (directory: string): StoreInspection {
   }
   const file = join(directory, GENERATED_KEY_FILE)
   const fileStats = statOrUndefined(file)
-  if (fileStats === undefined) return { problems }
+  if (fileStats === undefined) {
+    // Startup writes the key file here: a directory it cannot write fails startup, so say so now.
+    const reason = writeProblem(directory)
+    return { problems: reason === undefined ? problems : [...problems, accessProblem('cannot be written', reason)] }
+  }
   if (fileStats instanceof Error) return { problems: [...problems, problem(`holds a ${GENERATED_KEY_FILE} that cannot be read (${fileStats.code ?? 'error'}).`)] }
   if (!fileStats.isFile()) return { problems: [...problems, problem(`holds a ${GENERATED_KEY_FILE} that is not a regular file.`)] }
   if ((fileStats.mode & 0o077) !== 0) {
@@ -228,7 +216,7 @@ function generateKeyFile (directory: string): Buffer | undefined {
     }
     return material
   } catch (error) {
-    throw new ConfigurationError([problem(`cannot be created or written (${(error as NodeJS.ErrnoException).code ?? 'error'}).`)], { cause: error })
+    throw new ConfigurationError([accessProblem('cannot be created or written', (error as NodeJS.ErrnoException).code ?? 'error')], { cause: error })
   } finally {
     try { unlinkSync(temporary) } catch {}
   }

@@ -45,6 +45,8 @@ export interface ProviderRegistrationOptions {
   readonly config: ApplicationConfiguration
   readonly environmentName: string
   readonly keyRing: KeyRing
+  /** The application's configuration root key (default `ProjectTemplate`), for keys named in log lines. */
+  readonly rootKey?: string
 }
 
 /** Registers one provider's routes and its {@link AuthenticationProvider} on `app`. */

@@ -24,6 +24,8 @@ export interface ExternalProvidersOptions {
   readonly config: ApplicationConfiguration
   readonly environmentName: string
   readonly keyRing: KeyRing
+  /** The application's configuration root key, for the keys providers name in their log lines. */
+  readonly rootKey?: string
 }
 
 async function externalProviders (app: FastifyInstance, options: ExternalProvidersOptions): Promise<void> {

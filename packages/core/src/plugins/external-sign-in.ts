@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
-import { COOKIE_NAMES, cookieName, type CookieNames } from '../application-name.js'
+import { COOKIE_NAMES, cookieName, rerootKeyPaths, type CookieNames } from '../application-name.js'
 import { openJson, sealBytes } from '../data-protection/authenticated-encryption.js'
 import { normalizeClaims } from '../sign-in/claims-normalization.js'
 import { findGroupPathMismatch } from '../sign-in/group-paths.js'
@@ -133,11 +133,14 @@ export interface ExternalSignInOptions {
 
 /**
  * A refusal's `diagnostics` (sign-in/refusal.ts): safe log fields it chose (HTTP status, OAuth
- * error code, network cause code; never a description, token or secret); any other error has none.
+ * error code, network cause code, the setting to change; never a description, token or secret);
+ * any other error has none. A setting named under the default root is moved under `rootKey`.
  */
-function diagnosticsOf (error: Error): Record<string, string | number> {
+function diagnosticsOf (error: Error, rootKey: string): Record<string, string | number> {
   if (!(error instanceof SignInRefusal)) return {}
-  return Object.fromEntries(Object.entries(error.diagnostics).filter(([, value]) => typeof value === 'string' || typeof value === 'number')) as Record<string, string | number>
+  return Object.fromEntries(Object.entries(error.diagnostics)
+    .filter(([, value]) => typeof value === 'string' || typeof value === 'number')
+    .map(([name, value]) => [name, typeof value === 'string' ? rerootKeyPaths(value, rootKey) : value])) as Record<string, string | number>
 }
 
 export const FLOW_LIFETIME_SECONDS = 600
@@ -167,6 +170,7 @@ function isStringRecord (value: unknown): value is Readonly<Record<string, strin
 
 async function externalSignIn (app: FastifyInstance, options: ExternalSignInOptions): Promise<void> {
   const { config, keyRing, now } = options
+  const rootKey = options.rootKey ?? ROOT_KEY
   // Over http in Development the cookie drops the __Host- prefix but stays Secure and
   // SameSite=None: browsers treat http://localhost as a secure context, and a cross-site POST
   // callback (SAML, form_post) from a real IdP still carries it (docs/providers.md).
@@ -244,7 +248,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
   function fail (request: FastifyRequest, reply: FastifyReply, scheme: string, reported: FailureClass, error?: unknown, identity?: UserIdentity): FastifyReply {
     const takeFailure = (request as RequestWithFlow)[TAKE_FAILURE]
     const failure = reported === 'correlation' && takeFailure !== undefined ? takeFailure : reported
-    const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code, ...diagnosticsOf(error) } : {}
+    const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code, ...diagnosticsOf(error, rootKey) } : {}
     const outcome = outcomeOf(failure)
     request.log.warn({ event: 'external.sign_in.failed', ...(identity === undefined ? {} : identityAuditFields(identity)), provider: scheme, failure, code: SIGN_IN_OUTCOMES[outcome].code, ...details }, 'external sign-in failed')
     return reply.redirect(`/Account/Login?failure=${outcome}`, 302)
@@ -256,7 +260,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     const mismatch = findGroupPathMismatch(claims, config.Authorization)
     if (mismatch === undefined) return
     groupPathsReported = true
-    const entry = { event: 'authorization.group_path_mismatch', provider, keys: mismatch.keys }
+    const entry = { event: 'authorization.group_path_mismatch', provider, keys: mismatch.keys.map((key) => rerootKeyPaths(key, rootKey)) }
     if (mismatch.keys.length > 0) request.log.warn(entry, 'a policy names a group without the leading slash of the group paths the provider sends')
     else request.log.info(entry, 'the provider sends group paths: name groups in policies with their leading slash')
   }

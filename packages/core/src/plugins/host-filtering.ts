@@ -3,18 +3,24 @@
  * request: a Host (or, from a trusted proxy, X-Forwarded-Host) that is not a valid host, an
  * X-Forwarded-Proto other than http/https, or a host that is neither PublicOrigin's nor listed in
  * AllowedHosts answers 400 (`APP_ERR_HOST_NOT_ALLOWED`, page or problem+json) and nothing else
- * runs. The offending value is never echoed or logged. Health probes skip only the allow-list
- * (orchestrators address them by pod IP); their Host must still be well formed.
+ * runs. The page and the problem name the settings (`<Name>:Hosting:PublicOrigin`,
+ * `<Name>:Hosting:AllowedHosts`), never the value sent; the log line names the settings and, for a
+ * well-formed host name that is merely not allowed, that host (a malformed one is never logged).
+ * Health probes skip only the allow-list (orchestrators address them by pod IP); their Host must
+ * still be well formed.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHostMatcher, hostNameOf, isValidHost, parsePublicOrigin } from '../http/host-trust.js'
-import type { ApplicationConfiguration } from '../config/schema.js'
+import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
+import { messageOf } from '../errors.js'
 import { sendError } from '../http/responses.js'
 
 export interface HostFilteringOptions {
   readonly config: ApplicationConfiguration
   readonly environmentName: string
+  /** The configuration root key the refusal names (default `ProjectTemplate`). */
+  readonly rootKey?: string
 }
 
 /** Paths answered for any well-formed host (routes/health.ts). */
@@ -32,9 +38,11 @@ async function hostFiltering (app: FastifyInstance, options: HostFilteringOption
   const filtering = patterns.length > 0
   const allowed = createHostMatcher(patterns)
 
-  const refuse = (request: FastifyRequest, reply: FastifyReply, reason: string): FastifyReply => {
-    request.log.info({ event: 'request.host_refused', reason }, 'request refused: host not allowed')
-    return sendError(request, reply, 400, { code: 'APP_ERR_HOST_NOT_ALLOWED' })
+  const settings = [`${options.rootKey ?? ROOT_KEY}:Hosting:PublicOrigin`, `${options.rootKey ?? ROOT_KEY}:Hosting:AllowedHosts`] as const
+  const detail = messageOf('APP_ERR_HOST_NOT_ALLOWED', ...settings)
+  const refuse = (request: FastifyRequest, reply: FastifyReply, reason: string, host?: string): FastifyReply => {
+    request.log.info({ event: 'request.host_refused', reason, ...(host === undefined ? {} : { host }), settings }, 'request refused: host not allowed')
+    return sendError(request, reply, 400, { code: 'APP_ERR_HOST_NOT_ALLOWED', detail })
   }
 
   // A deployment sees a handful of Host values: decide each once. Bounded: when full it starts
@@ -58,7 +66,8 @@ async function hostFiltering (app: FastifyInstance, options: HostFilteringOption
     }
     const verdict = verdictOf(request.host)
     if (verdict === 'malformed' || (verdict === 'not_allowed' && !PROBE_PATHS.has(pathOf(request.url)))) {
-      refuse(request, reply, verdict)
+      // A well-formed name (isValidHost: at most 261 host characters) helps the operator; a malformed one is the client's noise.
+      refuse(request, reply, verdict, verdict === 'not_allowed' ? hostNameOf(request.host) : undefined)
       return
     }
     done()

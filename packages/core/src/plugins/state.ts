@@ -29,6 +29,8 @@ export interface StatePluginOptions {
   readonly now: () => number
   /** Wraps the store (telemetry's measured store, plugins/telemetry.ts). */
   readonly observe?: (store: StateStore) => StateStore
+  /** The application's configuration root key (default `ProjectTemplate`), named in the log lines. */
+  readonly rootKey?: string
 }
 
 const CHARACTERS_PER_MEGABYTE = 1_048_576
@@ -47,11 +49,11 @@ export function createEmbeddedStore (embedded: StateConfiguration['Embedded'], n
  * in memory, with one warning (`state.embedded.not_persisted`) when persistence was asked for.
  * Throws {@link ConfigurationError} when the data directory is unusable or unsafe.
  */
-export async function openEmbeddedStore (embedded: StateConfiguration['Embedded'], contentRoot: string, log: FastifyInstance['log'], now: () => number = Date.now): Promise<EmbeddedStateStore> {
+export async function openEmbeddedStore (embedded: StateConfiguration['Embedded'], contentRoot: string, log: FastifyInstance['log'], now: () => number = Date.now, rootKey: string = ROOT_KEY): Promise<EmbeddedStateStore> {
   if (!embedded.Persist) return createEmbeddedStore(embedded, now)
   const sqlite = await loadSqlite()
   if (sqlite === undefined) {
-    log.warn({ event: 'state.embedded.not_persisted', node: process.versions.node, key: `${ROOT_KEY}:State:Embedded:Persist` },
+    log.warn({ event: 'state.embedded.not_persisted', node: process.versions.node, key: `${rootKey}:State:Embedded:Persist` },
       'node:sqlite is not available on this Node.js (it needs 22.13 or later): the embedded state store is kept in memory only, so a restart signs every user out')
     return createEmbeddedStore(embedded, now)
   }
@@ -106,7 +108,7 @@ export function createOutageLog (log: FastifyInstance['log'], now: () => number 
  * The configured store. The Redis client is imported only when Redis is configured (as providers
  * are imported only when enabled), so an app on the embedded store does not load or hold it.
  */
-export async function createStateStore (config: ApplicationConfiguration, contentRoot: string, log: FastifyInstance['log'], now: () => number): Promise<StateStore> {
+export async function createStateStore (config: ApplicationConfiguration, contentRoot: string, log: FastifyInstance['log'], now: () => number, rootKey: string = ROOT_KEY): Promise<StateStore> {
   const state = config.State
   if (state.Provider === 'Redis') {
     const { RedisStateStore, redisTopologyOf } = await import('../state/redis-store.js')
@@ -119,11 +121,11 @@ export async function createStateStore (config: ApplicationConfiguration, conten
       onEvent: createOutageLog(log.child({ stateStore: 'Redis' }))
     })
   }
-  return await openEmbeddedStore(state.Embedded, contentRoot, log.child({ stateStore: 'Embedded' }), now)
+  return await openEmbeddedStore(state.Embedded, contentRoot, log.child({ stateStore: 'Embedded' }), now, rootKey)
 }
 
 async function statePlugin (app: FastifyInstance, options: StatePluginOptions): Promise<void> {
-  const created = options.store ?? await createStateStore(options.config, options.contentRoot, app.log, options.now)
+  const created = options.store ?? await createStateStore(options.config, options.contentRoot, app.log, options.now, options.rootKey)
   const store = options.observe?.(created) ?? created
   app.decorate('state', store)
   store.start()

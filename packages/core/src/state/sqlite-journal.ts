@@ -21,6 +21,8 @@ import { chmodSync, closeSync, mkdirSync, openSync, statSync, type Stats } from 
 import { isAbsolute, join, resolve } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { ROOT_KEY } from '../config/schema.js'
+import type { ConfigurationProblem } from '../config/bind.js'
+import { creationProblem, writeProblem } from '../config/directory-access.js'
 import { ConfigurationError } from '../errors.js'
 import type { EmbeddedStoreJournal, JournalRecord } from './embedded-store.js'
 import { StateFileLock, stateFileProblem } from './state-file-lock.js'
@@ -60,18 +62,55 @@ export async function loadSqlite (): Promise<SqliteModule | undefined> {
   }
 }
 
-const problem = (message: string): ConfigurationError =>
-  new ConfigurationError([{ key: DATA_DIRECTORY_KEY, message: `${DATA_DIRECTORY_KEY} ${message}` }])
+const problem = (message: string): ConfigurationProblem => ({ key: DATA_DIRECTORY_KEY, message: `${DATA_DIRECTORY_KEY} ${message}` })
+
+/** The next step after a data directory the process cannot create, read or write (errno `code`). */
+const accessProblem = (what: string, code: string): ConfigurationProblem => problem(`${what} (${code}). ` +
+  `Make it a directory (mode 0700) the user running the application may write, point ${DATA_DIRECTORY_KEY} at one, ` +
+  `or set ${ROOT_KEY}:State:Embedded:Persist to false (the store is then kept in memory: a restart signs every user out).`)
 
 const modeOf = (stats: Stats): string => `0${(stats.mode & 0o777).toString(8).padStart(3, '0')}`
 
-function statOrUndefined (path: string): Stats | undefined {
+function statOrCode (path: string): Stats | undefined | string {
   try {
     return statSync(path)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw problem(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`)
+    const code = (error as NodeJS.ErrnoException).code
+    // ENOTDIR: a file stands where a parent directory should; creationProblem reports it.
+    return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : code ?? 'error'
   }
+}
+
+const stateDirectoryOf = (dataDirectory: string, contentRoot: string): string =>
+  isAbsolute(dataDirectory) ? dataDirectory : resolve(contentRoot, dataDirectory)
+
+/**
+ * The data directory as startup will find it, read-only (`npm run check-config` runs it; startup
+ * runs it in {@link prepareStateFile} before creating anything): a directory that cannot be
+ * created, read or written, a file in its place, a directory or store file open to group or
+ * others. Each problem names `State:Embedded:DataDirectory` and the next step.
+ */
+export function inspectStateDirectory (dataDirectory: string, contentRoot: string): ConfigurationProblem[] {
+  const directory = stateDirectoryOf(dataDirectory, contentRoot)
+  const stats = statOrCode(directory)
+  if (typeof stats === 'string') return [accessProblem('cannot be read', stats)]
+  if (stats === undefined) {
+    const reason = creationProblem(directory)
+    return reason === undefined ? [] : [accessProblem('does not exist and cannot be created', reason)]
+  }
+  if (!stats.isDirectory()) return [problem('must name a directory; a file is in its place.')]
+  if ((stats.mode & 0o077) !== 0) return [problem(`must be accessible to its owner only (mode 0700); it has mode ${modeOf(stats)}. Run chmod 700 on it.`)]
+  const file = join(directory, STATE_FILE)
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    const fileStats = statOrCode(path)
+    if (typeof fileStats === 'string') return [accessProblem(`holds a ${path.slice(directory.length + 1)} that cannot be read`, fileStats)]
+    if (fileStats !== undefined && (fileStats.mode & 0o077) !== 0) {
+      return [problem(`holds a ${path.slice(directory.length + 1)} readable or writable by others (mode ${modeOf(fileStats)}; required 0600). Run chmod 600 on it.`)]
+    }
+  }
+  // SQLite writes the file and creates its -wal and -shm beside it.
+  const reason = writeProblem(directory)
+  return reason === undefined ? [] : [accessProblem('cannot be written', reason)]
 }
 
 /**
@@ -80,31 +119,23 @@ function statOrUndefined (path: string): Stats | undefined {
  * created 0600 before SQLite opens it; SQLite gives its `-wal` and `-shm` files the same mode.
  */
 export function prepareStateFile (dataDirectory: string, contentRoot: string): string {
-  const directory = isAbsolute(dataDirectory) ? dataDirectory : resolve(contentRoot, dataDirectory)
-  let stats = statOrUndefined(directory)
-  if (stats === undefined) {
+  const problems = inspectStateDirectory(dataDirectory, contentRoot)
+  if (problems.length > 0) throw new ConfigurationError(problems)
+  const directory = stateDirectoryOf(dataDirectory, contentRoot)
+  if (statOrCode(directory) === undefined) {
     try {
       mkdirSync(directory, { recursive: true, mode: 0o700 })
       chmodSync(directory, 0o700)
     } catch (error) {
-      throw problem(`does not exist and cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'}).`)
+      throw new ConfigurationError([accessProblem('does not exist and cannot be created', (error as NodeJS.ErrnoException).code ?? 'error')], { cause: error })
     }
-    stats = statSync(directory)
   }
-  if (!stats.isDirectory()) throw problem('must name a directory; a file is in its place.')
-  if ((stats.mode & 0o077) !== 0) throw problem(`must be accessible to its owner only (mode 0700); it has mode ${modeOf(stats)}. Run chmod 700 on it.`)
   const file = join(directory, STATE_FILE)
-  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
-    const fileStats = statOrUndefined(path)
-    if (fileStats !== undefined && (fileStats.mode & 0o077) !== 0) {
-      throw problem(`holds a ${path.slice(directory.length + 1)} readable or writable by others (mode ${modeOf(fileStats)}; required 0600). Run chmod 600 on it.`)
-    }
-  }
-  if (statOrUndefined(file) === undefined) {
+  if (statOrCode(file) === undefined) {
     try {
       closeSync(openSync(file, 'wx', 0o600))
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw problem(`cannot be written (${(error as NodeJS.ErrnoException).code ?? 'error'}).`)
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigurationError([accessProblem('cannot be written', (error as NodeJS.ErrnoException).code ?? 'error')], { cause: error })
     }
   }
   return file

@@ -8,13 +8,18 @@
  */
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
 import { isProxyAddress } from '../../src/http/host-trust.js'
 import { GENERATED_KEY_FILE } from '../../src/data-protection/key-ring.js'
-import { cleanEnv, jsonLines, runEntryPoint } from '../helpers/process.js'
+import { loadSqlite } from '../../src/state/sqlite-journal.js'
+import { loadConfiguration } from '../../src/config/load.js'
+import { formatSummary, summarizeConfiguration } from '../../src/config/summary.js'
+import { APP_ROOT, CORE_ROOT } from '../helpers/app.js'
+import { cleanEnv, jsonLines, runEntryPoint, runProcess, type Running } from '../helpers/process.js'
 
 const temp = mkdtempSync(join(tmpdir(), 'pt-parity-'))
 after(() => { rmSync(temp, { recursive: true, force: true }) })
@@ -86,6 +91,103 @@ describe('check-config and startup agree', () => {
     } finally {
       check.kill()
       server.kill()
+    }
+  })
+})
+
+/**
+ * A Node.js with `node:sqlite` (where startup opens the embedded store's data directory): this
+ * one when it has it, else the Node 22 line from scripts/node-line.sh (the npm registry's build).
+ */
+async function nodeWithSqlite (): Promise<string | undefined> {
+  if (await loadSqlite() !== undefined) return process.execPath
+  try {
+    const bin = execFileSync('bash', [join(CORE_ROOT, '..', '..', 'scripts', 'node-line.sh'), '22'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 120_000 }).trim()
+    return join(bin, 'node')
+  } catch {
+    return undefined
+  }
+}
+const sqliteNode = await nodeWithSqlite()
+
+/** Both entry points on `node`, through tsx as runEntryPoint runs them. */
+function runBoth (node: string, variables: NodeJS.ProcessEnv): { check: Running, server: Running } {
+  return {
+    check: runProcess(node, ['--import', 'tsx', 'src/check-config.ts', '--json'], { cwd: APP_ROOT, env: variables }),
+    server: runProcess(node, ['--import', 'tsx', 'src/server.ts'], { cwd: APP_ROOT, env: variables })
+  }
+}
+
+describe('the embedded store\'s data directory (Node.js with node:sqlite, as on 22.13+)', { skip: sqliteNode === undefined ? 'no Node.js with node:sqlite available' : false }, () => {
+  const cases = [
+    {
+      name: 'a data directory that cannot be created (a file stands where its parent should be)',
+      prepare: (): string => { writeFileSync(join(temp, 'state-blocker'), 'x'); return join(temp, 'state-blocker', 'state') },
+      message: 'ProjectTemplate:State:Embedded:DataDirectory does not exist and cannot be created (ENOTDIR). Make it a directory (mode 0700) the user running the application may write, point ProjectTemplate:State:Embedded:DataDirectory at one, or set ProjectTemplate:State:Embedded:Persist to false (the store is then kept in memory: a restart signs every user out).'
+    },
+    {
+      name: 'a data directory open to others (mode 0755)',
+      prepare: (): string => { const directory = join(temp, 'state-open'); mkdirSync(directory); chmodSync(directory, 0o755); return directory },
+      message: 'ProjectTemplate:State:Embedded:DataDirectory must be accessible to its owner only (mode 0700); it has mode 0755. Run chmod 700 on it.'
+    }
+  ]
+  for (const { name, prepare, message } of cases) {
+    test(`${name}: check-config refuses it as startup does, with the same sentence`, async () => {
+      const directory = prepare()
+      const variables = cleanEnv({ PORT: '0', ProjectTemplate__State__Embedded__Persist: 'true', ProjectTemplate__State__Embedded__DataDirectory: directory })
+      const { check, server } = runBoth(sqliteNode ?? process.execPath, variables)
+      try {
+        const [checkExit, serverExit] = await Promise.all([check.exited(60_000), server.exited(60_000)])
+        assert.equal(checkExit, 1, `check-config exits 1: ${check.stdout()}`)
+        assert.equal(serverExit, 1, 'the server exits 1')
+        const summary = JSON.parse(check.stdout()) as { valid: boolean, errors: Array<{ key: string, message: string }> }
+        assert.deepEqual(summary.errors, [{ key: 'ProjectTemplate:State:Embedded:DataDirectory', message }])
+        const invalid = jsonLines(server.stdout()).filter((record) => record.event === 'configuration.invalid')
+        assert.equal(invalid.length, 1)
+        assert.deepEqual(invalid[0]?.errors, [message])
+        assert.ok(!server.stdout().includes('Server listening'))
+        for (const run of [check, server]) {
+          // Node 22 announces node:sqlite as experimental on stderr; nothing else may be there.
+          assert.deepEqual(run.stderr().split('\n').filter((line) => line.trim() !== '' && !/ExperimentalWarning: SQLite|--trace-warnings/.test(line)), [])
+          assert.ok(!/\n\s+at /.test(run.stdout()), 'no stack trace')
+        }
+      } finally {
+        check.kill()
+        server.kill()
+      }
+    })
+  }
+})
+
+describe('check-config says where the environment name came from', () => {
+  test('NODE_ENV unset: Production is the default, not "from NODE_ENV"', async () => {
+    const variables = cleanEnv({})
+    delete variables.NODE_ENV
+    const run = runEntryPoint('src/check-config.ts', variables)
+    try {
+      assert.equal(await run.exited(60_000), 0, run.stdout())
+      const lines = run.stdout().split('\n')
+      assert.ok(lines.includes('Environment:   Production (the default: NODE_ENV is not set; NODE_ENV=development selects Development)'), run.stdout())
+      assert.ok(!run.stdout().includes('from NODE_ENV'))
+    } finally {
+      run.kill()
+    }
+  })
+
+  test('a .env that was not read (outside Development) is named as such', () => {
+    const loaded = loadConfiguration({ env: cleanEnv({}), contentRoot: APP_ROOT })
+    const lines = formatSummary(summarizeConfiguration(loaded, { environmentFrom: 'default', dotenvIgnored: true })).split('\n')
+    assert.ok(lines.includes('  .env is not read: it is read in Development only (NODE_ENV=development, as npm run dev sets)'), lines.join('\n'))
+    assert.ok(!formatSummary(summarizeConfiguration(loaded, { environmentFrom: 'default', dotenvIgnored: false })).includes('.env'))
+  })
+
+  test('NODE_ENV=production: from NODE_ENV', async () => {
+    const run = runEntryPoint('src/check-config.ts', cleanEnv({ NODE_ENV: 'production' }))
+    try {
+      assert.equal(await run.exited(60_000), 0, run.stdout())
+      assert.ok(run.stdout().split('\n').includes('Environment:   Production (from NODE_ENV)'), run.stdout())
+    } finally {
+      run.kill()
     }
   })
 })

@@ -86,7 +86,9 @@ describe('a configured public origin (Production)', () => {
     }
     const refusals = t.logs.events('request.host_refused')
     assert.ok(refusals.length >= requests.length)
-    assert.ok(!t.logs.text().includes(EVIL), 'the refused host is not logged')
+    // The operator's log names the well-formed host name received (lower-case, no port) and the settings.
+    assert.deepEqual(new Set(refusals.map((record) => record.host)), new Set([EVIL, 'app.example.test.evil.example']))
+    for (const record of refusals) assert.deepEqual(record.settings, ['ProjectTemplate:Hosting:PublicOrigin', 'ProjectTemplate:Hosting:AllowedHosts'])
   })
 
   test('health probes answer for any well-formed host (orchestrators address them by IP)', async () => {

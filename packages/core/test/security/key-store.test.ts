@@ -51,7 +51,7 @@ const cases: StoreCase[] = [
   { name: 'a key file that is not JSON (its content is never quoted)', prepare: (d) => { keyFile(d, `${PLANTED_MATERIAL}==" }`) }, message: `${KEY} holds a ${GENERATED_KEY_FILE} that is not valid JSON.` },
   { name: 'a file where the key directory should be', prepare: (d) => { writeFileSync(d, PLANTED_MATERIAL) }, message: `${KEY} must name a directory; a file is in its place.` },
   { name: 'a directory where the key file should be', prepare: (d) => { mkdirSync(join(d, GENERATED_KEY_FILE), { recursive: true, mode: 0o700 }); chmodSync(d, 0o700) }, message: `${KEY} holds a ${GENERATED_KEY_FILE} that is not a regular file.` },
-  { name: 'a key directory that cannot be created (its parent is a file)', prepare: (d) => { writeFileSync(d, 'x') }, below: 'keys', message: `${KEY} does not exist and cannot be created (ENOTDIR).` },
+  { name: 'a key directory that cannot be created (its parent is a file)', prepare: (d) => { writeFileSync(d, 'x') }, below: 'keys', message: `${KEY} does not exist and cannot be created (ENOTDIR). Make it a directory (mode 0700) the user running the application may write, point ${KEY} at one, or configure shared keys in ProjectTemplate:DataProtection:Keys (npm run generate-key makes one).` },
   {
     name: 'a key directory with mode 0777',
     prepare: (d) => { mkdirSync(d); chmodSync(d, 0o777) },

@@ -94,7 +94,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
         warnedBackChannel = true
         log.warn({
           event: 'oidc.back_channel_logout.unsupported',
-          setting: `${ROOT_KEY}:Authentication:Providers:OpenIdConnect:BackChannelLogout`
+          setting: `${options.rootKey ?? ROOT_KEY}:Authentication:Providers:OpenIdConnect:BackChannelLogout`
         }, 'BackChannelLogout is on but the provider\'s discovery document does not advertise backchannel_logout_supported: it may never send logout tokens')
       }
     }

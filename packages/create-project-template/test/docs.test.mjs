@@ -1,0 +1,179 @@
+// @ts-check
+/**
+ * Everything a generated app shows is true inside that app (issue 26, item 8): its README and
+ * every docs/*.md it ships are read, and every relative link and every path they name (src/,
+ * test/, docs/, public/, deploy/, vendor/, .github/, and node_modules/@project-template/core/...)
+ * resolves in the generated project, the core's paths inside the packed core it carries in
+ * vendor/ (what `npm install` puts under node_modules). No document names a path of the monorepo
+ * (packages/..., template/...). The hints the app prints (check-config's "Providers" line, the
+ * startup log's `authentication.no_provider`) are checked the same way.
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { dirname, join, normalize, relative } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { CORE_PACKAGE } from '../lib/core-package.mjs'
+import { REPOSITORY_ADDRESS } from '../lib/naming.mjs'
+import { PACKAGE_DIR, generate, tempDir } from './helpers.mjs'
+
+const CORE_DIR = join(PACKAGE_DIR, '..', 'core')
+const CORE_VERSION = JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8')).version
+const CORE_PREFIX = `node_modules/${CORE_PACKAGE}/`
+
+/** Paths a document names that exist only once the app is built, run or deployed (and why). */
+const CREATED_LATER = new Map([
+  ['deploy/certs', 'the operator puts the local TLS certificate there (docs/deployment.md)'],
+  ['test/output', 'written by test runs']
+])
+
+/** A path that starts at a top-level entry of the app: `src/app.ts`, `docs/`, `node_modules/@project-template/core/docs/x.md`. */
+const PATH = /(?<![\w/.@<>-])((?:src|test|docs|public|deploy|vendor|node_modules|\.github)\/[\w@.*/-]*)/g
+/** A Markdown link's target. */
+const LINK = /\]\(([^)\s]+)\)/g
+/** A path of the monorepo, which no generated document may name. */
+const MONOREPO_PATH = /(?<![\w@/.-])(packages\/(core|create-project-template)|template\/|\.\.\/\.\.\/)/
+
+const sandbox = tempDir('cpt-docs-')
+const project = join(sandbox, 'acme-portal')
+/** @type {Set<string>} */
+let packedCore = new Set()
+
+before(async () => {
+  const result = await generate(['acme-portal', '--skip-install'], { cwd: sandbox })
+  assert.equal(result.status, 0, result.stderr)
+  const tarball = join(project, 'vendor', `project-template-core-${CORE_VERSION}.tgz`)
+  packedCore = new Set(execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter((line) => line !== '').map((line) => line.replace(/^package\//, '')))
+})
+after(() => rmSync(sandbox, { recursive: true, force: true }))
+
+/** The documents the app ships: README.md and docs/*.md, relative to the project. */
+function documents () {
+  return ['README.md', ...readdirSync(join(project, 'docs')).filter((file) => file.endsWith('.md')).map((file) => `docs/${file}`)]
+}
+
+/**
+ * True when `path` (relative to the project, `/`-separated) exists in the generated project, or,
+ * under node_modules/@project-template/core/, in the packed core (a file, or a directory prefix).
+ * A `*` matches any characters within one name (`appsettings*.json`).
+ * @param {string} path
+ */
+function resolves (path) {
+  const clean = path.replace(/[.,;:]+$/, '')
+  if (clean.startsWith(CORE_PREFIX)) {
+    const inside = clean.slice(CORE_PREFIX.length).replace(/\/$/, '')
+    return inside === '' || packedCore.has(inside) || [...packedCore].some((entry) => entry.startsWith(`${inside}/`))
+  }
+  if (clean === 'node_modules/' || clean === `${CORE_PREFIX.slice(0, -1)}`) return true
+  if (clean.includes('*')) {
+    const directory = dirname(clean)
+    const pattern = new RegExp(`^${clean.slice(directory === '.' ? 0 : directory.length + 1).replace(/[.]/g, '\\.').replace(/\*/g, '[^/]*')}$`)
+    return existsSync(join(project, directory)) && readdirSync(join(project, directory)).some((name) => pattern.test(name))
+  }
+  return existsSync(join(project, clean))
+}
+
+/**
+ * Every path and relative link `text` (the document at `file`) names, each as a path relative to the project.
+ * @param {string} file
+ * @param {string} text
+ */
+function referencesOf (file, text) {
+  /** @type {Array<{ named: string, path: string }>} */
+  const found = []
+  for (const [, named] of text.matchAll(PATH)) {
+    if (named === undefined) continue
+    found.push({ named, path: named })
+  }
+  for (const [, target] of text.matchAll(LINK)) {
+    if (target === undefined || /^(https?:|mailto:|#)/.test(target)) continue
+    const withoutAnchor = target.replace(/#.*$/, '')
+    found.push({ named: target, path: relative(project, normalize(join(project, dirname(file), withoutAnchor))).split('\\').join('/') })
+  }
+  return found
+}
+
+describe('the generated app\'s documents name only what the app has', () => {
+  test('README.md and docs/*.md are all read (a check that read nothing would pass)', () => {
+    assert.deepEqual(documents(), ['README.md', 'docs/authorization.md', 'docs/configuration.md', 'docs/deployment.md'])
+  })
+
+  test('every relative link and every path they name resolves in the app or in the packed core', () => {
+    /** @type {string[]} */
+    const broken = []
+    let checked = 0
+    for (const file of documents()) {
+      const text = readFileSync(join(project, file), 'utf8')
+      for (const { named, path } of referencesOf(file, text)) {
+        if ([...CREATED_LATER.keys()].some((prefix) => path.startsWith(prefix))) continue
+        checked++
+        if (!resolves(path)) broken.push(`${file}: ${named}`)
+      }
+    }
+    assert.deepEqual(broken, [])
+    assert.ok(checked >= 30, `only ${checked} references were checked`)
+  })
+
+  test('no document names a path of the monorepo (packages/..., template/...)', () => {
+    for (const file of documents()) {
+      const lines = readFileSync(join(project, file), 'utf8').split('\n')
+      assert.deepEqual(lines.filter((line) => MONOREPO_PATH.test(line)), [], file)
+    }
+  })
+
+  test('the allowlist of public routes is the app\'s own test, and code examples import the core by its package name', () => {
+    const authorization = readFileSync(join(project, 'docs', 'authorization.md'), 'utf8')
+    assert.match(authorization, /`ANONYMOUS_ROUTES` in\n`test\/authorization\.test\.ts`/)
+    assert.match(readFileSync(join(project, 'test', 'authorization.test.ts'), 'utf8'), /const ANONYMOUS_ROUTES = \[/)
+    const imports = [...authorization.matchAll(/^import .* from '([^']+)'$/gm)].map((match) => match[1])
+    assert.deepEqual(imports, [CORE_PACKAGE])
+  })
+
+  test('links to the repository\'s own documents keep the repository\'s address (not renamed) and name a document it has', async () => {
+    const documentation = await import(pathToFileURL(join(CORE_DIR, 'dist', 'documentation.js')).href)
+    assert.equal(documentation.REPOSITORY_DOCS_URL, `${REPOSITORY_ADDRESS}/blob/main/docs`)
+    assert.equal(JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8')).repository.url, `git+${REPOSITORY_ADDRESS}.git`)
+    /** @type {string[]} */
+    const found = []
+    for (const file of documents()) {
+      for (const [url] of readFileSync(join(project, file), 'utf8').matchAll(/https:\/\/github\.com\/[^\s)`|]*?\/docs\/[\w-]+\.md/g)) found.push(url)
+    }
+    assert.ok(found.length >= 2, `repository links: ${found.join(', ')}`)
+    for (const url of found) {
+      assert.ok(url.startsWith(`${documentation.REPOSITORY_DOCS_URL}/`), url)
+      assert.ok(existsSync(join(CORE_DIR, '..', '..', 'docs', url.slice(documentation.REPOSITORY_DOCS_URL.length + 1))), url)
+    }
+  })
+
+  test('the core\'s documents the app cites are in the packed core', () => {
+    for (const document of ['docs/providers.md', 'docs/security.md', 'docs/errors.md', 'LICENSE', 'README.md']) {
+      assert.ok(packedCore.has(document), document)
+    }
+  })
+})
+
+describe('the hints the app prints', () => {
+  test('check-config\'s "Providers" line and the startup log name a document that resolves in the app', async () => {
+    const documentation = await import(pathToFileURL(join(CORE_DIR, 'dist', 'documentation.js')).href)
+    const summary = await import(pathToFileURL(join(CORE_DIR, 'dist', 'config', 'summary.js')).href)
+    const printed = summary.formatSummary({
+      valid: true,
+      environment: 'Production',
+      environmentFrom: 'NODE_ENV',
+      sources: ['appsettings.json', 'environment'],
+      authentication: { enabled: true, requireAuthenticatedUserByDefault: true },
+      providers: [],
+      secrets: [],
+      dataProtection: { keys: 1 },
+      warnings: [],
+      errors: []
+    }, 'AcmePortal')
+    const line = printed.split('\n').find((/** @type {string} */ text) => text.startsWith('Providers:'))
+    assert.equal(line, `Providers:     none enabled (nobody can sign in yet; see ${CORE_PREFIX}docs/providers.md)`)
+    assert.equal(documentation.PROVIDERS_DOCUMENT, `${CORE_PREFIX}docs/providers.md`)
+    assert.ok(resolves(documentation.PROVIDERS_DOCUMENT))
+    const runServer = readFileSync(join(CORE_DIR, 'dist', 'run-server.js'), 'utf8')
+    assert.match(runServer, /event: 'authentication\.no_provider', docs: PROVIDERS_DOCUMENT \}/, 'the startup hint uses the same constant')
+  })
+})
