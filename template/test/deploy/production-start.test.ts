@@ -72,7 +72,7 @@ describe('production start contract', () => {
   })
 
   test('the bundle holds nothing of @project-template/core/testing (test sign-in route, local OpenID provider)', () => {
-    const bundled = readdirSync(join(root, 'dist')).filter((name) => name.endsWith('.js')).map((name) => readFileSync(join(root, 'dist', name), 'utf8')).join('\n')
+    const bundled = readdirSync(join(root, 'project', 'release', 'dist')).filter((name) => name.endsWith('.js')).map((name) => readFileSync(join(root, 'project', 'release', 'dist', name), 'utf8')).join('\n')
     assert.ok(bundled.includes('createApp') || bundled.length > 100_000, 'the bundle was read')
     for (const marker of ['/test-only/sign-in', 'startOidcProvider', 'throughIdpLogin']) assert.equal(bundled.includes(marker), false, marker)
   })
