@@ -82,9 +82,13 @@ function resolves (path) {
 function referencesOf (file, text) {
   /** @type {Array<{ named: string, path: string }>} */
   const found = []
-  for (const [, named] of text.matchAll(PATH)) {
+  for (const match of text.matchAll(PATH)) {
+    const named = match[1]
     if (named === undefined) continue
-    found.push({ named, path: named })
+    // A path with a placeholder (`vendor/project-template-core-<version>.tgz`): its directory part only.
+    const placeholder = text[(match.index ?? 0) + match[0].length] === '<'
+    const path = placeholder ? named.slice(0, named.lastIndexOf('/') + 1) : named
+    found.push({ named, path })
   }
   for (const [, target] of text.matchAll(LINK)) {
     if (target === undefined || /^(https?:|mailto:|#)/.test(target)) continue
@@ -96,7 +100,7 @@ function referencesOf (file, text) {
 
 describe('the generated app\'s documents name only what the app has', () => {
   test('README.md and docs/*.md are all read (a check that read nothing would pass)', () => {
-    assert.deepEqual(documents(), ['README.md', 'docs/authorization.md', 'docs/configuration.md', 'docs/deployment.md'])
+    assert.deepEqual(documents(), ['README.md', 'docs/authorization.md', 'docs/configuration.md', 'docs/deployment.md', 'docs/testing.md', 'docs/upgrading.md'])
   })
 
   test('every relative link and every path they name resolves in the app or in the packed core', () => {
@@ -126,8 +130,10 @@ describe('the generated app\'s documents name only what the app has', () => {
     const authorization = readFileSync(join(project, 'docs', 'authorization.md'), 'utf8')
     assert.match(authorization, /`ANONYMOUS_ROUTES` in\n`test\/authorization\.test\.ts`/)
     assert.match(readFileSync(join(project, 'test', 'authorization.test.ts'), 'utf8'), /const ANONYMOUS_ROUTES = \[/)
-    const imports = [...authorization.matchAll(/^import .* from '([^']+)'$/gm)].map((match) => match[1])
-    assert.deepEqual(imports, [CORE_PACKAGE])
+    // The core by its package name; the app's own modules (the sign-in hook's data access) relative.
+    const imports = [...authorization.matchAll(/^import .* from '([^']+)'/gm)].map((match) => match[1])
+    assert.ok(imports.includes(CORE_PACKAGE), 'an example imports the core')
+    assert.deepEqual(imports.filter((specifier) => specifier !== CORE_PACKAGE && !specifier?.startsWith('./')), [])
   })
 
   test('links to the repository\'s own documents keep the repository\'s address (not renamed) and name a document it has', async () => {
