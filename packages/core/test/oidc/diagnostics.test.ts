@@ -1,7 +1,9 @@
 /**
  * Diagnosable OpenID Connect failures (issue 12), against a real oidc-provider and real sockets
  * on loopback:
- * - a wrong client secret: the token endpoint's 401 challenge is a `token` failure whose log line
+ * - a wrong client secret sent as Basic credentials (set explicitly: with the setting unset, a
+ *   secret with `-` goes in the form body, client-authentication.test.ts): the token endpoint's
+ *   401 challenge is a `token` failure whose log line
  *   carries the OAuth error code (invalid_client) and the status; no session, the safe page;
  * - discovery that cannot connect (ECONNREFUSED) or meets an untrusted certificate
  *   (DEPTH_ZERO_SELF_SIGNED_CERT): the log line names the discovery URL and the cause code;
@@ -29,7 +31,7 @@ describe('a wrong client secret', () => {
   let idp: OidcIdp
   let app: ListeningApp
   before(async () => {
-    ({ idp, app } = await startOidcPair({ idp: { clientId: CLIENT_ID, clientSecret: RIGHT_SECRET, accounts: { ada: { name: 'Ada' } } }, openIdConnect: { ClientSecret: WRONG_SECRET } }))
+    ({ idp, app } = await startOidcPair({ idp: { clientId: CLIENT_ID, clientSecret: RIGHT_SECRET, accounts: { ada: { name: 'Ada' } } }, openIdConnect: { ClientSecret: WRONG_SECRET, TokenEndpointAuthMethod: 'client_secret_basic' } }))
   })
   after(async () => {
     await app?.close()

@@ -20,8 +20,10 @@ const codes: string[] = []
 let idp: TokenIdp
 let app: ListeningApp
 
+// Basic credentials set explicitly: the secret has `-`, which form-encoding changes, so with the
+// setting unset the secret would go in the form body (test/oidc/client-authentication.test.ts).
 function oidcSettings (authority: string, extra: Record<string, string | boolean> = {}) {
-  return { Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: authority, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET, ...extra } } } }
+  return { Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: authority, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET, TokenEndpointAuthMethod: 'client_secret_basic', ...extra } } } }
 }
 
 before(async () => {
