@@ -9,7 +9,7 @@ import type { Logger } from 'pino'
 import { createApp, type ApplicationParts } from './create-app.js'
 import { isDevelopment } from './config/environment.js'
 import { environmentNameFrom, loadConfiguration } from './config/load.js'
-import { PROVIDER_NAMES } from './config/schema.js'
+import { enabledProviderInstances } from './providers/instances.js'
 import { DOTENV_FILE, readDotEnv } from './config/sources.js'
 import { ConfigurationError } from './errors.js'
 import { createProcessLogger } from './logger.js'
@@ -72,7 +72,7 @@ async function main (options: RunServerOptions, started: { logger?: Logger }): P
     return
   }
   logger.info({ event: 'configuration.loaded', environment: loaded.environmentName, sources: loaded.sources }, 'configuration loaded')
-  const enabledProviders = PROVIDER_NAMES.filter((name) => loaded.config.Authentication.Providers[name].Enabled)
+  const enabledProviders = enabledProviderInstances(loaded.config)
   if (loaded.config.Authentication.Enabled && enabledProviders.length === 0) {
     // The operator's hint; the login page only tells visitors that no provider is configured.
     logger.info({ event: 'authentication.no_provider', docs: 'docs/providers.md' }, 'no sign-in provider is enabled, so nobody can sign in; enable OpenID Connect, SAML2 or an OAuth vendor in configuration (docs/providers.md)')

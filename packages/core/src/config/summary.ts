@@ -4,7 +4,8 @@
  * its readable form. Never a configured value: secrets appear as their key and source only.
  */
 import type { LoadedConfiguration } from './load.js'
-import { PROVIDER_NAMES, ROOT_KEY } from './schema.js'
+import { ROOT_KEY } from './schema.js'
+import { enabledProviderInstances } from '../providers/instances.js'
 
 export interface ConfigurationSummary {
   readonly valid: boolean
@@ -32,9 +33,8 @@ export function summarizeConfiguration (loaded: LoadedConfiguration): Configurat
       enabled: config.Authentication.Enabled,
       requireAuthenticatedUserByDefault: config.Authorization.RequireAuthenticatedUserByDefault
     },
-    providers: PROVIDER_NAMES
-      .filter((name) => config.Authentication.Enabled && config.Authentication.Providers[name].Enabled)
-      .map((name) => ({ name, displayName: config.Authentication.Providers[name].DisplayName })),
+    providers: (config.Authentication.Enabled ? enabledProviderInstances(config) : [])
+      .map((instance) => ({ name: instance.scheme, displayName: instance.settings.DisplayName })),
     secrets: loaded.secretOrigins.map((origin) => ({ key: origin.key, source: origin.source })),
     dataProtection: keys > 0 ? { keys } : { keys, keyDirectory: config.DataProtection.KeyDirectory },
     warnings: loaded.warnings.map((warning) => ({ event: warning.event, key: warning.key, ...(warning.file === undefined ? {} : { file: warning.file }), message: warning.message })),

@@ -187,9 +187,12 @@ export async function buildAuthorizationRequest (config: client.Configuration, o
   readonly codeVerifier: string
   /** `form_post`: OAuth 2.0 Form Post Response Mode; absent: the query (default for code). */
   readonly responseMode?: 'query' | 'form_post'
+  /** `login_hint` (OpenID Connect Core 3.1.2.1): the address e-mail discovery chose the provider by. */
+  readonly loginHint?: string
 }): Promise<URL> {
   return client.buildAuthorizationUrl(config, {
     ...(options.responseMode === 'form_post' ? { response_mode: 'form_post' } : {}),
+    ...(options.loginHint === undefined ? {} : { login_hint: options.loginHint }),
     response_type: 'code',
     redirect_uri: options.redirectUri,
     scope: options.scopes.join(' '),

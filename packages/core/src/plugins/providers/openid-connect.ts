@@ -40,10 +40,13 @@ import { singleValue } from '../../http/request-input.js'
 import { ReplayCache } from '../../state/replay-cache.js'
 import { providerSessionIndexKey, providerSubjectIndexKey } from '../../session/session-store.js'
 import { ROOT_KEY } from '../../config/schema.js'
-import type { SignedOutPrincipal } from '../authentication.js'
+import type { ChallengeHint, SignedOutPrincipal } from '../authentication.js'
 import { sessionStoreOf } from '../session.js'
 import { sessionAuditIdOf } from '../../session/user-identity.js'
 import type { ProviderRegistration } from '../authentication.js'
+import type { ProviderInstance } from '../../providers/instances.js'
+
+type OpenIdConnectInstance = Extract<ProviderInstance, { protocol: 'OpenIdConnect' }>
 
 /** http to the provider only for a loopback Authority in Development (validation rejects it elsewhere). */
 /** The media type of a Content-Type header, lower case, without parameters. */
@@ -55,8 +58,8 @@ export function allowsInsecureRequests (authority: string, environmentName: stri
   return isDevelopmentLoopbackHttp(new URL(authority), environmentName)
 }
 
-export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyInstance, options) => {
-  const settings = options.config.Authentication.Providers.OpenIdConnect
+export const registerOpenIdConnect: ProviderRegistration<OpenIdConnectInstance> = async (app: FastifyInstance, options) => {
+  const settings = options.instance.settings
   const scheme = settings.Scheme
   const log = app.log.child({ provider: scheme })
   const allowInsecureRequests = allowsInsecureRequests(settings.Authority, options.environmentName)
@@ -117,7 +120,7 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
   app.addHook('onReady', async () => { metadata.start() })
   app.addHook('onClose', async () => { metadata.stop() })
 
-  async function challenge (request: FastifyRequest, reply: FastifyReply, returnUrl: string): Promise<FastifyReply> {
+  async function challenge (request: FastifyRequest, reply: FastifyReply, returnUrl: string, hint?: ChallengeHint): Promise<FastifyReply> {
     const config = metadata.current
     if (config === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
     const { nonce, codeVerifier } = newCorrelationValues()
@@ -128,7 +131,8 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
       state,
       nonce,
       codeVerifier,
-      responseMode: settings.ResponseMode
+      responseMode: settings.ResponseMode,
+      ...(hint?.loginHint === undefined ? {} : { loginHint: hint.loginHint })
     })
     return reply.redirect(url.href, 302)
   }
@@ -243,6 +247,8 @@ export const registerOpenIdConnect: ProviderRegistration = async (app: FastifyIn
   app.authentication.registerProvider({
     scheme,
     displayName: settings.DisplayName,
+    protocol: 'OpenIdConnect',
+    domains: settings.Domains,
     paths,
     challenge,
     status: () => metadata.status(),

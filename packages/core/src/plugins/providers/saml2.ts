@@ -22,23 +22,24 @@ import type { SignInFailure } from '../../sign-in/sign-in-failure.js'
 import { groupOverageInClaims } from '../../sign-in/group-overage.js'
 import { checkEndpointUrl, saml2KeyInput } from '../../config/rules.js'
 import { readServiceProviderKeys } from '../../saml2/keys.js'
-import { ROOT_KEY } from '../../config/schema.js'
 import { ConfigurationError } from '../../errors.js'
 import type { ProviderRegistrationOptions, SignedOutPrincipal } from '../authentication.js'
+import type { ProviderInstance } from '../../providers/instances.js'
+
+type Saml2Instance = Extract<ProviderInstance, { protocol: 'Saml2' }>
 import { singleValue } from '../../http/request-input.js'
 import { saml2LogoutKey } from '../../state/keys.js'
 import { auditFieldsOf } from '../../session/user-identity.js'
 import { buildLogoutResponse, logoutIndexKeys, signInIndexKeys, validateLogoutRequest } from '../../saml2/logout-request.js'
 import { autoPostContentSecurityPolicy, autoPostPage } from '../../views/auto-post.js'
 
-/** Anonymous path of the SP metadata XML (reserved in config/rules.ts RESERVED_PATHS). */
-export const SAML2_METADATA_PATH = '/Saml2/Metadata'
-
 /**
- * Anonymous Single Logout endpoint, HTTP-Redirect or HTTP-POST: the IdP's LogoutResponse to our
- * LogoutRequest, and the IdP's own LogoutRequest (SAML Profiles 4.4); reserved like the metadata path.
+ * The contract Saml2 provider's metadata and Single Logout paths (reserved in config/rules.ts
+ * RESERVED_PATHS); a named SAML2 scheme has its own (MetadataPath, LogoutPath). The Single Logout
+ * endpoint, HTTP-Redirect or HTTP-POST, takes the IdP's LogoutResponse to our LogoutRequest and
+ * the IdP's own LogoutRequest (SAML Profiles 4.4).
  */
-export const SAML2_LOGOUT_PATH = '/Saml2/Logout'
+export { SAML2_LOGOUT_PATH, SAML2_METADATA_PATH } from '../../providers/instances.js'
 
 /** How long a sent LogoutRequest waits for its LogoutResponse. */
 const LOGOUT_LIFETIME_MS = 10 * 60 * 1000
@@ -51,8 +52,6 @@ const MAX_RELAY_STATE_LENGTH = 1024
 
 /** Body limit of the ACS route only: signed responses outgrow the 16 KB form limit. */
 export const ACS_BODY_LIMIT = 256 * 1024
-
-const KEY = `${ROOT_KEY}:Authentication:Providers:Saml2`
 
 /** Whether a RelayState has the shape of this app's flow ids (plugins/external-sign-in.ts). */
 const isFlowId = (value: string | undefined): boolean => value !== undefined && LOGOUT_RELAY_STATE.test(value)
@@ -74,8 +73,9 @@ interface IdentityProviderSource {
 }
 
 /** LoadMetadata false: the IdP description comes from the Idp* extension keys. */
-function configuredIdentityProvider (options: ProviderRegistrationOptions): IdentityProviderSource {
-  const saml = options.config.Authentication.Providers.Saml2
+function configuredIdentityProvider (options: ProviderRegistrationOptions<Saml2Instance>): IdentityProviderSource {
+  const saml = options.instance.settings
+  const KEY = options.instance.keyPrefix
   // Startup validation (config/rules.ts, saml2Settings) refuses an unreadable entry first.
   const signingCertificates = saml.IdpSigningCertificates.flatMap((value, index) => {
     if (value.trim() === '') return []
@@ -97,8 +97,11 @@ function configuredIdentityProvider (options: ProviderRegistrationOptions): Iden
   return { current, reason: undefined, start () {}, stop () {}, refreshAfterFailure () {} }
 }
 
-export async function registerSaml2 (app: FastifyInstance, options: ProviderRegistrationOptions): Promise<void> {
-  const saml = options.config.Authentication.Providers.Saml2
+export async function registerSaml2 (app: FastifyInstance, options: ProviderRegistrationOptions<Saml2Instance>): Promise<void> {
+  const saml = options.instance.settings
+  const KEY = options.instance.keyPrefix
+  const SAML2_METADATA_PATH = saml.MetadataPath
+  const SAML2_LOGOUT_PATH = saml.LogoutPath
   const scheme = saml.Scheme
   const modulePath = saml.ModulePath
   // Startup validation (config/rules.ts, saml2Settings) reports the same problems first.
@@ -420,6 +423,8 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
   app.authentication.registerProvider({
     scheme,
     displayName: saml.DisplayName,
+    protocol: 'Saml2',
+    domains: saml.Domains,
     paths: singleLogout ? [modulePath, SAML2_METADATA_PATH, SAML2_LOGOUT_PATH] : [modulePath, SAML2_METADATA_PATH],
     challenge,
     status,
