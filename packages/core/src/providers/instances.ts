@@ -13,7 +13,7 @@ import {
 /** The SAML2 settings with the endpoint paths every SAML2 instance has. */
 export type Saml2InstanceSettings = Saml2Configuration & { readonly MetadataPath: string, readonly LogoutPath: string }
 
-interface ProviderInstanceBase {
+export interface ProviderInstanceBase {
   /** The scheme: `/External/Challenge?provider=`, the principal's provider, part of the user's identity. */
   readonly scheme: string
   /** Colon path of the section under the default root (`ProjectTemplate:Authentication:Schemes:Partners`). */
