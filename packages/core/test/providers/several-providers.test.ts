@@ -10,6 +10,7 @@
  * domain.
  */
 import assert from 'node:assert/strict'
+import { get, type IncomingHttpHeaders } from 'node:http'
 import { after, before, describe, test } from 'node:test'
 import { findPlanted, HttpSession, sessionCookiesSet } from '../helpers/providers/http-session.js'
 import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
@@ -28,6 +29,20 @@ const SECRET_B = 'several-oidc-b-secret-PLANTED-72'
 const SP_A = 'http://127.0.0.1/sp-contract'
 const SP_B = 'http://127.0.0.1/sp-customer'
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout'
+
+/** One GET with exactly these headers (bounded). */
+async function rawGet (url: string, headers: Record<string, string>): Promise<{ status: number, headers: IncomingHttpHeaders, body: string }> {
+  return await new Promise((resolve, reject) => {
+    const request = get(url, { headers, timeout: 10_000 }, (response) => {
+      let body = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => { body += chunk })
+      response.on('end', () => { resolve({ status: response.statusCode ?? 0, headers: response.headers, body }) })
+    })
+    request.on('timeout', () => { request.destroy(new Error('timeout')) })
+    request.on('error', reject)
+  })
+}
 
 describe('two OpenID providers and two SAML IdPs at once, the same subject at each', () => {
   let oidcA: OidcIdp
@@ -236,6 +251,19 @@ describe('two OpenID providers and two SAML IdPs at once, the same subject at ea
     const customer = await fetch(`${app.origin}/External/Challenge?email=ada@customer.example`, { redirect: 'manual' })
     assert.equal(customer.status, 302)
     assert.equal(readAuthnRequest(customer.headers.get('location') ?? '').issuer, SP_B)
+
+    // A browser's navigation (the login page's e-mail form) gets a no-store page continuing at provider= with the hint:
+    // a redirect chain after a form submission would meet the form-action 'self' policy.
+    // (node:http: fetch sets Sec-Fetch-Mode itself.)
+    const navigate = await rawGet(`${app.origin}/External/Challenge?email=grace@partner.example&returnUrl=%2Forders`, { 'sec-fetch-mode': 'navigate', accept: 'text/html' })
+    assert.equal(navigate.status, 200)
+    assert.equal(navigate.headers['cache-control'], 'no-store')
+    const next = /<a id="continue-sign-in" href="([^"]+)">/.exec(navigate.body)?.[1]?.replaceAll('&amp;', '&')
+    assert.equal(next, '/External/Challenge?provider=Partners&login_hint=grace%40partner.example&returnUrl=%2Forders')
+    const hop = await fetch(`${app.origin}${next ?? ''}`, { redirect: 'manual' })
+    assert.equal(new URL(hop.headers.get('location') ?? '').searchParams.get('login_hint'), 'grace@partner.example')
+    const badHint = await fetch(`${app.origin}/External/Challenge?provider=Partners&login_hint=nobody`, { redirect: 'manual', headers: { accept: 'application/json' } })
+    assert.equal(badHint.status, 400)
 
     const unknown = await fetch(`${app.origin}/External/Challenge?email=ada@elsewhere.example`, { redirect: 'manual' })
     assert.equal(unknown.status, 200)
