@@ -212,7 +212,7 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
       await signedOnlyAtResponseLevel(input.envelope.xml, idpCert, decryptionPvk)) {
       throw new Saml2ResponseError('assertion_unsigned', 'the response is signed but the assertion is not, and RequireSignedAssertions is true', {
         cause: error,
-        diagnostics: { detail: 'response_signed_assertion_unsigned', setting: REQUIRE_SIGNED_ASSERTIONS_KEY }
+        diagnostics: { detail: 'response_signed_assertion_unsigned', setting: input.settings.sectionKey === undefined ? REQUIRE_SIGNED_ASSERTIONS_KEY : `${input.settings.sectionKey}:RequireSignedAssertions` }
       })
     }
     throw error

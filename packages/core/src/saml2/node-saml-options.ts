@@ -14,6 +14,8 @@ export interface Saml2ServiceProviderSettings {
   readonly validateCertificates: boolean
   readonly allowUnsolicitedResponses: boolean
   readonly clockSkewSeconds: number
+  /** Colon path of the provider's section (a named scheme's own), for log lines that name a setting. Default Providers:Saml2. */
+  readonly sectionKey?: string | undefined
   /** SP signing key: AuthnRequests and LogoutRequests are signed (HTTP-Redirect SigAlg/Signature). */
   readonly signing?: ServiceProviderSigning | undefined
   /** SP decryption keys: EncryptedAssertion is accepted; without them it is refused. */

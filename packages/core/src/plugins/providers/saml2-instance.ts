@@ -111,7 +111,8 @@ function serviceProviderSettingsOf (options: ProviderRegistrationOptions<Saml2In
     requireSignedAssertions: saml.RequireSignedAssertions,
     validateCertificates: saml.ValidateCertificates,
     allowUnsolicitedResponses: saml.AllowUnsolicitedResponses,
-    clockSkewSeconds: saml.ClockSkewSeconds
+    clockSkewSeconds: saml.ClockSkewSeconds,
+    sectionKey: KEY
   }
   return settings
 }
