@@ -10,6 +10,7 @@ import assert from 'node:assert/strict'
 import { loadConfiguration } from '../../src/config/load.js'
 import { isSecretKey } from '../../src/config/load.js'
 import { enabledProviderInstances } from '../../src/providers/instances.js'
+import { formatSummary, summarizeConfiguration } from '../../src/config/summary.js'
 import { APP_ROOT, loadTestConfiguration } from '../helpers/app.js'
 
 const SCHEMES = 'ProjectTemplate:Authentication:Schemes'
@@ -63,6 +64,17 @@ describe('Authentication:Schemes', () => {
     assert.deepEqual(loaded.secretOrigins.map((origin) => origin.key), [`${SCHEMES}:Partners:ClientSecret`])
     assert.equal(isSecretKey('projecttemplate:authentication:schemes:acme:signingkey'), true)
     assert.equal(isSecretKey('projecttemplate:authentication:schemes:acme:entityid'), false)
+  })
+
+  test('check-config lists named schemes beside the contract providers and never shows their secrets', () => {
+    const loaded = load({ Partners: oidc({ DisplayName: 'Partner sign-in' }) }, { Saml2: { Enabled: true, EntityId: 'https://app.example.test/sp', MetadataUrl: 'https://idp.example.test/metadata' } })
+    assert.deepEqual(loaded.errors, [])
+    const summary = summarizeConfiguration(loaded)
+    assert.deepEqual(summary.providers, [{ name: 'Saml2', displayName: 'SAML2' }, { name: 'Partners', displayName: 'Partner sign-in' }])
+    assert.deepEqual(summary.secrets.map((secret) => secret.key), [`${SCHEMES}:Partners:ClientSecret`])
+    const text = formatSummary(summary)
+    assert.match(text, /Providers: {5}SAML2 \(Saml2\), Partner sign-in \(Partners\)/)
+    assert.equal(text.includes(SECRET), false)
   })
 
   test('a missing or unknown Type is refused, naming the Type key', () => {
