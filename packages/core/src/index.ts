@@ -64,8 +64,8 @@ export type { AuthenticationApi } from './plugins/authentication.js'
 export type { AuthenticationProvider, ChallengeHint, ProviderStatus, SignedOutPrincipal } from './providers/provider.js'
 export { ProviderRegistry, ProviderConflictError, emailDomainOf } from './providers/registry.js'
 export type { RegisteredProvider } from './providers/registry.js'
-export { providerInstancesOf, enabledProviderInstances } from './providers/instances.js'
-export type { ProviderInstance, ProviderInstanceBase, ProviderProtocol, Saml2InstanceSettings } from './providers/instances.js'
+export { providerInstancesOf, enabledProviderInstances } from './config/provider-instances.js'
+export type { ProviderInstance, ProviderInstanceBase, ProviderProtocol, Saml2InstanceSettings } from './config/provider-instances.js'
 
 // Pages and responses: branding, escaped HTML, negotiated errors.
 export { createPages, defaultLayout } from './views/pages.js'

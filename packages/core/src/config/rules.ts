@@ -9,7 +9,7 @@ import { readServiceProviderKeys, type ServiceProviderKeyInput } from '../saml2/
 import type { ConfigurationProblem } from './bind.js'
 import { isDevelopment } from './environment.js'
 import { ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName, type Saml2Configuration } from './schema.js'
-import { enabledProviderInstances, keyOfInstance, providerInstancesOf, type ProviderInstance } from '../providers/instances.js'
+import { enabledProviderInstances, keyOfInstance, providerInstancesOf, type ProviderInstance } from './provider-instances.js'
 import type { Secret } from './secret.js'
 
 export interface RuleContext {

@@ -5,7 +5,7 @@
  */
 import type { LoadedConfiguration } from './load.js'
 import { ROOT_KEY } from './schema.js'
-import { enabledProviderInstances } from '../providers/instances.js'
+import { enabledProviderInstances } from './provider-instances.js'
 
 export interface ConfigurationSummary {
   readonly valid: boolean

@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
-import { enabledProviderInstances, type ProviderInstance, type ProviderProtocol } from '../providers/instances.js'
+import { enabledProviderInstances, type ProviderInstance, type ProviderProtocol } from '../config/provider-instances.js'
 import type { ProviderRegistration } from './authentication.js'
 
 type RegistrationOf<P extends ProviderProtocol> = () => Promise<ProviderRegistration<Extract<ProviderInstance, { protocol: P }>>>

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { AuthenticationSchema, PROVIDER_NAMES, VENDOR_NAMES } from '../../src/config/schema.js'
 import { REGISTRATIONS } from '../../src/plugins/external-providers.js'
 import { VENDOR_SLOTS } from '../../src/plugins/providers/oauth-vendors.js'
-import { providerInstancesOf } from '../../src/providers/instances.js'
+import { providerInstancesOf } from '../../src/config/provider-instances.js'
 import { loadTestConfiguration } from '../helpers/app.js'
 
 const PROVIDERS = 'ProjectTemplate:Authentication:Providers'

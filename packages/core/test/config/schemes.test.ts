@@ -9,7 +9,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { loadConfiguration } from '../../src/config/load.js'
 import { isSecretKey } from '../../src/config/load.js'
-import { enabledProviderInstances } from '../../src/providers/instances.js'
+import { enabledProviderInstances } from '../../src/config/provider-instances.js'
 import { formatSummary, summarizeConfiguration } from '../../src/config/summary.js'
 import { APP_ROOT, loadTestConfiguration } from '../helpers/app.js'
 

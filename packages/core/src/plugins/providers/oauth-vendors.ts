@@ -27,7 +27,7 @@ import type { VendorConfiguration, VendorName } from '../../config/schema.js'
 import { singleValue } from '../../http/request-input.js'
 import { groupOverageInJson } from '../../sign-in/group-overage.js'
 import type { ProviderRegistration } from '../authentication.js'
-import type { ProviderInstance } from '../../providers/instances.js'
+import type { ProviderInstance } from '../../config/provider-instances.js'
 
 /** Per-slot handler settings that are code, not configuration. */
 export interface VendorSlot {

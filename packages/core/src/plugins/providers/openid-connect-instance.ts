@@ -11,7 +11,7 @@ import { discoverProvider, discoveryUrlOf, OUTBOUND_TIMEOUT_SECONDS, ProviderMet
 import { ProviderKeys } from '../../oidc/provider-keys.js'
 import { isFieldPath } from '../../sign-in/claim-paths.js'
 import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
-import type { ProviderInstance } from '../../providers/instances.js'
+import type { ProviderInstance } from '../../config/provider-instances.js'
 import type { ProviderRegistrationOptions } from '../authentication.js'
 
 export type OpenIdConnectInstance = Extract<ProviderInstance, { protocol: 'OpenIdConnect' }>

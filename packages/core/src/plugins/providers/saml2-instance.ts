@@ -14,7 +14,7 @@ import { checkEndpointUrl, saml2KeyInput } from '../../config/rules.js'
 import { readServiceProviderKeys } from '../../saml2/keys.js'
 import { ConfigurationError } from '../../errors.js'
 import type { ProviderRegistrationOptions } from '../authentication.js'
-import type { ProviderInstance } from '../../providers/instances.js'
+import type { ProviderInstance } from '../../config/provider-instances.js'
 import { saml2LogoutKey } from '../../state/keys.js'
 
 /** How long a sent LogoutRequest waits for its LogoutResponse. */

@@ -18,7 +18,7 @@ import { signOutRedirect, singleLogoutService } from './saml2-logout.js'
  * endpoint, HTTP-Redirect or HTTP-POST, takes the IdP's LogoutResponse to our LogoutRequest and
  * the IdP's own LogoutRequest (SAML Profiles 4.4).
  */
-export { SAML2_LOGOUT_PATH, SAML2_METADATA_PATH } from '../../providers/instances.js'
+export { SAML2_LOGOUT_PATH, SAML2_METADATA_PATH } from '../../config/provider-instances.js'
 /** Body limit of the ACS and logout routes. */
 export { ACS_BODY_LIMIT } from './saml2-instance.js'
 

@@ -8,7 +8,7 @@
 import {
   PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES,
   type ApplicationConfiguration, type OpenIdConnectConfiguration, type Saml2Configuration, type VendorConfiguration, type VendorName
-} from '../config/schema.js'
+} from './schema.js'
 
 /** The SAML2 settings with the endpoint paths every SAML2 instance has. */
 export type Saml2InstanceSettings = Saml2Configuration & { readonly MetadataPath: string, readonly LogoutPath: string }
