@@ -72,5 +72,13 @@ export function enabledProviderInstances (config: ApplicationConfiguration): Pro
 /** The colon path of one key of a provider's section. */
 export const keyOfInstance = (instance: Pick<ProviderInstance, 'keyPrefix'>, key: string): string => `${instance.keyPrefix}:${key}`
 
+/**
+ * The colon path of the section that configures `scheme` under `rootKey`: a contract provider's
+ * `Authentication:Providers:<Name>`, else the named scheme's `Authentication:Schemes:<Name>`.
+ */
+export function sectionKeyOf (scheme: string, rootKey: string = ROOT_KEY): string {
+  return `${rootKey}:Authentication:${(PROVIDER_NAMES as readonly string[]).includes(scheme) ? 'Providers' : 'Schemes'}:${scheme}`
+}
+
 /** Whether `name` is a vendor slot. */
 export const isVendorName = (name: string): name is VendorName => (VENDOR_NAMES as readonly string[]).includes(name)

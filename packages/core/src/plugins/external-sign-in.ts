@@ -34,6 +34,7 @@ import { SignInRefusal } from '../sign-in/refusal.js'
 import { auditFieldsOf, identityAuditFields, identityOfTicket, type UserIdentity } from '../session/user-identity.js'
 import type { GroupOverageIndicator } from '../sign-in/group-overage.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
+import { sectionKeyOf } from '../config/provider-instances.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
 export interface FlowState {
@@ -252,7 +253,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
         provider: result.scheme,
         indicator: result.groupOverage,
         accepted,
-        setting: `${options.rootKey ?? ROOT_KEY}:Authentication:Providers:${result.scheme}:AcceptGroupOverage`
+        setting: `${sectionKeyOf(result.scheme, options.rootKey ?? ROOT_KEY)}:AcceptGroupOverage`
       }, accepted ? 'group overage accepted: the user has no group claims' : 'group overage: the provider left the groups out; sign-in refused')
       if (!accepted) return fail(request, reply, result.scheme, 'group_overage')
     }

@@ -9,7 +9,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { loadConfiguration } from '../../src/config/load.js'
 import { isSecretKey } from '../../src/config/load.js'
-import { enabledProviderInstances } from '../../src/config/provider-instances.js'
+import { enabledProviderInstances, sectionKeyOf } from '../../src/config/provider-instances.js'
 import { formatSummary, summarizeConfiguration } from '../../src/config/summary.js'
 import { APP_ROOT, loadTestConfiguration } from '../helpers/app.js'
 
@@ -75,6 +75,12 @@ describe('Authentication:Schemes', () => {
     const text = formatSummary(summary)
     assert.match(text, /Providers: {5}SAML2 \(Saml2\), Partner sign-in \(Partners\)/)
     assert.equal(text.includes(SECRET), false)
+  })
+
+  test('log lines name a setting in the section of the scheme that signed in', () => {
+    assert.equal(sectionKeyOf('Saml2'), 'ProjectTemplate:Authentication:Providers:Saml2')
+    assert.equal(sectionKeyOf('VendorB', 'AcmePortal'), 'AcmePortal:Authentication:Providers:VendorB')
+    assert.equal(sectionKeyOf('Partners'), `${SCHEMES}:Partners`)
   })
 
   test('a missing or unknown Type is refused, naming the Type key', () => {
