@@ -8,7 +8,6 @@
  * session through the provider's registered refresher. It verifies no credentials itself.
  */
 import { randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { applicationNaming, cookieName } from '../application-name.js'
@@ -17,17 +16,10 @@ import type { KeyRing } from '../data-protection/key-ring.js'
 import { Principal, type AuthenticationTicket, type Claim } from '../session/principal.js'
 import { SessionStore } from '../session/session-store.js'
 import { auditFieldsOf, type UserIdentity } from '../session/user-identity.js'
-import {
-  expiresSoon,
-  mergeRefreshed,
-  TOKEN_REFRESH_LOCK_SECONDS,
-  TokenRefreshError,
-  type TokenRefresher,
-  validAccessToken
-} from '../session/token-refresh.js'
+import { expiresSoon, type TokenRefresher, validAccessToken } from '../session/token-refresh.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
-import { tokenRefreshLockKey } from '../state/keys.js'
+import { SessionTokenRefresh } from '../session/token-refresh-runner.js'
 
 /** What a successful sign-in flow hands to {@link FastifyReply.signIn}. */
 export interface SignInRequest {
@@ -117,9 +109,6 @@ export interface SessionPluginOptions {
   /** Milliseconds since the epoch (injectable for lifetime tests). */
   readonly now: () => number
 }
-
-/** What a refresh leads to for every caller waiting on it. */
-type RefreshOutcome = { readonly ended: true } | { readonly accessToken: string | undefined, readonly ticket?: AuthenticationTicket }
 
 /**
  * The instance's {@link SessionStore}, for the core's own plugins that need more than
@@ -238,60 +227,8 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     })
   }
 
-  const refreshers = new Map<string, TokenRefresher>()
-  /** Refreshes in progress in this process, by session id: concurrent callers share one. */
-  const refreshing = new Map<string, Promise<RefreshOutcome>>()
-
-  /** Another instance holds the refresh lock: wait (bounded) until its tokens are in the record. */
-  async function awaitOtherRefresh (ticket: AuthenticationTicket, lockKey: string): Promise<RefreshOutcome> {
-    const previous = ticket.tokens?.access_token
-    for (let attempt = 0; attempt < 60; attempt++) {
-      await sleep(200)
-      const at = nowSeconds()
-      const stored = await sessions.load(ticket.sessionId, at)
-      if (stored === undefined) return { ended: true }
-      const tokens = stored.tokens ?? {}
-      if (tokens.access_token !== undefined && tokens.access_token !== previous) return { accessToken: tokens.access_token, ticket: stored }
-      if (await app.state.get(lockKey) === undefined) {
-        // The other instance gave up (it keeps the session): the old token while it is valid.
-        return { accessToken: validAccessToken(tokens, at) }
-      }
-    }
-    return { accessToken: undefined }
-  }
-
-  async function refreshSession (ticket: AuthenticationTicket, refresher: TokenRefresher, log: FastifyRequest['log']): Promise<RefreshOutcome> {
-    // One instance at a time: a short lock record in the shared store; the others wait and re-read.
-    const lockKey = tokenRefreshLockKey(ticket.sessionId)
-    if (!await app.state.add(lockKey, '1', TOKEN_REFRESH_LOCK_SECONDS * 1000)) return await awaitOtherRefresh(ticket, lockKey)
-    try {
-      const at = nowSeconds()
-      // Another instance may have refreshed just before the lock was free.
-      const stored = await sessions.load(ticket.sessionId, at)
-      if (stored === undefined) return { ended: true }
-      const tokens = stored.tokens ?? {}
-      if (tokens.access_token !== undefined && !expiresSoon(tokens, at)) return { accessToken: tokens.access_token, ticket: stored }
-      if (tokens.refresh_token === undefined) return { accessToken: validAccessToken(tokens, at) }
-      let fresh: Record<string, string>
-      try {
-        fresh = await refresher(tokens)
-      } catch (error) {
-        const failure = error instanceof TokenRefreshError ? error : new TokenRefreshError('unavailable', {}, { cause: error })
-        log.warn({ event: 'session.token_refresh.failed', provider: stored.scheme, failure: failure.failure, endsSession: failure.endsSession, ...failure.diagnostics }, 'provider token refresh failed')
-        if (failure.endsSession) {
-          await sessions.end(stored)
-          return { ended: true }
-        }
-        return { accessToken: validAccessToken(tokens, at) }
-      }
-      const updated = await sessions.replaceTokens(stored, mergeRefreshed(tokens, fresh), at)
-      if (updated === undefined) return { ended: true }
-      log.info({ event: 'session.token_refresh.succeeded', provider: stored.scheme }, 'provider tokens refreshed')
-      return { accessToken: updated.tokens?.access_token, ticket: updated }
-    } finally {
-      await app.state.delete([lockKey]).catch(() => { /* it expires by itself */ })
-    }
-  }
+  const tokenRefresh = new SessionTokenRefresh({ sessions, state: app.state, nowSeconds })
+  const refreshers = tokenRefresh.refreshers
 
   async function accessToken (request: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
     const principal = await authenticate(request, reply)
@@ -302,12 +239,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     if (!expiresSoon(tokens, at)) return tokens.access_token
     const refresher = refreshers.get(ticket.scheme)
     if (refresher === undefined || tokens.refresh_token === undefined) return validAccessToken(tokens, at)
-    let pending = refreshing.get(ticket.sessionId)
-    if (pending === undefined) {
-      pending = refreshSession(ticket, refresher, request.log).finally(() => { refreshing.delete(ticket.sessionId) })
-      refreshing.set(ticket.sessionId, pending)
-    }
-    const outcome = await pending
+    const outcome = await tokenRefresh.refresh(ticket, refresher, request.log)
     if ('ended' in outcome) {
       clearCookie(reply)
       request.user = undefined
