@@ -20,6 +20,7 @@ import { expiresSoon, type TokenRefresher, validAccessToken } from '../session/t
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
 import { SessionTokenRefresh } from '../session/token-refresh-runner.js'
+import { renewedTicket } from '../session/renewal.js'
 
 /** What a successful sign-in flow hands to {@link FastifyReply.signIn}. */
 export interface SignInRequest {
@@ -151,6 +152,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
   const deleteOptions: CookieSerializeOptions = { ...cookie.options, maxAge: 0, expires: new Date(0) }
   const sessions = new SessionStore({ store: app.state, ring: keyRing })
   const nowSeconds = (): number => Math.floor(now() / 1000)
+  const renewal = { slidingExpiration: cookieSettings.SlidingExpiration, idleSeconds }
 
   function clearCookie (reply: FastifyReply): void {
     reply.setCookie(cookie.name, '', deleteOptions)
@@ -158,19 +160,15 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
 
   /** Sets the principal, renewing the session in the background when sliding expiration says so. */
   function accept (request: FastifyRequest, ticket: AuthenticationTicket, at: number): Principal {
-    let current = ticket
-    if (cookieSettings.SlidingExpiration && at - ticket.issuedAt > (ticket.expiresAt - ticket.issuedAt) / 2) {
-      const expiresAt = Math.min(at + idleSeconds, ticket.absoluteExpiresAt)
-      if (expiresAt > ticket.expiresAt) {
-        current = { ...ticket, issuedAt: at, expiresAt }
-        sessions.renew(current, at).then((stored) => {
-          if (!stored) request.log.debug({ event: 'session.renewal.skipped' }, 'session ended before its renewal was stored')
-        }, (error: unknown) => {
-          request.log.warn({ event: 'session.renewal.failed', errorName: (error as Error).name }, 'session renewal not stored')
-        })
-      }
+    const renewed = renewedTicket(ticket, at, renewal)
+    if (renewed !== undefined) {
+      sessions.renew(renewed, at).then((stored) => {
+        if (!stored) request.log.debug({ event: 'session.renewal.skipped' }, 'session ended before its renewal was stored')
+      }, (error: unknown) => {
+        request.log.warn({ event: 'session.renewal.failed', errorName: (error as Error).name }, 'session renewal not stored')
+      })
     }
-    request.user = new Principal(current)
+    request.user = new Principal(renewed ?? ticket)
     return request.user
   }
 
