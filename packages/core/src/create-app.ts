@@ -17,7 +17,8 @@ import { applicationDiscriminatorOf, loadKeyRing, type KeyRing } from './data-pr
 import { environmentOf } from './config/environment.js'
 import { applicationNaming, rerootKeyPaths, type ApplicationNaming } from './application-name.js'
 import { ConfigurationError } from './errors.js'
-import { PROVIDER_NAMES, ROOT_KEY, type ApplicationConfiguration } from './config/schema.js'
+import { ROOT_KEY, type ApplicationConfiguration } from './config/schema.js'
+import { enabledProviderInstances } from './config/provider-instances.js'
 import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
 import { createClientErrorHandler } from './plugins/client-errors.js'
@@ -195,7 +196,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   }
   logger.info({
     event: 'authentication.providers',
-    enabled: PROVIDER_NAMES.filter((name) => config.Authentication.Enabled && config.Authentication.Providers[name].Enabled)
+    enabled: config.Authentication.Enabled ? enabledProviderInstances(config).map((instance) => instance.scheme) : []
   }, 'authentication providers')
 
   if (telemetry !== undefined) await app.register(telemetry.instrumentation)

@@ -17,6 +17,7 @@ export const ERRORS = {
   APP_ERR_CSRF_INVALID: { status: 400, title: 'Anti-forgery validation failed', message: () => 'The anti-forgery token is missing or invalid.' },
   APP_ERR_RETURN_URL_INVALID: { status: 400, title: 'Return URL is not local', message: () => 'The return URL must be a local path such as /orders?id=1.' },
   APP_ERR_PROVIDER_UNKNOWN: { status: 400, title: 'Unknown sign-in provider', message: () => 'The provider is not a registered sign-in provider.' },
+  APP_ERR_EMAIL_INVALID: { status: 400, title: 'E-mail address not valid', message: () => 'The email parameter must be one e-mail address, such as name@example.com.' },
   APP_ERR_PROVIDER_UNAVAILABLE: { status: 503, title: 'Sign-in provider unavailable', message: () => 'The sign-in provider is unavailable right now.' },
   APP_ERR_AUTH_CORRELATION_FAILED: { status: 400, title: 'Sign-in could not be correlated', message: () => 'The provider callback could not be matched to a sign-in started by this browser.' },
   APP_ERR_AUTH_PROVIDER_FAILED: { status: 400, title: 'Sign-in failed', message: () => 'The provider\'s response was refused.' },

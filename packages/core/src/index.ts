@@ -31,11 +31,13 @@ export type { LoadedConfiguration, LoadOptions, ConfigurationWarning, SecretOrig
 export type { ConfigurationProblem } from './config/bind.js'
 export {
   ROOT_KEY, PROVIDER_NAMES, VENDOR_NAMES, toJsonSchema,
-  ApplicationSchema, AuthenticationSchema, AuthorizationSchema, OpenIdConnectSchema, Saml2Schema
+  ApplicationSchema, AuthenticationSchema, AuthorizationSchema, OpenIdConnectSchema, Saml2Schema,
+  OpenIdConnectSchemeSchema, Saml2SchemeSchema, SCHEME_TYPES, RESERVED_SCHEME_NAMES
 } from './config/schema.js'
 export type {
   ApplicationConfiguration, AuthenticationConfiguration, AuthorizationConfiguration, OpenIdConnectConfiguration,
-  Saml2Configuration, StateConfiguration, VendorConfiguration, ProviderName, VendorName, VendorSchema
+  Saml2Configuration, StateConfiguration, VendorConfiguration, ProviderName, VendorName, VendorSchema,
+  OpenIdConnectSchemeConfiguration, Saml2SchemeConfiguration, SchemeConfiguration, SchemeType
 } from './config/schema.js'
 export { Secret } from './config/secret.js'
 export { writeConfigurationReference, renderJsonSchema, withKeyTable, JSON_SCHEMA_FILE, CONFIGURATION_DOC } from './config/reference.js'
@@ -60,7 +62,13 @@ export type { SignInHook, SignInHookContext, SignInHookResult, VerifiedSignIn, C
 export type { RefusalDiagnostics } from './sign-in/refusal.js'
 export { TokenRefreshError } from './session/token-refresh.js'
 export type { TokenRefresher, TokenRefreshFailure, TokenRefreshDiagnostics } from './session/token-refresh.js'
-export type { AuthenticationApi, AuthenticationProvider, ProviderStatus, SignedOutPrincipal } from './plugins/authentication.js'
+export type { AuthenticationApi } from './plugins/authentication.js'
+// The provider interface every protocol instance implements, and the registry of instances.
+export type { AuthenticationProvider, ChallengeHint, ProviderStatus, SignedOutPrincipal } from './providers/provider.js'
+export { ProviderRegistry, ProviderConflictError, emailDomainOf } from './providers/registry.js'
+export type { RegisteredProvider } from './providers/registry.js'
+export { providerInstancesOf, enabledProviderInstances } from './config/provider-instances.js'
+export type { ProviderInstance, ProviderInstanceBase, ProviderProtocol, Saml2InstanceSettings } from './config/provider-instances.js'
 
 // Pages and responses: branding, escaped HTML, negotiated errors.
 export { createPages, defaultLayout } from './views/pages.js'

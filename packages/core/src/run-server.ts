@@ -7,8 +7,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { createApp, type ApplicationParts } from './create-app.js'
-import { PROVIDER_NAMES } from './config/schema.js'
 import { PROVIDERS_DOCUMENT } from './documentation.js'
+import { enabledProviderInstances } from './config/provider-instances.js'
 import { DOTENV_FILE } from './config/sources.js'
 import { ConfigurationError } from './errors.js'
 import { createProcessLogger } from './logger.js'
@@ -70,7 +70,7 @@ async function main (options: RunServerOptions, started: { logger?: Logger }): P
     return
   }
   logger.info({ event: 'configuration.loaded', environment: loaded.environmentName, sources: loaded.sources }, 'configuration loaded')
-  const enabledProviders = PROVIDER_NAMES.filter((name) => loaded.config.Authentication.Providers[name].Enabled)
+  const enabledProviders = enabledProviderInstances(loaded.config)
   if (loaded.config.Authentication.Enabled && enabledProviders.length === 0) {
     // The operator's hint; the login page only tells visitors that no provider is configured.
     logger.info({ event: 'authentication.no_provider', docs: PROVIDERS_DOCUMENT }, `no sign-in provider is enabled, so nobody can sign in; enable OpenID Connect, SAML2 or an OAuth vendor in configuration (${PROVIDERS_DOCUMENT})`)

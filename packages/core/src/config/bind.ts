@@ -4,7 +4,8 @@
  * collected; none stops the walk.
  */
 import { Secret } from './secret.js'
-import { CLAIM_MAPPINGS_KEYWORD, SECRET_KEYWORD, type SchemaNode, type TSchema } from './schema.js'
+import { CLAIM_MAPPINGS_KEYWORD, SCHEMES_KEYWORD, SECRET_KEYWORD, type SchemaNode, type TSchema } from './schema.js'
+import { schemeNameProblem, schemeSchemaFor, schemeTypeOf } from './schemes.js'
 import type { FlatConfiguration, ScalarValue } from './sources.js'
 
 export interface ConfigurationProblem {
@@ -164,10 +165,36 @@ function bindClaimMappings (context: BindContext, path: string): Record<string, 
   return result
 }
 
+/**
+ * Authentication:Schemes: each `<Name>` bound by the protocol its Type names, with the defaults
+ * that follow from the name (config/schemes.ts). A bad name, a missing or unknown Type: an error
+ * naming the key, and nothing below that name is bound.
+ */
+function bindSchemes (context: BindContext, path: string): Record<string, unknown> {
+  const result: Record<string, unknown> = {}
+  for (const name of childKeys(context, path).values()) {
+    const at = `${path}:${name}`
+    const nameProblem = schemeNameProblem(name, at)
+    const typeEntry = context.flat.get(`${at}:type`.toLowerCase())
+    const type = schemeTypeOf(typeEntry?.value)
+    const message = nameProblem ?? (typeEntry === undefined
+      ? `${at}:Type is required: OpenIdConnect or Saml2.`
+      : type === undefined ? `${at}:Type must be one of: OpenIdConnect, Saml2.` : undefined)
+    if (message !== undefined || type === undefined) {
+      context.errors.push({ key: nameProblem === undefined ? `${at}:Type` : at, message: message ?? '' })
+      markConsumed(context, at)
+      continue
+    }
+    result[name] = { ...bindNode(context, schemeSchemaFor(type, name), at) as Record<string, unknown>, Type: type }
+  }
+  return result
+}
+
 /** Binds `schema` at `path`. */
 export function bindNode (context: BindContext, schema: TSchema | SchemaNode, path: string): unknown {
   const node = schema as SchemaNode
   if (node[CLAIM_MAPPINGS_KEYWORD] === true) return bindClaimMappings(context, path)
+  if (node[SCHEMES_KEYWORD] === true) return bindSchemes(context, path)
   if (node.type === 'object' && node.properties !== undefined) {
     const result: Record<string, unknown> = {}
     for (const [name, child] of Object.entries(node.properties)) {

@@ -8,7 +8,7 @@ import { bindConfiguration, type ConfigurationProblem } from './bind.js'
 import { DEVELOPMENT, isDevelopment } from './environment.js'
 import { applyRules } from './rules.js'
 import { applicationNaming, rerootKeyPaths } from '../application-name.js'
-import { ApplicationSchema, applicationSchemaFor, ROOT_KEY, SECRET_KEYWORD, type ApplicationConfiguration } from './schema.js'
+import { ApplicationSchema, applicationSchemaFor, OpenIdConnectSchemeSchema, ROOT_KEY, Saml2SchemeSchema, SECRET_KEYWORD, type ApplicationConfiguration } from './schema.js'
 import {
   ConfigurationSourceError, DOTENV_FILE, mergeLayers, readEnvironment, readJsonFile, readKeyPerFile, userSecretsPath,
   type ConfigurationLayer, type FlatConfiguration
@@ -181,8 +181,20 @@ export function isSecretKey (key: string, rootKey: string = ROOT_KEY): boolean {
     paths = secretPaths(ApplicationSchema as SchemaNode, rootKey.toLowerCase())
     secretPathsByRoot.set(rootKey, paths)
   }
-  return paths.some((path) => lower === path || (lower.startsWith(`${path}:`) && /^\d+$/.test(lower.slice(path.length + 1))))
+  const isSecretPath = (candidate: string, list: readonly string[]): boolean =>
+    list.some((path) => candidate === path || (candidate.startsWith(`${path}:`) && /^\d+$/.test(candidate.slice(path.length + 1))))
+  if (isSecretPath(lower, paths)) return true
+  // Authentication:Schemes:<Name>:<key>: the secrets of either protocol's section.
+  const schemes = `${rootKey.toLowerCase()}:authentication:schemes:`
+  if (!lower.startsWith(schemes)) return false
+  const rest = lower.slice(schemes.length)
+  const keyStart = rest.indexOf(':')
+  return keyStart > 0 && isSecretPath(rest.slice(keyStart + 1), SCHEME_SECRET_PATHS)
 }
+
+/** Lower-cased secret keys of a named scheme's section, relative to it (clientsecret, signingkey, ...). */
+const SCHEME_SECRET_PATHS: readonly string[] = [OpenIdConnectSchemeSchema, Saml2SchemeSchema]
+  .flatMap((schema) => secretPaths(schema as SchemaNode, '').map((path) => path.slice(1)))
 
 const hasValue = (value: unknown): boolean =>
   typeof value === 'string' ? value.trim() !== '' && !/^<[^>]*>$/.test(value.trim()) : value !== null && value !== undefined

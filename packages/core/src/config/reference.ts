@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { asApplicationReferences } from '../documentation.js'
-import { applicationSchemaFor, CLAIM_MAPPINGS_KEYWORD, ROOT_KEY, SECRET_KEYWORD, toJsonSchema, type SchemaNode } from './schema.js'
+import { applicationSchemaFor, CLAIM_MAPPINGS_KEYWORD, ROOT_KEY, SCHEMES_KEYWORD, SECRET_KEYWORD, toJsonSchema, type SchemaNode } from './schema.js'
 
 export const JSON_SCHEMA_FILE = 'appsettings.schema.json'
 export const CONFIGURATION_DOC = 'docs/configuration.md'
@@ -16,6 +16,16 @@ export const TABLE_END = '<!-- keys:end -->'
 function rows (node: SchemaNode, path: string[], out: string[], rootKey: string): void {
   if (node.type === 'object' && node.properties !== undefined) {
     for (const [key, child] of Object.entries(node.properties)) rows(child, [...path, key], out, rootKey)
+    return
+  }
+  if (node[SCHEMES_KEYWORD] === true) {
+    const at = [...path, '<Name>']
+    const row = (key: string, type: string, fallback: string, meaning: string): string =>
+      `| \`${[...at, key].join(':')}\` | ${type} | \`${fallback}\` | ${meaning} | \`${rootKey}__${[...at, key].join('__')}\` |`
+    out.push(row('Type', 'OpenIdConnect \\| Saml2', '""', (node.description ?? '').replace(/\|/g, '\\|') + ' Required.'))
+    out.push(row('<Key>', 'as in Providers:<Type>', 'as in Providers:<Type>', 'Any key of Providers:OpenIdConnect or Providers:Saml2 (by Type). Enabled defaults to true, Scheme and DisplayName to <Name>; paths to /signin-<name>, /signout-callback-<name>, /backchannel-logout-<name> (OpenIdConnect, lower case) or /Saml2/<Name>/Acs (Saml2).'))
+    out.push(row('MetadataPath', 'string', '/Saml2/<Name>/Metadata', 'Saml2 schemes only: anonymous path of the scheme\'s SP metadata.'))
+    out.push(row('LogoutPath', 'string', '/Saml2/<Name>/Logout', 'Saml2 schemes only: the scheme\'s Single Logout endpoint.'))
     return
   }
   if (node[CLAIM_MAPPINGS_KEYWORD] === true) {

@@ -8,7 +8,8 @@ import { readCertificate } from '../saml2/certificates.js'
 import { readServiceProviderKeys, type ServiceProviderKeyInput } from '../saml2/keys.js'
 import type { ConfigurationProblem } from './bind.js'
 import { isDevelopment } from './environment.js'
-import { PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName, type Saml2Configuration } from './schema.js'
+import { ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName, type Saml2Configuration } from './schema.js'
+import { enabledProviderInstances, keyOfInstance, providerInstancesOf, type ProviderInstance } from './provider-instances.js'
 import type { Secret } from './secret.js'
 import { checkRedisShape, redisShapeOf } from './redis-rules.js'
 import { telemetrySettings } from './telemetry-rules.js'
@@ -58,8 +59,8 @@ export function checkEndpointUrl (value: string, key: string, environmentName: s
   return [problem(key, `${key} must be an absolute https URL (http is allowed only for a loopback host in Development).`)]
 }
 
-function enabledProviders (config: ApplicationConfiguration): ProviderName[] {
-  return PROVIDER_NAMES.filter((name) => config.Authentication.Providers[name].Enabled)
+function enabledProviders (config: ApplicationConfiguration): ProviderInstance[] {
+  return enabledProviderInstances(config)
 }
 
 export const authenticationDisabledRequiresNoFallback: Rule = ({ config }) =>
@@ -75,14 +76,14 @@ export const cookieSessionRequiredWhenAuthenticationEnabled: Rule = ({ config })
 export const providersRequireAuthentication: Rule = ({ config }) =>
   config.Authentication.Enabled
     ? []
-    : enabledProviders(config).map((name) => problem(providerKey(name, 'Enabled'), `${providerKey(name, 'Enabled')} is true while ${AUTH}:Enabled is false; a provider needs application authentication.`))
+    : enabledProviders(config).map((instance) => problem(keyOfInstance(instance, 'Enabled'), `${keyOfInstance(instance, 'Enabled')} is true while ${AUTH}:Enabled is false; a provider needs application authentication.`))
 
 export const defaultSchemes: Rule = ({ config }) => {
   const auth = config.Authentication
   const problems: ConfigurationProblem[] = []
   if (auth.DefaultScheme !== 'Cookies') problems.push(problem(`${AUTH}:DefaultScheme`, `${AUTH}:DefaultScheme must be Cookies.`))
   if (auth.DefaultSignInScheme !== 'Cookies') problems.push(problem(`${AUTH}:DefaultSignInScheme`, `${AUTH}:DefaultSignInScheme must be Cookies.`))
-  const allowed = ['Cookies', ...enabledProviders(config)]
+  const allowed = ['Cookies', ...enabledProviders(config).map((instance) => instance.scheme)]
   if (!allowed.includes(auth.DefaultChallengeScheme)) {
     problems.push(problem(`${AUTH}:DefaultChallengeScheme`, `${AUTH}:DefaultChallengeScheme must be Cookies or the scheme of an enabled provider (${allowed.join(', ')}).`))
   }
@@ -107,31 +108,38 @@ export const claimTypesAndValues: Rule = ({ config }) => {
 }
 
 export const providerSchemesAreFixed: Rule = ({ config }) =>
-  PROVIDER_NAMES.filter((name) => config.Authentication.Providers[name].Scheme !== name)
-    .map((name) => problem(providerKey(name, 'Scheme'), `${providerKey(name, 'Scheme')} must equal the provider name (${name}).`))
+  providerInstancesOf(config).filter((instance) => instance.settings.Scheme !== instance.scheme)
+    .map((instance) => problem(keyOfInstance(instance, 'Scheme'), `${keyOfInstance(instance, 'Scheme')} must equal the provider name (${instance.scheme}).`))
 
-function required (name: ProviderName, keys: Record<string, string | Secret>): ConfigurationProblem[] {
+function required (instance: ProviderInstance | ProviderName, keys: Record<string, string | Secret>): ConfigurationProblem[] {
+  const keyOf = (key: string): string => typeof instance === 'string' ? providerKey(instance, key) : keyOfInstance(instance, key)
   return Object.entries(keys)
     .filter(([, value]) => isMissing(value))
-    .map(([key]) => problem(providerKey(name, key), `${providerKey(name, key)} is required when the provider is enabled.`))
+    .map(([key]) => problem(keyOf(key), `${keyOf(key)} is required when the provider is enabled.`))
 }
 
-export const openIdConnectSettings: Rule = ({ config, environmentName }) => {
-  const oidc = config.Authentication.Providers.OpenIdConnect
-  if (!oidc.Enabled) return []
-  const problems = required('OpenIdConnect', { Authority: oidc.Authority, ClientId: oidc.ClientId, ClientSecret: oidc.ClientSecret })
-  if (!isMissing(oidc.Authority)) problems.push(...checkEndpointUrl(oidc.Authority, providerKey('OpenIdConnect', 'Authority'), environmentName))
-  if (oidc.ResponseType !== 'code') {
-    problems.push(problem(providerKey('OpenIdConnect', 'ResponseType'), `${providerKey('OpenIdConnect', 'ResponseType')} must be code (the authorization code flow with PKCE is the only supported response type).`))
-  }
-  if (!oidc.Scopes.includes('openid')) {
-    problems.push(problem(providerKey('OpenIdConnect', 'Scopes'), `${providerKey('OpenIdConnect', 'Scopes')} must include openid.`))
-  }
-  if (!/^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$/.test(oidc.IdTokenSignedResponseAlg)) {
-    problems.push(problem(providerKey('OpenIdConnect', 'IdTokenSignedResponseAlg'), `${providerKey('OpenIdConnect', 'IdTokenSignedResponseAlg')} must be an asymmetric JWS algorithm (RS256, PS256, ES256, EdDSA, ...).`))
-  }
-  return problems
+/** The enabled providers of one protocol (contract section and named schemes). */
+function enabledOf<P extends ProviderInstance['protocol']> (config: ApplicationConfiguration, protocol: P): Array<Extract<ProviderInstance, { protocol: P }>> {
+  return enabledProviders(config).filter((instance): instance is Extract<ProviderInstance, { protocol: P }> => instance.protocol === protocol)
 }
+
+export const openIdConnectSettings: Rule = ({ config, environmentName }) =>
+  enabledOf(config, 'OpenIdConnect').flatMap((instance) => {
+    const oidc = instance.settings
+    const key = (name: string): string => keyOfInstance(instance, name)
+    const problems = required(instance, { Authority: oidc.Authority, ClientId: oidc.ClientId, ClientSecret: oidc.ClientSecret })
+    if (!isMissing(oidc.Authority)) problems.push(...checkEndpointUrl(oidc.Authority, key('Authority'), environmentName))
+    if (oidc.ResponseType !== 'code') {
+      problems.push(problem(key('ResponseType'), `${key('ResponseType')} must be code (the authorization code flow with PKCE is the only supported response type).`))
+    }
+    if (!oidc.Scopes.includes('openid')) {
+      problems.push(problem(key('Scopes'), `${key('Scopes')} must include openid.`))
+    }
+    if (!/^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$/.test(oidc.IdTokenSignedResponseAlg)) {
+      problems.push(problem(key('IdTokenSignedResponseAlg'), `${key('IdTokenSignedResponseAlg')} must be an asymmetric JWS algorithm (RS256, PS256, ES256, EdDSA, ...).`))
+    }
+    return problems
+  })
 
 /** The SP key settings of Providers:Saml2 as plain text (the secret ones revealed here, for parsing only). */
 export function saml2KeyInput (saml: Saml2Configuration): ServiceProviderKeyInput {
@@ -158,16 +166,19 @@ function unreadableCertificates (values: readonly string[], listKey: string): Co
   })
 }
 
-export const saml2Settings: Rule = ({ config, environmentName }) => {
-  const saml = config.Authentication.Providers.Saml2
-  if (!saml.Enabled) return []
-  const problems = required('Saml2', { EntityId: saml.EntityId })
+export const saml2Settings: Rule = ({ config, environmentName }) =>
+  enabledOf(config, 'Saml2').flatMap((instance) => saml2InstanceSettings(instance, environmentName))
+
+function saml2InstanceSettings (instance: Extract<ProviderInstance, { protocol: 'Saml2' }>, environmentName: string): ConfigurationProblem[] {
+  const saml = instance.settings
+  const providerKey = (_name: 'Saml2', key: string): string => keyOfInstance(instance, key)
+  const problems = required(instance, { EntityId: saml.EntityId })
   if (saml.LoadMetadata) {
-    problems.push(...required('Saml2', { MetadataUrl: saml.MetadataUrl }))
+    problems.push(...required(instance, { MetadataUrl: saml.MetadataUrl }))
     if (!isMissing(saml.MetadataUrl)) problems.push(...checkEndpointUrl(saml.MetadataUrl, providerKey('Saml2', 'MetadataUrl'), environmentName))
     problems.push(...unreadableCertificates(saml.MetadataSigningCertificates, providerKey('Saml2', 'MetadataSigningCertificates')))
   } else {
-    problems.push(...required('Saml2', { IdpEntityId: saml.IdpEntityId, IdpSingleSignOnUrl: saml.IdpSingleSignOnUrl }))
+    problems.push(...required(instance, { IdpEntityId: saml.IdpEntityId, IdpSingleSignOnUrl: saml.IdpSingleSignOnUrl }))
     if (!isMissing(saml.IdpSingleSignOnUrl)) problems.push(...checkEndpointUrl(saml.IdpSingleSignOnUrl, providerKey('Saml2', 'IdpSingleSignOnUrl'), environmentName))
     if (!saml.IdpSigningCertificates.some((value) => !isMissing(value))) {
       problems.push(problem(providerKey('Saml2', 'IdpSigningCertificates'), `${providerKey('Saml2', 'IdpSigningCertificates')} must contain at least one certificate when ${providerKey('Saml2', 'LoadMetadata')} is false.`))
@@ -208,16 +219,46 @@ export const vendorSettings: Rule = ({ config, environmentName }) => {
   return problems
 }
 
+/** Every path an enabled provider owns, with the key that sets it (the contract Saml2's metadata and logout paths are reserved instead). */
 function callbackPaths (config: ApplicationConfiguration): Array<{ key: string, path: string }> {
-  const paths = enabledProviders(config).map((name) => {
-    const provider = config.Authentication.Providers[name]
-    const pathKey = name === 'Saml2' ? 'ModulePath' : 'CallbackPath'
-    return { key: providerKey(name, pathKey), path: 'ModulePath' in provider ? provider.ModulePath : provider.CallbackPath }
+  return enabledProviders(config).flatMap((instance) => {
+    const at = (key: string, path: string): { key: string, path: string } => ({ key: keyOfInstance(instance, key), path })
+    if (instance.protocol === 'Saml2') {
+      return instance.contract
+        ? [at('ModulePath', instance.settings.ModulePath)]
+        : [at('ModulePath', instance.settings.ModulePath), at('MetadataPath', instance.settings.MetadataPath), at('LogoutPath', instance.settings.LogoutPath)]
+    }
+    if (instance.protocol === 'OAuth') return [at('CallbackPath', instance.settings.CallbackPath)]
+    const oidc = instance.settings
+    return [
+      at('CallbackPath', oidc.CallbackPath),
+      ...(oidc.SignOutAtProvider ? [at('SignedOutCallbackPath', oidc.SignedOutCallbackPath)] : []),
+      ...(oidc.BackChannelLogout ? [at('BackChannelLogoutPath', oidc.BackChannelLogoutPath)] : [])
+    ]
   })
-  const oidc = config.Authentication.Providers.OpenIdConnect
-  if (oidc.Enabled && oidc.SignOutAtProvider) paths.push({ key: providerKey('OpenIdConnect', 'SignedOutCallbackPath'), path: oidc.SignedOutCallbackPath })
-  if (oidc.Enabled && oidc.BackChannelLogout) paths.push({ key: providerKey('OpenIdConnect', 'BackChannelLogoutPath'), path: oidc.BackChannelLogoutPath })
-  return paths
+}
+
+/** A domain for e-mail discovery: host-name characters, at least one dot, no scheme or @. */
+const EMAIL_DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$/i
+
+/** Each provider's Domains are domain names, and a domain belongs to one provider only. */
+export const providerDomainsAreDistinct: Rule = ({ config }) => {
+  const problems: ConfigurationProblem[] = []
+  const owners = new Map<string, string>()
+  for (const instance of enabledProviders(config)) {
+    instance.settings.Domains.forEach((value, index) => {
+      const key = keyOfInstance(instance, `Domains:${index}`)
+      const domain = value.trim().toLowerCase()
+      if (!EMAIL_DOMAIN.test(domain)) {
+        problems.push(problem(key, `${key} must be an e-mail domain such as example.com (no scheme, no @).`))
+        return
+      }
+      const owner = owners.get(domain)
+      if (owner !== undefined) problems.push(problem(key, `${key} names a domain that ${owner} names already; a domain belongs to one provider.`))
+      else owners.set(domain, key)
+    })
+  }
+  return problems
 }
 
 export const callbackPathsAreLocalAndDistinct: Rule = ({ config }) => {
@@ -353,6 +394,7 @@ export const RULES: readonly Rule[] = [
   saml2Settings,
   vendorSettings,
   callbackPathsAreLocalAndDistinct,
+  providerDomainsAreDistinct,
   forwardedHeadersNeedKnownProxies,
   knownProxiesAreAddresses,
   dataProtectionKeysAreStrong,

@@ -34,6 +34,9 @@ function secretArray (description: string): TUnsafe<Secret[]> {
 /** Marks a claim-mapping key: bound from either form into one provider claim -> application claim type map. */
 export const CLAIM_MAPPINGS_KEYWORD = 'x-claim-mappings'
 
+/** Marks Authentication:Schemes: a map of named schemes, each bound by the protocol its Type names (config/bind.ts). */
+export const SCHEMES_KEYWORD = 'x-schemes'
+
 /** The JSON Schema of one key or section, as the binder and the reference generator walk it. */
 export interface SchemaNode {
   type?: string
@@ -47,6 +50,7 @@ export interface SchemaNode {
   maximum?: number
   [SECRET_KEYWORD]?: boolean
   [CLAIM_MAPPINGS_KEYWORD]?: boolean
+  [SCHEMES_KEYWORD]?: boolean
 }
 
 /**
@@ -94,7 +98,8 @@ function providerCommon (name: string, displayName: string) {
   return {
     Enabled: Type.Boolean({ default: false, description: `Registers the ${name} provider when true. Default false.` }),
     Scheme: Type.String({ default: name, description: `Authentication scheme name. Equals the provider name (${name}).` }),
-    DisplayName: Type.String({ default: displayName, description: 'Label shown on the login page.' })
+    DisplayName: Type.String({ default: displayName, description: 'Label shown on the login page.' }),
+    Domains: strings([], 'Extension. E-mail domains this provider serves (example.com): GET /External/Challenge?email=<address> starts the sign-in here when the address\'s domain is one of them (case-insensitive), and the login page offers an e-mail field when any provider lists one. Empty: not chosen by e-mail. A domain belongs to one provider.')
   }
 }
 
@@ -221,6 +226,40 @@ export const Saml2Schema = Type.Object({
   AcceptGroupOverage: acceptGroupOverage()
 }, { additionalProperties: false, default: {} })
 
+/** The protocols a named scheme (Authentication:Schemes:<Name>:Type) may be. */
+export const SCHEME_TYPES = ['OpenIdConnect', 'Saml2'] as const
+export type SchemeType = (typeof SCHEME_TYPES)[number]
+
+/** Names a named scheme may not take: the cookie scheme and the contract's provider sections. */
+export const RESERVED_SCHEME_NAMES: readonly string[] = ['Cookies', ...PROVIDER_NAMES]
+
+const schemeTypeKey = <const T extends SchemeType>(type: T) =>
+  Type.Literal(type, { default: type, description: `Extension. The scheme's protocol: OpenIdConnect or Saml2. Required. The other keys are those of Providers:${type}.` })
+
+/** Authentication:Schemes:<Name> of Type OpenIdConnect: the keys of Providers:OpenIdConnect. */
+export const OpenIdConnectSchemeSchema = Type.Object({
+  Type: schemeTypeKey('OpenIdConnect'),
+  ...OpenIdConnectSchema.properties
+}, { additionalProperties: false, default: {} })
+
+/** Authentication:Schemes:<Name> of Type Saml2: the keys of Providers:Saml2, and its own metadata and logout paths. */
+export const Saml2SchemeSchema = Type.Object({
+  Type: schemeTypeKey('Saml2'),
+  ...Saml2Schema.properties,
+  MetadataPath: Type.String({ default: '', description: 'Extension (named SAML2 schemes). Anonymous path of this scheme\'s SP metadata. Default /Saml2/<Name>/Metadata.' }),
+  LogoutPath: Type.String({ default: '', description: 'Extension (named SAML2 schemes). Single Logout endpoint of this scheme. Default /Saml2/<Name>/Logout.' })
+}, { additionalProperties: false, default: {} })
+
+function schemesSchema (): TUnsafe<Record<string, SchemeConfiguration>> {
+  return Type.Unsafe<Record<string, SchemeConfiguration>>({
+    type: 'object',
+    [SCHEMES_KEYWORD]: true,
+    additionalProperties: { oneOf: [OpenIdConnectSchemeSchema, Saml2SchemeSchema] },
+    default: {},
+    description: 'Extension. Named providers beside the contract sections: Schemes:<Name> with Type (OpenIdConnect or Saml2) and that protocol\'s keys; <Name> is the scheme (/External/Challenge?provider=<Name>). Paths default from the name. docs/providers.md, "Several identity providers".'
+  })
+}
+
 export const AuthenticationSchema = Type.Object({
   Enabled: Type.Boolean({ default: true, description: 'Application authentication module switch. When false, a one-time startup warning is logged and RequireAuthenticatedUserByDefault must be false.' }),
   DefaultScheme: Type.String({ default: 'Cookies', description: 'Default authenticate scheme. Must be Cookies.' }),
@@ -244,7 +283,8 @@ export const AuthenticationSchema = Type.Object({
     OpenIdConnect: OpenIdConnectSchema,
     Saml2: Saml2Schema,
     ...vendorSections()
-  }, { additionalProperties: false, default: {} })
+  }, { additionalProperties: false, default: {} }),
+  Schemes: schemesSchema()
 }, { additionalProperties: false, default: {} })
 
 export const AuthorizationSchema = Type.Object({
@@ -348,6 +388,10 @@ export type OpenIdConnectConfiguration = Static<typeof OpenIdConnectSchema>
 export type Saml2Configuration = Static<typeof Saml2Schema>
 export type StateConfiguration = Static<typeof ApplicationSchema>['State']
 export type VendorConfiguration = Static<VendorSchema>
+export type OpenIdConnectSchemeConfiguration = Static<typeof OpenIdConnectSchemeSchema>
+export type Saml2SchemeConfiguration = Static<typeof Saml2SchemeSchema>
+/** One Authentication:Schemes:<Name> section, as bound (its path defaults filled in from the name). */
+export type SchemeConfiguration = OpenIdConnectSchemeConfiguration | Saml2SchemeConfiguration
 
 /**
  * JSON Schema for editors (`appsettings.schema.json`): the same schema, root made strict, under

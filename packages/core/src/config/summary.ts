@@ -5,8 +5,9 @@
  */
 import type { LoadedConfiguration } from './load.js'
 import { PROVIDERS_DOCUMENT } from '../documentation.js'
-import { PROVIDER_NAMES, ROOT_KEY } from './schema.js'
 import { clientAuthenticationWarnings } from '../oidc/client-authentication.js'
+import { ROOT_KEY } from './schema.js'
+import { enabledProviderInstances } from './provider-instances.js'
 
 export interface ConfigurationSummary {
   readonly valid: boolean
@@ -45,14 +46,16 @@ export function summarizeConfiguration (loaded: LoadedConfiguration, origin?: En
       enabled: config.Authentication.Enabled,
       requireAuthenticatedUserByDefault: config.Authorization.RequireAuthenticatedUserByDefault
     },
-    providers: PROVIDER_NAMES
-      .filter((name) => config.Authentication.Enabled && config.Authentication.Providers[name].Enabled)
-      .map((name) => ({ name, displayName: config.Authentication.Providers[name].DisplayName })),
+    providers: (config.Authentication.Enabled ? enabledProviderInstances(config) : [])
+      .map((instance) => ({ name: instance.scheme, displayName: instance.settings.DisplayName })),
     secrets: loaded.secretOrigins.map((origin) => ({ key: origin.key, source: origin.source })),
     dataProtection: keys > 0 ? { keys } : { keys, keyDirectory: config.DataProtection.KeyDirectory },
     warnings: [
       ...loaded.warnings.map((warning) => ({ event: warning.event, key: warning.key, ...(warning.file === undefined ? {} : { file: warning.file }), message: warning.message })),
-      ...(config.Authentication.Enabled ? clientAuthenticationWarnings(config.Authentication.Providers.OpenIdConnect, `${loaded.applicationName}:Authentication:Providers:OpenIdConnect:TokenEndpointAuthMethod`) : [])
+      // Every OpenID Connect instance (the contract section and each named scheme), by its own key.
+      ...(config.Authentication.Enabled ? enabledProviderInstances(config) : []).flatMap((instance) => instance.protocol === 'OpenIdConnect'
+        ? clientAuthenticationWarnings(instance.settings, `${loaded.applicationName}${instance.keyPrefix.slice(ROOT_KEY.length)}:TokenEndpointAuthMethod`)
+        : [])
     ],
     errors: loaded.errors.map((problem) => ({ key: problem.key, message: problem.message }))
   }

@@ -7,41 +7,22 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isLocalUrl } from '../http/local-url.js'
 import type { KeyRing } from '../data-protection/key-ring.js'
-import type { Principal } from '../session/principal.js'
-import type { ApplicationConfiguration, ProviderName } from '../config/schema.js'
+import { ProviderRegistry } from '../providers/registry.js'
+import type { AuthenticationProvider, SignedOutPrincipal } from '../providers/provider.js'
+import type { ApplicationConfiguration } from '../config/schema.js'
+import type { ProviderInstance } from '../config/provider-instances.js'
 import { createError } from '../errors.js'
 import { pagesFor } from './branding.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
-/** Availability of a provider (metadata or discovery loaded). */
-export interface ProviderStatus {
-  readonly available: boolean
-  /** Failure class, never a secret or a URL with credentials. */
-  readonly reason?: string
-}
-
-/** A remote-authentication handler (OpenID Connect, SAML2, OAuth vendor) as the core sees it. */
-export interface AuthenticationProvider {
-  readonly scheme: string
-  readonly displayName: string
-  /** Paths the handler owns (callback, ACS, metadata); reachable anonymously. */
-  readonly paths: readonly string[]
-  /** Starts the protocol flow for a validated local `returnUrl`. */
-  challenge: (request: FastifyRequest, reply: FastifyReply, returnUrl: string) => Promise<FastifyReply> | FastifyReply
-  status: () => ProviderStatus
-  /**
-   * Optional sign-out at the provider (OpenID Connect RP-initiated logout, SAML2 Single Logout).
-   * POST /Account/Logout calls it after the local session has ended, with the principal that was
-   * signed in by this provider and the validated local return URL; a URL it returns is where the
-   * browser goes next (the provider's logout endpoint), undefined keeps the sign-out local. It
-   * must not contact the provider: the local sign-out never waits for or depends on it.
-   */
-  signOutRedirect?: (request: FastifyRequest, signedOut: SignedOutPrincipal) => Promise<string | undefined> | string | undefined
-}
+export type { AuthenticationProvider, ChallengeHint, ProviderStatus, SignedOutPrincipal } from '../providers/provider.js'
 
 /** What a provider's registration receives (plugins/external-providers.ts calls it for each enabled provider). */
-export interface ProviderRegistrationOptions {
-  readonly name: ProviderName
+export interface ProviderRegistrationOptions<I extends ProviderInstance = ProviderInstance> {
+  /** The scheme (a contract provider name or a named scheme). */
+  readonly name: string
+  /** The provider's protocol, settings and configuration key path. */
+  readonly instance: I
   readonly config: ApplicationConfiguration
   readonly environmentName: string
   readonly keyRing: KeyRing
@@ -50,14 +31,7 @@ export interface ProviderRegistrationOptions {
 }
 
 /** Registers one provider's routes and its {@link AuthenticationProvider} on `app`. */
-export type ProviderRegistration = (app: FastifyInstance, options: ProviderRegistrationOptions) => Promise<void>
-
-/** What a provider learns at sign-out: who was signed in (claims, tokens it chose to keep) and where to return. */
-export interface SignedOutPrincipal {
-  readonly principal: Principal
-  /** Validated local URL. */
-  readonly returnUrl: string
-}
+export type ProviderRegistration<I extends ProviderInstance = ProviderInstance> = (app: FastifyInstance, options: ProviderRegistrationOptions<I>) => Promise<void>
 
 /** `app.authentication`: the registered providers, challenge, forbid and provider sign-out. */
 export interface AuthenticationApi {
@@ -65,6 +39,10 @@ export interface AuthenticationApi {
   readonly defaultChallengeScheme: string
   /** Adds a provider; call before `ready()`. */
   registerProvider: (provider: AuthenticationProvider) => void
+  /** The provider whose Domains hold the domain of the e-mail `address` (case-insensitive), or undefined. */
+  providerForEmail: (address: string) => AuthenticationProvider | undefined
+  /** Whether any provider declares Domains (the login page then offers an e-mail field). */
+  readonly discoversByEmail: boolean
   /** Anonymous caller on a protected resource: login redirect, provider challenge or 401. */
   challenge: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply
   /** Authenticated caller lacking a policy: AccessDenied redirect or 403. */
@@ -98,7 +76,8 @@ function withReturnUrl (path: string, returnUrl: string | undefined): string {
 }
 
 async function authenticationPlugin (app: FastifyInstance, options: AuthenticationPluginOptions): Promise<void> {
-  const providers = new Map<string, AuthenticationProvider>()
+  const registry = new ProviderRegistry<AuthenticationProvider>()
+  const providers = registry.byScheme
   const defaultChallengeScheme = options.config.Authentication.DefaultChallengeScheme
 
   app.decorate('authentication', {
@@ -106,7 +85,11 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
     defaultChallengeScheme,
     registerProvider (provider: AuthenticationProvider) {
       if (providers.has(provider.scheme)) throw createError('APP_ERR_PROVIDER_DUPLICATE', provider.scheme)
-      providers.set(provider.scheme, provider)
+      registry.add(provider)
+    },
+    providerForEmail: (address: string) => registry.forEmail(address),
+    get discoversByEmail () {
+      return registry.hasDomains
     },
     challenge (request: FastifyRequest, reply: FastifyReply) {
       if (wantsJson(request)) return sendProblem(request, reply, 401, { code: 'APP_ERR_AUTH_REQUIRED' })

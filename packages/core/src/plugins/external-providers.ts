@@ -6,19 +6,34 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { KeyRing } from '../data-protection/key-ring.js'
-import { PROVIDER_NAMES, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName } from '../config/schema.js'
+import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
+import { enabledProviderInstances, type ProviderInstance, type ProviderProtocol } from '../config/provider-instances.js'
 import type { ProviderRegistration } from './authentication.js'
 
+type RegistrationOf<P extends ProviderProtocol> = () => Promise<ProviderRegistration<Extract<ProviderInstance, { protocol: P }>>>
+
 /**
- * The handler of each provider slot, loaded only when that provider is enabled: with none enabled
+ * The handler of each protocol, loaded only when a provider of it is enabled: with none enabled
  * (the default), openid-client, node-saml and the XML stack are never imported, which keeps cold
- * start and idle memory down (docs/performance.md).
+ * start and idle memory down (docs/performance.md). A new protocol is one folder plus one entry.
  */
-export const REGISTRATIONS: Readonly<Record<ProviderName, () => Promise<ProviderRegistration>>> = {
+export const REGISTRATIONS: { readonly [P in ProviderProtocol]: RegistrationOf<P> } = {
   OpenIdConnect: async () => (await import('./providers/openid-connect.js')).registerOpenIdConnect,
   Saml2: async () => (await import('./providers/saml2.js')).registerSaml2,
-  ...Object.fromEntries(VENDOR_NAMES.map((name) => [name, async () => (await import('./providers/oauth-vendors.js')).registerVendor]))
-} as Record<ProviderName, () => Promise<ProviderRegistration>>
+  OAuth: async () => (await import('./providers/oauth-vendors.js')).registerVendor
+}
+
+/** Registers one provider instance with its protocol's registration. */
+async function registerInstance (app: FastifyInstance, configured: ProviderInstance, options: ExternalProvidersOptions): Promise<void> {
+  const common = { name: configured.scheme, ...options }
+  // The keys a provider names in its log lines, under the app's own root key.
+  const instance = options.rootKey === undefined || options.rootKey === ROOT_KEY ? configured : { ...configured, keyPrefix: `${options.rootKey}${configured.keyPrefix.slice(ROOT_KEY.length)}` }
+  switch (instance.protocol) {
+    case 'OpenIdConnect': return await (await REGISTRATIONS.OpenIdConnect())(app, { ...common, instance })
+    case 'Saml2': return await (await REGISTRATIONS.Saml2())(app, { ...common, instance })
+    case 'OAuth': return await (await REGISTRATIONS.OAuth())(app, { ...common, instance })
+  }
+}
 
 export interface ExternalProvidersOptions {
   readonly config: ApplicationConfiguration
@@ -30,11 +45,7 @@ export interface ExternalProvidersOptions {
 
 async function externalProviders (app: FastifyInstance, options: ExternalProvidersOptions): Promise<void> {
   if (!options.config.Authentication.Enabled) return
-  for (const name of PROVIDER_NAMES) {
-    if (!options.config.Authentication.Providers[name].Enabled) continue
-    const register = await REGISTRATIONS[name]()
-    await register(app, { name, ...options })
-  }
+  for (const instance of enabledProviderInstances(options.config)) await registerInstance(app, instance, options)
 }
 
 export default fp(externalProviders, { name: 'external-providers', dependencies: ['authentication', 'external-sign-in', 'authorization'] })

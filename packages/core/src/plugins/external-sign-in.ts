@@ -38,6 +38,7 @@ import { chooseSlot, CORRELATION_SLOTS, fitFlowState, MAX_SEALED_FLOW_LENGTH, sl
 import { previousSessionToEnd } from '../sign-in/previous-session.js'
 import { sessionStoreOf } from './session.js'
 import { applySignInHook, type SignInHookSettings } from './sign-in-hook.js'
+import { sectionKeyOf } from '../config/provider-instances.js'
 
 /** Correlation state of one flow, as sealed in its cookie. */
 export interface FlowState {
@@ -284,7 +285,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
         provider: result.scheme,
         indicator: result.groupOverage,
         accepted,
-        setting: `${options.rootKey ?? ROOT_KEY}:Authentication:Providers:${result.scheme}:AcceptGroupOverage`
+        setting: `${sectionKeyOf(result.scheme, options.rootKey ?? ROOT_KEY)}:AcceptGroupOverage`
       }, accepted ? 'group overage accepted: the user has no group claims' : 'group overage: the provider left the groups out; sign-in refused')
       if (!accepted) return fail(request, reply, result.scheme, 'group_overage')
     }

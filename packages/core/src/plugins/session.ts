@@ -8,7 +8,6 @@
  * session through the provider's registered refresher. It verifies no credentials itself.
  */
 import { randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { applicationNaming, cookieName } from '../application-name.js'
@@ -18,17 +17,11 @@ import { Principal, type AuthenticationTicket, type Claim } from '../session/pri
 import { SessionStore, type SessionList } from '../session/session-store.js'
 import { describeDevice } from '../session/device.js'
 import { auditFieldsOf, type UserIdentity } from '../session/user-identity.js'
-import {
-  expiresSoon,
-  mergeRefreshed,
-  TOKEN_REFRESH_LOCK_SECONDS,
-  TokenRefreshError,
-  type TokenRefresher,
-  validAccessToken
-} from '../session/token-refresh.js'
+import { expiresSoon, type TokenRefresher, validAccessToken } from '../session/token-refresh.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
-import { tokenRefreshLockKey } from '../state/keys.js'
+import { SessionTokenRefresh } from '../session/token-refresh-runner.js'
+import { renewedTicket } from '../session/renewal.js'
 
 /** What a successful sign-in flow hands to {@link FastifyReply.signIn}. */
 export interface SignInRequest {
@@ -130,9 +123,6 @@ export interface SessionPluginOptions {
   readonly now: () => number
 }
 
-/** What a refresh leads to for every caller waiting on it. */
-type RefreshOutcome = { readonly ended: true } | { readonly accessToken: string | undefined, readonly ticket?: AuthenticationTicket }
-
 /**
  * The instance's {@link SessionStore}, for the core's own plugins that need more than
  * {@link SessionApi} (the ids of ended sessions for audit lines); not part of the public API.
@@ -189,6 +179,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
   const deleteOptions: CookieSerializeOptions = { ...cookie.options, maxAge: 0, expires: new Date(0) }
   const sessions = new SessionStore({ store: app.state, ring: keyRing })
   const nowSeconds = (): number => Math.floor(now() / 1000)
+  const renewal = { slidingExpiration: cookieSettings.SlidingExpiration, idleSeconds }
 
   function clearCookie (reply: FastifyReply): void {
     reply.setCookie(cookie.name, '', deleteOptions)
@@ -196,19 +187,15 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
 
   /** Sets the principal, renewing the session in the background when sliding expiration says so. */
   function accept (request: FastifyRequest, ticket: AuthenticationTicket, at: number): Principal {
-    let current = ticket
-    if (cookieSettings.SlidingExpiration && at - ticket.issuedAt > (ticket.expiresAt - ticket.issuedAt) / 2) {
-      const expiresAt = Math.min(at + idleSeconds, ticket.absoluteExpiresAt)
-      if (expiresAt > ticket.expiresAt) {
-        current = { ...ticket, issuedAt: at, expiresAt }
-        sessions.renew(current, at).then((stored) => {
-          if (!stored) request.log.debug({ event: 'session.renewal.skipped' }, 'session ended before its renewal was stored')
-        }, (error: unknown) => {
-          request.log.warn({ event: 'session.renewal.failed', errorName: (error as Error).name }, 'session renewal not stored')
-        })
-      }
+    const renewed = renewedTicket(ticket, at, renewal)
+    if (renewed !== undefined) {
+      sessions.renew(renewed, at).then((stored) => {
+        if (!stored) request.log.debug({ event: 'session.renewal.skipped' }, 'session ended before its renewal was stored')
+      }, (error: unknown) => {
+        request.log.warn({ event: 'session.renewal.failed', errorName: (error as Error).name }, 'session renewal not stored')
+      })
     }
-    request.user = new Principal(current)
+    request.user = new Principal(renewed ?? ticket)
     return request.user
   }
 
@@ -265,60 +252,8 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     })
   }
 
-  const refreshers = new Map<string, TokenRefresher>()
-  /** Refreshes in progress in this process, by session id: concurrent callers share one. */
-  const refreshing = new Map<string, Promise<RefreshOutcome>>()
-
-  /** Another instance holds the refresh lock: wait (bounded) until its tokens are in the record. */
-  async function awaitOtherRefresh (ticket: AuthenticationTicket, lockKey: string): Promise<RefreshOutcome> {
-    const previous = ticket.tokens?.access_token
-    for (let attempt = 0; attempt < 60; attempt++) {
-      await sleep(200)
-      const at = nowSeconds()
-      const stored = await sessions.load(ticket.sessionId, at)
-      if (stored === undefined) return { ended: true }
-      const tokens = stored.tokens ?? {}
-      if (tokens.access_token !== undefined && tokens.access_token !== previous) return { accessToken: tokens.access_token, ticket: stored }
-      if (await app.state.get(lockKey) === undefined) {
-        // The other instance gave up (it keeps the session): the old token while it is valid.
-        return { accessToken: validAccessToken(tokens, at) }
-      }
-    }
-    return { accessToken: undefined }
-  }
-
-  async function refreshSession (ticket: AuthenticationTicket, refresher: TokenRefresher, log: FastifyRequest['log']): Promise<RefreshOutcome> {
-    // One instance at a time: a short lock record in the shared store; the others wait and re-read.
-    const lockKey = tokenRefreshLockKey(ticket.sessionId)
-    if (!await app.state.add(lockKey, '1', TOKEN_REFRESH_LOCK_SECONDS * 1000)) return await awaitOtherRefresh(ticket, lockKey)
-    try {
-      const at = nowSeconds()
-      // Another instance may have refreshed just before the lock was free.
-      const stored = await sessions.load(ticket.sessionId, at)
-      if (stored === undefined) return { ended: true }
-      const tokens = stored.tokens ?? {}
-      if (tokens.access_token !== undefined && !expiresSoon(tokens, at)) return { accessToken: tokens.access_token, ticket: stored }
-      if (tokens.refresh_token === undefined) return { accessToken: validAccessToken(tokens, at) }
-      let fresh: Record<string, string>
-      try {
-        fresh = await refresher(tokens)
-      } catch (error) {
-        const failure = error instanceof TokenRefreshError ? error : new TokenRefreshError('unavailable', {}, { cause: error })
-        log.warn({ event: 'session.token_refresh.failed', provider: stored.scheme, failure: failure.failure, endsSession: failure.endsSession, ...failure.diagnostics }, 'provider token refresh failed')
-        if (failure.endsSession) {
-          await sessions.end(stored)
-          return { ended: true }
-        }
-        return { accessToken: validAccessToken(tokens, at) }
-      }
-      const updated = await sessions.replaceTokens(stored, mergeRefreshed(tokens, fresh), at)
-      if (updated === undefined) return { ended: true }
-      log.info({ event: 'session.token_refresh.succeeded', provider: stored.scheme }, 'provider tokens refreshed')
-      return { accessToken: updated.tokens?.access_token, ticket: updated }
-    } finally {
-      await app.state.delete([lockKey]).catch(() => { /* it expires by itself */ })
-    }
-  }
+  const tokenRefresh = new SessionTokenRefresh({ sessions, state: app.state, nowSeconds })
+  const refreshers = tokenRefresh.refreshers
 
   async function accessToken (request: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
     const principal = await authenticate(request, reply)
@@ -329,12 +264,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     if (!expiresSoon(tokens, at)) return tokens.access_token
     const refresher = refreshers.get(ticket.scheme)
     if (refresher === undefined || tokens.refresh_token === undefined) return validAccessToken(tokens, at)
-    let pending = refreshing.get(ticket.sessionId)
-    if (pending === undefined) {
-      pending = refreshSession(ticket, refresher, request.log).finally(() => { refreshing.delete(ticket.sessionId) })
-      refreshing.set(ticket.sessionId, pending)
-    }
-    const outcome = await pending
+    const outcome = await tokenRefresh.refresh(ticket, refresher, request.log)
     if ('ended' in outcome) {
       clearCookie(reply)
       request.user = undefined

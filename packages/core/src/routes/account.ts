@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { outcomeMessage } from '../sign-in/sign-in-failure.js'
 import { isRejectedReturnUrl, sendReturnUrlRejected, singleValue } from '../http/request-input.js'
 import { auditFieldsOf } from '../session/user-identity.js'
+import { sendLoginPage } from './login-page.js'
 
 function rejectReturnUrl (request: FastifyRequest, reply: FastifyReply): FastifyReply {
   request.log.info({ event: 'return_url.rejected' }, 'non-local return URL rejected')
@@ -18,14 +19,10 @@ export default async function accountRoutes (app: FastifyInstance): Promise<void
     const returnUrl = singleValue(request.query, 'ReturnUrl')
     if (isRejectedReturnUrl(returnUrl)) return rejectReturnUrl(request, reply)
     const failure = singleValue(request.query, 'failure')
-    const providers = [...app.authentication.providers.values()]
-      .map((provider) => ({ scheme: provider.scheme, displayName: provider.displayName, available: provider.status().available }))
-      .sort((a, b) => a.displayName.localeCompare(b.displayName, 'en'))
-    return reply.type('text/html; charset=utf-8').send(app.pages.loginPage({
-      providers,
+    return sendLoginPage(app, reply, {
       returnUrl: returnUrl ?? undefined,
       failureMessage: typeof failure === 'string' ? outcomeMessage(failure) : undefined
-    }))
+    })
   })
 
   app.post('/Account/Logout', {

@@ -12,7 +12,8 @@ import type { Element } from '@xmldom/xmldom'
 import { getVerifiedXml, parseDomFromString } from '@node-saml/node-saml/lib/xml.js'
 import { LOGOUT_MESSAGE_SHAPE } from './message-shape.js'
 import { verifyRedirectSignature } from './redirect-binding.js'
-import { LOGOUT_MESSAGE_MAX_BYTES, Saml2ResponseError } from './service-provider.js'
+import { LOGOUT_MESSAGE_MAX_BYTES } from './constants.js'
+import { Saml2ResponseError } from './errors.js'
 import { assertNoCommentsOrInstructions, isElement, parseXmlDocument, SAML_PROTOCOL_NS, Saml2XmlError } from './xml.js'
 
 export interface SignedLogoutMessageInput {

@@ -7,7 +7,7 @@
  */
 import { sign, verify } from 'node:crypto'
 import { deflateRawSync } from 'node:zlib'
-import { Saml2ResponseError } from './service-provider.js'
+import { Saml2ResponseError } from './errors.js'
 
 /** Redirect-binding signature algorithms accepted on incoming messages (SHA-1 is not). */
 export const REDIRECT_SIGNATURE_ALGORITHMS: Readonly<Record<string, string>> = {

@@ -13,7 +13,7 @@
  * providers). Plain data, no Fastify types.
  */
 import { createHash } from 'node:crypto'
-import { ApplicationClaimTypes, type AuthenticationTicket } from './principal.js'
+import { ApplicationClaimTypes, type AuthenticationTicket } from './claims.js'
 
 /** The identity of a signed-in user: provider scheme, issuer and subject together. */
 export interface UserIdentity {

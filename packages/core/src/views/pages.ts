@@ -70,6 +70,19 @@ export interface LoginPageModel {
   readonly returnUrl?: string | undefined
   /** A fixed, safe message after a failed sign-in flow. */
   readonly failureMessage?: string | undefined
+  /** Offer the e-mail field of discovery by domain (some provider declares Domains). */
+  readonly emailDiscovery?: boolean | undefined
+}
+
+/** The form that starts a sign-in at the provider serving the address's domain (GET /External/Challenge?email=). */
+function emailDiscoveryForm (model: LoginPageModel): SafeHtml | string {
+  if (model.emailDiscovery !== true) return ''
+  const returnUrl = model.returnUrl === undefined ? '' : html`<input type="hidden" name="returnUrl" value="${model.returnUrl}">`
+  return html`<form class="email-discovery" method="get" action="/External/Challenge">
+<label for="email">Work e-mail address</label>
+<input id="email" type="email" name="email" autocomplete="email" required maxlength="254">${returnUrl}
+<button type="submit">Continue</button>
+</form>`
 }
 
 export const NO_PROVIDER_STATEMENT = 'No sign-in provider is configured for this application.'
@@ -90,6 +103,7 @@ ${failure}
   })
   return layout({ title: 'Sign in' }, html`<h1>Sign in</h1>
 ${failure}
+${emailDiscoveryForm(model)}
 <p>Choose how to sign in:</p>
 <ul class="providers">${items}</ul>`)
 }

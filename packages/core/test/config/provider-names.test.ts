@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import { AuthenticationSchema, PROVIDER_NAMES, VENDOR_NAMES } from '../../src/config/schema.js'
 import { REGISTRATIONS } from '../../src/plugins/external-providers.js'
 import { VENDOR_SLOTS } from '../../src/plugins/providers/oauth-vendors.js'
+import { providerInstancesOf } from '../../src/config/provider-instances.js'
 import { loadTestConfiguration } from '../helpers/app.js'
 
 const PROVIDERS = 'ProjectTemplate:Authentication:Providers'
@@ -27,9 +28,12 @@ describe('provider names', () => {
     }
   })
 
-  test('every provider has a registration, and every vendor slot a handler slot', async () => {
-    assert.deepEqual(Object.keys(REGISTRATIONS).sort(), [...PROVIDER_NAMES].sort())
-    for (const name of PROVIDER_NAMES) assert.equal(typeof await REGISTRATIONS[name](), 'function', name)
+  test('every provider has a registration of its protocol, and every vendor slot a handler slot', async () => {
+    const { config } = loadTestConfiguration()
+    const protocols = new Set(providerInstancesOf(config).map((instance) => instance.protocol))
+    assert.deepEqual(providerInstancesOf(config).map((instance) => instance.scheme), [...PROVIDER_NAMES])
+    assert.deepEqual(Object.keys(REGISTRATIONS).sort(), [...protocols].sort())
+    for (const protocol of protocols) assert.equal(typeof await REGISTRATIONS[protocol](), 'function', protocol)
     assert.deepEqual(Object.keys(VENDOR_SLOTS).sort(), [...VENDOR_NAMES].sort())
   })
 

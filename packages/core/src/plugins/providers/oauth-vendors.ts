@@ -27,6 +27,7 @@ import type { VendorConfiguration, VendorName } from '../../config/schema.js'
 import { singleValue } from '../../http/request-input.js'
 import { groupOverageInJson } from '../../sign-in/group-overage.js'
 import type { ProviderRegistration } from '../authentication.js'
+import type { ProviderInstance } from '../../config/provider-instances.js'
 
 /** Per-slot handler settings that are code, not configuration. */
 export interface VendorSlot {
@@ -127,15 +128,16 @@ class VendorHandler {
   }
 }
 
-export const registerVendor: ProviderRegistration = async (app, options) => {
-  const name = options.name as VendorName
-  const settings = options.config.Authentication.Providers[name]
-  const handler = new VendorHandler(app, settings, VENDOR_SLOTS[name])
+export const registerVendor: ProviderRegistration<Extract<ProviderInstance, { protocol: 'OAuth' }>> = async (app, options) => {
+  const settings = options.instance.settings
+  const handler = new VendorHandler(app, settings, VENDOR_SLOTS[options.instance.vendor])
   app.get(settings.CallbackPath, { config: { allowAnonymous: true, rateLimitBucket: 'callback' } }, async (request, reply) => await handler.callback(request, reply))
   if (settings.SaveTokens) app.session.registerTokenRefresher(handler.scheme, async (tokens) => await handler.refresh(tokens))
   app.authentication.registerProvider({
     scheme: handler.scheme,
     displayName: settings.DisplayName,
+    protocol: 'OAuth',
+    domains: settings.Domains,
     paths: [settings.CallbackPath],
     challenge: async (request, reply, returnUrl) => await handler.challenge(request, reply, returnUrl),
     status: () => ({ available: true })

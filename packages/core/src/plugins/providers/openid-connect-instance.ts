@@ -1,0 +1,120 @@
+/**
+ * One OpenID Connect instance's state, shared by its handlers (openid-connect-sign-in.ts and the
+ * routes in openid-connect.ts): settings, the discovered metadata (loaded in the background when
+ * the app is ready, refreshed hourly, retried with backoff) and the provider's signing keys.
+ * Created once per configured OpenID Connect provider (the contract section or a named scheme).
+ */
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import * as client from 'openid-client'
+import { isDevelopmentLoopbackHttp } from '../../http/host-trust.js'
+import { discoverProvider, discoveryUrlOf, OUTBOUND_TIMEOUT_SECONDS, ProviderMetadata } from '../../oidc/relying-party.js'
+import { ProviderKeys } from '../../oidc/provider-keys.js'
+import { isFieldPath } from '../../sign-in/claim-paths.js'
+import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
+import { postChosenNotice } from '../../oidc/client-authentication.js'
+import type { ProviderInstance } from '../../config/provider-instances.js'
+import type { ProviderRegistrationOptions } from '../authentication.js'
+
+export type OpenIdConnectInstance = Extract<ProviderInstance, { protocol: 'OpenIdConnect' }>
+
+/** One OpenID Connect instance as its handlers see it. */
+export interface OpenIdConnectContext {
+  readonly app: FastifyInstance
+  readonly options: ProviderRegistrationOptions<OpenIdConnectInstance>
+  readonly settings: OpenIdConnectInstance['settings']
+  readonly scheme: string
+  readonly log: FastifyBaseLogger
+  readonly metadata: ProviderMetadata
+  /** The signing keys of the discovered jwks_uri (one set per URI, kept across refreshes). */
+  keysOf: (config: client.Configuration) => ProviderKeys
+  /** ClaimMappings sources that are nested claim paths. */
+  readonly fieldPaths: readonly string[]
+}
+
+export function allowsInsecureRequests (authority: string, environmentName: string): boolean {
+  return isDevelopmentLoopbackHttp(new URL(authority), environmentName)
+}
+
+/** The instance's discovered metadata, with its load and failure log lines. */
+function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>, log: FastifyBaseLogger): ProviderMetadata {
+  const settings = options.instance.settings
+  const allowInsecureRequests = allowsInsecureRequests(settings.Authority, options.environmentName)
+  let warnedBackChannel = false
+  let notedClientAuthentication = false
+  const metadata = new ProviderMetadata(() => discoverProvider({
+    authority: settings.Authority,
+    clientId: settings.ClientId,
+    clientSecret: settings.ClientSecret,
+    idTokenSignedResponseAlg: settings.IdTokenSignedResponseAlg,
+    allowInsecureRequests,
+    tokenEndpointAuthMethod: settings.TokenEndpointAuthMethod,
+    tokenEndpointAuthMethodSetting: `${options.instance.keyPrefix}:TokenEndpointAuthMethod`,
+    clockToleranceSeconds: settings.ClockSkewSeconds
+  }), {
+    onFailure: (reason, error) => {
+      // The URL without credentials or query, and the cause code (ENOTFOUND, ECONNREFUSED,
+      // certificate errors) that undici keeps in error.cause.
+      log.warn({
+        event: 'external.metadata.failed',
+        reason,
+        url: urlForLog(discoveryUrlOf(settings.Authority)),
+        causeCode: networkCauseCode(error),
+        errorName: (error as Error | null)?.name,
+        errorCode: (error as { code?: unknown } | null)?.code
+      }, 'provider metadata could not be loaded')
+    },
+    onLoaded: () => {
+      log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded')
+      const postChosen = notedClientAuthentication || metadata.current === undefined ? undefined : postChosenNotice(metadata.current)
+      if (postChosen !== undefined) { notedClientAuthentication = true; log.info(postChosen, 'client_secret_post chosen: form-encoding would change the client id or secret in Basic credentials') }
+      // OpenID Connect Back-Channel Logout 1.0, section 2.1: an absent backchannel_logout_supported means false.
+      if (settings.BackChannelLogout && !warnedBackChannel && metadata.current?.serverMetadata().backchannel_logout_supported !== true) {
+        warnedBackChannel = true
+        log.warn({
+          event: 'oidc.back_channel_logout.unsupported',
+          setting: `${options.instance.keyPrefix}:BackChannelLogout`
+        }, 'BackChannelLogout is on but the provider\'s discovery document does not advertise backchannel_logout_supported: it may never send logout tokens')
+      }
+    }
+  })
+  return metadata
+}
+
+/** The signing keys of the discovered jwks_uri, kept across metadata refreshes of the same URI so the unknown-key refetch limit holds per provider. */
+function signingKeysOf (allowInsecureRequests: boolean, log: FastifyBaseLogger): (config: client.Configuration) => ProviderKeys {
+  let signingKeys: ProviderKeys | undefined
+  function keysOf (config: client.Configuration): ProviderKeys {
+    const jwksUri = config.serverMetadata().jwks_uri ?? ''
+    if (signingKeys?.jwksUri !== jwksUri) {
+      signingKeys = new ProviderKeys({
+        jwksUri,
+        allowInsecureRequests,
+        timeoutMs: OUTBOUND_TIMEOUT_SECONDS * 1000,
+        onUnknownKeyRefetch: (found) => {
+          log.info({ event: 'oidc.signing_keys.refetched', reason: 'unknown_key', found }, 'provider signing keys fetched again for an unknown key id')
+        }
+      })
+    }
+    return signingKeys
+  }
+  return keysOf
+}
+
+/** Creates the instance's state; discovery starts when the app is ready. */
+export function createOpenIdConnectContext (app: FastifyInstance, options: ProviderRegistrationOptions<OpenIdConnectInstance>): OpenIdConnectContext {
+  const settings = options.instance.settings
+  const log = app.log.child({ provider: settings.Scheme })
+  const metadata = metadataOf(options, log)
+  app.addHook('onReady', async () => { metadata.start() })
+  app.addHook('onClose', async () => { metadata.stop() })
+  return {
+    app,
+    options,
+    settings,
+    scheme: settings.Scheme,
+    log,
+    metadata,
+    keysOf: signingKeysOf(allowsInsecureRequests(settings.Authority, options.environmentName), log),
+    fieldPaths: Object.keys(settings.ClaimMappings).filter(isFieldPath)
+  }
+}

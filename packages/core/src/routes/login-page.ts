@@ -1,0 +1,24 @@
+/**
+ * The login page as /Account/Login and e-mail discovery (/External/Challenge?email=) send it:
+ * every registered provider by DisplayName, the e-mail field when some provider declares Domains,
+ * and an optional fixed message.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify'
+
+export interface LoginPageOptions {
+  readonly returnUrl?: string | undefined
+  /** A fixed, safe sentence; never a submitted value or a provider list. */
+  readonly failureMessage?: string | undefined
+}
+
+export function sendLoginPage (app: FastifyInstance, reply: FastifyReply, options: LoginPageOptions): FastifyReply {
+  const providers = [...app.authentication.providers.values()]
+    .map((provider) => ({ scheme: provider.scheme, displayName: provider.displayName, available: provider.status().available }))
+    .sort((a, b) => a.displayName.localeCompare(b.displayName, 'en'))
+  return reply.type('text/html; charset=utf-8').send(app.pages.loginPage({
+    providers,
+    returnUrl: options.returnUrl,
+    failureMessage: options.failureMessage,
+    emailDiscovery: app.authentication.discoversByEmail
+  }))
+}

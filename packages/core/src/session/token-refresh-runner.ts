@@ -1,0 +1,102 @@
+/**
+ * Token refresh for a session's stored provider tokens (SaveTokens), across instances: one
+ * instance at a time refreshes (a short lock record in the shared store), the others wait,
+ * bounded, and read the refreshed tokens from the session record; a refusal that ends the
+ * session ends it. Plain data and the state store; `app.session.accessToken` (plugins/session.ts)
+ * drives it per request. No Fastify types.
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { AuthenticationTicket } from './claims.js'
+import type { SessionStore } from './session-store.js'
+import type { StateStore } from '../state/state-store.js'
+import { tokenRefreshLockKey } from '../state/keys.js'
+import { expiresSoon, mergeRefreshed, TOKEN_REFRESH_LOCK_SECONDS, TokenRefreshError, type TokenRefresher, validAccessToken } from './token-refresh.js'
+
+/** What a refresh leads to for every caller waiting on it. */
+export type RefreshOutcome = { readonly ended: true } | { readonly accessToken: string | undefined, readonly ticket?: AuthenticationTicket }
+
+/** The two log levels a refresh writes (pino's, as request.log has them). */
+export interface RefreshLog {
+  warn: (fields: Record<string, unknown>, message: string) => void
+  info: (fields: Record<string, unknown>, message: string) => void
+}
+
+export interface SessionTokenRefreshOptions {
+  readonly sessions: SessionStore
+  readonly state: StateStore
+  /** Seconds since the epoch. */
+  readonly nowSeconds: () => number
+}
+
+/** Refreshes of the sessions of one app: by scheme, the registered refreshers; by session id, the refreshes in progress here. */
+export class SessionTokenRefresh {
+  readonly refreshers = new Map<string, TokenRefresher>()
+  /** Refreshes in progress in this process, by session id: concurrent callers share one. */
+  readonly #refreshing = new Map<string, Promise<RefreshOutcome>>()
+  readonly #options: SessionTokenRefreshOptions
+
+  constructor (options: SessionTokenRefreshOptions) {
+    this.#options = options
+  }
+
+  /** The refresh of `ticket`'s tokens by `refresher`, shared with any already in progress for the session. */
+  async refresh (ticket: AuthenticationTicket, refresher: TokenRefresher, log: RefreshLog): Promise<RefreshOutcome> {
+    let pending = this.#refreshing.get(ticket.sessionId)
+    if (pending === undefined) {
+      pending = refreshSession(this.#options, ticket, refresher, log).finally(() => { this.#refreshing.delete(ticket.sessionId) })
+      this.#refreshing.set(ticket.sessionId, pending)
+    }
+    return await pending
+  }
+}
+
+/** Another instance holds the refresh lock: wait (bounded) until its tokens are in the record. */
+async function awaitOtherRefresh ({ sessions, state, nowSeconds }: SessionTokenRefreshOptions, ticket: AuthenticationTicket, lockKey: string): Promise<RefreshOutcome> {
+  const previous = ticket.tokens?.access_token
+  for (let attempt = 0; attempt < 60; attempt++) {
+    await sleep(200)
+    const at = nowSeconds()
+    const stored = await sessions.load(ticket.sessionId, at)
+    if (stored === undefined) return { ended: true }
+    const tokens = stored.tokens ?? {}
+    if (tokens.access_token !== undefined && tokens.access_token !== previous) return { accessToken: tokens.access_token, ticket: stored }
+    if (await state.get(lockKey) === undefined) {
+      // The other instance gave up (it keeps the session): the old token while it is valid.
+      return { accessToken: validAccessToken(tokens, at) }
+    }
+  }
+  return { accessToken: undefined }
+}
+
+async function refreshSession (options: SessionTokenRefreshOptions, ticket: AuthenticationTicket, refresher: TokenRefresher, log: RefreshLog): Promise<RefreshOutcome> {
+  // One instance at a time: a short lock record in the shared store; the others wait and re-read.
+  const lockKey = tokenRefreshLockKey(ticket.sessionId)
+  if (!await options.state.add(lockKey, '1', TOKEN_REFRESH_LOCK_SECONDS * 1000)) return await awaitOtherRefresh(options, ticket, lockKey)
+  try {
+    const at = options.nowSeconds()
+    // Another instance may have refreshed just before the lock was free.
+    const stored = await options.sessions.load(ticket.sessionId, at)
+    if (stored === undefined) return { ended: true }
+    const tokens = stored.tokens ?? {}
+    if (tokens.access_token !== undefined && !expiresSoon(tokens, at)) return { accessToken: tokens.access_token, ticket: stored }
+    if (tokens.refresh_token === undefined) return { accessToken: validAccessToken(tokens, at) }
+    let fresh: Record<string, string>
+    try {
+      fresh = await refresher(tokens)
+    } catch (error) {
+      const failure = error instanceof TokenRefreshError ? error : new TokenRefreshError('unavailable', {}, { cause: error })
+      log.warn({ event: 'session.token_refresh.failed', provider: stored.scheme, failure: failure.failure, endsSession: failure.endsSession, ...failure.diagnostics }, 'provider token refresh failed')
+      if (failure.endsSession) {
+        await options.sessions.end(stored)
+        return { ended: true }
+      }
+      return { accessToken: validAccessToken(tokens, at) }
+    }
+    const updated = await options.sessions.replaceTokens(stored, mergeRefreshed(tokens, fresh), at)
+    if (updated === undefined) return { ended: true }
+    log.info({ event: 'session.token_refresh.succeeded', provider: stored.scheme }, 'provider tokens refreshed')
+    return { accessToken: updated.tokens?.access_token, ticket: updated }
+  } finally {
+    await options.state.delete([lockKey]).catch(() => { /* it expires by itself */ })
+  }
+}
