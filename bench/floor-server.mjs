@@ -52,7 +52,11 @@ export async function postureOfApp () {
   const { securityHeaderValues } = await import(new URL('plugins/security-headers.js', dist).href)
   const { createLogger } = await import(new URL('logger.js', dist).href)
   const { logRequestCompleted } = await import(new URL('plugins/request-logging.js', dist).href)
-  return { headers: securityHeaderValues('Production'), logger: createLogger('info'), logRequestCompleted }
+  const { completionLineWriter } = await import(new URL('completion-line.js', dist).href)
+  const logger = createLogger('info')
+  // The line as the app writes it (plugins/request-logging.ts): through the same writer.
+  const write = completionLineWriter(logger)
+  return { headers: securityHeaderValues('Production'), logger, logRequestCompleted: (log, request, reply) => logRequestCompleted(log, request, reply, write) }
 }
 
 /** The posture FLOOR_POSTURE asks for: all of it (1), the headers or the log line alone, or none. */
