@@ -28,6 +28,12 @@ export interface ProviderRegistrationOptions<I extends ProviderInstance = Provid
   readonly keyRing: KeyRing
   /** The application's configuration root key (default `ProjectTemplate`), for keys named in log lines. */
   readonly rootKey?: string
+  /**
+   * Set for a provider from the app's provider source (plugins/runtime-providers.ts): its state
+   * adds no app hooks (the runtime set starts and stops it), and its sign-ins carry the tenant
+   * key and the per-provider session index.
+   */
+  readonly runtime?: { readonly tenant?: string }
 }
 
 /** Registers one provider's routes and its {@link AuthenticationProvider} on `app`. */
