@@ -26,6 +26,7 @@ import csrf from './plugins/csrf.js'
 import errorHandler, { renderError } from './plugins/error-handler.js'
 import rateLimits from './plugins/rate-limits.js'
 import externalProviders from './plugins/external-providers.js'
+import runtimeProviders, { type ProviderSource } from './plugins/runtime-providers.js'
 import externalSignIn from './plugins/external-sign-in.js'
 import hostFiltering from './plugins/host-filtering.js'
 import requestLogging from './plugins/request-logging.js'
@@ -78,6 +79,14 @@ export interface ApplicationParts {
    * `Authentication:SignInHook:TimeoutSeconds`; a failure refuses).
    */
   readonly signInHook?: SignInHook
+  /**
+   * Providers the app owns (issue 28): an async function returning provider definitions (scheme,
+   * the keys of `Authentication:Schemes:<Name>`, domains with their verification state, tenant),
+   * read when the app is ready and on `app.authentication.reloadProviders()`. Each is validated
+   * like configuration; configured schemes win over a definition of the same name.
+   * docs/providers.md, "Providers added at runtime".
+   */
+  readonly providerSource?: ProviderSource
 }
 
 export interface CreateAppOptions extends ApplicationParts {
@@ -222,6 +231,9 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   const signInHook = options.signInHook === undefined ? {} : { signInHook: { hook: options.signInHook, timeoutMs: config.Authentication.SignInHook.TimeoutSeconds * 1000 } }
   await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey, ...signInHook })
   await app.register(externalProviders, { config, environmentName, keyRing, rootKey })
+  if (options.providerSource !== undefined && config.Authentication.Enabled) {
+    await app.register(runtimeProviders, { config, environmentName, keyRing, rootKey, source: options.providerSource })
+  }
 
   await app.register(accountRoutes)
   await app.register(sessionRoutes)

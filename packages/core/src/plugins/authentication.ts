@@ -43,7 +43,7 @@ export type ProviderRegistration<I extends ProviderInstance = ProviderInstance> 
 export interface AuthenticationApi {
   readonly providers: ReadonlyMap<string, AuthenticationProvider>
   readonly defaultChallengeScheme: string
-  /** Adds a provider; call before `ready()`. */
+  /** Adds a provider; call before `ready()` (providers from the app's provider source are added by the core at any time). */
   registerProvider: (provider: AuthenticationProvider) => void
   /** The provider whose Domains hold the domain of the e-mail `address` (case-insensitive), or undefined. */
   providerForEmail: (address: string) => AuthenticationProvider | undefined
@@ -59,6 +59,49 @@ export interface AuthenticationApi {
    * sign-out stays local (no hook, nothing to do, or the hook failed, which is logged).
    */
   continueSignOut: (request: FastifyRequest, reply: FastifyReply, signedOut: SignedOutPrincipal) => Promise<FastifyReply | undefined>
+  /**
+   * Reads the app's provider source again (`providerSource` of createApp) and applies the change:
+   * at once on this instance, and on every instance sharing the state store through its
+   * invalidation channel. Without a source it changes nothing. `revokeSessions` ends the sessions
+   * of the removed providers. docs/providers.md, "Providers added at runtime".
+   */
+  reloadProviders: (options?: ReloadProvidersOptions) => Promise<ProviderReloadResult>
+}
+
+export interface ReloadProvidersOptions {
+  /** End the sessions signed in through a provider this reload removes (every instance). */
+  readonly revokeSessions?: boolean
+}
+
+/** A runtime provider definition that was not applied, and why (keys named, never a value). */
+export interface RefusedProvider {
+  readonly scheme: string
+  readonly problems: ReadonlyArray<{ readonly key: string, readonly message: string }>
+}
+
+/** What a reload changed: schemes added (or replaced), removed, and definitions refused. */
+export interface ProviderReloadResult {
+  readonly added: readonly string[]
+  readonly removed: readonly string[]
+  readonly refused: readonly RefusedProvider[]
+}
+
+/** What plugins/runtime-providers.ts needs of the registry: removal, and the reload it implements. */
+interface RuntimeRegistryAccess {
+  remove: (scheme: string) => boolean
+  reloader?: (options: ReloadProvidersOptions) => Promise<ProviderReloadResult>
+}
+const runtimeAccess = new WeakMap<AuthenticationApi, RuntimeRegistryAccess>()
+
+/** Removes a provider added at runtime; false when there was none (plugins/runtime-providers.ts). */
+export function removeProvider (api: AuthenticationApi, scheme: string): boolean {
+  return runtimeAccess.get(api)?.remove(scheme) ?? false
+}
+
+/** Installs the runtime set's reload behind {@link AuthenticationApi.reloadProviders}. */
+export function setProviderReloader (api: AuthenticationApi, reloader: (options: ReloadProvidersOptions) => Promise<ProviderReloadResult>): void {
+  const access = runtimeAccess.get(api)
+  if (access !== undefined) access.reloader = reloader
 }
 
 declare module 'fastify' {
@@ -86,7 +129,8 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
   const providers = registry.byScheme
   const defaultChallengeScheme = options.config.Authentication.DefaultChallengeScheme
 
-  app.decorate('authentication', {
+  const access: RuntimeRegistryAccess = { remove: (scheme) => registry.remove(scheme) }
+  const api: AuthenticationApi = {
     providers,
     defaultChallengeScheme,
     registerProvider (provider: AuthenticationProvider) {
@@ -122,8 +166,13 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       request.log.info({ event: 'external.sign_out.redirected', provider: provider.scheme }, 'signing out at the provider')
       // The URL may carry an id_token_hint or a signed LogoutRequest: never cached.
       return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(pagesFor(request).providerSignOutPage({ url, displayName: provider.displayName }))
+    },
+    async reloadProviders (reloadOptions: ReloadProvidersOptions = {}) {
+      return access.reloader === undefined ? { added: [], removed: [], refused: [] } : await access.reloader(reloadOptions)
     }
-  })
+  }
+  runtimeAccess.set(api, access)
+  app.decorate('authentication', api)
 }
 
 export default fp(authenticationPlugin, { name: 'authentication' })
