@@ -19,6 +19,8 @@ import { runtimeSectionKey, validateRuntimeProvider, type RuntimeProviderDefinit
 import { PROVIDERS_INVALIDATION_MESSAGE } from '../state/keys.js'
 import { providerIndexKeyOf } from '../session/session-store.js'
 import type { RateLimitBucket } from './rate-limits.js'
+import { sendError } from '../http/responses.js'
+import { messageOf } from '../errors.js'
 import { sessionStoreOf } from './session.js'
 import { removeProvider, setProviderReloader, type ProviderReloadResult, type RefusedProvider, type ReloadProvidersOptions } from './authentication.js'
 import { openRuntimeInstance, type RouteKind, type RuntimeInstance } from './providers/runtime-instance.js'
@@ -139,6 +141,19 @@ class RuntimeProviderSet {
   }
 }
 
+/**
+ * A path no runtime provider owns: a callback or ACS (a sign-in in flight when its provider was
+ * removed, or a guess) fails as a sign-in whose correlation is lost; anything else is the 404
+ * problem. Never the fallback policy's login redirect, which would carry the code in ReturnUrl.
+ */
+function unknownScheme (request: FastifyRequest, reply: FastifyReply, kind: RouteKind): FastifyReply {
+  if (kind === 'callback' || kind === 'acs') return request.server.externalSignIn.fail(request, reply, UNKNOWN_SCHEME, 'correlation')
+  return sendError(request, reply, 404, { code: 'APP_ERR_NOT_FOUND', detail: messageOf('APP_ERR_NOT_FOUND') })
+}
+
+/** The provider named in the log for a path no runtime provider owns (the path's text is not logged). */
+const UNKNOWN_SCHEME = 'unknown'
+
 /** Registers the parametric routes; each answers the safe 404 unless a runtime provider owns the path. */
 function registerRoutes (app: FastifyInstance, set: RuntimeProviderSet): void {
   for (const route of ROUTES) {
@@ -149,10 +164,7 @@ function registerRoutes (app: FastifyInstance, set: RuntimeProviderSet): void {
       config: { allowAnonymous: true, ...(route.bucket === undefined ? {} : { rateLimitBucket: route.bucket }) },
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const instance = set.find(request, route.kind)
-        if (instance === undefined) {
-          reply.callNotFound()
-          return reply
-        }
+        if (instance === undefined) return unknownScheme(request, reply, route.kind)
         return await instance.handle(route.kind, request, reply)
       }
     })
