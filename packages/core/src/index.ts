@@ -47,6 +47,7 @@ export type { ApplicationNaming, CookieNames, Purposes } from './application-nam
 // Authorization: named policies, the route metadata, the governance seam.
 export { ApplicationAuthorizationPolicyNames } from './authorization/policies.js'
 export type { AuthorizationPolicy, PolicyOutcome } from './authorization/policies.js'
+export { requireTenant, tenantOf, tenantPolicy } from './authorization/tenants.js'
 export type { AuthorizationApi, GovernanceContext, GovernanceEvaluator, RouteAuthorization } from './plugins/authorization.js'
 
 // The signed-in user, and what a sign-in flow hands over.

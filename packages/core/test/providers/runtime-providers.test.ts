@@ -20,6 +20,8 @@ import { waitFor } from '../helpers/wait.js'
 import { readAuthnRequest, TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
 import { createKeyRing } from '../../src/data-protection/key-ring.js'
 import type { RuntimeProviderDefinition } from '../../src/providers/runtime-definitions.js'
+import { tenantPolicy } from '../../src/authorization/tenants.js'
+import type { FastifyInstance } from 'fastify'
 
 const SECRET = 'runtime-oidc-secret-PLANTED-4411'
 const SP = 'http://127.0.0.1/sp-runtime'
@@ -45,8 +47,13 @@ describe('providers from the provider source, two instances sharing Redis', () =
       Authentication: { Schemes: { Configured: { Type: 'Saml2', EntityId: 'http://127.0.0.1/sp-configured', MetadataUrl: saml.metadataUrl } } }
     }
     const source = async (): Promise<RuntimeProviderDefinition[]> => definitions
-    a = await startProviderApp(settings, undefined, { providerSource: source, keyRing })
-    b = await startProviderApp(settings, undefined, { providerSource: source, keyRing })
+    // Customer Contoso's data: a route behind a policy requiring Contoso's tenant.
+    const configure = (app: FastifyInstance): void => {
+      app.authorization.addPolicy(tenantPolicy('contoso.Orders', 'tenant-contoso'))
+      app.get('/tenants/contoso/orders', { config: { authorize: 'contoso.Orders' } }, async () => ({ orders: [] }))
+    }
+    a = await startProviderApp(settings, configure, { providerSource: source, keyRing })
+    b = await startProviderApp(settings, configure, { providerSource: source, keyRing })
     for (const app of [a, b]) await waitFor(() => app.app.state.status().available, 'the Redis state store', 10_000, 20)
     await idp.configure(`${b.origin}/signin-contoso`)
   })
@@ -117,6 +124,11 @@ describe('providers from the provider source, two instances sharing Redis', () =
     assert.equal(samlTicket?.scheme, 'Fabrikam')
     // The IdP's own tenant claim is dropped: only the source speaks for the tenant.
     assert.deepEqual(samlTicket?.claims.filter((claim) => claim.type === 'application:tenant').map((claim) => claim.value), ['tenant-fabrikam'])
+
+    // A user of Fabrikam's IdP never passes Contoso's tenant policy; Contoso's user does.
+    const orders = async (user: HttpSession): Promise<number> => (await user.request(`${b.origin}/tenants/contoso/orders`, { accept: 'application/json' })).response.status
+    assert.equal(await orders(oidcUser), 200)
+    assert.equal(await orders(samlUser), 403)
 
     const metadata = await fetch(`${b.origin}/Saml2/Fabrikam/Metadata`)
     assert.equal(metadata.status, 200)
