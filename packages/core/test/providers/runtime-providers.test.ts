@@ -194,4 +194,20 @@ describe('providers from the provider source, two instances sharing Redis', () =
     assert.equal(sessionCookiesSet(late.response).length, 0)
     await waitFor(async () => await api() === 401, 'the revoked session to be refused on B', 2_000, 20)
   })
+
+  test('a runtime provider whose discovery is unreachable is unhealthy in the details; the app stays ready', async () => {
+    definitions = [fabrikam(), { scheme: 'Down', settings: { Type: 'OpenIdConnect', Authority: 'http://127.0.0.1:9/down', ClientId: 'c', ClientSecret: SECRET } }]
+    const result = await a.app.authentication.reloadProviders()
+    assert.deepEqual(result.added, ['Down'])
+    // The first challenge opens it (waits for discovery, which fails): the login page's safe failure, not a 500.
+    const first = await fetch(`${a.origin}/External/Challenge?provider=Down`, { redirect: 'manual' })
+    assert.equal(first.status, 302)
+    assert.match(first.headers.get('location') ?? '', /^\/Account\/Login\?failure=[a-z_]+$/)
+    // From then on it is known to be down: the challenge answers 503 before leaving.
+    assert.equal(await challengeStatus(a, 'provider=Down'), 503)
+    const ready = await fetch(`${a.origin}/health/ready`)
+    assert.equal(ready.status, 200)
+    const body = await ready.json() as { checks: { providers: Record<string, { status: string, reason?: string }> } }
+    assert.deepEqual(body.checks.providers.Down, { status: 'Unhealthy', reason: 'metadata_unreachable' })
+  })
 })
