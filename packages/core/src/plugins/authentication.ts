@@ -12,6 +12,7 @@ import type { AuthenticationProvider, SignedOutPrincipal } from '../providers/pr
 import type { ApplicationConfiguration } from '../config/schema.js'
 import type { ProviderInstance } from '../config/provider-instances.js'
 import { createError } from '../errors.js'
+import { validateRuntimeProvider, type RuntimeProviderDefinition, type RuntimeValidation } from '../providers/runtime-definitions.js'
 import { pagesFor } from './branding.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
@@ -66,6 +67,11 @@ export interface AuthenticationApi {
    * of the removed providers. docs/providers.md, "Providers added at runtime".
    */
   reloadProviders: (options?: ReloadProvidersOptions) => Promise<ProviderReloadResult>
+  /**
+   * Checks one provider definition as the provider source's would be checked (the app's root key,
+   * environment and configuration), without applying it: for an admin form before it saves.
+   */
+  validateProvider: (definition: RuntimeProviderDefinition) => RuntimeValidation
 }
 
 export interface ReloadProvidersOptions {
@@ -112,6 +118,10 @@ declare module 'fastify' {
 
 export interface AuthenticationPluginOptions {
   readonly config: ApplicationConfiguration
+  /** For {@link AuthenticationApi.validateProvider}: the environment the rules read (default Production). */
+  readonly environmentName?: string
+  /** For {@link AuthenticationApi.validateProvider}: the root key problems are named under. */
+  readonly rootKey?: string
 }
 
 /** The request's own path and query, when it may travel as a return URL (GET/HEAD only). */
@@ -169,7 +179,12 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
     },
     async reloadProviders (reloadOptions: ReloadProvidersOptions = {}) {
       return access.reloader === undefined ? { added: [], removed: [], refused: [] } : await access.reloader(reloadOptions)
-    }
+    },
+    validateProvider: (definition: RuntimeProviderDefinition) => validateRuntimeProvider(definition, {
+      config: options.config,
+      environmentName: options.environmentName ?? 'Production',
+      ...(options.rootKey === undefined ? {} : { rootKey: options.rootKey })
+    })
   }
   runtimeAccess.set(api, access)
   app.decorate('authentication', api)

@@ -158,6 +158,10 @@ describe('providers from the provider source, two instances sharing Redis', () =
     assert.ok(keysOf('Broken').includes('ProjectTemplate:Authentication:Schemes:Broken:ClientId'), keysOf('Broken').join())
     assert.ok(keysOf('Broken').includes('ProjectTemplate:Authentication:Schemes:Broken:Authority'), keysOf('Broken').join())
     assert.deepEqual(keysOf('Configured'), ['ProjectTemplate:Authentication:Schemes:Configured'])
+    // The admin form's check before saving gives the same problems.
+    const checked = a.app.authentication.validateProvider(definitions[2]!)
+    assert.equal(checked.ok, false)
+    if (!checked.ok) assert.deepEqual(checked.problems, result.refused[0]!.problems)
     assert.deepEqual(keysOf('Thief'), ['ProjectTemplate:Authentication:Schemes:Thief:Domains'])
     assert.equal(a.app.authentication.providers.get('Configured')?.runtime, undefined)
     assert.ok(!a.app.authentication.providers.has('Thief'))
