@@ -136,6 +136,11 @@ describe('providers from the provider source, two instances sharing Redis', () =
   })
 
   test('discovery by e-mail uses verified domains only; an unverified one still works through provider=', async () => {
+    // The login page offers the e-mail field but never lists the customers' providers.
+    const login = await (await fetch(`${b.origin}/Account/Login`)).text()
+    assert.match(login, /data-provider="Configured"/)
+    assert.doesNotMatch(login, /Contoso|Fabrikam/)
+    assert.match(login, /type="email"/)
     assert.equal(await challengeStatus(b, 'email=ada%40contoso.example'), 302)
     assert.notEqual(await challengeStatus(b, 'email=bob%40fabrikam.example'), 302)
     assert.equal(await challengeStatus(b, 'provider=Fabrikam'), 302)
