@@ -114,6 +114,7 @@ class RuntimeProviderSet {
       }
       const result = validateRuntimeProvider(definition, this.options)
       if (!result.ok) refused.push({ scheme, problems: result.problems })
+      else if (!result.provider.instance.settings.Enabled) continue // Enabled false: as if absent (removed when it was there)
       else if (wanted.has(scheme)) refused.push({ scheme, problems: [{ key: runtimeSectionKey(scheme, this.options.rootKey), message: `${runtimeSectionKey(scheme, this.options.rootKey)} is defined twice by the provider source.` }] })
       else wanted.set(scheme, { validated: result.provider, fingerprint: fingerprintOf(definition) })
     }
@@ -179,7 +180,9 @@ async function runtimeProviders (app: FastifyInstance, options: RuntimeProviders
   let queue: Promise<unknown> = Promise.resolve()
   function reloadLocally (reloadOptions: ReloadProvidersOptions, trigger: string): Promise<ProviderReloadResult> {
     const run = queue.then(async () => {
-      const result = await set.apply(await options.source(), reloadOptions)
+      const definitions = await options.source()
+      if (!Array.isArray(definitions)) throw new TypeError('providerSource must return an array of provider definitions')
+      const result = await set.apply(definitions, reloadOptions)
       for (const refusal of result.refused) {
         app.log.warn({ event: 'external.runtime_provider.refused', provider: refusal.scheme, problems: refusal.problems }, 'provider from the provider source refused')
       }
@@ -204,7 +207,12 @@ async function runtimeProviders (app: FastifyInstance, options: RuntimeProviders
   })
   setProviderReloader(app.authentication, async (reloadOptions) => {
     const result = await reloadLocally(reloadOptions, 'call')
-    await app.state.publish(announcement)
+    try {
+      await app.state.publish(announcement)
+    } catch (error) {
+      // The others read the source again when their subscription is back (onReset above).
+      app.log.warn({ event: 'external.runtime_providers.announce_failed', errorName: (error as Error | null)?.name }, 'the provider change could not be announced to the other instances yet')
+    }
     return result
   })
   app.addHook('onReady', async () => { reloadQuietly('start'); await queue })

@@ -29,6 +29,8 @@ const server = new RedisServer()
 const keyRing = createKeyRing([randomBytes(32)])
 /** The app's "database" of customer providers, shared by both instances. */
 let definitions: RuntimeProviderDefinition[] = []
+/** Makes the source throw, as a database that is down would. */
+let sourceDown = false
 
 describe('providers from the provider source, two instances sharing Redis', () => {
   let idp: OidcIdp
@@ -46,7 +48,10 @@ describe('providers from the provider source, two instances sharing Redis', () =
       State: { Provider: 'Redis', Redis: { ConnectionString: server.connectionString, TimeoutMilliseconds: 500 } },
       Authentication: { Schemes: { Configured: { Type: 'Saml2', EntityId: 'http://127.0.0.1/sp-configured', MetadataUrl: saml.metadataUrl } } }
     }
-    const source = async (): Promise<RuntimeProviderDefinition[]> => definitions
+    const source = async (): Promise<RuntimeProviderDefinition[]> => {
+      if (sourceDown) throw new Error(`database down ${SECRET}`)
+      return definitions
+    }
     // Customer Contoso's data: a route behind a policy requiring Contoso's tenant.
     const configure = (app: FastifyInstance): void => {
       app.authorization.addPolicy(tenantPolicy('contoso.Orders', 'tenant-contoso'))
@@ -218,5 +223,21 @@ describe('providers from the provider source, two instances sharing Redis', () =
     assert.equal(ready.status, 200)
     const body = await ready.json() as { checks: { providers: Record<string, { status: string, reason?: string }> } }
     assert.deepEqual(body.checks.providers.Down, { status: 'Unhealthy', reason: 'metadata_unreachable' })
+  })
+
+  test('a source that throws rejects the call and keeps the providers in use; Enabled false removes', async () => {
+    definitions = [fabrikam()]
+    await a.app.authentication.reloadProviders()
+    sourceDown = true
+    const before = a.logs.lines.length
+    await assert.rejects(a.app.authentication.reloadProviders(), /database down/)
+    sourceDown = false
+    assert.ok(a.app.authentication.providers.has('Fabrikam'))
+    assert.equal(await challengeStatus(a, 'provider=Fabrikam'), 302)
+    assert.ok(!a.logs.lines.slice(before).join('\n').includes(SECRET))
+    definitions = [{ ...fabrikam(), settings: { ...fabrikam().settings, Enabled: false } }]
+    const result = await a.app.authentication.reloadProviders()
+    assert.deepEqual(result, { added: [], removed: ['Fabrikam'], refused: [] })
+    assert.equal(await challengeStatus(a, 'provider=Fabrikam'), 400)
   })
 })
