@@ -82,10 +82,11 @@ class RuntimeProviderSet {
     const scheme = validated.instance.scheme
     const at = runtimeSectionKey(scheme, this.options.rootKey)
     const instance = openRuntimeInstance(this.app, { ...this.options, name: scheme, instance: validated.instance, runtime: validated.tenant === undefined ? {} : { tenant: validated.tenant } })
-    const taken = instance.paths.find((path) => this.#byPath.has(path.toLowerCase()))
+    const configuredPaths = new Set([...this.app.authentication.providers.values()].filter((provider) => provider.runtime !== true).flatMap((provider) => provider.paths.map((path) => path.toLowerCase())))
+    const taken = instance.paths.find((path) => this.#byPath.has(path.toLowerCase()) || configuredPaths.has(path.toLowerCase()))
     if (taken !== undefined) {
       instance.stop()
-      return { scheme, problems: [{ key: at, message: `${at} has the endpoint paths of another provider from the provider source (scheme names differ in case only).` }] }
+      return { scheme, problems: [{ key: at, message: `${at} would use the endpoint path of another provider (a configured one, or one from the source whose name differs in case only); choose another scheme name.` }] }
     }
     try {
       this.app.authentication.registerProvider(instance.provider)

@@ -158,12 +158,15 @@ describe('providers from the provider source, two instances sharing Redis', () =
       fabrikam(),
       { scheme: 'Broken', settings: { Type: 'OpenIdConnect', Authority: 'http://idp.invalid', ClientSecret: SECRET } },
       { scheme: 'Configured', settings: { Type: 'OpenIdConnect', Authority: idp.issuer, ClientId: 'c', ClientSecret: SECRET } },
-      { scheme: 'Thief', settings: { Type: 'OpenIdConnect', Authority: idp.issuer, ClientId: 'c', ClientSecret: SECRET }, domains: [{ name: 'contoso.example', verified: true }] }
+      { scheme: 'Thief', settings: { Type: 'OpenIdConnect', Authority: idp.issuer, ClientId: 'c', ClientSecret: SECRET }, domains: [{ name: 'contoso.example', verified: true }] },
+      // Its paths would be /Saml2/configured/...: the configured scheme's, in another case.
+      { scheme: 'configured', settings: { Type: 'Saml2', EntityId: SP, MetadataUrl: saml.metadataUrl } }
     ]
     const result = await a.app.authentication.reloadProviders()
     assert.deepEqual(result.added, [])
     assert.deepEqual(result.removed, [])
-    assert.deepEqual(result.refused.map((refusal) => refusal.scheme), ['Broken', 'Configured', 'Thief'])
+    assert.deepEqual(result.refused.map((refusal) => refusal.scheme), ['Broken', 'Configured', 'Thief', 'configured'])
+    assert.deepEqual(result.refused[3]!.problems.map((problem) => problem.key), ['ProjectTemplate:Authentication:Schemes:configured'])
     const keysOf = (scheme: string): string[] => result.refused.find((refusal) => refusal.scheme === scheme)!.problems.map((problem) => problem.key)
     assert.ok(keysOf('Broken').includes('ProjectTemplate:Authentication:Schemes:Broken:ClientId'), keysOf('Broken').join())
     assert.ok(keysOf('Broken').includes('ProjectTemplate:Authentication:Schemes:Broken:Authority'), keysOf('Broken').join())
