@@ -81,7 +81,14 @@ class RuntimeProviderSet {
   #add (validated: ValidatedRuntimeProvider, fingerprint: string): RefusedProvider | undefined {
     const scheme = validated.instance.scheme
     const at = runtimeSectionKey(scheme, this.options.rootKey)
-    const instance = openRuntimeInstance(this.app, { ...this.options, name: scheme, instance: validated.instance, runtime: validated.tenant === undefined ? {} : { tenant: validated.tenant } })
+    let instance: RuntimeInstance
+    try {
+      instance = openRuntimeInstance(this.app, { ...this.options, name: scheme, instance: validated.instance, runtime: validated.tenant === undefined ? {} : { tenant: validated.tenant } })
+    } catch (error) {
+      // A key that validation passed but the protocol cannot open (its own message names the key, never a value).
+      const problems = (error as { problems?: RefusedProvider['problems'] }).problems
+      return { scheme, problems: problems ?? [{ key: at, message: `${at} could not be opened (${(error as Error | null)?.name ?? 'error'}).` }] }
+    }
     const configuredPaths = new Set([...this.app.authentication.providers.values()].filter((provider) => provider.runtime !== true).flatMap((provider) => provider.paths.map((path) => path.toLowerCase())))
     const taken = instance.paths.find((path) => this.#byPath.has(path.toLowerCase()) || configuredPaths.has(path.toLowerCase()))
     if (taken !== undefined) {

@@ -16,6 +16,8 @@ import { callback, challenge as openIdConnectChallenge, signOutRedirect } from '
 import { createSaml2Context, type Saml2Instance } from './saml2-instance.js'
 import { assertionConsumerService, challenge as saml2Challenge } from './saml2-sign-in.js'
 import type { ProviderInstance } from '../../config/provider-instances.js'
+import { refreshTokens } from '../../oidc/relying-party.js'
+import { TokenRefreshError } from '../../session/token-refresh.js'
 
 /** The kinds of endpoint the parametric routes serve. */
 export type RouteKind = 'callback' | 'signed-out' | 'acs' | 'metadata'
@@ -48,6 +50,15 @@ function openIdConnectInstance (app: FastifyInstance, options: ProviderRegistrat
   const ctx = createOpenIdConnectContext(app, options)
   const { settings, metadata } = ctx
   const lazy = opener(async () => { await metadata.refresh() })
+  // SaveTokens: the refresh token renews the access token, as for a configured scheme (openid-connect.ts).
+  const unregisterRefresher = settings.SaveTokens
+    ? app.session.registerTokenRefresher(ctx.scheme, async (tokens) => {
+      await lazy.open()
+      const config = metadata.current
+      if (config === undefined) throw new TokenRefreshError('unavailable')
+      return await refreshTokens(config, tokens, { keys: ctx.keysOf(config), algorithm: settings.IdTokenSignedResponseAlg })
+    })
+    : undefined
   const routes: Array<readonly [string, RouteKind]> = [[settings.CallbackPath, 'callback']]
   if (settings.SignOutAtProvider) routes.push([settings.SignedOutCallbackPath, 'signed-out'])
   const paths = routes.map(([path]) => path)
@@ -79,7 +90,7 @@ function openIdConnectInstance (app: FastifyInstance, options: ProviderRegistrat
       if (settings.ResponseMode === 'form_post') return notFound(reply)
       return await callback(ctx, request, reply, request.query, request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?')))
     },
-    stop: () => { metadata.stop() }
+    stop: () => { metadata.stop(); unregisterRefresher?.() }
   }
 }
 
