@@ -26,7 +26,7 @@ import csrf from './plugins/csrf.js'
 import errorHandler, { renderError } from './plugins/error-handler.js'
 import rateLimits from './plugins/rate-limits.js'
 import externalProviders from './plugins/external-providers.js'
-import runtimeProviders, { type ProviderSource } from './plugins/runtime-providers.js'
+import type { ProviderSource } from './plugins/runtime-providers.js'
 import externalSignIn from './plugins/external-sign-in.js'
 import hostFiltering from './plugins/host-filtering.js'
 import requestLogging from './plugins/request-logging.js'
@@ -232,6 +232,8 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey, ...signInHook })
   await app.register(externalProviders, { config, environmentName, keyRing, rootKey })
   if (options.providerSource !== undefined && config.Authentication.Enabled) {
+    // Loaded only with a source: it brings both protocols' handlers (openid-client, node-saml).
+    const runtimeProviders = (await import('./plugins/runtime-providers.js')).default
     await app.register(runtimeProviders, { config, environmentName, keyRing, rootKey, source: options.providerSource })
   }
 

@@ -1,7 +1,8 @@
 /**
  * Providers added at runtime (issue 28; docs/providers.md "Providers added at runtime"): when the
  * app passes a `providerSource`, the core registers parametric routes once at startup
- * (`/signin-:scheme`, `/signout-callback-:scheme`, `/Saml2/:scheme/Acs`, `/Saml2/:scheme/Metadata`;
+ * (`/signin-:scheme`, `/signout-callback-:scheme`, `/backchannel-logout-:scheme`, `/Saml2/:scheme/Acs`,
+ * `/Saml2/:scheme/Metadata`;
  * the static routes of configured schemes win in the router) that find the runtime instance per
  * request and answer the safe 404 for anything else. The source is read when the app is ready and
  * on `app.authentication.reloadProviders()`; each definition is validated like configuration
@@ -21,6 +22,7 @@ import { providerIndexKeyOf } from '../session/session-store.js'
 import type { RateLimitBucket } from './rate-limits.js'
 import { sendError } from '../http/responses.js'
 import { messageOf } from '../errors.js'
+import { BACK_CHANNEL_LOGOUT_BODY_LIMIT } from './providers/openid-connect.js'
 import { sessionStoreOf } from './session.js'
 import { removeProvider, setProviderReloader, type ProviderReloadResult, type RefusedProvider, type ReloadProvidersOptions } from './authentication.js'
 import { openRuntimeInstance, type RouteKind, type RuntimeInstance } from './providers/runtime-instance.js'
@@ -46,6 +48,7 @@ const ROUTES: ReadonlyArray<{ method: 'GET' | 'POST', url: string, kind: RouteKi
   { method: 'GET', url: '/signin-:scheme', kind: 'callback', bucket: 'callback' },
   { method: 'POST', url: '/signin-:scheme', kind: 'callback', bucket: 'callback' },
   { method: 'GET', url: '/signout-callback-:scheme', kind: 'signed-out', bucket: 'sign-out' },
+  { method: 'POST', url: '/backchannel-logout-:scheme', kind: 'back-channel-logout', bucket: 'logout-receiver' },
   { method: 'POST', url: '/Saml2/:scheme/Acs', kind: 'acs', bucket: 'callback' },
   { method: 'GET', url: '/Saml2/:scheme/Metadata', kind: 'metadata' }
 ]
@@ -157,6 +160,8 @@ class RuntimeProviderSet {
  */
 function unknownScheme (request: FastifyRequest, reply: FastifyReply, kind: RouteKind): FastifyReply {
   if (kind === 'callback' || kind === 'acs') return request.server.externalSignIn.fail(request, reply, UNKNOWN_SCHEME, 'correlation')
+  // A provider's server posting a logout token for a provider that is gone: the endpoint's own refusal.
+  if (kind === 'back-channel-logout') return reply.code(400).header('cache-control', 'no-store').send({ error: 'invalid_request' })
   return sendError(request, reply, 404, { code: 'APP_ERR_NOT_FOUND', detail: messageOf('APP_ERR_NOT_FOUND') })
 }
 
@@ -169,7 +174,7 @@ function registerRoutes (app: FastifyInstance, set: RuntimeProviderSet): void {
     app.route({
       method: route.method,
       url: route.url,
-      ...(route.method === 'POST' ? { bodyLimit: 256 * 1024 } : {}),
+      ...(route.method === 'POST' ? { bodyLimit: route.kind === 'back-channel-logout' ? BACK_CHANNEL_LOGOUT_BODY_LIMIT : 256 * 1024 } : {}),
       config: { allowAnonymous: true, ...(route.bucket === undefined ? {} : { rateLimitBucket: route.bucket }) },
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const instance = set.find(request, route.kind)

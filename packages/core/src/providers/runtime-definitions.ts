@@ -51,7 +51,6 @@ const FIXED_PATH_KEYS = ['CallbackPath', 'SignedOutCallbackPath', 'BackChannelLo
 
 /** Features a runtime provider cannot have yet (they need routes or hooks registered before the app is ready). */
 const UNSUPPORTED: Readonly<Record<string, readonly string[]>> = {
-  OpenIdConnect: ['BackChannelLogout'],
   Saml2: ['SignOutAtProvider']
 }
 

@@ -31,6 +31,7 @@ describe('anonymous route inventory', () => {
       'GET /signin-:scheme',
       'GET /signout-callback-:scheme',
       'POST /Saml2/:scheme/Acs',
+      'POST /backchannel-logout-:scheme',
       'POST /signin-:scheme'
     ].sort())
   })

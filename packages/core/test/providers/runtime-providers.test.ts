@@ -72,7 +72,7 @@ describe('providers from the provider source, two instances sharing Redis', () =
 
   const contoso = (): RuntimeProviderDefinition => ({
     scheme: 'Contoso',
-    settings: { Type: 'OpenIdConnect', DisplayName: 'Contoso SSO', Authority: idp.issuer, ClientId: 'contoso-app', ClientSecret: SECRET, Scopes: ['openid', 'profile'] },
+    settings: { Type: 'OpenIdConnect', DisplayName: 'Contoso SSO', Authority: idp.issuer, ClientId: 'contoso-app', ClientSecret: SECRET, Scopes: ['openid', 'profile'], BackChannelLogout: true },
     domains: [{ name: 'contoso.example', verified: true }],
     tenant: 'tenant-contoso'
   })
@@ -138,6 +138,20 @@ describe('providers from the provider source, two instances sharing Redis', () =
     const metadata = await fetch(`${b.origin}/Saml2/Fabrikam/Metadata`)
     assert.equal(metadata.status, 200)
     assert.match(await metadata.text(), new RegExp(`entityID="${SP}"`))
+  })
+
+  test('back-channel logout at the runtime provider\'s endpoint on A ends its session on B', async () => {
+    const user = new HttpSession()
+    const start = await user.request(`${b.origin}/External/Challenge?provider=Contoso`)
+    const done = await user.request(await throughIdpLogin(user, start.location!, b.origin, 'ada'))
+    assert.equal(sessionCookiesSet(done.response).length, 1)
+    const api = async (): Promise<number> => (await user.request(`${b.origin}/api/application-information`, { accept: 'application/json' })).response.status
+    assert.equal(await api(), 200)
+    const token = await idp.sign({ iss: idp.issuer, aud: 'contoso-app', iat: Math.floor(Date.now() / 1000), jti: `jti-${Date.now()}`, events: { 'http://schemas.openid.net/event/backchannel-logout': {} }, sub: 'ada' }, { typ: 'logout+jwt' })
+    const post = async (path: string): Promise<number> => (await fetch(`${a.origin}${path}`, { method: 'POST', body: new URLSearchParams({ logout_token: token }), signal: AbortSignal.timeout(10_000) })).status
+    assert.equal(await post('/backchannel-logout-nobody'), 400)
+    assert.equal(await post('/backchannel-logout-contoso'), 200)
+    await waitFor(async () => await api() === 401, 'the session to end on B', 2_000, 20)
   })
 
   test('discovery by e-mail uses verified domains only; an unverified one still works through provider=', async () => {

@@ -13,6 +13,7 @@ import type { AuthenticationProvider } from '../../providers/provider.js'
 import type { ProviderRegistrationOptions } from '../authentication.js'
 import { createOpenIdConnectContext, type OpenIdConnectInstance } from './openid-connect-instance.js'
 import { callback, challenge as openIdConnectChallenge, signOutRedirect } from './openid-connect-sign-in.js'
+import { backChannelLogoutHandler } from './openid-connect.js'
 import { createSaml2Context, type Saml2Instance } from './saml2-instance.js'
 import { assertionConsumerService, challenge as saml2Challenge } from './saml2-sign-in.js'
 import type { ProviderInstance } from '../../config/provider-instances.js'
@@ -20,7 +21,7 @@ import { refreshTokens } from '../../oidc/relying-party.js'
 import { TokenRefreshError } from '../../session/token-refresh.js'
 
 /** The kinds of endpoint the parametric routes serve. */
-export type RouteKind = 'callback' | 'signed-out' | 'acs' | 'metadata'
+export type RouteKind = 'callback' | 'signed-out' | 'back-channel-logout' | 'acs' | 'metadata'
 
 export interface RuntimeInstance {
   readonly provider: AuthenticationProvider
@@ -61,6 +62,10 @@ function openIdConnectInstance (app: FastifyInstance, options: ProviderRegistrat
     : undefined
   const routes: Array<readonly [string, RouteKind]> = [[settings.CallbackPath, 'callback']]
   if (settings.SignOutAtProvider) routes.push([settings.SignedOutCallbackPath, 'signed-out'])
+  if (settings.BackChannelLogout) routes.push([settings.BackChannelLogoutPath, 'back-channel-logout'])
+  const backChannelLogout = settings.BackChannelLogout
+    ? backChannelLogoutHandler(app, { scheme: ctx.scheme, clientId: settings.ClientId, algorithm: settings.IdTokenSignedResponseAlg, clockToleranceSeconds: settings.ClockSkewSeconds, metadata: () => metadata.current })
+    : undefined
   const paths = routes.map(([path]) => path)
   return {
     provider: {
@@ -83,6 +88,7 @@ function openIdConnectInstance (app: FastifyInstance, options: ProviderRegistrat
         return reply.redirect(typeof state === 'string' && isLocalUrl(state) ? state : '/', 302)
       }
       await lazy.open()
+      if (kind === 'back-channel-logout') return backChannelLogout === undefined ? notFound(reply) : await backChannelLogout(request, reply)
       if (request.method === 'POST') {
         if (settings.ResponseMode !== 'form_post') return notFound(reply)
         return await callback(ctx, request, reply, request.body, formPostQuery(request.body))
