@@ -2,7 +2,7 @@
  * Providers added at runtime (issue 28; docs/providers.md "Providers added at runtime"): when the
  * app passes a `providerSource`, the core registers parametric routes once at startup
  * (`/signin-:scheme`, `/signout-callback-:scheme`, `/backchannel-logout-:scheme`, `/Saml2/:scheme/Acs`,
- * `/Saml2/:scheme/Metadata`;
+ * `/Saml2/:scheme/Metadata`, `/Saml2/:scheme/Logout`;
  * the static routes of configured schemes win in the router) that find the runtime instance per
  * request and answer the safe 404 for anything else. The source is read when the app is ready and
  * on `app.authentication.reloadProviders()`; each definition is validated like configuration
@@ -50,7 +50,9 @@ const ROUTES: ReadonlyArray<{ method: 'GET' | 'POST', url: string, kind: RouteKi
   { method: 'GET', url: '/signout-callback-:scheme', kind: 'signed-out', bucket: 'sign-out' },
   { method: 'POST', url: '/backchannel-logout-:scheme', kind: 'back-channel-logout', bucket: 'logout-receiver' },
   { method: 'POST', url: '/Saml2/:scheme/Acs', kind: 'acs', bucket: 'callback' },
-  { method: 'GET', url: '/Saml2/:scheme/Metadata', kind: 'metadata' }
+  { method: 'GET', url: '/Saml2/:scheme/Metadata', kind: 'metadata' },
+  { method: 'GET', url: '/Saml2/:scheme/Logout', kind: 'saml-logout', bucket: 'logout-receiver' },
+  { method: 'POST', url: '/Saml2/:scheme/Logout', kind: 'saml-logout', bucket: 'logout-receiver' }
 ]
 
 /** The request's path without the query, lower case (runtime paths are compared case-insensitively). */

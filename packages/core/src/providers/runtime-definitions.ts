@@ -49,10 +49,6 @@ export type RuntimeValidation =
 /** Keys a runtime provider may not set: its endpoint paths are the defaults the parametric routes serve. */
 const FIXED_PATH_KEYS = ['CallbackPath', 'SignedOutCallbackPath', 'BackChannelLogoutPath', 'ModulePath', 'MetadataPath', 'LogoutPath'] as const
 
-/** Features a runtime provider cannot have yet (they need routes or hooks registered before the app is ready). */
-const UNSUPPORTED: Readonly<Record<string, readonly string[]>> = {
-  Saml2: ['SignOutAtProvider']
-}
 
 /** The key names a definition wrote at the top of its section (as written), lower-cased to their spelling. */
 function writtenKeys (settings: Readonly<Record<string, unknown>>): Map<string, string> {
@@ -98,10 +94,7 @@ export function validateRuntimeProvider (
   const bound = bindConfiguration<SchemeConfiguration>(flat, schemeSchemaFor(type, name) as TSchema, at)
   problems.push(...bound.errors)
   for (const key of bound.unknownKeys) problems.push({ key, message: `${key} is not a key of a ${type} scheme.` })
-  const section = { ...bound.value, Type: type } as SchemeConfiguration & Record<string, unknown>
-  for (const key of UNSUPPORTED[type] ?? []) {
-    if (section[key] === true) problems.push({ key: `${at}:${key}`, message: `${at}:${key} is not available for a provider from the provider source; declare the scheme in configuration to use it.` })
-  }
+  const section = { ...bound.value, Type: type } as SchemeConfiguration
   const domains = definition.domains ?? []
   const verifiedDomains = domains.filter((domain) => domain.verified === true).map((domain) => String(domain.name).trim().toLowerCase())
   // The same rules as configuration, on a configuration holding only this scheme (enabled, its domains all checked for shape).

@@ -27,10 +27,12 @@ describe('anonymous route inventory', () => {
     const t = await build(context, { testSignIn: false, providerSource: async () => [] })
     assert.deepEqual(t.app.authorization.anonymousRoutes(), [
       ...REVIEWED_ANONYMOUS_ROUTES,
+      'GET /Saml2/:scheme/Logout',
       'GET /Saml2/:scheme/Metadata',
       'GET /signin-:scheme',
       'GET /signout-callback-:scheme',
       'POST /Saml2/:scheme/Acs',
+      'POST /Saml2/:scheme/Logout',
       'POST /backchannel-logout-:scheme',
       'POST /signin-:scheme'
     ].sort())

@@ -61,7 +61,7 @@ describe('validateRuntimeProvider', () => {
     assert.ok(!JSON.stringify(result).includes(SECRET))
   })
 
-  test('a bad name, a missing Type and unsupported features are refused', () => {
+  test('a bad name, a missing Type and a rule of the protocol are refused', () => {
     const bad = validateRuntimeProvider({ scheme: 'Cookies', settings: { Type: 'OpenIdConnect' } }, context)
     assert.equal(bad.ok, false)
     if (!bad.ok) assert.equal(bad.problems[0]?.key, 'Acme:Authentication:Schemes:Cookies')
@@ -70,6 +70,7 @@ describe('validateRuntimeProvider', () => {
     assert.equal(untyped.ok, false)
     const logout = validateRuntimeProvider({ scheme: 'Ok', settings: { Type: 'Saml2', EntityId: 'https://sp.example', MetadataUrl: 'https://idp.example/metadata', SignOutAtProvider: true } }, context)
     assert.equal(logout.ok, false)
-    if (!logout.ok) assert.ok(logout.problems.some((problem) => problem.key === 'Acme:Authentication:Schemes:Ok:SignOutAtProvider'), logout.problems.map((problem) => problem.key).join())
+    // The rule of configuration: Single Logout needs the SP's signing key.
+    if (!logout.ok) assert.deepEqual(logout.problems.map((problem) => problem.key), ['Acme:Authentication:Schemes:Ok:SigningKey'])
   })
 })

@@ -18,6 +18,8 @@ import { storedSession } from '../helpers/app.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { waitFor } from '../helpers/wait.js'
 import { readAuthnRequest, TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
+import { createSigningKey } from '../helpers/saml2/certificates.js'
+import { withSingleLogoutService } from '../helpers/saml2/samlify.js'
 import { createKeyRing } from '../../src/data-protection/key-ring.js'
 import type { RuntimeProviderDefinition } from '../../src/providers/runtime-definitions.js'
 import { tenantPolicy } from '../../src/authorization/tenants.js'
@@ -35,6 +37,7 @@ let sourceDown = false
 describe('providers from the provider source, two instances sharing Redis', () => {
   let idp: OidcIdp
   const saml = new TestIdentityProvider('http://localhost/idp-runtime')
+  const spKey = createSigningKey('runtime-sp-signing')
   let a: ListeningApp
   let b: ListeningApp
 
@@ -43,6 +46,7 @@ describe('providers from the provider source, two instances sharing Redis', () =
     idp = await startOidcIdp({ clientId: 'contoso-app', clientSecret: SECRET, accounts: { ada: { name: 'Ada at Contoso' } } })
     await saml.start()
     saml.users.set('bob', { nameId: 'bob', attributes: {} })
+    saml.documents.set('/metadata-slo', () => withSingleLogoutService(saml.metadata(), `${saml.origin}/slo`))
     saml.nextUser = 'bob'
     const settings = {
       State: { Provider: 'Redis', Redis: { ConnectionString: server.connectionString, TimeoutMilliseconds: 500 } },
@@ -78,7 +82,7 @@ describe('providers from the provider source, two instances sharing Redis', () =
   })
   const fabrikam = (): RuntimeProviderDefinition => ({
     scheme: 'Fabrikam',
-    settings: { Type: 'Saml2', EntityId: SP, MetadataUrl: saml.metadataUrl },
+    settings: { Type: 'Saml2', EntityId: SP, MetadataUrl: `${saml.origin}/metadata-slo`, SigningKey: spKey.privateKeyPem, SigningCertificate: spKey.certificatePem, SignOutAtProvider: true },
     domains: [{ name: 'fabrikam.example', verified: false }],
     tenant: 'tenant-fabrikam'
   })
@@ -137,7 +141,18 @@ describe('providers from the provider source, two instances sharing Redis', () =
 
     const metadata = await fetch(`${b.origin}/Saml2/Fabrikam/Metadata`)
     assert.equal(metadata.status, 200)
-    assert.match(await metadata.text(), new RegExp(`entityID="${SP}"`))
+    const document = await metadata.text()
+    assert.match(document, new RegExp(`entityID="${SP}"`))
+    assert.match(document, new RegExp(`SingleLogoutService[^>]+Location="${b.origin}/Saml2/Fabrikam/Logout"`))
+
+    // SAML Single Logout: the IdP's LogoutRequest on A ends the Fabrikam session signed in on B.
+    const samlApi = async (): Promise<number> => (await samlUser.request(`${b.origin}/api/application-information`, { accept: 'application/json' })).response.status
+    assert.equal(await samlApi(), 200)
+    const built = saml.buildLogoutRequest({ destination: `${a.origin}/Saml2/Fabrikam/Logout`, nameId: 'bob' })
+    const logout = await fetch(`${a.origin}${built.redirectPath}`, { redirect: 'manual' })
+    assert.equal(logout.status, 302)
+    assert.ok(logout.headers.get('location')?.startsWith(`${saml.origin}/slo?`), 'the LogoutResponse goes back to the IdP')
+    await waitFor(async () => await samlApi() === 401, 'the SAML session to end on B', 2_000, 20)
   })
 
   test('back-channel logout at the runtime provider\'s endpoint on A ends its session on B', async () => {

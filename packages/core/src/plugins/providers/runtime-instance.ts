@@ -16,12 +16,13 @@ import { callback, challenge as openIdConnectChallenge, signOutRedirect } from '
 import { backChannelLogoutHandler } from './openid-connect.js'
 import { createSaml2Context, type Saml2Instance } from './saml2-instance.js'
 import { assertionConsumerService, challenge as saml2Challenge } from './saml2-sign-in.js'
+import { signOutRedirect as saml2SignOutRedirect, singleLogoutService } from './saml2-logout.js'
 import type { ProviderInstance } from '../../config/provider-instances.js'
 import { refreshTokens } from '../../oidc/relying-party.js'
 import { TokenRefreshError } from '../../session/token-refresh.js'
 
 /** The kinds of endpoint the parametric routes serve. */
-export type RouteKind = 'callback' | 'signed-out' | 'back-channel-logout' | 'acs' | 'metadata'
+export type RouteKind = 'callback' | 'signed-out' | 'back-channel-logout' | 'acs' | 'metadata' | 'saml-logout'
 
 export interface RuntimeInstance {
   readonly provider: AuthenticationProvider
@@ -117,6 +118,7 @@ function saml2Instance (app: FastifyInstance, options: ProviderRegistrationOptio
   const refresh = (source as { refresh?: () => Promise<void> }).refresh
   const lazy = opener(async () => { if (refresh !== undefined) await refresh.call(source) })
   const routes: Array<readonly [string, RouteKind]> = [[ctx.modulePath, 'acs'], [ctx.SAML2_METADATA_PATH, 'metadata']]
+  if (ctx.singleLogout) routes.push([ctx.SAML2_LOGOUT_PATH, 'saml-logout'])
   const paths = routes.map(([path]) => path)
   return {
     provider: {
@@ -127,15 +129,18 @@ function saml2Instance (app: FastifyInstance, options: ProviderRegistrationOptio
       runtime: true,
       paths,
       challenge: async (request, reply, returnUrl) => { await lazy.open(); return await saml2Challenge(ctx, request, reply, returnUrl) },
-      status: () => lazy.opened ? ctx.status() : { available: true }
+      status: () => lazy.opened ? ctx.status() : { available: true },
+      signOutRedirect: async (request, signedOut) => await saml2SignOutRedirect(ctx, request, signedOut)
     },
     paths,
     routes,
     async handle (kind, request, reply) {
       if (kind === 'metadata') {
-        return reply.type('application/samlmetadata+xml; charset=utf-8').send(buildServiceProviderMetadata(settings, ctx.acsUrlOf(request), undefined))
+        const logoutUrl = ctx.singleLogout ? `${app.externalSignIn.publicOrigin(request)}${ctx.SAML2_LOGOUT_PATH}` : undefined
+        return reply.type('application/samlmetadata+xml; charset=utf-8').send(buildServiceProviderMetadata(settings, ctx.acsUrlOf(request), logoutUrl))
       }
       await lazy.open()
+      if (kind === 'saml-logout') return await singleLogoutService(ctx, request, reply)
       return await assertionConsumerService(ctx, request, reply)
     },
     stop: () => { source.stop() }
