@@ -49,7 +49,6 @@ export type RuntimeValidation =
 /** Keys a runtime provider may not set: its endpoint paths are the defaults the parametric routes serve. */
 const FIXED_PATH_KEYS = ['CallbackPath', 'SignedOutCallbackPath', 'BackChannelLogoutPath', 'ModulePath', 'MetadataPath', 'LogoutPath'] as const
 
-
 /** The key names a definition wrote at the top of its section (as written), lower-cased to their spelling. */
 function writtenKeys (settings: Readonly<Record<string, unknown>>): Map<string, string> {
   return new Map(Object.keys(settings).map((key) => [key.toLowerCase(), key]))
