@@ -1,10 +1,10 @@
 /**
  * Providers added at runtime (issue 28; docs/providers.md "Providers added at runtime"): when the
  * app passes a `providerSource`, the core registers parametric routes once at startup
- * (`/signin-:scheme`, `/signout-callback-:scheme`, `/backchannel-logout-:scheme`, `/Saml2/:scheme/Acs`,
- * `/Saml2/:scheme/Metadata`, `/Saml2/:scheme/Logout`;
- * the static routes of configured schemes win in the router) that find the runtime instance per
- * request and answer the safe 404 for anything else. The source is read when the app is ready and
+ * (`/signin-:scheme`, `/signout-callback-:scheme`, `/backchannel-logout-:scheme`,
+ * `/Saml2/:scheme/Acs`, `/Saml2/:scheme/Metadata`, `/Saml2/:scheme/Logout`; the static routes of
+ * configured schemes win in the router) that find the runtime instance per request; a path no
+ * runtime provider owns gets a safe answer (a callback: a lost correlation; else the 404 problem). The source is read when the app is ready and
  * on `app.authentication.reloadProviders()`; each definition is validated like configuration
  * (providers/runtime-definitions.ts), and the change is announced on the state store's
  * invalidation channel so every instance reloads. Instances open lazily: discovery or metadata is
