@@ -9,6 +9,9 @@
  * app's pino logger and fields, stdout). The difference between the two floors is what the posture
  * costs; the difference between this one and the app is the scaffold's own overhead.
  *
+ * FLOOR_POSTURE=headers or =log is the floor with one half of the posture only (to see what each
+ * costs, bench/instructions.mjs).
+ *
  * Environment: HOST, PORT, FLOOR_SECRET (base64), STATIC_FILE (path of the file served at
  * /css/site.css), FLOOR_POSTURE. Answers SIGTERM/SIGINT by closing.
  */
@@ -49,7 +52,18 @@ export async function postureOfApp () {
   const { securityHeaderValues } = await import(new URL('plugins/security-headers.js', dist).href)
   const { createLogger } = await import(new URL('logger.js', dist).href)
   const { logRequestCompleted } = await import(new URL('plugins/request-logging.js', dist).href)
-  return { headers: securityHeaderValues('Production'), logger: createLogger('info'), logRequestCompleted }
+  const { completionLineWriter } = await import(new URL('completion-line.js', dist).href)
+  const logger = createLogger('info')
+  // The line as the app writes it (plugins/request-logging.ts): through the same writer.
+  const write = completionLineWriter(logger)
+  return { headers: securityHeaderValues('Production'), logger, logRequestCompleted: (log, request, reply) => logRequestCompleted(log, request, reply, write) }
+}
+
+/** The posture FLOOR_POSTURE asks for: all of it (1), the headers or the log line alone, or none. */
+async function postureOf (which) {
+  if (which !== '1' && which !== 'headers' && which !== 'log') return undefined
+  const { headers, logger, logRequestCompleted } = await postureOfApp()
+  return which === '1' ? { headers, logger, logRequestCompleted } : which === 'headers' ? { headers } : { logger, logRequestCompleted }
 }
 
 export function buildFloor ({ secret, staticFile, posture }) {
@@ -57,15 +71,19 @@ export function buildFloor ({ secret, staticFile, posture }) {
 
   if (posture !== undefined) {
     const { headers, logger, logRequestCompleted } = posture
-    app.addHook('onRequest', (_request, reply, done) => {
-      reply.headers(headers)
-      done()
-    })
+    if (headers !== undefined) {
+      app.addHook('onRequest', (_request, reply, done) => {
+        reply.headers(headers)
+        done()
+      })
+    }
     // The app's own function, with a child bound to the request id as Fastify makes for the app.
-    app.addHook('onResponse', (request, reply, done) => {
-      logRequestCompleted(logger.child({ reqId: request.id }), request, reply)
-      done()
-    })
+    if (logger !== undefined) {
+      app.addHook('onResponse', (request, reply, done) => {
+        logRequestCompleted(logger.child({ reqId: request.id }), request, reply)
+        done()
+      })
+    }
   }
   const information = JSON.stringify({ applicationName: 'ProjectTemplate', apiVersion: '1.0' })
   const live = JSON.stringify({ status: 'Healthy' })
@@ -96,7 +114,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const app = buildFloor({
     secret: Buffer.from(process.env.FLOOR_SECRET ?? '', 'base64'),
     staticFile: process.env.STATIC_FILE,
-    posture: process.env.FLOOR_POSTURE === '1' ? await postureOfApp() : undefined
+    posture: await postureOf(process.env.FLOOR_POSTURE)
   })
   const close = () => { app.close().finally(() => process.exit(0)) }
   process.once('SIGTERM', close)

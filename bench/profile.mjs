@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { SourceMap } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
 import {
-  bundleAppServer, appEnvironment, buildScenarios, cleanup, floorEnvironment, freePort, LARGE_CLAIMS, load, ROOT, signInCookie, STANDARD_CLAIMS, startServer, stopServer
+  BENCH_OUTPUT, bundleAppServer, appEnvironment, buildScenarios, cleanup, DIST, floorEnvironment, freePort, LARGE_CLAIMS, load, ROOT, signInCookie, STANDARD_CLAIMS, startServer, stopServer
 } from './harness.mjs'
 
 const args = process.argv.slice(2)
@@ -64,12 +64,14 @@ for (let index = 0; index < profile.samples.length; index++) {
   const delta = profile.timeDeltas[index] ?? 0
   interval.set(profile.samples[index], (interval.get(profile.samples[index]) ?? 0) + delta)
 }
-// The app is a bundle: map each frame back through its source map to the original file, so the
-// package and function attribution survive bundling.
+// The app is a bundle (bench/output/app-server/, made like template/dist/server.js): map each frame
+// back through its source map to the original file, so the package and function attribution
+// survive bundling.
+const BUNDLES = [BENCH_OUTPUT, DIST]
 const sourceMaps = new Map()
 function originalFrame ({ url, lineNumber, columnNumber }) {
   const file = url.replace(/^file:\/\//, '')
-  if (!file.startsWith(DIST)) return { file, lineNumber }
+  if (!BUNDLES.some((bundle) => file.startsWith(`${bundle}/`))) return { file, lineNumber }
   if (!sourceMaps.has(file)) {
     let map
     try { map = new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8'))) } catch { map = undefined }
@@ -78,6 +80,12 @@ function originalFrame ({ url, lineNumber, columnNumber }) {
   const entry = sourceMaps.get(file)?.findEntry(lineNumber, columnNumber)
   if (entry === undefined || entry.originalSource === undefined) return { file, lineNumber }
   return { file: resolve(dirname(file), entry.originalSource.replace(/^file:\/\//, '')), lineNumber: entry.originalLine }
+}
+function packageOf (where) {
+  if (where.startsWith('packages/core/')) return '@project-template/core'
+  if (where.startsWith('template/')) return 'template (app code)'
+  if (where.startsWith('bench/')) return 'bench'
+  return where.startsWith('node:') ? 'node internals' : where
 }
 const byFunction = new Map()
 const byPackage = new Map()
@@ -90,7 +98,7 @@ for (const node of profile.nodes) {
   const where = file === '' ? '' : file.startsWith('node:') ? file : relative(ROOT, file)
   const key = `${functionName || '(anonymous)'} ${where}${where === '' ? '' : `:${lineNumber + 1}`}`
   byFunction.set(key, (byFunction.get(key) ?? 0) + micros)
-  const pkg = where === '' ? functionName : /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ?? (where.startsWith('template/') ? 'template (app code)' : where.startsWith('node:') ? 'node internals' : where)
+  const pkg = where === '' ? functionName : /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ?? packageOf(where)
   byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + micros)
 }
 // Self time per response as well as share: two runs (app and --floor) compare in µs directly.

@@ -30,6 +30,7 @@ import type { ProviderSource } from './plugins/runtime-providers.js'
 import externalSignIn from './plugins/external-sign-in.js'
 import hostFiltering from './plugins/host-filtering.js'
 import requestLogging from './plugins/request-logging.js'
+import { requestChildLogger } from './request-child-logger.js'
 import securityHeaders from './plugins/security-headers.js'
 import session, { sessionCookieSettings } from './plugins/session.js'
 import state from './plugins/state.js'
@@ -179,6 +180,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
     loggerInstance: telemetry === undefined ? logger : telemetry.observeLogger(logger),
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
+    childLoggerFactory: requestChildLogger,
     requestIdHeader: false,
     trustProxy: config.ForwardedHeaders.Enabled ? config.ForwardedHeaders.KnownProxies.map((value) => value.trim()).filter((value) => value !== '') : false,
     bodyLimit: 64 * 1024,

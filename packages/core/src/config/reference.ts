@@ -22,7 +22,7 @@ function rows (node: SchemaNode, path: string[], out: string[], rootKey: string)
     const at = [...path, '<Name>']
     const row = (key: string, type: string, fallback: string, meaning: string): string =>
       `| \`${[...at, key].join(':')}\` | ${type} | \`${fallback}\` | ${meaning} | \`${rootKey}__${[...at, key].join('__')}\` |`
-    out.push(row('Type', 'OpenIdConnect \\| Saml2', '""', (node.description ?? '').replace(/\|/g, '\\|') + ' Required.'))
+    out.push(row('Type', 'OpenIdConnect \\| Saml2', '""', asApplicationReferences(node.description ?? '').replace(/\|/g, '\\|') + ' Required.'))
     out.push(row('<Key>', 'as in Providers:<Type>', 'as in Providers:<Type>', 'Any key of Providers:OpenIdConnect or Providers:Saml2 (by Type). Enabled defaults to true, Scheme and DisplayName to <Name>; paths to /signin-<name>, /signout-callback-<name>, /backchannel-logout-<name> (OpenIdConnect, lower case) or /Saml2/<Name>/Acs (Saml2).'))
     out.push(row('MetadataPath', 'string', '/Saml2/<Name>/Metadata', 'Saml2 schemes only: anonymous path of the scheme\'s SP metadata.'))
     out.push(row('LogoutPath', 'string', '/Saml2/<Name>/Logout', 'Saml2 schemes only: the scheme\'s Single Logout endpoint.'))

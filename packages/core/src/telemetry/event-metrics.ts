@@ -17,9 +17,6 @@ export interface Instruments {
   readonly meter: Meter
 }
 
-/** Latency buckets of the state store, in seconds: embedded reads are microseconds, Redis round trips a millisecond or more. */
-export const STATE_DURATION_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
-
 export function createInstruments (meter: Meter, tally: StoreTally): Instruments {
   const counters: Partial<Record<CounterKey, Counter>> = {}
   for (const [key, definition] of Object.entries(METRICS)) {

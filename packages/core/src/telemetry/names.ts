@@ -74,3 +74,6 @@ export const BINDING_FIELDS: readonly string[] = ['provider', 'stateStore']
 
 /** Longest label value kept; a longer one (never expected) is cut, so a bug cannot blow up a series. */
 export const MAX_LABEL_LENGTH = 64
+
+/** Latency buckets of the state store, in seconds: embedded reads are microseconds, Redis round trips a millisecond or more. */
+export const STATE_DURATION_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]

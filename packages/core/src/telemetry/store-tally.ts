@@ -7,8 +7,7 @@
  * an object found once, when the store is wrapped.
  */
 import type { Attributes, HrTime } from '@opentelemetry/api'
-import { STATE_DURATION_BUCKETS } from './event-metrics.js'
-import { METRICS } from './names.js'
+import { METRICS, STATE_DURATION_BUCKETS } from './names.js'
 
 /** The SDK enums the collected data is tagged with (passed in: the SDK is loaded by sdk.ts). */
 export interface SdkEnums {

@@ -176,6 +176,31 @@ export interface Pages {
   readonly providerSignOutPage: (model: ProviderSignOutPageModel) => string
 }
 
+/** Rendered pages kept per model, at most this many (when full the cache starts over). */
+const RENDERED_PAGES = 64
+/** Models whose JSON is longer than this (a long return URL) are rendered every time. */
+const RENDERED_MODEL_CHARACTERS = 1024
+
+/**
+ * `render`, remembering its page per model: the login page is the same for the same providers,
+ * availability, return URL and message, and the model's JSON (every field, so a field added to
+ * the model later is part of the key) is cheaper than rendering the layout again.
+ */
+function renderedOnce<Model> (render: (model: Model) => string): (model: Model) => string {
+  const pages = new Map<string, string>()
+  return (model: Model): string => {
+    const key = JSON.stringify(model)
+    if (key.length > RENDERED_MODEL_CHARACTERS) return render(model)
+    let page = pages.get(key)
+    if (page === undefined) {
+      page = render(model)
+      if (pages.size >= RENDERED_PAGES) pages.clear()
+      pages.set(key, page)
+    }
+    return page
+  }
+}
+
 /** Builds the page set for `branding` (defaults: the application name {@link APPLICATION_TITLE}, {@link defaultLayout}). */
 export function createPages (branding: Branding = {}): Pages {
   const applicationName = branding.applicationName ?? APPLICATION_TITLE
@@ -184,7 +209,8 @@ export function createPages (branding: Branding = {}): Pages {
   return Object.freeze({
     applicationName,
     layout,
-    loginPage: (model: LoginPageModel) => loginPage(layout, model),
+    // An app's own layout may show something that changes (a year, a build): rendered every time.
+    loginPage: branding.layout === undefined ? renderedOnce((model: LoginPageModel) => loginPage(layout, model)) : (model: LoginPageModel) => loginPage(layout, model),
     accessDeniedPage: (userName: string | undefined, reason?: string) => accessDeniedPage(layout, userName, reason),
     errorPage: (model: ErrorPageModel) => errorPage(layout, model),
     providerSignOutPage: (model: ProviderSignOutPageModel) => providerSignOutPage(applicationName, model)

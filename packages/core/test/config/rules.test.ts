@@ -288,7 +288,7 @@ describe('startup validation rules', () => {
 
   test('the default configuration passes every rule', () => {
     assert.deepEqual(loadTestConfiguration().errors, [])
-    assert.equal(RULES.length, 22)
+    assert.equal(RULES.length, 23)
   })
 
   test('every failure is collected and reported together, in rule order', () => {

@@ -1,0 +1,69 @@
+/**
+ * Two builds of the app side by side, rounds interleaved (before, after, before, after, ...), for
+ * a before/after of a change on a machine whose load moves: server CPU per response and req/s,
+ * medians over rounds, and after/before per round.
+ *
+ *   node bench/compare-apps.mjs --before <bundle.js> [--after <bundle.js>] [--scenarios health,challenge,api401,login]
+ *                               [--rounds N] [--duration S]
+ *
+ * A bundle is bench/app-server.mjs bundled as bundleAppServer() bundles it (for an older commit:
+ * build that commit's core and bundle its bench/app-server.mjs with '@project-template/core'
+ * aliased to that core's dist/index.js). Without --after, the current sources are bundled.
+ * Servers on CPU 0, load on CPU 1 (harness.mjs), 10 connections, 1 s of warm-up per server.
+ */
+import { randomBytes } from 'node:crypto'
+import { openSync } from 'node:fs'
+import {
+  appEnvironment, buildScenarios, bundleAppServer, cleanup, freePort, load, signInCookie, STANDARD_CLAIMS, LARGE_CLAIMS, startServer, stopServer
+} from './harness.mjs'
+
+function option (name, fallback) {
+  const at = process.argv.indexOf(`--${name}`)
+  return at === -1 ? fallback : process.argv[at + 1]
+}
+const before = option('before', undefined)
+if (before === undefined) throw new Error('--before <bundle.js> is required')
+const rounds = Number(option('rounds', 5))
+const duration = Number(option('duration', 2))
+const scenarioIds = option('scenarios', 'health,challenge,api401,login').split(',').filter(Boolean)
+
+process.on('exit', cleanup)
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => { cleanup(); process.exit(130) })
+
+const after = option('after', undefined) ?? await bundleAppServer()
+const keyMaterial = randomBytes(32)
+const servers = {}
+for (const [name, script] of [['before', before], ['after', after]]) {
+  const port = await freePort()
+  servers[name] = { port, server: await startServer({ script, env: appEnvironment(port, keyMaterial), port, stdout: openSync('/dev/null', 'w') }) }
+}
+const cookies = { standard: await signInCookie(servers.after.port, STANDARD_CLAIMS), large: await signInCookie(servers.after.port, LARGE_CLAIMS) }
+const scenarios = buildScenarios(cookies, randomBytes(32)).filter((scenario) => scenarioIds.includes(scenario.id))
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]
+
+const rows = []
+for (const scenario of scenarios) {
+  const measured = { before: [], after: [] }
+  for (const name of ['before', 'after']) {
+    const { port, server } = servers[name]
+    await load({ pid: server.child.pid, port, path: scenario.path, headers: scenario.app, expected: scenario.expected, duration: 1, connections: 10 })
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const name of round % 2 === 0 ? ['before', 'after'] : ['after', 'before']) {
+      const { port, server } = servers[name]
+      const result = await load({ pid: server.child.pid, port, path: scenario.path, headers: scenario.app, expected: scenario.expected, duration, connections: 10 })
+      if (result.unexpected > 0) throw new Error(`${scenario.id} ${name}: ${result.unexpected} unexpected answers`)
+      measured[name].push(result)
+    }
+  }
+  const cpu = (name) => median(measured[name].map((result) => result.cpuUs))
+  const ratios = measured.after.map((result, index) => result.cpuUs / measured.before[index].cpuUs)
+  rows.push(`| ${scenario.title} | ${cpu('before').toFixed(1)} | ${cpu('after').toFixed(1)} | ${median(ratios).toFixed(2)} (${ratios.map((ratio) => ratio.toFixed(2)).join(', ')}) | ` +
+    `${Math.round(median(measured.before.map((r) => r.rps)))} / ${Math.round(median(measured.after.map((r) => r.rps)))} |`)
+  console.error(rows.at(-1))
+}
+for (const { server } of Object.values(servers)) await stopServer(server.child)
+console.log(`\nServer CPU µs per response, ${rounds} interleaved round(s) of ${duration} s, Node ${process.version}\n`)
+console.log('| Scenario | Before | After | After/before CPU (median, per round) | req/s before / after |')
+console.log('|---|---:|---:|---|---:|')
+for (const row of rows) console.log(row)
