@@ -24,8 +24,13 @@ export const application: ApplicationParts = {
 
 /**
  * The app (core and routes), not listening: what the tests drive with `inject`. A test may pass a
- * sign-in hook of its own, which replaces the app's.
+ * sign-in hook of its own, which replaces the app's, and a provider source.
  */
-export async function buildApp (options: Omit<CreateAppOptions, keyof ApplicationParts> & Pick<ApplicationParts, 'signInHook'>): Promise<FastifyInstance> {
-  return await createApp({ ...options, ...application, ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook }) })
+export async function buildApp (options: Omit<CreateAppOptions, keyof ApplicationParts> & Pick<ApplicationParts, 'signInHook' | 'providerSource'>): Promise<FastifyInstance> {
+  return await createApp({
+    ...options,
+    ...application,
+    ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook }),
+    ...(options.providerSource === undefined ? {} : { providerSource: options.providerSource })
+  })
 }

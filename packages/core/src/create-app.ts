@@ -26,6 +26,7 @@ import csrf from './plugins/csrf.js'
 import errorHandler, { renderError } from './plugins/error-handler.js'
 import rateLimits from './plugins/rate-limits.js'
 import externalProviders from './plugins/external-providers.js'
+import type { ProviderSource } from './plugins/runtime-providers.js'
 import externalSignIn from './plugins/external-sign-in.js'
 import hostFiltering from './plugins/host-filtering.js'
 import requestLogging from './plugins/request-logging.js'
@@ -79,6 +80,14 @@ export interface ApplicationParts {
    * `Authentication:SignInHook:TimeoutSeconds`; a failure refuses).
    */
   readonly signInHook?: SignInHook
+  /**
+   * Providers the app owns (issue 28): an async function returning provider definitions (scheme,
+   * the keys of `Authentication:Schemes:<Name>`, domains with their verification state, tenant),
+   * read when the app is ready and on `app.authentication.reloadProviders()`. Each is validated
+   * like configuration; configured schemes win over a definition of the same name.
+   * docs/providers.md, "Providers added at runtime".
+   */
+  readonly providerSource?: ProviderSource
 }
 
 export interface CreateAppOptions extends ApplicationParts {
@@ -215,7 +224,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(staticFiles, { root: join(contentRoot, 'public') })
   await app.register(state, { config, contentRoot, now, rootKey, ...(options.stateStore === undefined ? {} : { store: options.stateStore }), ...(telemetry === undefined ? {} : { observe: telemetry.observeStore }) })
   await app.register(session, { config, cookie: sessionCookie, keyRing, now, rootKey })
-  await app.register(authentication, { config })
+  await app.register(authentication, { config, environmentName, rootKey })
   await app.register(csrf, { keyRing, secure: !insecureCookies, cookieNames })
   await app.register(authorization, { config, environmentName })
   await app.register(rateLimits, { config, rootKey })
@@ -224,6 +233,11 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   const signInHook = options.signInHook === undefined ? {} : { signInHook: { hook: options.signInHook, timeoutMs: config.Authentication.SignInHook.TimeoutSeconds * 1000 } }
   await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey, ...signInHook })
   await app.register(externalProviders, { config, environmentName, keyRing, rootKey })
+  if (options.providerSource !== undefined && config.Authentication.Enabled) {
+    // Loaded only with a source: it brings both protocols' handlers (openid-client, node-saml).
+    const runtimeProviders = (await import('./plugins/runtime-providers.js')).default
+    await app.register(runtimeProviders, { config, environmentName, keyRing, rootKey, source: options.providerSource })
+  }
 
   await app.register(accountRoutes)
   await app.register(sessionRoutes)

@@ -47,6 +47,7 @@ export type { ApplicationNaming, CookieNames, Purposes } from './application-nam
 // Authorization: named policies, the route metadata, the governance seam.
 export { ApplicationAuthorizationPolicyNames } from './authorization/policies.js'
 export type { AuthorizationPolicy, PolicyOutcome } from './authorization/policies.js'
+export { requireTenant, tenantOf, tenantPolicy } from './authorization/tenants.js'
 export type { AuthorizationApi, GovernanceContext, GovernanceEvaluator, RouteAuthorization } from './plugins/authorization.js'
 
 // The signed-in user, and what a sign-in flow hands over.
@@ -62,7 +63,16 @@ export type { SignInHook, SignInHookContext, SignInHookResult, VerifiedSignIn, C
 export type { RefusalDiagnostics } from './sign-in/refusal.js'
 export { TokenRefreshError } from './session/token-refresh.js'
 export type { TokenRefresher, TokenRefreshFailure, TokenRefreshDiagnostics } from './session/token-refresh.js'
-export type { AuthenticationApi } from './plugins/authentication.js'
+export type { AuthenticationApi, ProviderReloadResult, RefusedProvider, ReloadProvidersOptions } from './plugins/authentication.js'
+export type { ProviderSource } from './plugins/runtime-providers.js'
+export { validateRuntimeProvider } from './providers/runtime-definitions.js'
+export type { RuntimeProviderDefinition, RuntimeProviderDomain, RuntimeValidation, ValidatedRuntimeProvider } from './providers/runtime-definitions.js'
+export { TENANT_CLAIM_TYPE } from './plugins/external-sign-in.js'
+export {
+  DOMAIN_VERIFICATION_LABEL, DOMAIN_VERIFICATION_PREFIX, DOMAIN_VERIFICATION_TIMEOUT_MS,
+  domainVerificationRecord, newDomainVerificationToken, normalizeDomain, verifyDomain
+} from './providers/domain-verification.js'
+export type { DomainVerificationOptions, DomainVerificationResult } from './providers/domain-verification.js'
 // The provider interface every protocol instance implements, and the registry of instances.
 export type { AuthenticationProvider, ChallengeHint, ProviderStatus, SignedOutPrincipal } from './providers/provider.js'
 export { ProviderRegistry, ProviderConflictError, emailDomainOf } from './providers/registry.js'

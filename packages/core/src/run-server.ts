@@ -89,7 +89,8 @@ async function main (options: RunServerOptions, started: { logger?: Logger }): P
       ...(options.policies === undefined ? {} : { policies: options.policies }),
       ...(options.governance === undefined ? {} : { governance: options.governance }),
       ...(options.branding === undefined ? {} : { branding: options.branding }),
-      ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook })
+      ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook }),
+      ...(options.providerSource === undefined ? {} : { providerSource: options.providerSource })
     })
   } catch (error) {
     // A problem found only when a resource is opened (the key directory): reported like validation.

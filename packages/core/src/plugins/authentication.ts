@@ -12,6 +12,7 @@ import type { AuthenticationProvider, SignedOutPrincipal } from '../providers/pr
 import type { ApplicationConfiguration } from '../config/schema.js'
 import type { ProviderInstance } from '../config/provider-instances.js'
 import { createError } from '../errors.js'
+import { validateRuntimeProvider, type RuntimeProviderDefinition, type RuntimeValidation } from '../providers/runtime-definitions.js'
 import { pagesFor } from './branding.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
@@ -28,6 +29,12 @@ export interface ProviderRegistrationOptions<I extends ProviderInstance = Provid
   readonly keyRing: KeyRing
   /** The application's configuration root key (default `ProjectTemplate`), for keys named in log lines. */
   readonly rootKey?: string
+  /**
+   * Set for a provider from the app's provider source (plugins/runtime-providers.ts): its state
+   * adds no app hooks (the runtime set starts and stops it), and its sign-ins carry the tenant
+   * key and the per-provider session index.
+   */
+  readonly runtime?: { readonly tenant?: string }
 }
 
 /** Registers one provider's routes and its {@link AuthenticationProvider} on `app`. */
@@ -37,7 +44,7 @@ export type ProviderRegistration<I extends ProviderInstance = ProviderInstance> 
 export interface AuthenticationApi {
   readonly providers: ReadonlyMap<string, AuthenticationProvider>
   readonly defaultChallengeScheme: string
-  /** Adds a provider; call before `ready()`. */
+  /** Adds a provider; call before `ready()` (providers from the app's provider source are added by the core at any time). */
   registerProvider: (provider: AuthenticationProvider) => void
   /** The provider whose Domains hold the domain of the e-mail `address` (case-insensitive), or undefined. */
   providerForEmail: (address: string) => AuthenticationProvider | undefined
@@ -53,6 +60,54 @@ export interface AuthenticationApi {
    * sign-out stays local (no hook, nothing to do, or the hook failed, which is logged).
    */
   continueSignOut: (request: FastifyRequest, reply: FastifyReply, signedOut: SignedOutPrincipal) => Promise<FastifyReply | undefined>
+  /**
+   * Reads the app's provider source again (`providerSource` of createApp) and applies the change:
+   * at once on this instance, and on every instance sharing the state store through its
+   * invalidation channel. Without a source it changes nothing. `revokeSessions` ends the sessions
+   * of the removed providers. docs/providers.md, "Providers added at runtime".
+   */
+  reloadProviders: (options?: ReloadProvidersOptions) => Promise<ProviderReloadResult>
+  /**
+   * Checks one provider definition as the provider source's would be checked (the app's root key,
+   * environment and configuration), without applying it: for an admin form before it saves.
+   */
+  validateProvider: (definition: RuntimeProviderDefinition) => RuntimeValidation
+}
+
+export interface ReloadProvidersOptions {
+  /** End the sessions signed in through a provider this reload removes (every instance). */
+  readonly revokeSessions?: boolean
+}
+
+/** A runtime provider definition that was not applied, and why (keys named, never a value). */
+export interface RefusedProvider {
+  readonly scheme: string
+  readonly problems: ReadonlyArray<{ readonly key: string, readonly message: string }>
+}
+
+/** What a reload changed: schemes added (or replaced), removed, and definitions refused. */
+export interface ProviderReloadResult {
+  readonly added: readonly string[]
+  readonly removed: readonly string[]
+  readonly refused: readonly RefusedProvider[]
+}
+
+/** What plugins/runtime-providers.ts needs of the registry: removal, and the reload it implements. */
+interface RuntimeRegistryAccess {
+  remove: (scheme: string) => boolean
+  reloader?: (options: ReloadProvidersOptions) => Promise<ProviderReloadResult>
+}
+const runtimeAccess = new WeakMap<AuthenticationApi, RuntimeRegistryAccess>()
+
+/** Removes a provider added at runtime; false when there was none (plugins/runtime-providers.ts). */
+export function removeProvider (api: AuthenticationApi, scheme: string): boolean {
+  return runtimeAccess.get(api)?.remove(scheme) ?? false
+}
+
+/** Installs the runtime set's reload behind {@link AuthenticationApi.reloadProviders}. */
+export function setProviderReloader (api: AuthenticationApi, reloader: (options: ReloadProvidersOptions) => Promise<ProviderReloadResult>): void {
+  const access = runtimeAccess.get(api)
+  if (access !== undefined) access.reloader = reloader
 }
 
 declare module 'fastify' {
@@ -63,6 +118,10 @@ declare module 'fastify' {
 
 export interface AuthenticationPluginOptions {
   readonly config: ApplicationConfiguration
+  /** For {@link AuthenticationApi.validateProvider}: the environment the rules read (default Production). */
+  readonly environmentName?: string
+  /** For {@link AuthenticationApi.validateProvider}: the root key problems are named under. */
+  readonly rootKey?: string
 }
 
 /** The request's own path and query, when it may travel as a return URL (GET/HEAD only). */
@@ -80,7 +139,8 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
   const providers = registry.byScheme
   const defaultChallengeScheme = options.config.Authentication.DefaultChallengeScheme
 
-  app.decorate('authentication', {
+  const access: RuntimeRegistryAccess = { remove: (scheme) => registry.remove(scheme) }
+  const api: AuthenticationApi = {
     providers,
     defaultChallengeScheme,
     registerProvider (provider: AuthenticationProvider) {
@@ -116,8 +176,18 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       request.log.info({ event: 'external.sign_out.redirected', provider: provider.scheme }, 'signing out at the provider')
       // The URL may carry an id_token_hint or a signed LogoutRequest: never cached.
       return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(pagesFor(request).providerSignOutPage({ url, displayName: provider.displayName }))
-    }
-  })
+    },
+    async reloadProviders (reloadOptions: ReloadProvidersOptions = {}) {
+      return access.reloader === undefined ? { added: [], removed: [], refused: [] } : await access.reloader(reloadOptions)
+    },
+    validateProvider: (definition: RuntimeProviderDefinition) => validateRuntimeProvider(definition, {
+      config: options.config,
+      environmentName: options.environmentName ?? 'Production',
+      ...(options.rootKey === undefined ? {} : { rootKey: options.rootKey })
+    })
+  }
+  runtimeAccess.set(api, access)
+  app.decorate('authentication', api)
 }
 
 export default fp(authenticationPlugin, { name: 'authentication' })

@@ -29,6 +29,7 @@ import { purposesOf, type KeyRing } from '../data-protection/key-ring.js'
 import { isLocalUrl } from '../http/local-url.js'
 import { ReplayCache } from '../state/replay-cache.js'
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
+import { providerIndexKeyOf } from '../session/session-store.js'
 import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../sign-in/sign-in-failure.js'
 import { SignInRefusal } from '../sign-in/refusal.js'
 import { auditFieldsOf, identityAuditFields, identityOfTicket, type UserIdentity } from '../session/user-identity.js'
@@ -76,7 +77,17 @@ export interface SignInResult {
   readonly groupOverage?: GroupOverageIndicator
   /** The provider's `AcceptGroupOverage`. */
   readonly acceptGroupOverage?: boolean
+  /**
+   * Set for a provider from the app's provider source: the tenant key its definition attached
+   * becomes the `application:tenant` claim (issuer: the scheme), and any claim of that type from
+   * the provider or the hook is dropped; the session joins the provider's index (revocation on
+   * removal).
+   */
+  readonly runtime?: { readonly tenant?: string }
 }
+
+/** The claim type of the tenant key a runtime provider's definition attaches (issue 28). */
+export const TENANT_CLAIM_TYPE = 'application:tenant'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -307,13 +318,19 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     }
     const hooked = await applySignInHook(options.signInHook, request, reply, result.scheme, identity, claims)
     if ('refused' in hooked) return hooked.refused
+    // Only the provider source speaks for the tenant: never the provider's response or the hook.
+    const tenant = result.runtime?.tenant
+    const signedInClaims = result.runtime === undefined
+      ? hooked.claims
+      : [...hooked.claims.filter((claim) => claim.type !== TENANT_CLAIM_TYPE), ...(tenant === undefined ? [] : [{ type: TENANT_CLAIM_TYPE, value: tenant, issuer: result.scheme }])]
+    const indexKeys = result.runtime === undefined ? result.indexKeys : [...(result.indexKeys ?? []), providerIndexKeyOf(result.scheme)]
     let principal
     try {
       principal = await reply.signIn({
         scheme: result.scheme,
-        claims: hooked.claims,
+        claims: signedInClaims,
         ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
-        ...(result.indexKeys === undefined ? {} : { indexKeys: result.indexKeys })
+        ...(indexKeys === undefined ? {} : { indexKeys })
       })
     } catch (error) {
       // More claims than a session record may hold (far beyond hundreds of groups): a failed

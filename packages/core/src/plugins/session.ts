@@ -93,8 +93,11 @@ export interface SessionApi {
    * answer as for an anonymous user (401 or a new sign-in). docs/providers.md, "Token refresh".
    */
   accessToken: (request: FastifyRequest, reply: FastifyReply) => Promise<string | undefined>
-  /** Registers how a provider scheme refreshes its tokens (providers call it when SaveTokens is on). */
-  registerTokenRefresher: (scheme: string, refresher: TokenRefresher) => void
+  /**
+   * Registers how a provider scheme refreshes its tokens (providers call it when SaveTokens is on);
+   * returns the function that removes it again (a provider from the app's provider source, removed).
+   */
+  registerTokenRefresher: (scheme: string, refresher: TokenRefresher) => () => void
 }
 
 declare module 'fastify' {
@@ -291,6 +294,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     registerTokenRefresher (scheme: string, refresher: TokenRefresher) {
       if (refreshers.has(scheme)) throw createError('APP_ERR_PROVIDER_DUPLICATE', scheme)
       refreshers.set(scheme, refresher)
+      return () => { if (refreshers.get(scheme) === refresher) refreshers.delete(scheme) }
     },
     authenticate,
     resolve,

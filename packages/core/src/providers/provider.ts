@@ -39,6 +39,11 @@ export interface AuthenticationProvider {
   readonly protocol?: string
   /** E-mail domains this instance serves (`Domains`), for discovery by e-mail address. */
   readonly domains?: readonly string[]
+  /**
+   * True for a provider from the app's provider source (issue 28): /health/ready reports it in
+   * its details but its failure does not make the app unready.
+   */
+  readonly runtime?: boolean
   /** Paths the handler owns (callback, ACS, metadata, logout); reachable anonymously. */
   readonly paths: readonly string[]
   /** Starts the protocol flow for a validated local `returnUrl`. */

@@ -30,7 +30,8 @@ export default async function healthRoutes (app: FastifyInstance): Promise<void>
       : { status: 'Unhealthy', provider: app.state.provider, ...(store.reason === undefined ? {} : { reason: store.reason }) }
     for (const provider of app.authentication.providers.values()) {
       const status = provider.status()
-      if (!status.available) healthy = false
+      // One customer's IdP (a provider from the app's provider source) being down does not make the app unready.
+      if (!status.available && provider.runtime !== true) healthy = false
       providers[provider.scheme] = status.available ? { status: 'Healthy' } : { status: 'Unhealthy', ...(status.reason === undefined ? {} : { reason: status.reason }) }
     }
     // The hosting check appears only while draining (the shape of a healthy answer is unchanged).

@@ -1,6 +1,6 @@
 /**
  * The login page as /Account/Login and e-mail discovery (/External/Challenge?email=) send it:
- * every registered provider by DisplayName, the e-mail field when some provider declares Domains,
+ * every configured provider by DisplayName (not those from the app's provider source), the e-mail field when some provider declares Domains,
  * and an optional fixed message.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
@@ -12,7 +12,8 @@ export interface LoginPageOptions {
 }
 
 export function sendLoginPage (app: FastifyInstance, reply: FastifyReply, options: LoginPageOptions): FastifyReply {
-  const providers = [...app.authentication.providers.values()]
+  // Providers from the app's provider source are customers' IdPs: reached by e-mail or provider= links, never listed (the list would publish the customers).
+  const providers = [...app.authentication.providers.values()].filter((provider) => provider.runtime !== true)
     .map((provider) => ({ scheme: provider.scheme, displayName: provider.displayName, available: provider.status().available }))
     .sort((a, b) => a.displayName.localeCompare(b.displayName, 'en'))
   return reply.type('text/html; charset=utf-8').send(app.pages.loginPage({

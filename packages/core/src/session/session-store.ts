@@ -25,7 +25,7 @@ import type { AuthenticationTicket } from './principal.js'
 import { identityOfTicket, sameIdentity, sessionAuditIdOf, userKeyOf, type UserIdentity } from './user-identity.js'
 import { MAX_SEALED_LENGTH, openSessionReference, openTicket, SESSION_ID, sealSessionReference, sealTicket } from './ticket.js'
 import { SESSION_INVALIDATION_PREFIX, StateStoreUnavailableError, type StateStore } from '../state/state-store.js'
-import { providerSessionIndexKey as providerSessionIndexKeyOf, providerSubjectIndexKey as providerSubjectIndexKeyOf, sessionKey, subjectIndexKey as subjectIndexKeyOf, userIndexKey as userIndexKeyOf } from '../state/keys.js'
+import { providerSchemeIndexKey, providerSessionIndexKey as providerSessionIndexKeyOf, providerSubjectIndexKey as providerSubjectIndexKeyOf, sessionKey, subjectIndexKey as subjectIndexKeyOf, userIndexKey as userIndexKeyOf } from '../state/keys.js'
 
 export const DEFAULT_SESSION_CACHE_ENTRIES = 4096
 /** Sessions a listing returns at most by default (the newest); the total is counted anyway. */
@@ -133,6 +133,11 @@ export function userIndexKey (identity: UserIdentity): string {
  */
 export function legacySubjectIndexKey (subject: string): string {
   return subjectIndexKeyOf(hashed(subject))
+}
+
+/** The index key of the sessions signed in through a provider from the app's provider source (by scheme). */
+export function providerIndexKeyOf (scheme: string): string {
+  return providerSchemeIndexKey(hashed(scheme))
 }
 
 /**

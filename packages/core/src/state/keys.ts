@@ -46,6 +46,18 @@ export const saml2NameIdIndexKey = (hash: string): string => `index:saml2-name-i
 /** The set of session ids of one SAML2 NameID and SessionIndex at an IdP, hashed (saml2/logout-request.ts). */
 export const saml2SessionIndexKey = (hash: string): string => `index:saml2-session:${hash}`
 
+/**
+ * The set of session ids signed in through one provider from the app's provider source (issue 28),
+ * `hash` of its scheme: `reloadProviders({ revokeSessions: true })` ends them when it is removed.
+ */
+export const providerSchemeIndexKey = (hash: string): string => `index:provider:${hash}`
+
+/**
+ * The invalidation message announcing that the app's provider source changed: every instance
+ * reloads its runtime providers (plugins/runtime-providers.ts). Nothing follows the prefix.
+ */
+export const PROVIDERS_INVALIDATION_MESSAGE = 'providers:reload'
+
 /** A pending external sign-in (correlation state), by flow id (plugins/external-sign-in.ts). */
 export const flowKey = (flowId: string): string => `flow:${flowId}`
 

@@ -109,7 +109,7 @@ export function testKeyRing (applicationName?: string): KeyRing {
 }
 
 /** The app's own composition function (`buildApp` of its src/app.ts): the core and its routes, not listening. */
-export type AppBuilder = (options: Omit<CreateAppOptions, keyof ApplicationParts> & Pick<ApplicationParts, 'signInHook'>) => Promise<FastifyInstance>
+export type AppBuilder = (options: Omit<CreateAppOptions, keyof ApplicationParts> & Pick<ApplicationParts, 'signInHook' | 'providerSource'>) => Promise<FastifyInstance>
 
 export interface TestAppOptions extends TestConfigurationOptions {
   /** The app's `buildApp`. */
@@ -126,6 +126,8 @@ export interface TestAppOptions extends TestConfigurationOptions {
   readonly configure?: (app: FastifyInstance) => void | Promise<void>
   /** A sign-in hook replacing the app's own (`ApplicationParts.signInHook`). */
   readonly signInHook?: ApplicationParts['signInHook']
+  /** The app's provider source (`ApplicationParts.providerSource`; providers added at runtime). */
+  readonly providerSource?: ApplicationParts['providerSource']
 }
 
 export interface TestApp {
@@ -158,7 +160,8 @@ export async function buildTestApp (options: TestAppOptions): Promise<TestApp> {
     keyRing,
     ...(options.now === undefined ? {} : { now: options.now }),
     ...(options.stateStore === undefined ? {} : { stateStore: options.stateStore }),
-    ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook })
+    ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook }),
+    ...(options.providerSource === undefined ? {} : { providerSource: options.providerSource })
   })
   if (options.testSignIn !== false) {
     app.post<{ Body: { claims: Claim[], scheme?: string, indexKeys?: string[] } }>(TEST_SIGN_IN_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {

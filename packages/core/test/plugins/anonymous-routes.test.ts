@@ -23,6 +23,21 @@ describe('anonymous route inventory', () => {
     assert.deepEqual(t.app.authorization.anonymousRoutes(), REVIEWED_ANONYMOUS_ROUTES)
   })
 
+  test('a provider source adds exactly the reviewed parametric provider endpoints', async (context) => {
+    const t = await build(context, { testSignIn: false, providerSource: async () => [] })
+    assert.deepEqual(t.app.authorization.anonymousRoutes(), [
+      ...REVIEWED_ANONYMOUS_ROUTES,
+      'GET /Saml2/:scheme/Logout',
+      'GET /Saml2/:scheme/Metadata',
+      'GET /signin-:scheme',
+      'GET /signout-callback-:scheme',
+      'POST /Saml2/:scheme/Acs',
+      'POST /Saml2/:scheme/Logout',
+      'POST /backchannel-logout-:scheme',
+      'POST /signin-:scheme'
+    ].sort())
+  })
+
   test('a new public route shows up in the inventory (the pin has teeth)', async (context) => {
     const t = await build(context, { testSignIn: false, configure: (app) => { app.get('/status', { config: { allowAnonymous: true } }, async () => 'ok') } })
     assert.deepEqual(t.app.authorization.anonymousRoutes(), [...REVIEWED_ANONYMOUS_ROUTES, 'GET /status'].sort())

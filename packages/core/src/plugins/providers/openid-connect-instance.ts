@@ -105,8 +105,10 @@ export function createOpenIdConnectContext (app: FastifyInstance, options: Provi
   const settings = options.instance.settings
   const log = app.log.child({ provider: settings.Scheme })
   const metadata = metadataOf(options, log)
-  app.addHook('onReady', async () => { metadata.start() })
-  app.addHook('onClose', async () => { metadata.stop() })
+  if (options.runtime === undefined) {
+    app.addHook('onReady', async () => { metadata.start() })
+    app.addHook('onClose', async () => { metadata.stop() })
+  }
   return {
     app,
     options,

@@ -60,6 +60,7 @@ export async function callback (ctx: OpenIdConnectContext, request: FastifyReque
     return await app.externalSignIn.complete(request, reply, {
       scheme,
       claims: result.claims,
+      ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),
       ...(result.groupOverage === undefined ? {} : { groupOverage: result.groupOverage, acceptGroupOverage: settings.AcceptGroupOverage }),
       // Back-channel logout finds the session by the provider's sid, or by its sub.
       ...(settings.BackChannelLogout

@@ -14,7 +14,7 @@
  * provider's refresh token renews the access token for app.session.accessToken. Protocol logic
  * lives in src/oidc/.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import * as client from 'openid-client'
 import { isLocalUrl } from '../../http/local-url.js'
 import { LogoutTokenError, remoteKeySet, validateLogoutToken } from '../../oidc/back-channel-logout.js'
@@ -105,7 +105,7 @@ function formPostQuery (body: unknown): string | undefined {
 }
 
 /** Largest back-channel logout request body: one form field holding a logout token. */
-const BACK_CHANNEL_LOGOUT_BODY_LIMIT = 16 * 1024
+export const BACK_CHANNEL_LOGOUT_BODY_LIMIT = 16 * 1024
 
 /**
  * OpenID Connect Back-Channel Logout 1.0: the provider POSTs `logout_token` (form-encoded) to
@@ -116,13 +116,20 @@ const BACK_CHANNEL_LOGOUT_BODY_LIMIT = 16 * 1024
  * or state store that cannot answer 503 (so the provider may retry). Always `Cache-Control:
  * no-store`. The log names the failure class, never the token.
  */
-function registerBackChannelLogout (app: FastifyInstance, path: string, options: {
+function registerBackChannelLogout (app: FastifyInstance, path: string, options: BackChannelLogoutOptions): void {
+  app.post(path, { bodyLimit: BACK_CHANNEL_LOGOUT_BODY_LIMIT, config: { allowAnonymous: true, rateLimitBucket: 'logout-receiver' } }, backChannelLogoutHandler(app, options))
+}
+
+export interface BackChannelLogoutOptions {
   readonly scheme: string
   readonly clientId: string
   readonly algorithm: string
   readonly clockToleranceSeconds: number
   readonly metadata: () => client.Configuration | undefined
-}): void {
+}
+
+/** The back-channel logout endpoint's handler (registered at a configured path, or behind the runtime providers' parametric route). */
+export function backChannelLogoutHandler (app: FastifyInstance, options: BackChannelLogoutOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const replays = new ReplayCache(app.state, 'oidc-logout')
   let keys: { uri: string, set: ReturnType<typeof remoteKeySet> } | undefined
   function keySetOf (config: client.Configuration): ReturnType<typeof remoteKeySet> | undefined {
@@ -132,7 +139,7 @@ function registerBackChannelLogout (app: FastifyInstance, path: string, options:
     return keys.set
   }
 
-  app.post(path, { bodyLimit: BACK_CHANNEL_LOGOUT_BODY_LIMIT, config: { allowAnonymous: true, rateLimitBucket: 'logout-receiver' } }, async (request, reply) => {
+  return async (request, reply) => {
     reply.header('cache-control', 'no-store')
     const refuse = (failure: LogoutTokenError['failure'], code?: string): FastifyReply => {
       const unavailable = failure === 'unavailable'
@@ -178,5 +185,5 @@ function registerBackChannelLogout (app: FastifyInstance, path: string, options:
       sessionAuditIds: ended.map(sessionAuditIdOf)
     }, 'back-channel logout')
     return reply.code(200).send()
-  })
+  }
 }

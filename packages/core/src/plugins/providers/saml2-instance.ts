@@ -201,8 +201,10 @@ export function createSaml2Context (app: FastifyInstance, options: ProviderRegis
   const settings = serviceProviderSettingsOf(options)
   const log = app.log.child({ provider: saml.Scheme })
   const source = identityProviderSourceOf(options, settings, log)
-  app.addHook('onReady', async () => { source.start() })
-  app.addHook('onClose', async () => { source.stop() })
+  if (options.runtime === undefined) {
+    app.addHook('onReady', async () => { source.start() })
+    app.addHook('onClose', async () => { source.stop() })
+  }
   return {
     app,
     options,

@@ -78,6 +78,7 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
   return await app.externalSignIn.complete(request, reply, {
     scheme,
     claims: assertion.claims,
+    ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),
     ...(groupOverage === undefined ? {} : { groupOverage, acceptGroupOverage: saml.AcceptGroupOverage }),
     returnUrl: flow?.returnUrl ?? '/',
     claimMappings: saml.ClaimMappings,

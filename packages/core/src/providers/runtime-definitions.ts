@@ -1,0 +1,120 @@
+/**
+ * Runtime provider definitions (issue 28): what an app's provider source returns, and their
+ * validation with exactly the schema and rules of configuration. A definition is bound as if it
+ * were written at `<Root>:Authentication:Schemes:<Name>` (the binder of config/bind.ts with the
+ * named scheme's schema of config/schemes.ts), then checked by the same per-instance rules
+ * (config/rules.ts); every problem names that colon path, never a value, so a secret never reaches
+ * a message. Plain data: no Fastify types.
+ */
+import { bindConfiguration, type ConfigurationProblem } from '../config/bind.js'
+import { flattenJson } from '../config/sources.js'
+import { ROOT_KEY, type ApplicationConfiguration, type SchemeConfiguration, type TSchema } from '../config/schema.js'
+import { defaultPathsOf, schemeNameProblem, schemeSchemaFor, schemeTypeOf } from '../config/schemes.js'
+import { openIdConnectSettings, providerDomainsAreDistinct, providerSchemesAreFixed, saml2Settings } from '../config/rules.js'
+import { providerInstancesOf, type ProviderInstance } from '../config/provider-instances.js'
+
+/** One e-mail domain of a runtime provider, with whether its DNS TXT proof succeeded (domain-verification.ts). */
+export interface RuntimeProviderDomain {
+  readonly name: string
+  /** Only verified domains route sign-ins by e-mail address; an unverified one is ignored for discovery. */
+  readonly verified: boolean
+}
+
+/**
+ * A provider the app's source returns: the scheme name, and the keys of
+ * `Authentication:Schemes:<Name>` (`Type` included, secrets as plain strings) in `settings`.
+ */
+export interface RuntimeProviderDefinition {
+  /** The scheme: `/External/Challenge?provider=<scheme>`; the rules of a named scheme's name apply. */
+  readonly scheme: string
+  /** The keys of `Authentication:Schemes:<Name>`, nested as in appsettings.json (Type, Authority, ClientId, ClientSecret, ...). */
+  readonly settings: Readonly<Record<string, unknown>>
+  /** E-mail domains with their verification state; `settings.Domains` is not used for a runtime provider. */
+  readonly domains?: readonly RuntimeProviderDomain[]
+  /** The app's tenant key for this provider: the principal of its users carries it as the `application:tenant` claim. */
+  readonly tenant?: string
+}
+
+/** A definition that passed validation: the instance the protocol handlers take, its verified domains and tenant. */
+export interface ValidatedRuntimeProvider {
+  readonly instance: ProviderInstance
+  readonly verifiedDomains: readonly string[]
+  readonly tenant?: string
+}
+
+export type RuntimeValidation =
+  | { readonly ok: true, readonly provider: ValidatedRuntimeProvider }
+  | { readonly ok: false, readonly problems: readonly ConfigurationProblem[] }
+
+/** Keys a runtime provider may not set: its endpoint paths are the defaults the parametric routes serve. */
+const FIXED_PATH_KEYS = ['CallbackPath', 'SignedOutCallbackPath', 'BackChannelLogoutPath', 'ModulePath', 'MetadataPath', 'LogoutPath'] as const
+
+/** The key names a definition wrote at the top of its section (as written), lower-cased to their spelling. */
+function writtenKeys (settings: Readonly<Record<string, unknown>>): Map<string, string> {
+  return new Map(Object.keys(settings).map((key) => [key.toLowerCase(), key]))
+}
+
+/** Replaces the default root key in a problem with the app's. */
+function rerooted (problem: ConfigurationProblem, rootKey: string): ConfigurationProblem {
+  if (rootKey === ROOT_KEY) return problem
+  const swap = (text: string): string => text.split(`${ROOT_KEY}:`).join(`${rootKey}:`)
+  return { key: swap(problem.key), message: swap(problem.message) }
+}
+
+/** The colon path of a runtime provider's section: `<Root>:Authentication:Schemes:<Name>`. */
+export const runtimeSectionKey = (scheme: string, rootKey: string = ROOT_KEY): string => `${rootKey}:Authentication:Schemes:${scheme}`
+
+/**
+ * Validates one definition against the app's configuration (for the environment name and what
+ * the rules read beside the section). Problems name `<Root>:Authentication:Schemes:<Name>:<Key>`.
+ */
+export function validateRuntimeProvider (
+  definition: RuntimeProviderDefinition,
+  context: { readonly config: ApplicationConfiguration, readonly environmentName: string, readonly rootKey?: string }
+): RuntimeValidation {
+  const rootKey = context.rootKey ?? ROOT_KEY
+  const fail = (problems: ConfigurationProblem[]): RuntimeValidation => ({ ok: false, problems: problems.map((problem) => rerooted(problem, rootKey)) })
+  const name = typeof definition?.scheme === 'string' ? definition.scheme : ''
+  const at = runtimeSectionKey(name, ROOT_KEY)
+  const nameProblem = schemeNameProblem(name, at)
+  if (nameProblem !== undefined) return fail([{ key: at, message: nameProblem }])
+  const settings = definition.settings !== null && typeof definition.settings === 'object' && !Array.isArray(definition.settings) ? definition.settings : undefined
+  if (settings === undefined) return fail([{ key: at, message: `${at} must be an object of the keys of a named scheme.` }])
+  const written = writtenKeys(settings)
+  const type = schemeTypeOf(settings[written.get('type') ?? 'Type'])
+  if (type === undefined) return fail([{ key: `${at}:Type`, message: `${at}:Type is required: OpenIdConnect or Saml2.` }])
+
+  const problems: ConfigurationProblem[] = []
+  for (const key of FIXED_PATH_KEYS) {
+    if (written.has(key.toLowerCase())) problems.push({ key: `${at}:${key}`, message: `${at}:${key} is fixed for a provider from the provider source (${defaultPathsOf(type, name)[key] ?? 'not used'}); remove it.` })
+  }
+  if (written.has('domains')) problems.push({ key: `${at}:Domains`, message: `${at}:Domains is not read for a provider from the provider source; give its domains with their verification state in the definition's domains.` })
+  const flat = flattenJson({ [ROOT_KEY]: { Authentication: { Schemes: { [name]: settings } } } }, 'provider source').entries
+  const bound = bindConfiguration<SchemeConfiguration>(flat, schemeSchemaFor(type, name) as TSchema, at)
+  problems.push(...bound.errors)
+  for (const key of bound.unknownKeys) problems.push({ key, message: `${key} is not a key of a ${type} scheme.` })
+  const section = { ...bound.value, Type: type } as SchemeConfiguration
+  const domains = definition.domains ?? []
+  const verifiedDomains = domains.filter((domain) => domain.verified === true).map((domain) => String(domain.name).trim().toLowerCase())
+  // The same rules as configuration, on a configuration holding only this scheme (enabled, its domains all checked for shape).
+  const candidate: ApplicationConfiguration = {
+    ...context.config,
+    Authentication: {
+      ...context.config.Authentication,
+      Enabled: true,
+      Providers: Object.fromEntries(Object.entries(context.config.Authentication.Providers).map(([key, value]) => [key, { ...value, Enabled: false }])) as ApplicationConfiguration['Authentication']['Providers'],
+      Schemes: { [name]: { ...section, Enabled: true, Domains: domains.map((domain) => String(domain.name)) } as SchemeConfiguration }
+    }
+  }
+  if (bound.errors.length === 0) {
+    const ruleContext = { config: candidate, environmentName: context.environmentName }
+    const mine = (problem: ConfigurationProblem): boolean => problem.key === at || problem.key.startsWith(`${at}:`)
+    problems.push(...[openIdConnectSettings, saml2Settings, providerSchemesAreFixed, providerDomainsAreDistinct].flatMap((rule) => rule(ruleContext)).filter(mine))
+  }
+  if (problems.length > 0) return fail(problems)
+  const instance = providerInstancesOf({ ...candidate, Authentication: { ...candidate.Authentication, Schemes: { [name]: { ...section, Domains: verifiedDomains } as SchemeConfiguration } } })
+    .find((entry) => !entry.contract && entry.scheme === name)
+  if (instance === undefined) return fail([{ key: at, message: `${at} could not be read.` }])
+  const keyed = rootKey === ROOT_KEY ? instance : { ...instance, keyPrefix: runtimeSectionKey(name, rootKey) }
+  return { ok: true, provider: { instance: keyed, verifiedDomains, ...(definition.tenant === undefined ? {} : { tenant: String(definition.tenant) }) } }
+}

@@ -1,0 +1,76 @@
+/**
+ * Runtime provider definitions (issue 28): validated with the schema and rules of a named scheme,
+ * problems naming `<Root>:Authentication:Schemes:<Name>:<Key>`, a secret never in a message.
+ */
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { validateRuntimeProvider } from '../../src/providers/runtime-definitions.js'
+import { loadTestConfiguration } from '../helpers/app.js'
+
+const SECRET = 'runtime-definition-PLANTED-SECRET-93'
+const { config } = loadTestConfiguration()
+const context = { config, environmentName: 'Production', rootKey: 'Acme' }
+
+describe('validateRuntimeProvider', () => {
+  test('a valid OpenID Connect definition becomes an instance with its verified domains and tenant', () => {
+    const result = validateRuntimeProvider({
+      scheme: 'Contoso',
+      settings: { Type: 'OpenIdConnect', Authority: 'https://login.contoso.example', ClientId: 'app', ClientSecret: SECRET },
+      domains: [{ name: 'Contoso.example', verified: true }, { name: 'contoso.test', verified: false }],
+      tenant: 'tenant-contoso'
+    }, context)
+    assert.equal(result.ok, true)
+    if (!result.ok) return
+    assert.equal(result.provider.instance.protocol, 'OpenIdConnect')
+    assert.equal(result.provider.instance.keyPrefix, 'Acme:Authentication:Schemes:Contoso')
+    assert.deepEqual(result.provider.verifiedDomains, ['contoso.example'])
+    assert.deepEqual(result.provider.instance.settings.Domains, ['contoso.example'])
+    assert.equal(result.provider.instance.settings.CallbackPath, '/signin-contoso')
+    assert.equal(result.provider.tenant, 'tenant-contoso')
+  })
+
+  test('an invalid definition lists each problem by key, never the secret', () => {
+    const result = validateRuntimeProvider({
+      scheme: 'Fabrikam',
+      settings: { Type: 'OpenIdConnect', Authority: 'http://login.fabrikam.example', ClientSecret: SECRET, CallbackPath: '/x', Colour: 'blue', ClockSkewSeconds: 'soon' },
+      domains: [{ name: 'not a domain', verified: true }]
+    }, context)
+    assert.equal(result.ok, false)
+    if (result.ok) return
+    assert.deepEqual(result.problems.map((problem) => problem.key).sort(), [
+      'Acme:Authentication:Schemes:Fabrikam:CallbackPath',
+      'Acme:Authentication:Schemes:Fabrikam:ClockSkewSeconds',
+      'Acme:Authentication:Schemes:Fabrikam:Colour'
+    ])
+    assert.ok(!JSON.stringify(result).includes(SECRET))
+    assert.ok(!JSON.stringify(result).includes('ProjectTemplate'))
+  })
+
+  test('rule problems (missing keys, http authority, bad domain) name their keys', () => {
+    const result = validateRuntimeProvider({
+      scheme: 'Fabrikam',
+      settings: { Type: 'OpenIdConnect', Authority: 'http://login.fabrikam.example', ClientSecret: SECRET },
+      domains: [{ name: 'not a domain', verified: false }]
+    }, context)
+    assert.equal(result.ok, false)
+    if (result.ok) return
+    const keys = result.problems.map((problem) => problem.key)
+    assert.ok(keys.includes('Acme:Authentication:Schemes:Fabrikam:ClientId'), keys.join())
+    assert.ok(keys.includes('Acme:Authentication:Schemes:Fabrikam:Authority'), keys.join())
+    assert.ok(keys.includes('Acme:Authentication:Schemes:Fabrikam:Domains:0'), keys.join())
+    assert.ok(!JSON.stringify(result).includes(SECRET))
+  })
+
+  test('a bad name, a missing Type and a rule of the protocol are refused', () => {
+    const bad = validateRuntimeProvider({ scheme: 'Cookies', settings: { Type: 'OpenIdConnect' } }, context)
+    assert.equal(bad.ok, false)
+    if (!bad.ok) assert.equal(bad.problems[0]?.key, 'Acme:Authentication:Schemes:Cookies')
+    const untyped = validateRuntimeProvider({ scheme: 'Ok', settings: {} }, context)
+    if (!untyped.ok) assert.deepEqual(untyped.problems, [{ key: 'Acme:Authentication:Schemes:Ok:Type', message: 'Acme:Authentication:Schemes:Ok:Type is required: OpenIdConnect or Saml2.' }])
+    assert.equal(untyped.ok, false)
+    const logout = validateRuntimeProvider({ scheme: 'Ok', settings: { Type: 'Saml2', EntityId: 'https://sp.example', MetadataUrl: 'https://idp.example/metadata', SignOutAtProvider: true } }, context)
+    assert.equal(logout.ok, false)
+    // The rule of configuration: Single Logout needs the SP's signing key.
+    if (!logout.ok) assert.deepEqual(logout.problems.map((problem) => problem.key), ['Acme:Authentication:Schemes:Ok:SigningKey'])
+  })
+})
