@@ -46,7 +46,7 @@ export const registerOpenIdConnect: ProviderRegistration<OpenIdConnectInstance> 
       await callback(ctx, request, reply, request.body, formPostQuery(request.body)))
   } else {
     app.get(settings.CallbackPath, { config: { allowAnonymous: true, rateLimitBucket: 'callback' } }, async (request, reply) =>
-      await callback(ctx, request, reply, request.query, request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?'))))
+      await callback(ctx, request, reply, request.query, rawQueryOf(request)))
   }
 
   if (settings.SignOutAtProvider) {
@@ -94,7 +94,7 @@ export const registerOpenIdConnect: ProviderRegistration<OpenIdConnectInstance> 
  * The form_post parameters as the query string openid-client reads the response from (it does the
  * same with a POST Request): undefined when a parameter is repeated or not text.
  */
-function formPostQuery (body: unknown): string | undefined {
+export function formPostQuery (body: unknown): string | undefined {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined
   const parameters = new URLSearchParams()
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
@@ -102,6 +102,12 @@ function formPostQuery (body: unknown): string | undefined {
     parameters.append(name, value)
   }
   return `?${parameters.toString()}`
+}
+
+/** The callback's query string exactly as received (`?…`, or empty), which openid-client reads the response from. */
+export function rawQueryOf (request: FastifyRequest): string {
+  const start = request.url.indexOf('?')
+  return start === -1 ? '' : request.url.slice(start)
 }
 
 /** Largest back-channel logout request body: one form field holding a logout token. */

@@ -13,7 +13,7 @@ import type { AuthenticationProvider } from '../../providers/provider.js'
 import type { ProviderRegistrationOptions } from '../authentication.js'
 import { createOpenIdConnectContext, type OpenIdConnectInstance } from './openid-connect-instance.js'
 import { callback, challenge as openIdConnectChallenge, signOutRedirect } from './openid-connect-sign-in.js'
-import { backChannelLogoutHandler } from './openid-connect.js'
+import { backChannelLogoutHandler, formPostQuery, rawQueryOf } from './openid-connect.js'
 import { createSaml2Context, type Saml2Instance } from './saml2-instance.js'
 import { assertionConsumerService, challenge as saml2Challenge } from './saml2-sign-in.js'
 import { signOutRedirect as saml2SignOutRedirect, singleLogoutService } from './saml2-logout.js'
@@ -95,21 +95,10 @@ function openIdConnectInstance (app: FastifyInstance, options: ProviderRegistrat
         return await callback(ctx, request, reply, request.body, formPostQuery(request.body))
       }
       if (settings.ResponseMode === 'form_post') return notFound(reply)
-      return await callback(ctx, request, reply, request.query, request.url.indexOf('?') === -1 ? '' : request.url.slice(request.url.indexOf('?')))
+      return await callback(ctx, request, reply, request.query, rawQueryOf(request))
     },
     stop: () => { metadata.stop(); unregisterRefresher?.() }
   }
-}
-
-/** The form_post parameters as a query string (undefined when one is repeated or not text), as openid-connect.ts reads them. */
-function formPostQuery (body: unknown): string | undefined {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined
-  const parameters = new URLSearchParams()
-  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    if (typeof value !== 'string') return undefined
-    parameters.append(name, value)
-  }
-  return `?${parameters.toString()}`
 }
 
 function saml2Instance (app: FastifyInstance, options: ProviderRegistrationOptions<Saml2Instance>): RuntimeInstance {
