@@ -6,6 +6,7 @@
  * which builds one {@link Pages} set and decorates the app with it (`app.pages`).
  */
 import { APPLICATION_NAME } from '../application-name.js'
+import { navigatingPage } from './continue-page.js'
 import { html, type SafeHtml } from './html.js'
 
 /** The application name pages show by default (titles, header). */
@@ -137,25 +138,15 @@ ${model.detail === undefined ? '' : html`<pre class="detail">${model.detail}</pr
  * is a new navigation. No script.
  */
 function providerSignOutPage (applicationName: string, model: ProviderSignOutPageModel): string {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="refresh" content="0;url=${model.url}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Signing out - ${applicationName}</title>
-<link rel="stylesheet" href="/css/site.css">
-</head>
-<body>
-<header><a class="brand" href="/">${applicationName}</a></header>
-<main>
-<h1>Signed out</h1>
-<p>You are signed out of this application. Continuing to sign out at ${model.displayName}…</p>
-<p><a id="continue-sign-out" href="${model.url}">Continue</a></p>
-</main>
-</body>
-</html>
-`.value
+  return navigatingPage({
+    url: model.url,
+    applicationName,
+    title: 'Signing out',
+    heading: 'Signed out',
+    text: html`You are signed out of this application. Continuing to sign out at ${model.displayName}…`,
+    linkId: 'continue-sign-out',
+    brand: true
+  })
 }
 
 export interface ProviderSignOutPageModel {
