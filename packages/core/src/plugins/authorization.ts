@@ -12,12 +12,13 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { Principal } from '../session/principal.js'
-import {
-  ApplicationAuthorizationPolicyNames, applicationPolicies, evaluatePolicy, type AuthorizationPolicy
-} from '../authorization/policies.js'
+import { applicationPolicies, evaluatePolicy, type AuthorizationPolicy } from '../authorization/policies.js'
+import { routeAccessOf, type RouteAuthorization } from '../authorization/route-access.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
 import { sendError, sendProblem, wantsJson } from '../http/responses.js'
+
+export type { RouteAuthorization } from '../authorization/route-access.js'
 
 /** Context a governance evaluator receives; the request has already passed authorization. */
 export interface GovernanceContext {
@@ -28,20 +29,6 @@ export interface GovernanceContext {
 
 /** Decides whether an authorized caller may perform a governed action. */
 export type GovernanceEvaluator = (context: GovernanceContext) => boolean | Promise<boolean>
-
-/**
- * A route's authorization metadata, as it goes in the route's `config` (auth-contract.md,
- * "Authorization"): `allowAnonymous: true` (public), `authorize: true` (the default policy),
- * `authorize: '<policy name>'`, `governance: { action }`; none of them: the fallback policy.
- */
-export interface RouteAuthorization {
-  /** Explicit anonymous metadata: the route is public. */
-  allowAnonymous?: boolean
-  /** `true`: default policy (authenticated user); a string: that named policy. */
-  authorize?: boolean | string
-  /** Governed action, evaluated after authorization by a registered evaluator. */
-  governance?: { action: string }
-}
 
 /** `app.authorization`: named policies, the governance seam and the reviewed public surface. */
 export interface AuthorizationApi {
@@ -66,7 +53,60 @@ export interface AuthorizationPluginOptions {
   readonly environmentName: string
 }
 
-type RouteAccess = { kind: 'anonymous' } | { kind: 'policy', name: string }
+type Hook = ((request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) |
+((request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void)
+
+/** Puts `hook` first in the route's own hooks of that name. */
+function addHook (route: RouteOptions, name: 'onRequest' | 'preHandler', hook: Hook): void {
+  const existing = route[name]
+  const list = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
+  route[name] = [hook, ...list] as never
+}
+
+/**
+ * The onRequest hook of a protected route: resolves the session, evaluates the policy and, when
+ * it does not allow, answers with the challenge or forbid. Callback style: an authorized request
+ * passes synchronously, with no promise per request.
+ */
+function authorizeHook (app: FastifyInstance, policy: () => AuthorizationPolicy): Hook {
+  return function authorize (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) {
+    app.session.resolve(request, reply, (sessionError, principal) => {
+      // A session the store cannot verify fails closed: the error handler answers 503.
+      if (sessionError !== null) {
+        done(sessionError)
+        return
+      }
+      const outcome = evaluatePolicy(policy(), principal)
+      if (outcome === 'allow') {
+        done()
+        return
+      }
+      // The challenge or forbid sends the answer and ends the request: done is never called
+      // without an error, so the route handler cannot run.
+      const fail = (error: unknown): void => { done(error instanceof Error ? error : new Error(String(error))) }
+      try {
+        const answer = outcome === 'challenge' ? app.authentication.challenge(request, reply) : app.authentication.forbid(request, reply)
+        if (answer instanceof Promise) answer.then(undefined, fail)
+      } catch (error) {
+        fail(error)
+      }
+    })
+  }
+}
+
+/** The preHandler of a governed route: the evaluator set by then decides; without one, nothing. */
+function governanceHook (app: FastifyInstance, action: string, evaluator: () => GovernanceEvaluator | undefined): Hook {
+  return async function governance (request: FastifyRequest, reply: FastifyReply) {
+    const evaluate = evaluator()
+    if (evaluate === undefined) return undefined
+    const permitted = await evaluate({ action, principal: await app.session.authenticate(request, reply), request })
+    if (permitted) return undefined
+    request.log.info({ event: 'governance.denied', action }, 'governed action denied')
+    return wantsJson(request)
+      ? sendProblem(request, reply, 403, { code: 'APP_ERR_GOVERNANCE_DENIED' })
+      : sendError(request, reply, 403, { code: 'APP_ERR_GOVERNANCE_DENIED' })
+  }
+}
 
 async function authorizationPlugin (app: FastifyInstance, options: AuthorizationPluginOptions): Promise<void> {
   const fallbackRequiresUser = options.config.Authorization.RequireAuthenticatedUserByDefault
@@ -87,74 +127,19 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
     anonymousRoutes: () => [...anonymous].sort()
   })
 
-  function accessOf (route: RouteOptions): RouteAccess {
-    const config = route.config ?? {}
-    const where = `${String(route.method)} ${route.url}`
-    if (config.allowAnonymous === true && config.authorize !== undefined && config.authorize !== false) {
-      throw createError('APP_ERR_ROUTE_ACCESS_CONFLICT', where)
-    }
-    if (config.allowAnonymous === true) return { kind: 'anonymous' }
-    if (config.authorize === true) return { kind: 'policy', name: ApplicationAuthorizationPolicyNames.AuthenticatedUser }
-    if (typeof config.authorize === 'string') return { kind: 'policy', name: config.authorize }
-    return fallbackRequiresUser ? { kind: 'policy', name: ApplicationAuthorizationPolicyNames.AuthenticatedUser } : { kind: 'anonymous' }
-  }
-
-  type Hook = ((request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) |
-  ((request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void)
-
-  function addHook (route: RouteOptions, name: 'onRequest' | 'preHandler', hook: Hook): void {
-    const existing = route[name]
-    const list = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
-    route[name] = [hook, ...list] as never
-  }
-
   app.addHook('onRoute', (route) => {
-    const access = accessOf(route)
     const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const access = routeAccessOf(route.config ?? {}, `${String(route.method)} ${route.url}`, fallbackRequiresUser)
     if (access.kind === 'anonymous') {
       for (const method of methods) if (method !== 'HEAD') anonymous.add(`${method} ${route.url}`)
     } else {
       // Name the first route that uses the policy (not the HEAD route Fastify adds for a GET).
       if (!referencedPolicies.has(access.name)) referencedPolicies.set(access.name, `${methods.join(',')} ${route.url}`)
-      const policyName = access.name
-      const policy = () => policies.get(policyName) as AuthorizationPolicy // resolved at ready(): every referenced name exists
-      // Callback style: an authorized request passes synchronously, with no promise per request.
-      addHook(route, 'onRequest', function authorize (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) {
-        app.session.resolve(request, reply, (sessionError, principal) => {
-          // A session the store cannot verify fails closed: the error handler answers 503.
-          if (sessionError !== null) {
-            done(sessionError)
-            return
-          }
-          const outcome = evaluatePolicy(policy(), principal)
-          if (outcome === 'allow') {
-            done()
-            return
-          }
-          // The challenge or forbid sends the answer and ends the request: done is never called
-          // without an error, so the route handler cannot run.
-          const fail = (error: unknown): void => { done(error instanceof Error ? error : new Error(String(error))) }
-          try {
-            const answer = outcome === 'challenge' ? app.authentication.challenge(request, reply) : app.authentication.forbid(request, reply)
-            if (answer instanceof Promise) answer.then(undefined, fail)
-          } catch (error) {
-            fail(error)
-          }
-        })
-      })
+      // Resolved at ready(): every referenced name exists.
+      addHook(route, 'onRequest', authorizeHook(app, () => policies.get(access.name) as AuthorizationPolicy))
     }
     const action = route.config?.governance?.action
-    if (action !== undefined) {
-      addHook(route, 'preHandler', async function governance (request: FastifyRequest, reply: FastifyReply) {
-        if (evaluator === undefined) return undefined
-        const permitted = await evaluator({ action, principal: await app.session.authenticate(request, reply), request })
-        if (permitted) return undefined
-        request.log.info({ event: 'governance.denied', action }, 'governed action denied')
-        return wantsJson(request)
-          ? sendProblem(request, reply, 403, { code: 'APP_ERR_GOVERNANCE_DENIED' })
-          : sendError(request, reply, 403, { code: 'APP_ERR_GOVERNANCE_DENIED' })
-      })
-    }
+    if (action !== undefined) addHook(route, 'preHandler', governanceHook(app, action, () => evaluator))
   })
 
   app.addHook('onReady', async () => {

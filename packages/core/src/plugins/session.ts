@@ -7,7 +7,6 @@
  * `accessToken`, which hands out a provider access token (SaveTokens) and refreshes it once per
  * session through the provider's registered refresher. It verifies no credentials itself.
  */
-import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { applicationNaming, cookieName } from '../application-name.js'
@@ -16,12 +15,12 @@ import type { KeyRing } from '../data-protection/key-ring.js'
 import { Principal, type AuthenticationTicket, type Claim } from '../session/principal.js'
 import { SessionStore, type SessionList } from '../session/session-store.js'
 import { describeDevice } from '../session/device.js'
-import { auditFieldsOf, type UserIdentity } from '../session/user-identity.js'
+import { auditFieldsOf, checkedUserIdentity, type UserIdentity } from '../session/user-identity.js'
 import { expiresSoon, type TokenRefresher, validAccessToken } from '../session/token-refresh.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
 import { SessionTokenRefresh } from '../session/token-refresh-runner.js'
-import { renewedTicket } from '../session/renewal.js'
+import { issuedTicket, renewedTicket, type RenewalSettings } from '../session/renewal.js'
 
 /** What a successful sign-in flow hands to {@link FastifyReply.signIn}. */
 export interface SignInRequest {
@@ -173,20 +172,22 @@ function asRequestError (error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error))
 }
 
-async function sessionPlugin (app: FastifyInstance, options: SessionPluginOptions): Promise<void> {
-  const { config, keyRing, cookie, now } = options
-  const cookieSettings = config.Authentication.Cookie
-  const enabled = config.Authentication.Enabled && cookieSettings.Enabled
-  const idleSeconds = cookieSettings.ExpireMinutes * 60
-  const absoluteSeconds = cookieSettings.AbsoluteExpireMinutes * 60
-  const deleteOptions: CookieSerializeOptions = { ...cookie.options, maxAge: 0, expires: new Date(0) }
-  const sessions = new SessionStore({ store: app.state, ring: keyRing })
-  const nowSeconds = (): number => Math.floor(now() / 1000)
-  const renewal = { slidingExpiration: cookieSettings.SlidingExpiration, idleSeconds }
+/** What the session plugin's parts share. */
+interface SessionContext {
+  readonly sessions: SessionStore
+  readonly cookie: SessionCookieSettings
+  /** Authentication:Enabled and Authentication:Cookie:Enabled. */
+  readonly enabled: boolean
+  readonly nowSeconds: () => number
+  readonly clearCookie: (reply: FastifyReply) => void
+}
 
-  function clearCookie (reply: FastifyReply): void {
-    reply.setCookie(cookie.name, '', deleteOptions)
-  }
+/**
+ * `resolve` and `authenticate`: the request's session, checked once per request (a cached session
+ * without a round trip), renewed in the background when sliding expiration says so.
+ */
+function sessionResolver (ctx: SessionContext, renewal: RenewalSettings): Pick<SessionApi, 'resolve' | 'authenticate'> {
+  const { sessions, cookie, enabled, nowSeconds, clearCookie } = ctx
 
   /** Sets the principal, renewing the session in the background when sliding expiration says so. */
   function accept (request: FastifyRequest, ticket: AuthenticationTicket, at: number): Principal {
@@ -209,11 +210,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
       return
     }
     flagged[AUTHENTICATED] = true
-    if (!enabled || request.headers.cookie === undefined) {
-      done(null, undefined)
-      return
-    }
-    const value = request.cookies[cookie.name]
+    const value = enabled && request.headers.cookie !== undefined ? request.cookies[cookie.name] : undefined
     if (value === undefined || value === '') {
       done(null, undefined)
       return
@@ -255,77 +252,69 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     })
   }
 
-  const tokenRefresh = new SessionTokenRefresh({ sessions, state: app.state, nowSeconds })
+  return { resolve, authenticate }
+}
+
+/** `accessToken` and `registerTokenRefresher`: a provider access token, refreshed once per session when it expires soon. */
+function providerTokens (ctx: SessionContext, authenticate: SessionApi['authenticate'], tokenRefresh: SessionTokenRefresh): Pick<SessionApi, 'accessToken' | 'registerTokenRefresher'> {
   const refreshers = tokenRefresh.refreshers
-
-  async function accessToken (request: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
-    const principal = await authenticate(request, reply)
-    const ticket = principal?.ticket
-    const tokens = ticket?.tokens
-    if (ticket === undefined || tokens?.access_token === undefined) return undefined
-    const at = nowSeconds()
-    if (!expiresSoon(tokens, at)) return tokens.access_token
-    const refresher = refreshers.get(ticket.scheme)
-    if (refresher === undefined || tokens.refresh_token === undefined) return validAccessToken(tokens, at)
-    const outcome = await tokenRefresh.refresh(ticket, refresher, request.log)
-    if ('ended' in outcome) {
-      clearCookie(reply)
-      request.user = undefined
-      return undefined
-    }
-    if (outcome.ticket !== undefined) request.user = new Principal(outcome.ticket)
-    return outcome.accessToken
-  }
-
-  async function revokeUser (identity: UserIdentity): Promise<number> {
-    if (typeof identity === 'string') {
-      throw new TypeError('app.session.revokeSubject and revokeUser take the identity { scheme, issuer, subject } (request.user.identity), not a bare subject: the same subject value may belong to users of different providers.')
-    }
-    for (const part of ['scheme', 'issuer', 'subject'] as const) {
-      if (typeof identity?.[part] !== 'string' || identity[part] === '') throw new TypeError(`app.session.revokeUser: identity.${part} must be a non-empty string.`)
-    }
-    return (await sessions.endUser(identity, nowSeconds())).length
-  }
-
-  app.decorate(SESSION_STORE, sessions)
-  app.decorate('session', {
-    cookie,
-    accessToken,
-    registerTokenRefresher (scheme: string, refresher: TokenRefresher) {
+  return {
+    async accessToken (request, reply) {
+      const principal = await authenticate(request, reply)
+      const ticket = principal?.ticket
+      const tokens = ticket?.tokens
+      if (ticket === undefined || tokens?.access_token === undefined) return undefined
+      const at = ctx.nowSeconds()
+      if (!expiresSoon(tokens, at)) return tokens.access_token
+      const refresher = refreshers.get(ticket.scheme)
+      if (refresher === undefined || tokens.refresh_token === undefined) return validAccessToken(tokens, at)
+      const outcome = await tokenRefresh.refresh(ticket, refresher, request.log)
+      if ('ended' in outcome) {
+        ctx.clearCookie(reply)
+        request.user = undefined
+        return undefined
+      }
+      if (outcome.ticket !== undefined) request.user = new Principal(outcome.ticket)
+      return outcome.accessToken
+    },
+    registerTokenRefresher (scheme, refresher) {
       if (refreshers.has(scheme)) throw createError('APP_ERR_PROVIDER_DUPLICATE', scheme)
       refreshers.set(scheme, refresher)
       return () => { if (refreshers.get(scheme) === refresher) refreshers.delete(scheme) }
-    },
-    authenticate,
-    resolve,
+    }
+  }
+}
+
+/** Revocation and the user's session list: every instance sharing the store sees the change at once. */
+function revocation (ctx: SessionContext): Pick<SessionApi, 'revokeUser' | 'revokeSubject' | 'revokeSession' | 'list' | 'revokeByAuditId' | 'revokeIndexed'> {
+  const { sessions, nowSeconds } = ctx
+  const revokeUser = async (identity: UserIdentity): Promise<number> => {
+    if (typeof identity === 'string') {
+      throw new TypeError('app.session.revokeSubject and revokeUser take the identity { scheme, issuer, subject } (request.user.identity), not a bare subject: the same subject value may belong to users of different providers.')
+    }
+    return (await sessions.endUser(checkedUserIdentity(identity, 'app.session.revokeUser'), nowSeconds())).length
+  }
+  return {
     revokeUser,
     revokeSubject: revokeUser,
-    revokeSession: async (sessionId: string) => { await sessions.endById(sessionId) },
-    list: async (userKey: string, listOptions?: { readonly limit?: number }) => await sessions.listUser(checkedUserKey(userKey, 'list'), nowSeconds(), listLimitOf(listOptions?.limit)),
-    revokeByAuditId: async (userKey: string, sessionAuditId: string) => {
+    revokeSession: async (sessionId) => { await sessions.endById(sessionId) },
+    list: async (userKey, listOptions) => await sessions.listUser(checkedUserKey(userKey, 'list'), nowSeconds(), listLimitOf(listOptions?.limit)),
+    revokeByAuditId: async (userKey, sessionAuditId) => {
       if (typeof sessionAuditId !== 'string' || !AUDIT_ID.test(sessionAuditId)) return false
       return await sessions.endUserSession(checkedUserKey(userKey, 'revokeByAuditId'), sessionAuditId)
     },
-    revokeIndexed: async (indexKey: string) => await sessions.endIndexed(indexKey)
-  })
-  app.decorateRequest('user', undefined)
+    revokeIndexed: async (indexKey) => await sessions.endIndexed(indexKey)
+  }
+}
 
-  app.decorateReply('signIn', async function signIn (this: FastifyReply, signInRequest: SignInRequest): Promise<Principal> {
-    if (!enabled) throw createError('APP_ERR_SESSION_DISABLED', `${options.rootKey ?? ROOT_KEY}:Authentication:Enabled`, 'Cookie:Enabled')
+/** `reply.signIn`: a new session (new id: no fixation), its cookie, and the end of the session this browser had. */
+function signInReply (ctx: SessionContext, lifetimes: { readonly idleSeconds: number, readonly absoluteSeconds: number }, disabledKey: string): FastifyReply['signIn'] {
+  const { sessions, cookie, enabled, nowSeconds } = ctx
+  return async function signIn (this: FastifyReply, signInRequest: SignInRequest): Promise<Principal> {
+    if (!enabled) throw createError('APP_ERR_SESSION_DISABLED', disabledKey, 'Cookie:Enabled')
     const request = this.request
     const at = nowSeconds()
-    const ticket: AuthenticationTicket = {
-      sessionId: randomUUID(),
-      scheme: signInRequest.scheme,
-      claims: signInRequest.claims.map((claim) => ({ type: claim.type, value: claim.value, issuer: claim.issuer })),
-      issuedAt: at,
-      expiresAt: at + Math.min(idleSeconds, absoluteSeconds),
-      absoluteExpiresAt: at + absoluteSeconds,
-      ...(signInRequest.tokens === undefined ? {} : { tokens: { ...signInRequest.tokens } }),
-      startedAt: at,
-      device: describeDevice(request.headers['user-agent'])
-    }
-    // A new session id on every sign-in (no fixation); the session this browser had ends.
+    const ticket = issuedTicket(signInRequest, at, lifetimes, describeDevice(request.headers['user-agent']))
     const previous = request.cookies[cookie.name]
     const previousId = previous === undefined ? undefined : sessions.sessionIdOf(previous)
     const reference = await sessions.create(ticket, at, signInRequest.indexKeys)
@@ -340,9 +329,13 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     ;(request as RequestWithFlag)[AUTHENTICATED] = true
     request.log.info({ event: 'session.signed_in', scheme: ticket.scheme, ...auditFieldsOf(ticket) }, 'signed in')
     return principal
-  })
+  }
+}
 
-  app.decorateReply('signOut', async function signOut (this: FastifyReply): Promise<void> {
+/** `reply.signOut`: the request's session ends everywhere and its cookie is deleted. */
+function signOutReply (ctx: SessionContext): FastifyReply['signOut'] {
+  const { sessions, cookie, clearCookie } = ctx
+  return async function signOut (this: FastifyReply): Promise<void> {
     const request = this.request
     const ticket = request.user?.ticket
     const value = request.cookies[cookie.name]
@@ -352,7 +345,30 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
     ;(request as RequestWithFlag)[AUTHENTICATED] = true
     if (ticket !== undefined) await sessions.end(ticket)
     else if (sessionId !== undefined) await sessions.endById(sessionId)
-  })
+  }
+}
+
+async function sessionPlugin (app: FastifyInstance, options: SessionPluginOptions): Promise<void> {
+  const { config, keyRing, cookie, now } = options
+  const cookieSettings = config.Authentication.Cookie
+  const idleSeconds = cookieSettings.ExpireMinutes * 60
+  const deleteOptions: CookieSerializeOptions = { ...cookie.options, maxAge: 0, expires: new Date(0) }
+  const sessions = new SessionStore({ store: app.state, ring: keyRing })
+  const nowSeconds = (): number => Math.floor(now() / 1000)
+  const ctx: SessionContext = {
+    sessions,
+    cookie,
+    enabled: config.Authentication.Enabled && cookieSettings.Enabled,
+    nowSeconds,
+    clearCookie: (reply) => { reply.setCookie(cookie.name, '', deleteOptions) }
+  }
+  const { resolve, authenticate } = sessionResolver(ctx, { slidingExpiration: cookieSettings.SlidingExpiration, idleSeconds })
+  const tokens = providerTokens(ctx, authenticate, new SessionTokenRefresh({ sessions, state: app.state, nowSeconds }))
+  app.decorate(SESSION_STORE, sessions)
+  app.decorate('session', { cookie, authenticate, resolve, ...tokens, ...revocation(ctx) } satisfies SessionApi)
+  app.decorateRequest('user', undefined)
+  app.decorateReply('signIn', signInReply(ctx, { idleSeconds, absoluteSeconds: cookieSettings.AbsoluteExpireMinutes * 60 }, `${options.rootKey ?? ROOT_KEY}:Authentication:Enabled`))
+  app.decorateReply('signOut', signOutReply(ctx))
 }
 
 export default fp(sessionPlugin, { name: 'session', dependencies: ['@fastify/cookie', 'state'] })

@@ -1,9 +1,11 @@
 /**
- * Sliding expiration (Authentication:Cookie:SlidingExpiration): once more than half of a
- * session's idle lifetime has passed, it is renewed for another ExpireMinutes, never beyond its
- * absolute expiry. Plain data; plugins/session.ts stores the renewal in the background.
+ * A session's lifetimes: a new session lives ExpireMinutes idle and AbsoluteExpireMinutes at
+ * most; with sliding expiration (Authentication:Cookie:SlidingExpiration), once more than half of
+ * its idle lifetime has passed it is renewed for another ExpireMinutes, never beyond its absolute
+ * expiry. Plain data; plugins/session.ts stores the ticket, and the renewal in the background.
  */
-import type { AuthenticationTicket } from './claims.js'
+import { randomUUID } from 'node:crypto'
+import type { AuthenticationTicket, Claim } from './claims.js'
 
 export interface RenewalSettings {
   readonly slidingExpiration: boolean
@@ -16,4 +18,29 @@ export function renewedTicket (ticket: AuthenticationTicket, at: number, setting
   if (!settings.slidingExpiration || at - ticket.issuedAt <= (ticket.expiresAt - ticket.issuedAt) / 2) return undefined
   const expiresAt = Math.min(at + settings.idleSeconds, ticket.absoluteExpiresAt)
   return expiresAt > ticket.expiresAt ? { ...ticket, issuedAt: at, expiresAt } : undefined
+}
+
+/** What a new session is issued for: the scheme that signed the user in, the claims and the tokens it keeps. */
+export interface TicketRequest {
+  readonly scheme: string
+  readonly claims: readonly Claim[]
+  readonly tokens?: Readonly<Record<string, string>>
+}
+
+/**
+ * A new session's ticket, issued at `at` (seconds): a fresh random id (no fixation), idle and
+ * absolute expiry from `lifetimes`, and the device description shown on the user's sessions page.
+ */
+export function issuedTicket (request: TicketRequest, at: number, lifetimes: { readonly idleSeconds: number, readonly absoluteSeconds: number }, device: string): AuthenticationTicket {
+  return {
+    sessionId: randomUUID(),
+    scheme: request.scheme,
+    claims: request.claims.map((claim) => ({ type: claim.type, value: claim.value, issuer: claim.issuer })),
+    issuedAt: at,
+    expiresAt: at + Math.min(lifetimes.idleSeconds, lifetimes.absoluteSeconds),
+    absoluteExpiresAt: at + lifetimes.absoluteSeconds,
+    ...(request.tokens === undefined ? {} : { tokens: { ...request.tokens } }),
+    startedAt: at,
+    device
+  }
 }

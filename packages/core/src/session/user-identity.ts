@@ -81,3 +81,15 @@ export function auditFieldsOf (ticket: Pick<AuthenticationTicket, 'sessionId' | 
 export function identityAuditFields (identity: UserIdentity): Record<string, string> {
   return { provider: identity.scheme, issuer: identity.issuer, subject: identity.subject, userKey: userKeyOf(identity) }
 }
+
+/**
+ * `identity` as a {@link UserIdentity}, for the API that takes one from application code
+ * (`app.session.revokeUser`): a missing or empty part is a TypeError naming `method`.
+ */
+export function checkedUserIdentity (identity: unknown, method: string): UserIdentity {
+  for (const part of ['scheme', 'issuer', 'subject'] as const) {
+    const value = (identity as Partial<Record<string, unknown>> | undefined)?.[part]
+    if (typeof value !== 'string' || value === '') throw new TypeError(`${method}: identity.${part} must be a non-empty string.`)
+  }
+  return identity as UserIdentity
+}

@@ -1,0 +1,79 @@
+/**
+ * What a verified provider response becomes before it is a session: the claims normalized (and
+ * refused without a subject), the tenant claim that only the provider source may set, and the
+ * session index keys (docs/providers.md, "Claims"; issue 28 for the tenant claim). Plain inputs
+ * and results: no Fastify types here (plugins/external-sign-in.ts `complete` runs the steps in
+ * order, with the replay record and the application's sign-in hook between them).
+ */
+import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
+import { providerIndexKeyOf } from '../session/session-store.js'
+import { normalizeClaims } from './claims-normalization.js'
+import type { GroupOverageIndicator } from './group-overage.js'
+
+export interface SignInResult {
+  readonly scheme: string
+  /** Provider claims before normalization. */
+  readonly claims: readonly Claim[]
+  /** Stored in the ticket; pass only when the provider's SaveTokens is true. */
+  readonly tokens?: Readonly<Record<string, string>>
+  /** Extra session index keys (back-channel logout by provider sid/sub). */
+  readonly indexKeys?: readonly string[]
+  readonly returnUrl: string
+  /** The provider's ClaimMappings and provider-specific defaults. */
+  readonly claimMappings?: Readonly<Record<string, string>>
+  readonly providerDefaults?: Readonly<Record<string, string>>
+  /**
+   * The provider's answer says the groups were left out (sign-in/group-overage.ts): the sign-in
+   * is refused (`group_overage`) unless {@link acceptGroupOverage}; logged either way.
+   */
+  readonly groupOverage?: GroupOverageIndicator
+  /** The provider's `AcceptGroupOverage`. */
+  readonly acceptGroupOverage?: boolean
+  /**
+   * Set for a provider from the app's provider source: the tenant key its definition attached
+   * becomes the `application:tenant` claim (issuer: the scheme), and any claim of that type from
+   * the provider or the hook is dropped; the session joins the provider's index (revocation on
+   * removal).
+   */
+  readonly runtime?: { readonly tenant?: string }
+}
+
+/** The claim type of the tenant key a runtime provider's definition attaches (issue 28). */
+export const TENANT_CLAIM_TYPE = 'application:tenant'
+
+/** `Authentication:ClaimsTransformation`. */
+export interface ClaimsTransformation {
+  readonly Enabled: boolean
+  readonly RemoveOriginalClaims: boolean
+}
+
+/**
+ * The result's claims as the application sees them (the provider's mappings and defaults
+ * applied), or undefined when they name no user: no non-empty subject (or, with the
+ * transformation off, no claim at all). Such a sign-in is refused as `claims`.
+ */
+export function applicationClaimsOf (result: SignInResult, transformation: ClaimsTransformation): Claim[] | undefined {
+  const claims = normalizeClaims(result.claims, {
+    enabled: transformation.Enabled,
+    removeOriginalClaims: transformation.RemoveOriginalClaims,
+    ...(result.providerDefaults === undefined ? {} : { providerDefaults: result.providerDefaults }),
+    ...(result.claimMappings === undefined ? {} : { overrides: result.claimMappings })
+  })
+  const hasSubject = claims.some((claim) => claim.type === ApplicationClaimTypes.Subject && claim.value !== '') ||
+    (!transformation.Enabled && claims.length > 0)
+  return hasSubject ? claims : undefined
+}
+
+/**
+ * What the session holds: the claims after the sign-in hook and, for a provider from the provider
+ * source, its tenant claim (only the source speaks for the tenant: a claim of that type from the
+ * provider or the hook is dropped) and the provider's index key (revocation on removal).
+ */
+export function sessionClaimsOf (result: SignInResult, hookedClaims: readonly Claim[]): { readonly claims: readonly Claim[], readonly indexKeys?: readonly string[] } {
+  if (result.runtime === undefined) return { claims: hookedClaims, ...(result.indexKeys === undefined ? {} : { indexKeys: result.indexKeys }) }
+  const tenant = result.runtime.tenant
+  return {
+    claims: [...hookedClaims.filter((claim) => claim.type !== TENANT_CLAIM_TYPE), ...(tenant === undefined ? [] : [{ type: TENANT_CLAIM_TYPE, value: tenant, issuer: result.scheme }])],
+    indexKeys: [...(result.indexKeys ?? []), providerIndexKeyOf(result.scheme)]
+  }
+}
