@@ -44,18 +44,23 @@ export type ProviderEndpointKind = 'callback' | 'acs' | 'metadata' | 'signed-out
 
 /**
  * One anonymous endpoint of a provider (auth-contract.md, "(paths) ... Owned by authentication
- * middleware"): the core registers it as a route with `config: { allowAnonymous: true,
- * rateLimitBucket }` and `bodyLimit`, so it appears in the reviewed anonymous-route inventory.
+ * middleware"). For a configured provider the core registers it as a route with `config: {
+ * allowAnonymous: true, rateLimitBucket }` and `bodyLimit`, so it appears in the reviewed
+ * anonymous-route inventory; a provider from the provider source is reached through the core's
+ * parametric routes, which call `handle`.
  */
 export interface ProviderEndpoint {
+  /** The HTTP method; a GET endpoint answers HEAD too. */
   readonly method: 'GET' | 'POST'
   /** The configured path (CallbackPath, ModulePath, ...), matched as Fastify matches a static route. */
   readonly path: string
+  /** What the endpoint is for. */
   readonly kind: ProviderEndpointKind
   /** Largest request body in bytes; the parser's or the server's limit when absent. */
   readonly bodyLimit?: number
   /** The group of per-client rate limits the endpoint counts in (`RateLimits:*`); none when absent. */
   readonly rateLimitBucket?: RateLimitBucket
+  /** Answers a request to the endpoint (the protocol's handler). */
   handle: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply
 }
 
@@ -81,8 +86,9 @@ export interface AuthenticationProvider {
   readonly paths: readonly string[]
   /**
    * The endpoints behind {@link paths}, with method, limits and handler. Every provider the core
-   * builds declares them (its `paths` are derived from them); a provider an app implements and
-   * registers itself may leave them out and route its paths itself.
+   * builds declares them (its `paths` are derived from them). `app.authentication.registerProvider`
+   * registers no route: a provider an app implements and registers itself routes its own paths,
+   * and may leave this out.
    */
   readonly endpoints?: readonly ProviderEndpoint[]
   /** Starts the protocol flow for a validated local `returnUrl`. */
