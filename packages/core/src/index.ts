@@ -74,7 +74,8 @@ export {
 } from './providers/domain-verification.js'
 export type { DomainVerificationOptions, DomainVerificationResult } from './providers/domain-verification.js'
 // The provider interface every protocol instance implements, and the registry of instances.
-export type { AuthenticationProvider, ChallengeHint, ProviderStatus, SignedOutPrincipal } from './providers/provider.js'
+export type { AuthenticationProvider, ChallengeHint, ProviderEndpoint, ProviderEndpointKind, ProviderStatus, SignedOutPrincipal } from './providers/provider.js'
+export type { RateLimitBucket } from './state/rate-limit-store.js'
 export { ProviderRegistry, ProviderConflictError, emailDomainOf } from './providers/registry.js'
 export type { RegisteredProvider } from './providers/registry.js'
 export { providerInstancesOf, enabledProviderInstances } from './config/provider-instances.js'

@@ -37,8 +37,12 @@ export interface ProviderRegistrationOptions<I extends ProviderInstance = Provid
   readonly runtime?: { readonly tenant?: string }
 }
 
-/** Registers one provider's routes and its {@link AuthenticationProvider} on `app`. */
-export type ProviderRegistration<I extends ProviderInstance = ProviderInstance> = (app: FastifyInstance, options: ProviderRegistrationOptions<I>) => Promise<void>
+/**
+ * Builds one provider instance, its endpoints declared (`AuthenticationProvider.endpoints`), and
+ * adds its app hooks (metadata schedule, token refresher); it registers no route:
+ * plugins/external-providers.ts registers the endpoints, then the provider.
+ */
+export type ProviderRegistration<I extends ProviderInstance = ProviderInstance> = (app: FastifyInstance, options: ProviderRegistrationOptions<I>) => Promise<AuthenticationProvider>
 
 /** `app.authentication`: the registered providers, challenge, forbid and provider sign-out. */
 export interface AuthenticationApi {

@@ -1,13 +1,16 @@
 /**
- * Registers each external provider whose `Enabled` is true (and only those): its handler routes
- * (callback, ACS, metadata; all anonymous, so they appear in the reviewed anonymous inventory) and
- * its entry in the authentication scheme registry (login page, /External/Challenge).
+ * Registers each external provider whose `Enabled` is true (and only those). Its protocol's
+ * registration (plugins/providers/) builds the instance, which declares its endpoints (callback,
+ * ACS, metadata, logout); {@link registerProviderEndpoints} here registers each as a route (all
+ * anonymous, so they appear in the reviewed anonymous inventory), then the instance's entry in
+ * the authentication scheme registry (login page, /External/Challenge).
  */
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { enabledProviderInstances, type ProviderInstance, type ProviderProtocol } from '../config/provider-instances.js'
+import type { AuthenticationProvider } from '../providers/provider.js'
 import type { ProviderRegistration } from './authentication.js'
 
 type RegistrationOf<P extends ProviderProtocol> = () => Promise<ProviderRegistration<Extract<ProviderInstance, { protocol: P }>>>
@@ -15,7 +18,8 @@ type RegistrationOf<P extends ProviderProtocol> = () => Promise<ProviderRegistra
 /**
  * The handler of each protocol, loaded only when a provider of it is enabled: with none enabled
  * (the default), openid-client, node-saml and the XML stack are never imported, which keeps cold
- * start and idle memory down (docs/performance.md). A new protocol is one folder plus one entry.
+ * start and idle memory down (docs/performance.md). A new protocol is one folder plus one entry:
+ * its registration returns the instance with its endpoints declared, and registers no route.
  */
 export const REGISTRATIONS: { readonly [P in ProviderProtocol]: RegistrationOf<P> } = {
   OpenIdConnect: async () => (await import('./providers/openid-connect.js')).registerOpenIdConnect,
@@ -23,8 +27,26 @@ export const REGISTRATIONS: { readonly [P in ProviderProtocol]: RegistrationOf<P
   OAuth: async () => (await import('./providers/oauth-vendors.js')).registerVendor
 }
 
-/** Registers one provider instance with its protocol's registration. */
-async function registerInstance (app: FastifyInstance, configured: ProviderInstance, options: ExternalProvidersOptions): Promise<void> {
+/**
+ * Registers each endpoint `provider` declares as an anonymous route, in declaration order, with
+ * its method, path, body limit and rate-limit group, then adds `provider` to the scheme registry.
+ * The one place a configured provider's routes are registered.
+ */
+export function registerProviderEndpoints (app: FastifyInstance, provider: AuthenticationProvider): void {
+  for (const endpoint of provider.endpoints ?? []) {
+    app.route({
+      method: endpoint.method,
+      url: endpoint.path,
+      ...(endpoint.bodyLimit === undefined ? {} : { bodyLimit: endpoint.bodyLimit }),
+      config: { allowAnonymous: true, ...(endpoint.rateLimitBucket === undefined ? {} : { rateLimitBucket: endpoint.rateLimitBucket }) },
+      handler: async (request: FastifyRequest, reply: FastifyReply) => await endpoint.handle(request, reply)
+    })
+  }
+  app.authentication.registerProvider(provider)
+}
+
+/** Builds one provider instance with its protocol's registration. */
+async function buildInstance (app: FastifyInstance, configured: ProviderInstance, options: ExternalProvidersOptions): Promise<AuthenticationProvider> {
   const common = { name: configured.scheme, ...options }
   // The keys a provider names in its log lines, under the app's own root key.
   const instance = options.rootKey === undefined || options.rootKey === ROOT_KEY ? configured : { ...configured, keyPrefix: `${options.rootKey}${configured.keyPrefix.slice(ROOT_KEY.length)}` }
@@ -45,7 +67,7 @@ export interface ExternalProvidersOptions {
 
 async function externalProviders (app: FastifyInstance, options: ExternalProvidersOptions): Promise<void> {
   if (!options.config.Authentication.Enabled) return
-  for (const instance of enabledProviderInstances(options.config)) await registerInstance(app, instance, options)
+  for (const instance of enabledProviderInstances(options.config)) registerProviderEndpoints(app, await buildInstance(app, instance, options))
 }
 
 export default fp(externalProviders, { name: 'external-providers', dependencies: ['authentication', 'external-sign-in', 'authorization'] })

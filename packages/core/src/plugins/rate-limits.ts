@@ -16,10 +16,9 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { ConfigurationError, createError } from '../errors.js'
-import { clientKeyOf, rateLimitStoreOver } from '../state/rate-limit-store.js'
+import { clientKeyOf, rateLimitStoreOver, type RateLimitBucket } from '../state/rate-limit-store.js'
 
-/** The groups of rate-limited endpoints. */
-export type RateLimitBucket = 'challenge' | 'callback' | 'sign-out' | 'logout-receiver'
+export type { RateLimitBucket } from '../state/rate-limit-store.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

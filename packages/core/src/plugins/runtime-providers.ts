@@ -3,9 +3,10 @@
  * app passes a `providerSource`, the core registers parametric routes once at startup
  * (`/signin-:scheme`, `/signout-callback-:scheme`, `/backchannel-logout-:scheme`,
  * `/Saml2/:scheme/Acs`, `/Saml2/:scheme/Metadata`, `/Saml2/:scheme/Logout`; the static routes of
- * configured schemes win in the router) that find the runtime instance per request; a path no
- * runtime provider owns gets a safe answer (a callback: a lost correlation; else the 404 problem). The source is read when the app is ready and
- * on `app.authentication.reloadProviders()`; each definition is validated like configuration
+ * configured schemes win in the router) that find the runtime instance per request and call the
+ * endpoint it declares for the path and method; a path no runtime provider owns gets a safe
+ * answer (a callback: a lost correlation; else the 404 problem). The source is read when the app
+ * is ready and on `app.authentication.reloadProviders()`; each definition is validated like configuration
  * (providers/runtime-definitions.ts), and the change is announced on the state store's
  * invalidation channel so every instance reloads. Instances open lazily: discovery or metadata is
  * fetched on first use (challenge), then refreshed by its own schedule.
@@ -20,12 +21,13 @@ import { runtimeSectionKey, validateRuntimeProvider, type RuntimeProviderDefinit
 import { PROVIDERS_INVALIDATION_MESSAGE } from '../state/keys.js'
 import { providerIndexKeyOf } from '../session/session-store.js'
 import type { RateLimitBucket } from './rate-limits.js'
+import type { ProviderEndpoint, ProviderEndpointKind } from '../providers/provider.js'
 import { sendError } from '../http/responses.js'
 import { messageOf } from '../errors.js'
 import { BACK_CHANNEL_LOGOUT_BODY_LIMIT } from './providers/openid-connect.js'
 import { sessionStoreOf } from './session.js'
 import { removeProvider, setProviderReloader, type ProviderReloadResult, type RefusedProvider, type ReloadProvidersOptions } from './authentication.js'
-import { openRuntimeInstance, type RouteKind, type RuntimeInstance } from './providers/runtime-instance.js'
+import { openRuntimeInstance, type RuntimeInstance } from './providers/runtime-instance.js'
 
 /** The app's provider source: the definitions of every runtime provider, read at start and on each reload. */
 export type ProviderSource = () => Promise<readonly RuntimeProviderDefinition[]> | readonly RuntimeProviderDefinition[]
@@ -43,16 +45,20 @@ interface Entry {
   readonly instance: RuntimeInstance
 }
 
-/** The parametric routes: method, pattern, and the kind of endpoint a runtime path may be. */
-const ROUTES: ReadonlyArray<{ method: 'GET' | 'POST', url: string, kind: RouteKind, bucket?: RateLimitBucket }> = [
+/**
+ * The parametric routes: method, pattern, and the kind of endpoint a runtime path may be. They are
+ * registered once, before any runtime provider exists, so their body limits and rate-limit groups
+ * are their own, not those of the endpoints they dispatch to.
+ */
+const ROUTES: ReadonlyArray<{ method: 'GET' | 'POST', url: string, kind: ProviderEndpointKind, bucket?: RateLimitBucket }> = [
   { method: 'GET', url: '/signin-:scheme', kind: 'callback', bucket: 'callback' },
   { method: 'POST', url: '/signin-:scheme', kind: 'callback', bucket: 'callback' },
-  { method: 'GET', url: '/signout-callback-:scheme', kind: 'signed-out', bucket: 'sign-out' },
+  { method: 'GET', url: '/signout-callback-:scheme', kind: 'signed-out-callback', bucket: 'sign-out' },
   { method: 'POST', url: '/backchannel-logout-:scheme', kind: 'back-channel-logout', bucket: 'logout-receiver' },
   { method: 'POST', url: '/Saml2/:scheme/Acs', kind: 'acs', bucket: 'callback' },
   { method: 'GET', url: '/Saml2/:scheme/Metadata', kind: 'metadata' },
-  { method: 'GET', url: '/Saml2/:scheme/Logout', kind: 'saml-logout', bucket: 'logout-receiver' },
-  { method: 'POST', url: '/Saml2/:scheme/Logout', kind: 'saml-logout', bucket: 'logout-receiver' }
+  { method: 'GET', url: '/Saml2/:scheme/Logout', kind: 'logout', bucket: 'logout-receiver' },
+  { method: 'POST', url: '/Saml2/:scheme/Logout', kind: 'logout', bucket: 'logout-receiver' }
 ]
 
 /** The request's path without the query, lower case (runtime paths are compared case-insensitively). */
@@ -63,14 +69,15 @@ const fingerprintOf = (definition: RuntimeProviderDefinition): string => createH
 
 class RuntimeProviderSet {
   readonly #entries = new Map<string, Entry>()
-  readonly #byPath = new Map<string, { entry: Entry, kind: RouteKind }>()
+  readonly #byPath = new Map<string, { entry: Entry, kind: ProviderEndpointKind }>()
 
   constructor (private readonly app: FastifyInstance, private readonly options: RuntimeProvidersOptions) {}
 
-  /** The instance serving `request`'s path as an endpoint of `kind`, or undefined. */
-  find (request: FastifyRequest, kind: RouteKind): RuntimeInstance | undefined {
-    const found = this.#byPath.get(pathOf(request.url))
-    return found?.kind === kind ? found.entry.instance : undefined
+  /** The endpoints a runtime provider declares at `request`'s path when they are of `kind`, or undefined when none owns it. */
+  find (request: FastifyRequest, kind: ProviderEndpointKind): readonly ProviderEndpoint[] | undefined {
+    const path = pathOf(request.url)
+    const found = this.#byPath.get(path)
+    return found?.kind === kind ? found.entry.instance.provider.endpoints.filter((endpoint) => endpoint.path.toLowerCase() === path) : undefined
   }
 
   #remove (scheme: string): void {
@@ -95,7 +102,7 @@ class RuntimeProviderSet {
       return { scheme, problems: problems ?? [{ key: at, message: `${at} could not be opened (${(error as Error | null)?.name ?? 'error'}).` }] }
     }
     const configuredPaths = new Set([...this.app.authentication.providers.values()].filter((provider) => provider.runtime !== true).flatMap((provider) => provider.paths.map((path) => path.toLowerCase())))
-    const taken = instance.paths.find((path) => this.#byPath.has(path.toLowerCase()) || configuredPaths.has(path.toLowerCase()))
+    const taken = instance.provider.paths.find((path) => this.#byPath.has(path.toLowerCase()) || configuredPaths.has(path.toLowerCase()))
     if (taken !== undefined) {
       instance.stop()
       return { scheme, problems: [{ key: at, message: `${at} would use the endpoint path of another provider (a configured one, or one from the source whose name differs in case only); choose another scheme name.` }] }
@@ -109,7 +116,7 @@ class RuntimeProviderSet {
     }
     const entry: Entry = { fingerprint, instance }
     this.#entries.set(scheme, entry)
-    for (const [path, kind] of instance.routes) this.#byPath.set(path.toLowerCase(), { entry, kind })
+    for (const { path, kind } of instance.provider.endpoints) this.#byPath.set(path.toLowerCase(), { entry, kind })
     return undefined
   }
 
@@ -160,7 +167,7 @@ class RuntimeProviderSet {
  * removed, or a guess) fails as a sign-in whose correlation is lost; anything else is the 404
  * problem. Never the fallback policy's login redirect, which would carry the code in ReturnUrl.
  */
-function unknownScheme (request: FastifyRequest, reply: FastifyReply, kind: RouteKind): FastifyReply {
+function unknownScheme (request: FastifyRequest, reply: FastifyReply, kind: ProviderEndpointKind): FastifyReply {
   if (kind === 'callback' || kind === 'acs') return request.server.externalSignIn.fail(request, reply, UNKNOWN_SCHEME, 'correlation')
   // A provider's server posting a logout token for a provider that is gone: the endpoint's own refusal.
   if (kind === 'back-channel-logout') return reply.code(400).header('cache-control', 'no-store').send({ error: 'invalid_request' })
@@ -170,7 +177,16 @@ function unknownScheme (request: FastifyRequest, reply: FastifyReply, kind: Rout
 /** The provider named in the log for a path no runtime provider owns (the path's text is not logged). */
 const UNKNOWN_SCHEME = 'unknown'
 
-/** Registers the parametric routes; each answers the safe 404 unless a runtime provider owns the path. */
+/** The app's safe 404: the path's runtime provider has no endpoint of the request's method (HEAD is a GET). */
+function notFound (reply: FastifyReply): FastifyReply {
+  reply.callNotFound()
+  return reply
+}
+
+/**
+ * Registers the parametric routes; each dispatches to the endpoint of its kind and the request's
+ * method that the runtime provider owning the path declares, else answers safely.
+ */
 function registerRoutes (app: FastifyInstance, set: RuntimeProviderSet): void {
   for (const route of ROUTES) {
     app.route({
@@ -179,9 +195,11 @@ function registerRoutes (app: FastifyInstance, set: RuntimeProviderSet): void {
       ...(route.method === 'POST' ? { bodyLimit: route.kind === 'back-channel-logout' ? BACK_CHANNEL_LOGOUT_BODY_LIMIT : 256 * 1024 } : {}),
       config: { allowAnonymous: true, ...(route.bucket === undefined ? {} : { rateLimitBucket: route.bucket }) },
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
-        const instance = set.find(request, route.kind)
-        if (instance === undefined) return unknownScheme(request, reply, route.kind)
-        return await instance.handle(route.kind, request, reply)
+        const endpoints = set.find(request, route.kind)
+        if (endpoints === undefined) return unknownScheme(request, reply, route.kind)
+        const method = request.method === 'HEAD' ? 'GET' : request.method
+        const endpoint = endpoints.find((candidate) => candidate.method === method)
+        return endpoint === undefined ? notFound(reply) : await endpoint.handle(request, reply)
       }
     })
   }

@@ -3,13 +3,17 @@
  * whatever its protocol (OpenID Connect, SAML2, an OAuth 2.0 vendor). One instance exists per
  * enabled provider, contract section (`Providers:OpenIdConnect`, `Providers:Saml2`, the vendor
  * slots) or named scheme (`Schemes:<Name>`). It starts a challenge, reports readiness, may sign
- * out at the provider, and names the anonymous endpoints where it completes a callback, publishes
- * metadata and receives provider-initiated logout (each protocol's registration in
- * plugins/providers/ routes those paths to it). The registry (providers/registry.ts) finds an
- * instance by scheme or e-mail domain.
+ * out at the provider, and declares the anonymous endpoints where it completes a callback,
+ * publishes metadata and receives provider-initiated logout ({@link ProviderEndpoint}: method,
+ * path, limits and handler). The protocols in plugins/providers/ build instances and declare no
+ * routes themselves: plugins/external-providers.ts registers each declared endpoint as an
+ * anonymous route, and plugins/runtime-providers.ts dispatches its parametric routes to the
+ * endpoints of a provider from the app's provider source. The registry (providers/registry.ts)
+ * finds an instance by scheme or e-mail domain.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Principal } from '../session/principal.js'
+import type { RateLimitBucket } from '../state/rate-limit-store.js'
 
 /** Availability of a provider (metadata or discovery loaded). */
 export interface ProviderStatus {
@@ -31,6 +35,40 @@ export interface SignedOutPrincipal {
   readonly returnUrl: string
 }
 
+/**
+ * What an endpoint of a provider is for: the sign-in callback (OpenID Connect, OAuth), the SAML2
+ * Assertion Consumer Service, the SAML2 SP metadata document, the OpenID Connect signed-out
+ * callback, SAML2 Single Logout, OpenID Connect Back-Channel Logout.
+ */
+export type ProviderEndpointKind = 'callback' | 'acs' | 'metadata' | 'signed-out-callback' | 'logout' | 'back-channel-logout'
+
+/**
+ * One anonymous endpoint of a provider (auth-contract.md, "(paths) ... Owned by authentication
+ * middleware"). For a configured provider the core registers it as a route with `config: {
+ * allowAnonymous: true, rateLimitBucket }` and `bodyLimit`, so it appears in the reviewed
+ * anonymous-route inventory; a provider from the provider source is reached through the core's
+ * parametric routes, which call `handle`.
+ */
+export interface ProviderEndpoint {
+  /** The HTTP method; a GET endpoint answers HEAD too. */
+  readonly method: 'GET' | 'POST'
+  /** The configured path (CallbackPath, ModulePath, ...), matched as Fastify matches a static route. */
+  readonly path: string
+  /** What the endpoint is for. */
+  readonly kind: ProviderEndpointKind
+  /** Largest request body in bytes; the parser's or the server's limit when absent. */
+  readonly bodyLimit?: number
+  /** The group of per-client rate limits the endpoint counts in (`RateLimits:*`); none when absent. */
+  readonly rateLimitBucket?: RateLimitBucket
+  /** Answers a request to the endpoint (the protocol's handler). */
+  handle: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply
+}
+
+/** The paths of `endpoints`, each once, in declaration order: a core-built provider's {@link AuthenticationProvider.paths}. */
+export function endpointPathsOf (endpoints: readonly ProviderEndpoint[]): string[] {
+  return [...new Set(endpoints.map((endpoint) => endpoint.path))]
+}
+
 /** A remote-authentication handler (OpenID Connect, SAML2, OAuth vendor) as the core sees it. */
 export interface AuthenticationProvider {
   readonly scheme: string
@@ -46,6 +84,13 @@ export interface AuthenticationProvider {
   readonly runtime?: boolean
   /** Paths the handler owns (callback, ACS, metadata, logout); reachable anonymously. */
   readonly paths: readonly string[]
+  /**
+   * The endpoints behind {@link paths}, with method, limits and handler. Every provider the core
+   * builds declares them (its `paths` are derived from them). `app.authentication.registerProvider`
+   * registers no route: a provider an app implements and registers itself routes its own paths,
+   * and may leave this out.
+   */
+  readonly endpoints?: readonly ProviderEndpoint[]
   /** Starts the protocol flow for a validated local `returnUrl`. */
   challenge: (request: FastifyRequest, reply: FastifyReply, returnUrl: string, hint?: ChallengeHint) => Promise<FastifyReply> | FastifyReply
   /** Readiness: /health/ready and the login page report each provider by it. */

@@ -10,6 +10,13 @@ import { normalizeIP } from '@fastify/rate-limit'
 import { rateLimitKey } from './keys.js'
 import type { StateStore } from './state-store.js'
 
+/**
+ * The groups of rate-limited endpoints (plugins/rate-limits.ts, `config: { rateLimitBucket }`),
+ * each counted apart under its own `RateLimits:*` limit. Declared here, at the bottom of the
+ * import graph, so the provider interface can name it (providers/provider.ts).
+ */
+export type RateLimitBucket = 'challenge' | 'callback' | 'sign-out' | 'logout-receiver'
+
 /** IPv6 clients count by their /64: one host usually holds a whole /64, and rotating within it must not help. */
 export const IPV6_CLIENT_PREFIX = 64
 

@@ -1,7 +1,8 @@
 /**
  * The VendorA, VendorB and VendorC slots (auth-contract.md, "Providers:VendorA, Providers:VendorB,
  * Providers:VendorC"): one OAuth 2.0 authorization-code handler instance per enabled slot, with
- * its own configuration, anonymous callback at CallbackPath and entry on the login page. After the
+ * its own configuration, anonymous callback at CallbackPath (declared as its endpoint;
+ * plugins/external-providers.ts registers the route) and entry on the login page. After the
  * code exchange the user-information JSON becomes provider claims (nested fields where a
  * ClaimMappings source is a path such as `data.id`); with an EmailsEndpoint, the verified primary
  * address from it replaces the user-information `email`. `id` -> subject and `login` -> name are
@@ -26,6 +27,7 @@ import {
 import type { VendorConfiguration, VendorName } from '../../config/schema.js'
 import { singleValue } from '../../http/request-input.js'
 import { groupOverageInJson } from '../../sign-in/group-overage.js'
+import { endpointPathsOf, type ProviderEndpoint } from '../../providers/provider.js'
 import type { ProviderRegistration } from '../authentication.js'
 import type { ProviderInstance } from '../../config/provider-instances.js'
 
@@ -128,18 +130,22 @@ class VendorHandler {
   }
 }
 
+/** Builds one vendor slot's instance (its endpoint: the callback at CallbackPath) and registers its token refresher. */
 export const registerVendor: ProviderRegistration<Extract<ProviderInstance, { protocol: 'OAuth' }>> = async (app, options) => {
   const settings = options.instance.settings
   const handler = new VendorHandler(app, settings, VENDOR_SLOTS[options.instance.vendor])
-  app.get(settings.CallbackPath, { config: { allowAnonymous: true, rateLimitBucket: 'callback' } }, async (request, reply) => await handler.callback(request, reply))
   if (settings.SaveTokens) app.session.registerTokenRefresher(handler.scheme, async (tokens) => await handler.refresh(tokens))
-  app.authentication.registerProvider({
+  const endpoints: ProviderEndpoint[] = [
+    { method: 'GET', path: settings.CallbackPath, kind: 'callback', rateLimitBucket: 'callback', handle: async (request, reply) => await handler.callback(request, reply) }
+  ]
+  return {
     scheme: handler.scheme,
     displayName: settings.DisplayName,
     protocol: 'OAuth',
     domains: settings.Domains,
-    paths: [settings.CallbackPath],
+    paths: endpointPathsOf(endpoints),
+    endpoints,
     challenge: async (request, reply, returnUrl) => await handler.challenge(request, reply, returnUrl),
     status: () => ({ available: true })
-  })
+  }
 }

@@ -1,6 +1,6 @@
 /**
  * One OpenID Connect instance's state, shared by its handlers (openid-connect-sign-in.ts and the
- * routes in openid-connect.ts): settings, the discovered metadata (loaded in the background when
+ * endpoints in openid-connect.ts): settings, the discovered metadata (loaded in the background when
  * the app is ready, refreshed hourly, retried with backoff) and the provider's signing keys.
  * Created once per configured OpenID Connect provider (the contract section or a named scheme).
  */

@@ -2,7 +2,8 @@
  * The OpenIdConnect provider (auth-contract.md, "Providers:OpenIdConnect"), one instance per
  * configured OpenID Connect provider (the contract section or a named scheme; its state in
  * openid-connect-instance.ts, challenge and callback in openid-connect-sign-in.ts): its scheme on the
- * login page and /External/Challenge, and its anonymous callback at CallbackPath. Discovery is
+ * login page and /External/Challenge, and the anonymous endpoints it declares, the callback at
+ * CallbackPath first (plugins/external-providers.ts registers them as routes). Discovery is
  * loaded in the background when the app becomes ready (startup never waits for the provider),
  * refreshed hourly, retried with backoff while it fails, and stopped when the app closes; until
  * it loads, status() is unavailable, so /health/ready answers 503 naming the provider and the
@@ -25,8 +26,9 @@ import { ReplayCache } from '../../state/replay-cache.js'
 import { providerSessionIndexKey, providerSubjectIndexKey } from '../../session/session-store.js'
 import { sessionStoreOf } from '../session.js'
 import { sessionAuditIdOf } from '../../session/user-identity.js'
+import { endpointPathsOf, type ProviderEndpoint } from '../../providers/provider.js'
 import type { ProviderRegistration } from '../authentication.js'
-import { createOpenIdConnectContext, type OpenIdConnectInstance } from './openid-connect-instance.js'
+import { createOpenIdConnectContext, type OpenIdConnectContext, type OpenIdConnectInstance } from './openid-connect-instance.js'
 import { callback, challenge, signOutRedirect } from './openid-connect-sign-in.js'
 
 export { allowsInsecureRequests } from './openid-connect-instance.js'
@@ -37,26 +39,10 @@ function mediaTypeOf (header: string | undefined): string {
   return (header ?? '').split(';', 1)[0]!.trim().toLowerCase()
 }
 
-/** Registers one OpenID Connect instance: its callback, signed-out callback, token refresher and back-channel logout, and its provider entry. */
+/** Builds one OpenID Connect instance (its endpoints: callback, signed-out callback, back-channel logout) and registers its token refresher. */
 export const registerOpenIdConnect: ProviderRegistration<OpenIdConnectInstance> = async (app: FastifyInstance, options) => {
   const ctx = createOpenIdConnectContext(app, options)
   const { settings, scheme, metadata, keysOf } = ctx
-  if (settings.ResponseMode === 'form_post') {
-    app.post(settings.CallbackPath, { bodyLimit: 16 * 1024, config: { allowAnonymous: true, rateLimitBucket: 'callback' } }, async (request, reply) =>
-      await callback(ctx, request, reply, request.body, formPostQuery(request.body)))
-  } else {
-    app.get(settings.CallbackPath, { config: { allowAnonymous: true, rateLimitBucket: 'callback' } }, async (request, reply) =>
-      await callback(ctx, request, reply, request.query, rawQueryOf(request)))
-  }
-
-  if (settings.SignOutAtProvider) {
-    // The provider's way back after logout; `state` is the local return URL we sent (anything else: /).
-    app.get(settings.SignedOutCallbackPath, { config: { allowAnonymous: true, rateLimitBucket: 'sign-out' } }, async (request, reply) => {
-      const state = singleValue(request.query, 'state')
-      return reply.redirect(typeof state === 'string' && isLocalUrl(state) ? state : '/', 302)
-    })
-  }
-
   if (settings.SaveTokens) {
     app.session.registerTokenRefresher(scheme, async (tokens) => {
       const config = metadata.current
@@ -64,30 +50,74 @@ export const registerOpenIdConnect: ProviderRegistration<OpenIdConnectInstance> 
       return await refreshTokens(config, tokens, { keys: keysOf(config), algorithm: settings.IdTokenSignedResponseAlg })
     })
   }
-
-  if (settings.BackChannelLogout) {
-    registerBackChannelLogout(app, settings.BackChannelLogoutPath, {
-      scheme,
-      clientId: settings.ClientId,
-      algorithm: settings.IdTokenSignedResponseAlg,
-      clockToleranceSeconds: settings.ClockSkewSeconds,
-      metadata: () => metadata.current
-    })
-  }
-
-  const paths = [settings.CallbackPath]
-  if (settings.SignOutAtProvider) paths.push(settings.SignedOutCallbackPath)
-  if (settings.BackChannelLogout) paths.push(settings.BackChannelLogoutPath)
-  app.authentication.registerProvider({
+  const endpoints = openIdConnectEndpoints(ctx)
+  return {
     scheme,
     displayName: settings.DisplayName,
     protocol: 'OpenIdConnect',
     domains: settings.Domains,
-    paths,
+    paths: endpointPathsOf(endpoints),
+    endpoints,
     challenge: async (request, reply, returnUrl, hint) => await challenge(ctx, request, reply, returnUrl, hint),
     status: () => metadata.status(),
     signOutRedirect: (request, signedOut) => signOutRedirect(ctx, request, signedOut)
-  })
+  }
+}
+
+/** Resolves at once: a configured instance's metadata is loaded by its own schedule, not on use. */
+const alreadyOpen = async (): Promise<void> => {}
+
+/**
+ * The endpoints of one OpenID Connect instance: the callback at CallbackPath (a POST with
+ * ResponseMode form_post, else a GET), with SignOutAtProvider the signed-out callback, with
+ * BackChannelLogout the back-channel logout receiver. `open` runs before a handler that needs the
+ * provider's metadata (a provider from the provider source loads it on first use).
+ */
+export function openIdConnectEndpoints (ctx: OpenIdConnectContext, open: () => Promise<void> = alreadyOpen): ProviderEndpoint[] {
+  const { settings } = ctx
+  const endpoints: ProviderEndpoint[] = [settings.ResponseMode === 'form_post'
+    ? {
+        method: 'POST',
+        path: settings.CallbackPath,
+        kind: 'callback',
+        bodyLimit: 16 * 1024,
+        rateLimitBucket: 'callback',
+        handle: async (request, reply) => { await open(); return await callback(ctx, request, reply, request.body, formPostQuery(request.body)) }
+      }
+    : {
+        method: 'GET',
+        path: settings.CallbackPath,
+        kind: 'callback',
+        rateLimitBucket: 'callback',
+        handle: async (request, reply) => { await open(); return await callback(ctx, request, reply, request.query, rawQueryOf(request)) }
+      }]
+  if (settings.SignOutAtProvider) {
+    endpoints.push({ method: 'GET', path: settings.SignedOutCallbackPath, kind: 'signed-out-callback', rateLimitBucket: 'sign-out', handle: signedOutCallback })
+  }
+  if (settings.BackChannelLogout) {
+    const backChannelLogout = backChannelLogoutHandler(ctx.app, {
+      scheme: ctx.scheme,
+      clientId: settings.ClientId,
+      algorithm: settings.IdTokenSignedResponseAlg,
+      clockToleranceSeconds: settings.ClockSkewSeconds,
+      metadata: () => ctx.metadata.current
+    })
+    endpoints.push({
+      method: 'POST',
+      path: settings.BackChannelLogoutPath,
+      kind: 'back-channel-logout',
+      bodyLimit: BACK_CHANNEL_LOGOUT_BODY_LIMIT,
+      rateLimitBucket: 'logout-receiver',
+      handle: async (request, reply) => { await open(); return await backChannelLogout(request, reply) }
+    })
+  }
+  return endpoints
+}
+
+/** The provider's way back after logout; `state` is the local return URL we sent (anything else: /). */
+function signedOutCallback (request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const state = singleValue(request.query, 'state')
+  return reply.redirect(typeof state === 'string' && isLocalUrl(state) ? state : '/', 302)
 }
 
 /**
@@ -113,19 +143,6 @@ export function rawQueryOf (request: FastifyRequest): string {
 /** Largest back-channel logout request body: one form field holding a logout token. */
 export const BACK_CHANNEL_LOGOUT_BODY_LIMIT = 16 * 1024
 
-/**
- * OpenID Connect Back-Channel Logout 1.0: the provider POSTs `logout_token` (form-encoded) to
- * `path`. Anonymous and without an anti-forgery token (a server-to-server call; the token's
- * signature authenticates it). A valid token ends, on every instance, the sessions signed in with
- * that provider `sid` (or, when the token names only a `sub`, every session of that provider
- * subject) and is answered 200; any refused token 400 `{"error":"invalid_request"}`; a key set
- * or state store that cannot answer 503 (so the provider may retry). Always `Cache-Control:
- * no-store`. The log names the failure class, never the token.
- */
-function registerBackChannelLogout (app: FastifyInstance, path: string, options: BackChannelLogoutOptions): void {
-  app.post(path, { bodyLimit: BACK_CHANNEL_LOGOUT_BODY_LIMIT, config: { allowAnonymous: true, rateLimitBucket: 'logout-receiver' } }, backChannelLogoutHandler(app, options))
-}
-
 export interface BackChannelLogoutOptions {
   readonly scheme: string
   readonly clientId: string
@@ -134,7 +151,15 @@ export interface BackChannelLogoutOptions {
   readonly metadata: () => client.Configuration | undefined
 }
 
-/** The back-channel logout endpoint's handler (registered at a configured path, or behind the runtime providers' parametric route). */
+/**
+ * OpenID Connect Back-Channel Logout 1.0: the provider POSTs `logout_token` (form-encoded) to
+ * BackChannelLogoutPath. Anonymous and without an anti-forgery token (a server-to-server call; the
+ * token's signature authenticates it). A valid token ends, on every instance, the sessions signed
+ * in with that provider `sid` (or, when the token names only a `sub`, every session of that
+ * provider subject) and is answered 200; any refused token 400 `{"error":"invalid_request"}`; a
+ * key set or state store that cannot answer 503 (so the provider may retry). Always
+ * `Cache-Control: no-store`. The log names the failure class, never the token.
+ */
 export function backChannelLogoutHandler (app: FastifyInstance, options: BackChannelLogoutOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const replays = new ReplayCache(app.state, 'oidc-logout')
   let keys: { uri: string, set: ReturnType<typeof remoteKeySet> } | undefined

@@ -3,12 +3,14 @@
  * configured SAML2 provider (the contract section or a named scheme): the challenge and the
  * Assertion Consumer Service at ModulePath (saml2-sign-in.ts), the SP metadata document at its
  * metadata path, and Single Logout at its logout path (saml2-logout.ts), sharing the instance's
- * state (saml2-instance.ts). Protocol checks live in src/saml2/.
+ * state (saml2-instance.ts). The instance declares these endpoints; plugins/external-providers.ts
+ * registers them as routes. Protocol checks live in src/saml2/.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { buildServiceProviderMetadata } from '../../saml2/service-provider.js'
+import { endpointPathsOf, type AuthenticationProvider, type ProviderEndpoint } from '../../providers/provider.js'
 import type { ProviderRegistrationOptions } from '../authentication.js'
-import { ACS_BODY_LIMIT, createSaml2Context, type Saml2Instance } from './saml2-instance.js'
+import { ACS_BODY_LIMIT, createSaml2Context, type Saml2Context, type Saml2Instance } from './saml2-instance.js'
 import { assertionConsumerService, challenge } from './saml2-sign-in.js'
 import { signOutRedirect, singleLogoutService } from './saml2-logout.js'
 
@@ -22,27 +24,55 @@ export { SAML2_LOGOUT_PATH, SAML2_METADATA_PATH } from '../../config/provider-in
 /** Body limit of the ACS and logout routes. */
 export { ACS_BODY_LIMIT } from './saml2-instance.js'
 
-/** Registers one Saml2 instance: its ACS, metadata and (with Single Logout) logout routes, and its provider entry. */
-export async function registerSaml2 (app: FastifyInstance, options: ProviderRegistrationOptions<Saml2Instance>): Promise<void> {
+/** Builds one Saml2 instance: its endpoints (ACS, metadata and, with Single Logout, logout). */
+export async function registerSaml2 (app: FastifyInstance, options: ProviderRegistrationOptions<Saml2Instance>): Promise<AuthenticationProvider> {
   const ctx = createSaml2Context(app, options)
-  const { saml, settings, singleLogout, modulePath, SAML2_METADATA_PATH, SAML2_LOGOUT_PATH, acsUrlOf } = ctx
-  app.post(modulePath, { bodyLimit: ACS_BODY_LIMIT, config: { allowAnonymous: true, rateLimitBucket: 'callback' } }, async (request, reply) => await assertionConsumerService(ctx, request, reply))
-  app.get(SAML2_METADATA_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
-    const logoutUrl = singleLogout ? `${app.externalSignIn.publicOrigin(request)}${SAML2_LOGOUT_PATH}` : undefined
-    return reply.type('application/samlmetadata+xml; charset=utf-8').send(buildServiceProviderMetadata(settings, acsUrlOf(request), logoutUrl))
-  })
-  if (singleLogout) {
-    app.get(SAML2_LOGOUT_PATH, { config: { allowAnonymous: true, rateLimitBucket: 'logout-receiver' } }, async (request, reply) => await singleLogoutService(ctx, request, reply))
-    app.post(SAML2_LOGOUT_PATH, { bodyLimit: ACS_BODY_LIMIT, config: { allowAnonymous: true, rateLimitBucket: 'logout-receiver' } }, async (request, reply) => await singleLogoutService(ctx, request, reply))
-  }
-  app.authentication.registerProvider({
+  const endpoints = saml2Endpoints(ctx)
+  return {
     scheme: ctx.scheme,
-    displayName: saml.DisplayName,
+    displayName: ctx.saml.DisplayName,
     protocol: 'Saml2',
-    domains: saml.Domains,
-    paths: singleLogout ? [modulePath, SAML2_METADATA_PATH, SAML2_LOGOUT_PATH] : [modulePath, SAML2_METADATA_PATH],
+    domains: ctx.saml.Domains,
+    paths: endpointPathsOf(endpoints),
+    endpoints,
     challenge: async (request, reply, returnUrl) => await challenge(ctx, request, reply, returnUrl),
     status: ctx.status,
     signOutRedirect: async (request, signedOut) => await signOutRedirect(ctx, request, signedOut)
-  })
+  }
+}
+
+/** Resolves at once: a configured instance's IdP metadata is loaded by its own schedule, not on use. */
+const alreadyOpen = async (): Promise<void> => {}
+
+/**
+ * The endpoints of one Saml2 instance: the Assertion Consumer Service (HTTP-POST) at ModulePath,
+ * the SP metadata document, and with Single Logout the logout endpoint (HTTP-Redirect and
+ * HTTP-POST). `open` runs before a handler that needs the IdP's description (a provider from the
+ * provider source loads it on first use); the SP metadata needs none.
+ */
+export function saml2Endpoints (ctx: Saml2Context, open: () => Promise<void> = alreadyOpen): ProviderEndpoint[] {
+  const endpoints: ProviderEndpoint[] = [
+    {
+      method: 'POST',
+      path: ctx.modulePath,
+      kind: 'acs',
+      bodyLimit: ACS_BODY_LIMIT,
+      rateLimitBucket: 'callback',
+      handle: async (request, reply) => { await open(); return await assertionConsumerService(ctx, request, reply) }
+    },
+    { method: 'GET', path: ctx.SAML2_METADATA_PATH, kind: 'metadata', handle: (request, reply) => serviceProviderMetadata(ctx, request, reply) }
+  ]
+  if (ctx.singleLogout) {
+    const logout = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => { await open(); return await singleLogoutService(ctx, request, reply) }
+    endpoints.push(
+      { method: 'GET', path: ctx.SAML2_LOGOUT_PATH, kind: 'logout', rateLimitBucket: 'logout-receiver', handle: logout },
+      { method: 'POST', path: ctx.SAML2_LOGOUT_PATH, kind: 'logout', bodyLimit: ACS_BODY_LIMIT, rateLimitBucket: 'logout-receiver', handle: logout })
+  }
+  return endpoints
+}
+
+/** The SP metadata document: the ACS URL and, with Single Logout, the logout URL at the public origin. */
+function serviceProviderMetadata (ctx: Saml2Context, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const logoutUrl = ctx.singleLogout ? `${ctx.app.externalSignIn.publicOrigin(request)}${ctx.SAML2_LOGOUT_PATH}` : undefined
+  return reply.type('application/samlmetadata+xml; charset=utf-8').send(buildServiceProviderMetadata(ctx.settings, ctx.acsUrlOf(request), logoutUrl))
 }
