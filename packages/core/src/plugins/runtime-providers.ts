@@ -24,7 +24,8 @@ import type { RateLimitBucket } from './rate-limits.js'
 import type { ProviderEndpoint, ProviderEndpointKind } from '../providers/provider.js'
 import { sendError } from '../http/responses.js'
 import { messageOf } from '../errors.js'
-import { BACK_CHANNEL_LOGOUT_BODY_LIMIT } from './providers/openid-connect.js'
+import { BACK_CHANNEL_LOGOUT_BODY_LIMIT, FORM_POST_BODY_LIMIT } from './providers/openid-connect.js'
+import { ACS_BODY_LIMIT } from './providers/saml2-instance.js'
 import { sessionStoreOf } from './session.js'
 import { removeProvider, setProviderReloader, type ProviderReloadResult, type RefusedProvider, type ReloadProvidersOptions } from './authentication.js'
 import { openRuntimeInstance, type RuntimeInstance } from './providers/runtime-instance.js'
@@ -48,17 +49,17 @@ interface Entry {
 /**
  * The parametric routes: method, pattern, and the kind of endpoint a runtime path may be. They are
  * registered once, before any runtime provider exists, so their body limits and rate-limit groups
- * are their own, not those of the endpoints they dispatch to.
+ * are set here, to those of the configured providers' endpoints of the same kind.
  */
-const ROUTES: ReadonlyArray<{ method: 'GET' | 'POST', url: string, kind: ProviderEndpointKind, bucket?: RateLimitBucket }> = [
+const ROUTES: ReadonlyArray<{ method: 'GET' | 'POST', url: string, kind: ProviderEndpointKind, bucket?: RateLimitBucket, bodyLimit?: number }> = [
   { method: 'GET', url: '/signin-:scheme', kind: 'callback', bucket: 'callback' },
-  { method: 'POST', url: '/signin-:scheme', kind: 'callback', bucket: 'callback' },
+  { method: 'POST', url: '/signin-:scheme', kind: 'callback', bucket: 'callback', bodyLimit: FORM_POST_BODY_LIMIT },
   { method: 'GET', url: '/signout-callback-:scheme', kind: 'signed-out-callback', bucket: 'sign-out' },
-  { method: 'POST', url: '/backchannel-logout-:scheme', kind: 'back-channel-logout', bucket: 'logout-receiver' },
-  { method: 'POST', url: '/Saml2/:scheme/Acs', kind: 'acs', bucket: 'callback' },
+  { method: 'POST', url: '/backchannel-logout-:scheme', kind: 'back-channel-logout', bucket: 'logout-receiver', bodyLimit: BACK_CHANNEL_LOGOUT_BODY_LIMIT },
+  { method: 'POST', url: '/Saml2/:scheme/Acs', kind: 'acs', bucket: 'callback', bodyLimit: ACS_BODY_LIMIT },
   { method: 'GET', url: '/Saml2/:scheme/Metadata', kind: 'metadata' },
   { method: 'GET', url: '/Saml2/:scheme/Logout', kind: 'logout', bucket: 'logout-receiver' },
-  { method: 'POST', url: '/Saml2/:scheme/Logout', kind: 'logout', bucket: 'logout-receiver' }
+  { method: 'POST', url: '/Saml2/:scheme/Logout', kind: 'logout', bucket: 'logout-receiver', bodyLimit: ACS_BODY_LIMIT }
 ]
 
 /** The request's path without the query, lower case (runtime paths are compared case-insensitively). */
@@ -192,7 +193,7 @@ function registerRoutes (app: FastifyInstance, set: RuntimeProviderSet): void {
     app.route({
       method: route.method,
       url: route.url,
-      ...(route.method === 'POST' ? { bodyLimit: route.kind === 'back-channel-logout' ? BACK_CHANNEL_LOGOUT_BODY_LIMIT : 256 * 1024 } : {}),
+      ...(route.bodyLimit === undefined ? {} : { bodyLimit: route.bodyLimit }),
       config: { allowAnonymous: true, ...(route.bucket === undefined ? {} : { rateLimitBucket: route.bucket }) },
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const endpoints = set.find(request, route.kind)

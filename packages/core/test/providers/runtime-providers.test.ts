@@ -103,6 +103,18 @@ describe('providers from the provider source, two instances sharing Redis', () =
     assert.equal(((await metadata.json()) as { code?: string }).code, 'APP_ERR_NOT_FOUND')
   })
 
+  test('the parametric routes have the body limits of the configured endpoints: 16 KB for a form_post callback, 256 KB for the ACS', async () => {
+    const post = async (path: string, bytes: number): Promise<number> => {
+      const response = await fetch(`${a.origin}${path}`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `state=${'x'.repeat(bytes - 6)}` })
+      await response.arrayBuffer()
+      return response.status
+    }
+    assert.equal(await post('/signin-contoso', 16 * 1024 + 1), 413)
+    assert.equal(await post('/signin-contoso', 16 * 1024), 302)
+    assert.equal(await post('/Saml2/Contoso/Acs', 16 * 1024 + 1), 302)
+    assert.equal(await post('/Saml2/Contoso/Acs', 256 * 1024 + 1), 413)
+  })
+
   test('an OpenID Connect and a SAML2 provider added on A sign users in on B within 2 s, with their tenant', async () => {
     definitions = [contoso(), fabrikam()]
     const result = await a.app.authentication.reloadProviders()

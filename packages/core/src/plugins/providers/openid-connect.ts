@@ -80,7 +80,7 @@ export function openIdConnectEndpoints (ctx: OpenIdConnectContext, open: () => P
         method: 'POST',
         path: settings.CallbackPath,
         kind: 'callback',
-        bodyLimit: 16 * 1024,
+        bodyLimit: FORM_POST_BODY_LIMIT,
         rateLimitBucket: 'callback',
         handle: async (request, reply) => { await open(); return await callback(ctx, request, reply, request.body, formPostQuery(request.body)) }
       }
@@ -141,6 +141,9 @@ export function rawQueryOf (request: FastifyRequest): string {
 }
 
 /** Largest back-channel logout request body: one form field holding a logout token. */
+/** Body limit of a `form_post` callback (code, state, id_token: a few KB). */
+export const FORM_POST_BODY_LIMIT = 16 * 1024
+
 export const BACK_CHANNEL_LOGOUT_BODY_LIMIT = 16 * 1024
 
 export interface BackChannelLogoutOptions {
