@@ -43,6 +43,8 @@ export interface RuntimeProvidersOptions {
 
 interface Entry {
   readonly fingerprint: string
+  /** {@link identityFingerprintOf}: a change ends the provider's sessions when the reload asks to revoke. */
+  readonly identity: string
   readonly instance: RuntimeInstance
 }
 
@@ -68,6 +70,22 @@ const pathOf = (url: string): string => (url.indexOf('?') === -1 ? url : url.sli
 /** A fingerprint of a definition (secrets included; kept in memory only) to tell a changed one from an unchanged one. */
 const fingerprintOf = (definition: RuntimeProviderDefinition): string => createHash('sha256').update(JSON.stringify(definition)).digest('base64url')
 
+/**
+ * The settings that decide who a provider's users are, and so whether its existing sessions still
+ * speak for them: the protocol, the IdP trusted (OpenID Connect `Authority` and `ClientId`, a SAML2
+ * IdP's `IdpEntityId` and `MetadataUrl`), the `ClaimMappings` that choose the subject and roles,
+ * and the tenant key. A replacement that changes none of them (a display name, a rotated secret or
+ * certificate, domains, timings) keeps the sessions, even with `revokeSessions`.
+ */
+const IDENTITY_KEYS = ['type', 'authority', 'clientid', 'idpentityid', 'metadataurl', 'claimmappings']
+
+/** A fingerprint of a definition's {@link IDENTITY_KEYS} (keys compared case-insensitively, as the binder does). */
+function identityFingerprintOf (definition: RuntimeProviderDefinition): string {
+  const settings = definition.settings ?? {}
+  const picked = IDENTITY_KEYS.map((key) => Object.entries(settings).filter(([name]) => name.toLowerCase() === key).map(([, value]) => value))
+  return createHash('sha256').update(JSON.stringify([definition.tenant ?? null, picked])).digest('base64url')
+}
+
 class RuntimeProviderSet {
   readonly #entries = new Map<string, Entry>()
   readonly #byPath = new Map<string, { entry: Entry, kind: ProviderEndpointKind }>()
@@ -91,7 +109,7 @@ class RuntimeProviderSet {
   }
 
   /** Adds one validated provider; a refusal (name, path or domain taken) adds nothing. */
-  #add (validated: ValidatedRuntimeProvider, fingerprint: string): RefusedProvider | undefined {
+  #add (validated: ValidatedRuntimeProvider, fingerprint: string, identity: string): RefusedProvider | undefined {
     const scheme = validated.instance.scheme
     const at = runtimeSectionKey(scheme, this.options.rootKey)
     let instance: RuntimeInstance
@@ -115,16 +133,20 @@ class RuntimeProviderSet {
       const domain = error instanceof ProviderConflictError && error.domain !== undefined
       return { scheme, problems: [{ key: domain ? `${at}:Domains` : at, message: domain ? `${at}:Domains names a verified domain that another provider serves already; a domain belongs to one provider.` : `${at} names a scheme that is registered already.` }] }
     }
-    const entry: Entry = { fingerprint, instance }
+    const entry: Entry = { fingerprint, identity, instance }
     this.#entries.set(scheme, entry)
     for (const { path, kind } of instance.provider.endpoints) this.#byPath.set(path.toLowerCase(), { entry, kind })
     return undefined
   }
 
-  /** Reads the source and applies it: removals first (a domain may move), then additions in the source's order. */
+  /**
+   * Reads the source and applies it: removals first (a domain may move), then, with
+   * `revokeSessions`, the sessions of the providers removed and of those replaced with other
+   * users ({@link IDENTITY_KEYS}) end, then additions in the source's order.
+   */
   async apply (definitions: readonly RuntimeProviderDefinition[], options: ReloadProvidersOptions): Promise<ProviderReloadResult> {
     const refused: RefusedProvider[] = []
-    const wanted = new Map<string, { validated: ValidatedRuntimeProvider, fingerprint: string }>()
+    const wanted = new Map<string, { validated: ValidatedRuntimeProvider, fingerprint: string, identity: string }>()
     for (const definition of definitions) {
       const scheme = typeof definition?.scheme === 'string' ? definition.scheme : ''
       const declared = this.app.authentication.providers.get(scheme)
@@ -137,23 +159,27 @@ class RuntimeProviderSet {
       if (!result.ok) refused.push({ scheme, problems: result.problems })
       else if (!result.provider.instance.settings.Enabled) continue // Enabled false: as if absent (removed when it was there)
       else if (wanted.has(scheme)) refused.push({ scheme, problems: [{ key: runtimeSectionKey(scheme, this.options.rootKey), message: `${runtimeSectionKey(scheme, this.options.rootKey)} is defined twice by the provider source.` }] })
-      else wanted.set(scheme, { validated: result.provider, fingerprint: fingerprintOf(definition) })
+      else wanted.set(scheme, { validated: result.provider, fingerprint: fingerprintOf(definition), identity: identityFingerprintOf(definition) })
     }
     const removed: string[] = []
+    const otherUsers: string[] = []
     for (const [scheme, entry] of this.#entries) {
-      if (wanted.get(scheme)?.fingerprint === entry.fingerprint) continue
+      const next = wanted.get(scheme)
+      if (next?.fingerprint === entry.fingerprint) continue
       this.#remove(scheme)
-      if (!wanted.has(scheme)) removed.push(scheme)
+      if (next === undefined) removed.push(scheme)
+      else if (next.identity !== entry.identity) otherUsers.push(scheme)
+    }
+    // Before the additions: a session the new instance makes is never among those ended.
+    if (options.revokeSessions === true) {
+      for (const scheme of [...removed, ...otherUsers]) await sessionStoreOf(this.app).endIndexedSessions(providerIndexKeyOf(scheme))
     }
     const added: string[] = []
-    for (const [scheme, { validated, fingerprint }] of wanted) {
+    for (const [scheme, { validated, fingerprint, identity }] of wanted) {
       if (this.#entries.has(scheme)) continue
-      const refusal = this.#add(validated, fingerprint)
+      const refusal = this.#add(validated, fingerprint, identity)
       if (refusal === undefined) added.push(scheme)
       else refused.push(refusal)
-    }
-    if (options.revokeSessions === true) {
-      for (const scheme of removed) await sessionStoreOf(this.app).endIndexedSessions(providerIndexKeyOf(scheme))
     }
     return { added, removed, refused }
   }

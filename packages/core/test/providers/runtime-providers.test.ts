@@ -227,6 +227,29 @@ describe('providers from the provider source, two instances sharing Redis', () =
     assert.ok(!logged.includes(SECRET))
   })
 
+  test('a replaced definition with revokeSessions: a new display name keeps the sessions, a new tenant ends them on every instance', async () => {
+    const user = new HttpSession()
+    const start = await user.request(`${b.origin}/External/Challenge?provider=Contoso`)
+    const done = await user.request(await throughIdpLogin(user, start.location!, b.origin, 'ada'))
+    assert.equal(sessionCookiesSet(done.response).length, 1)
+    const api = async (): Promise<number> => (await user.request(`${b.origin}/api/application-information`, { accept: 'application/json' })).response.status
+    assert.equal(await api(), 200)
+
+    const renamed = { ...contoso(), settings: { ...contoso().settings, DisplayName: 'Contoso (renamed)' } }
+    definitions = [renamed, fabrikam()]
+    assert.deepEqual((await a.app.authentication.reloadProviders({ revokeSessions: true })).added, ['Contoso'])
+    await waitFor(() => b.app.authentication.providers.get('Contoso')?.displayName === 'Contoso (renamed)', 'B to replace Contoso', 2_000, 10)
+    assert.equal(await api(), 200)
+
+    definitions = [{ ...renamed, tenant: 'tenant-contoso-moved' }, fabrikam()]
+    const moved = await a.app.authentication.reloadProviders({ revokeSessions: true })
+    assert.deepEqual([moved.added, moved.removed], [['Contoso'], []])
+    await waitFor(async () => await api() === 401, 'the session of the old tenant to be refused on B', 2_000, 20)
+    definitions = [contoso(), fabrikam()]
+    await a.app.authentication.reloadProviders()
+    await waitFor(() => b.app.authentication.providers.get('Contoso')?.displayName === 'Contoso SSO', 'B to restore Contoso', 2_000, 10)
+  })
+
   test('a removal ends new challenges and the callback at once, and with revokeSessions the sessions on every instance', async () => {
     const user = new HttpSession()
     const start = await user.request(`${b.origin}/External/Challenge?provider=Contoso`)
