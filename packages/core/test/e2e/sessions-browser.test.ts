@@ -4,50 +4,27 @@
  * (its own marked "This device", both described as Chrome on Linux), ends the other with the
  * page's form (anti-forgery included), and the second browser is signed out on its next request.
  */
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext } from 'playwright-core'
-import { buildTestApp, cookieHeaderFrom, standardUser, CORE_ROOT, TEST_SIGN_IN_PATH, type TestApp } from '../helpers/app.js'
+import type { BrowserContext } from 'playwright-core'
+import { cookieHeaderFrom, standardUser, TEST_SIGN_IN_PATH } from '../helpers/app.js'
+import { addCookieHeader, SCREENSHOTS, useStarterAppInChromium } from '../helpers/providers/browser.js'
 
-const OUTPUT = join(CORE_ROOT, 'test', 'output')
 const STEP_TIMEOUT = 10_000
 
 describe('sessions page in Chromium', { timeout: 60_000 }, () => {
-  let t: TestApp
-  let origin: string
-  let browser: Browser
-
-  before(async () => {
-    mkdirSync(OUTPUT, { recursive: true })
-    t = await buildTestApp({ nodeEnv: 'development' })
-    origin = await t.app.listen({ host: '127.0.0.1', port: 0 })
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      timeout: 30_000,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
-    })
-  })
-
-  after(async () => {
-    await browser?.close()
-    await t?.app.close()
-  })
+  const app = useStarterAppInChromium({ stepTimeout: STEP_TIMEOUT })
 
   /** A context signed in through the test-only flow with the browser's own User-Agent. */
   async function signedInContext (): Promise<BrowserContext> {
-    const context = await browser.newContext()
-    context.setDefaultTimeout(STEP_TIMEOUT)
+    const context = await app.browser.newContext()
     const page = await context.newPage()
     const userAgent = String(await page.evaluate('navigator.userAgent'))
     await page.close()
-    const response = await t.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, headers: { 'user-agent': userAgent }, payload: { claims: standardUser() } })
+    const response = await app.subject.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, headers: { 'user-agent': userAgent }, payload: { claims: standardUser() } })
     assert.equal(response.statusCode, 204)
-    await context.addCookies(cookieHeaderFrom(response).split('; ').map((pair) => {
-      const [name = '', ...rest] = pair.split('=')
-      return { name, value: rest.join('='), domain: '127.0.0.1', path: '/', secure: true, httpOnly: true, sameSite: 'Lax' as const }
-    }))
+    await addCookieHeader(context, cookieHeaderFrom(response))
     return context
   }
 
@@ -56,27 +33,27 @@ describe('sessions page in Chromium', { timeout: 60_000 }, () => {
     const second = await signedInContext()
     try {
       const other = await second.newPage()
-      await other.goto(`${origin}/`)
+      await other.goto(`${app.origin}/`)
       assert.equal(new URL(other.url()).pathname, '/', 'the second browser is signed in')
 
       const page = await first.newPage()
-      await page.goto(`${origin}/Account/Sessions`)
+      await page.goto(`${app.origin}/Account/Sessions`)
       assert.equal(new URL(page.url()).pathname, '/Account/Sessions')
       assert.equal(await page.locator('#session-count').textContent(), 'You are signed in on 2 devices.')
       assert.equal(await page.locator('table.sessions tbody tr').count(), 2)
       assert.equal(await page.locator('tr.current .this-device').textContent(), 'This device')
       assert.deepEqual(await page.locator('table.sessions tbody tr td:first-child').allTextContents(), ['Chrome on Linux', 'Chrome on Linux'])
-      await page.screenshot({ path: join(OUTPUT, 'sessions-page.png'), fullPage: true })
+      await page.screenshot({ path: join(SCREENSHOTS, 'sessions-page.png'), fullPage: true })
 
-      await Promise.all([page.waitForURL(`${origin}/Account/Sessions`, { waitUntil: 'load' }), page.locator('.end-session').click()])
+      await Promise.all([page.waitForURL(`${app.origin}/Account/Sessions`, { waitUntil: 'load' }), page.locator('.end-session').click()])
       assert.equal(await page.locator('#session-count').textContent(), 'You are signed in on 1 device.')
       assert.equal(await page.locator('.end-session').count(), 0)
 
       await other.reload()
       assert.equal(new URL(other.url()).pathname, '/Account/Login', 'the ended session is refused')
-      await page.goto(`${origin}/`)
+      await page.goto(`${app.origin}/`)
       assert.equal(new URL(page.url()).pathname, '/', 'the first browser is still signed in')
-      assert.equal(t.logs.events('session.ended_by_user').at(-1)?.ended, true)
+      assert.equal(app.subject.logs.events('session.ended_by_user').at(-1)?.ended, true)
     } finally {
       await first.close()
       await second.close()

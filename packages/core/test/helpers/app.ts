@@ -8,12 +8,13 @@
  * this package's src/index.ts (tsconfig.json `paths`, which tsx applies, also in child processes
  * through TSX_TSCONFIG_PATH, set below), so app and tests share one copy of every module.
  */
+import { randomBytes } from 'node:crypto'
 import { after, before, type TestContext } from 'node:test'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../../../template/src/app.js'
-import type { KeyRing } from '../../src/data-protection/key-ring.js'
+import { createKeyRing, type KeyRing } from '../../src/data-protection/key-ring.js'
 import type { Claim } from '../../src/session/principal.js'
 import type { LoadedConfiguration } from '../../src/config/load.js'
 import { openSessionReference, openTicket } from '../../src/session/ticket.js'
@@ -32,6 +33,7 @@ import {
   type TestSettings
 } from '../../src/testing/app.js'
 import { antiforgeryTokenIn } from './cookies.js'
+import { waitFor } from './wait.js'
 
 export { buildApp }
 export { claim, CLOSED_POSTURE, cookieHeaderFrom, EPHEMERAL_STATE, LogCapture, settingsToEnv, signIn, TEST_SIGN_IN_PATH } from '../../src/testing/app.js'
@@ -81,6 +83,38 @@ export function buildForSuite (options: TestAppOptions = {}): TestApp {
   before(async () => { Object.assign(fixture, await buildTestApp(options)) })
   after(async () => { await fixture.app?.close() })
   return fixture
+}
+
+/**
+ * For a suite (`describe`, or a whole file): app instances A and B with one fresh key ring, each
+ * with its own state store connections as two processes have. In `before`: `shared.start()` starts
+ * what they share (a Redis, an IdP) and gives their settings (State and whatever names what was
+ * started); A, then B, is built with those and `options`, and waits for its state store (at most
+ * `storeReadyMs`, 10 s unless given) and then `ready`. In `after`: A and B close, then
+ * `shared.stop()`. Inside the tests `a` and `b` are the ready apps: `const { a, b } = twoInstancesForSuite(...)`.
+ */
+export function twoInstancesForSuite (
+  shared: { readonly start: () => Promise<TestSettings>, readonly stop: () => Promise<void> },
+  options: Omit<TestAppOptions, 'settings' | 'keyRing'> & { readonly storeReadyMs?: number, readonly ready?: (instance: TestApp) => Promise<void> } = {}
+): { readonly a: TestApp, readonly b: TestApp } {
+  const { storeReadyMs, ready, ...appOptions } = options
+  const keyRing = createKeyRing([randomBytes(32)])
+  const a = {} as { -readonly [K in keyof TestApp]: TestApp[K] }
+  const b = {} as { -readonly [K in keyof TestApp]: TestApp[K] }
+  before(async () => {
+    const settings = await shared.start()
+    for (const instance of [a, b]) {
+      Object.assign(instance, await buildTestApp({ ...appOptions, keyRing, settings }))
+      await waitFor(() => instance.app.state.status().available, 'the shared state store', storeReadyMs)
+      await ready?.(instance)
+    }
+  })
+  after(async () => {
+    await a.app?.close()
+    await b.app?.close()
+    await shared.stop()
+  })
+  return { a, b }
 }
 
 export const standardUser = (): Claim[] => [

@@ -18,12 +18,61 @@ export interface RedisServerOptions {
   readonly port?: number
 }
 
+/**
+ * One redis-server or redis-sentinel child process, shared by {@link RedisServer} and the
+ * topologies' nodes (redis-topologies.ts): its output collected across restarts, a start that
+ * waits (bounded) for it to answer, a stop by signal that ends in SIGKILL.
+ */
+export class RedisProcess {
+  readonly #binary: string
+  #process: ChildProcess | undefined
+  #output = ''
+
+  constructor (binary: string) {
+    this.#binary = binary
+  }
+
+  get output (): string {
+    return this.#output
+  }
+
+  get running (): boolean {
+    return this.#process !== undefined && this.#process.exitCode === null
+  }
+
+  /** Spawns the binary with `args`; resolves once `answers()` holds, polled every 25 ms for at most `timeoutMs`. */
+  async start (args: readonly string[], answers: () => boolean, where: string, timeoutMs: number): Promise<void> {
+    if (!existsSync(this.#binary)) throw new Error(`${this.#binary} is missing: run npm run test:setup (installs Debian's redis-server and redis-sentinel)`)
+    const child = spawn(this.#binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout?.on('data', (chunk: Buffer) => { this.#output += chunk.toString('utf8') })
+    child.stderr?.on('data', (chunk: Buffer) => { this.#output += chunk.toString('utf8') })
+    this.#process = child
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`${this.#binary} exited: ${this.#output}`)
+      if (answers()) return
+      await sleep(25)
+    }
+    throw new Error(`${this.#binary} did not answer on ${where} within ${timeoutMs} ms: ${this.#output}`)
+  }
+
+  /** Signals the process and waits for it at most 5 s, then SIGKILLs it if it is still there. */
+  async stop (signal: NodeJS.Signals): Promise<void> {
+    const child = this.#process
+    this.#process = undefined
+    if (child === undefined || child.exitCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill(signal)
+    await Promise.race([exited, sleep(5000)])
+    if (child.exitCode === null) child.kill('SIGKILL')
+  }
+}
+
 export class RedisServer {
   readonly directory = mkdtempSync(join(tmpdir(), 'pt-redis-'))
   readonly socket = join(this.directory, 'redis.sock')
   readonly #options: RedisServerOptions
-  #process: ChildProcess | undefined
-  #output = ''
+  readonly #process = new RedisProcess(REDIS_SERVER)
 
   constructor (options: RedisServerOptions = {}) {
     this.#options = options
@@ -42,27 +91,16 @@ export class RedisServer {
   }
 
   get output (): string {
-    return this.#output
+    return this.#process.output
   }
 
   async start (timeoutMs = 10_000): Promise<void> {
-    if (!existsSync(REDIS_SERVER)) throw new Error(`${REDIS_SERVER} is missing: run npm run test:setup (installs Debian's redis-server)`)
     rmSync(this.socket, { force: true })
-    const child = spawn(REDIS_SERVER, [
+    await this.#process.start([
       '--port', String(this.#options.port ?? 0), '--bind', '127.0.0.1', '--unixsocket', this.socket, '--unixsocketperm', '700',
       ...(this.#options.password === undefined ? [] : ['--requirepass', this.#options.password]),
       '--save', '', '--appendonly', 'no', '--dir', this.directory, '--loglevel', 'warning'
-    ], { stdio: ['ignore', 'pipe', 'pipe'] })
-    child.stdout?.on('data', (chunk: Buffer) => { this.#output += chunk.toString('utf8') })
-    child.stderr?.on('data', (chunk: Buffer) => { this.#output += chunk.toString('utf8') })
-    this.#process = child
-    const deadline = Date.now() + timeoutMs
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited: ${this.#output}`)
-      if (existsSync(this.socket) && this.#ping()) return
-      await sleep(25)
-    }
-    throw new Error(`redis-server did not start within ${timeoutMs} ms: ${this.#output}`)
+    ], () => existsSync(this.socket) && this.#ping(), this.socket, timeoutMs)
   }
 
   #ping (): boolean {
@@ -78,20 +116,11 @@ export class RedisServer {
 
   /** Ends the server abruptly (SIGKILL), as a crash or a lost host would. */
   async kill (): Promise<void> {
-    await this.#stop('SIGKILL')
+    await this.#process.stop('SIGKILL')
   }
 
   async stop (): Promise<void> {
-    await this.#stop('SIGTERM')
-  }
-
-  async #stop (signal: NodeJS.Signals): Promise<void> {
-    const child = this.#process
-    this.#process = undefined
-    if (child === undefined || child.exitCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill(signal)
-    await Promise.race([exited, sleep(5000)])
+    await this.#process.stop('SIGTERM')
   }
 
   async dispose (): Promise<void> {

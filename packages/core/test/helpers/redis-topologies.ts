@@ -6,27 +6,31 @@
  * three sentinels. Temporary directories, no persistence, every wait bounded; `dispose` kills
  * whatever is left.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import assert from 'node:assert/strict'
+import { after, before } from 'node:test'
+import { Secret } from '../../src/config/secret.js'
+import { parseRedisNode, type RedisNodeAddress } from '../../src/state/redis-node.js'
+import { RedisStateStore, type RedisStoreOptions } from '../../src/state/redis-store.js'
+import type { RedisTopology } from '../../src/state/redis-topology.js'
 import { closedPort } from './ports.js'
-import { REDIS_SERVER } from './redis-server.js'
+import { REDIS_SERVER, RedisProcess } from './redis-server.js'
 
 export const REDIS_SENTINEL = process.env.REDIS_SENTINEL ?? '/usr/bin/redis-sentinel'
 
 /** One redis-server (or redis-sentinel) process on a loopback port. */
 export class RedisNode {
   readonly port: number
-  readonly #binary: string
   readonly #args: string[]
   readonly #password: string | undefined
-  #process: ChildProcess | undefined
-  #output = ''
+  readonly #process: RedisProcess
 
   constructor (binary: string, port: number, args: string[], password?: string) {
-    this.#binary = binary
+    this.#process = new RedisProcess(binary)
     this.port = port
     this.#args = args
     this.#password = password
@@ -37,26 +41,15 @@ export class RedisNode {
   }
 
   get output (): string {
-    return this.#output
+    return this.#process.output
   }
 
   get running (): boolean {
-    return this.#process !== undefined && this.#process.exitCode === null
+    return this.#process.running
   }
 
   async start (timeoutMs = 10_000): Promise<void> {
-    if (!existsSync(this.#binary)) throw new Error(`${this.#binary} is missing: run npm run test:setup (installs Debian's redis-server and redis-sentinel)`)
-    const child = spawn(this.#binary, this.#args, { stdio: ['ignore', 'pipe', 'pipe'] })
-    child.stdout?.on('data', (chunk: Buffer) => { this.#output += chunk.toString('utf8') })
-    child.stderr?.on('data', (chunk: Buffer) => { this.#output += chunk.toString('utf8') })
-    this.#process = child
-    const deadline = Date.now() + timeoutMs
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`${this.#binary} exited: ${this.#output}`)
-      if (this.cli('ping') === 'PONG') return
-      await sleep(25)
-    }
-    throw new Error(`${this.#binary} did not answer on ${this.address} within ${timeoutMs} ms: ${this.#output}`)
+    await this.#process.start(this.#args, () => this.cli('ping') === 'PONG', this.address, timeoutMs)
   }
 
   /** redis-cli against this node (test set-up and inspection only). */
@@ -68,21 +61,11 @@ export class RedisNode {
 
   /** Ends the process abruptly (SIGKILL), as a crash or a lost host would. */
   async kill (): Promise<void> {
-    await this.#stop('SIGKILL')
+    await this.#process.stop('SIGKILL')
   }
 
   async stop (): Promise<void> {
-    await this.#stop('SIGTERM')
-  }
-
-  async #stop (signal: NodeJS.Signals): Promise<void> {
-    const child = this.#process
-    this.#process = undefined
-    if (child === undefined || child.exitCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill(signal)
-    await Promise.race([exited, sleep(5000)])
-    if (child.exitCode === null) child.kill('SIGKILL')
+    await this.#process.stop('SIGTERM')
   }
 }
 
@@ -93,6 +76,10 @@ async function waitUntil (check: () => boolean, what: string, timeoutMs: number)
     await sleep(50)
   }
   throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`)
+}
+
+function nodesOf (addresses: readonly string[]): RedisNodeAddress[] {
+  return addresses.map((address) => parseRedisNode(address) ?? assert.fail(address))
 }
 
 const commonArgs = (port: number, directory: string): string[] => [
@@ -122,6 +109,11 @@ export class RedisClusterFixture {
   /** The value of `State:Redis:Cluster:Nodes`. */
   get seedNodes (): string[] {
     return this.nodes.slice(0, 3).map((node) => node.address)
+  }
+
+  /** The store's topology as `State:Redis:Cluster` gives it: the seed nodes, no user name, the password, no TLS. */
+  storeTopology (): RedisTopology {
+    return { kind: 'Cluster', nodes: nodesOf(this.seedNodes), username: '', password: new Secret(this.#options.password ?? ''), tls: false }
   }
 
   async start (): Promise<void> {
@@ -198,6 +190,20 @@ export class RedisSentinelFixture {
     return this.sentinels.map((node) => node.address)
   }
 
+  /** The store's topology as `State:Redis:Sentinel` gives it: the master name, the sentinels, no user names, both passwords, no TLS. */
+  storeTopology (): RedisTopology {
+    return {
+      kind: 'Sentinel',
+      masterName: this.masterName,
+      nodes: nodesOf(this.sentinelNodes),
+      username: '',
+      password: new Secret(this.#options.password ?? ''),
+      sentinelUsername: '',
+      sentinelPassword: new Secret(this.#options.sentinelPassword ?? ''),
+      tls: false
+    }
+  }
+
   async start (): Promise<void> {
     const { password, sentinelPassword } = this.#options
     const primaryPort = await closedPort()
@@ -253,5 +259,32 @@ export class RedisSentinelFixture {
   async dispose (): Promise<void> {
     await Promise.all([...this.sentinels, ...this.data].map(async (node) => { await node.kill() }))
     rmSync(this.directory, { recursive: true, force: true })
+  }
+}
+
+/** The stores a test file opens on a topology fixture (see {@link storesOn}). */
+export interface TopologyStores {
+  /** A started store on the fixture's topology (or on `topology`, when given); closed after the file's tests. */
+  open: (options: Omit<RedisStoreOptions, 'connectionString' | 'topology'> & { readonly topology?: RedisTopology }) => RedisStateStore
+}
+
+/**
+ * Registers before/after hooks for a test file: starts `fixture`; afterwards closes every store
+ * opened through the result, then disposes of the fixture.
+ */
+export function storesOn (fixture: RedisClusterFixture | RedisSentinelFixture): TopologyStores {
+  const stores: RedisStateStore[] = []
+  before(async () => { await fixture.start() })
+  after(async () => {
+    await Promise.all(stores.map(async (store) => { await store.close() }))
+    await fixture.dispose()
+  })
+  return {
+    open: (options) => {
+      const store = new RedisStateStore({ ...options, connectionString: new Secret(''), topology: options.topology ?? fixture.storeTopology() })
+      stores.push(store)
+      store.start()
+      return store
+    }
   }
 }

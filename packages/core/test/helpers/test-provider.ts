@@ -3,7 +3,8 @@
  * real sign-in flow (stored state, correlation cookie) and redirects to a fictitious IdP; its callback takes the flow and
  * completes sign-in through the real completion path (normalization, session, return URL).
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { cookieHeaderFrom } from '../../src/testing/app.js'
 
 export const TEST_PROVIDER = 'TestIdP'
 export const TEST_PROVIDER_CALLBACK = '/signin-testidp'
@@ -29,4 +30,17 @@ export function registerTestProvider (app: FastifyInstance, scheme = TEST_PROVID
       returnUrl: flow.returnUrl
     })
   })
+}
+
+/**
+ * Starts a sign-in with the test provider on `first` and completes its callback there, then sends
+ * the same callback (state and correlation cookie) to `second`: both answers.
+ */
+export async function replayCallback (first: FastifyInstance, second: FastifyInstance): Promise<{ accepted: LightMyRequestResponse, replayed: LightMyRequestResponse }> {
+  const challenge = await first.inject({ url: `/External/Challenge?provider=${TEST_PROVIDER}` })
+  const state = new URL(String(challenge.headers.location)).searchParams.get('state') ?? ''
+  const cookie = cookieHeaderFrom(challenge)
+  const accepted = await first.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${state}`, headers: { cookie } })
+  const replayed = await second.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${state}`, headers: { cookie } })
+  return { accepted, replayed }
 }

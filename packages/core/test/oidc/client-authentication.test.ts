@@ -15,9 +15,8 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
 import { findPlanted, HttpSession, sessionCookiesSet, type Exchange } from '../helpers/providers/http-session.js'
-import { startOidcPair, type OidcPair, type OidcPairOptions } from '../helpers/providers/oidc-pair.js'
+import { callBackWithCode, startOidcPair, useTokenIdpPair, type OidcPair, type OidcPairOptions } from '../helpers/providers/oidc-pair.js'
 import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from '../helpers/providers/provider-app.js'
 import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
@@ -87,21 +86,12 @@ describe('a provider that accepts only client_secret_post', () => {
 })
 
 describe('a 401 challenge without an error parameter (LemonLDAP::NG: WWW-Authenticate: Basic realm=...)', () => {
-  let idp: TokenIdp
-  let app: ListeningApp
-  before(async () => {
-    idp = await startTokenIdp(CLIENT_ID)
-    app = await startProviderApp({ Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET } } } })
-    await waitUntilReady(app.origin)
-  })
-  after(async () => { await app?.close(); await idp?.close() })
+  const pair = useTokenIdpPair(CLIENT_ID, CLIENT_SECRET)
 
   test('the OAuth error code is read from the JSON body: oauthError invalid_client, never the description', async () => {
+    const { idp, app } = pair
     idp.answer = () => ({ status: 401, headers: { 'www-authenticate': 'Basic realm="lemonldap"' }, body: { error: 'invalid_client', error_description: 'PLANTED-DESCRIPTION-91' } })
-    const session = new HttpSession()
-    const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
-    const state = start.location?.searchParams.get('state') ?? ''
-    const callback = await session.request(`${app.origin}/signin-oidc?code=c-${randomBytes(8).toString('hex')}&state=${state}`)
+    const callback = await callBackWithCode(app.origin)
     assert.equal(callback.location?.pathname + (callback.location?.search ?? ''), '/Account/Login?failure=failed')
     const line = app.logs.events('external.sign_in.failed').at(-1)
     assert.equal(line?.failure, 'token')
@@ -223,10 +213,7 @@ describe('a provider that answers 403 unauthorized_client to Basic credentials i
     const app = await startProviderApp({ Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: PLAIN_CLIENT_ID, ClientSecret: DASH_SECRET, ...openIdConnect } } } })
     apps.push(app)
     await waitUntilReady(app.origin)
-    const session = new HttpSession()
-    const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
-    const state = start.location?.searchParams.get('state') ?? ''
-    const callback = await session.request(`${app.origin}/signin-oidc?code=c-${randomBytes(8).toString('hex')}&state=${state}`)
+    const callback = await callBackWithCode(app.origin)
     assert.equal(callback.location?.pathname + (callback.location?.search ?? ''), '/Account/Login?failure=failed')
     return app
   }

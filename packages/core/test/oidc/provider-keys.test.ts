@@ -9,10 +9,8 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { HttpSession, sessionCookiesSet, type Exchange } from '../helpers/providers/http-session.js'
-import { startOidcPair, type OidcPair } from '../helpers/providers/oidc-pair.js'
+import { callBackWithCode, startOidcPair, useTokenIdpPair, type OidcPair, type TokenIdpPair } from '../helpers/providers/oidc-pair.js'
 import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
-import { startProviderApp, waitUntilReady, type ListeningApp } from '../helpers/providers/provider-app.js'
-import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
 
 const CLIENT_ID = 'keys-client'
 const CLIENT_SECRET = 'keys-secret-PLANTED-4e4e'
@@ -57,43 +55,35 @@ describe('a key rotation without overlap at oidc-provider', () => {
   })
 })
 
-describe('unknown key id against a provider whose keys the test controls', () => {
-  let idp: TokenIdp
-  let app: ListeningApp
-  before(async () => {
-    idp = await startTokenIdp(CLIENT_ID)
-    app = await startProviderApp({ Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET } } } })
-    await waitUntilReady(app.origin)
-  })
-  after(async () => { await app?.close(); await idp?.close() })
-
-  async function callbackWith (idToken: (nonce: string) => Promise<string>): Promise<Exchange> {
-    const session = new HttpSession()
-    const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
-    const nonce = start.location?.searchParams.get('nonce') ?? ''
-    const state = start.location?.searchParams.get('state') ?? ''
+/** A sign-in through `pair` whose token endpoint answers with the ID token `idToken(nonce)` mints. */
+async function callbackWith (pair: TokenIdpPair, idToken: (nonce: string) => Promise<string>): Promise<Exchange> {
+  return await callBackWithCode(pair.app.origin, async (nonce) => {
     const token = await idToken(nonce)
-    idp.answer = () => ({ body: { access_token: `at-${randomBytes(8).toString('hex')}`, token_type: 'Bearer', id_token: token } })
-    return await session.request(`${app.origin}/signin-oidc?code=c-${randomBytes(8).toString('hex')}&state=${state}`)
-  }
+    pair.idp.answer = () => ({ body: { access_token: `at-${randomBytes(8).toString('hex')}`, token_type: 'Bearer', id_token: token } })
+  })
+}
+
+describe('unknown key id against a provider whose keys the test controls', () => {
+  const pair = useTokenIdpPair(CLIENT_ID, CLIENT_SECRET)
 
   test('a kid the provider never publishes: refetched once, then unknown_key; a forged signature under a known kid is signature; neither refetches again within the minute', async () => {
-    const valid = await callbackWith(async (nonce) => await idp.mintIdToken(nonce))
+    const { idp, app } = pair
+    const valid = await callbackWith(pair, async (nonce) => await idp.mintIdToken(nonce))
     assert.equal(valid.location?.pathname, '/')
     const fetched = idp.jwksRequests
 
-    const unknown = await callbackWith(async (nonce) => await idp.mintIdToken(nonce, {}, { key: idp.unknownKey, kid: 'never-published' }))
+    const unknown = await callbackWith(pair, async (nonce) => await idp.mintIdToken(nonce, {}, { key: idp.unknownKey, kid: 'never-published' }))
     assert.deepEqual(sessionCookiesSet(unknown.response), [])
     assert.equal(app.logs.events('external.sign_in.failed').at(-1)?.failure, 'unknown_key')
     assert.equal(idp.jwksRequests, fetched + 1, 'one refetch for the unknown kid')
     assert.deepEqual(app.logs.events('oidc.signing_keys.refetched').map((line) => line.found), [false])
 
-    const again = await callbackWith(async (nonce) => await idp.mintIdToken(nonce, {}, { key: idp.unknownKey, kid: 'another-invented-kid' }))
+    const again = await callbackWith(pair, async (nonce) => await idp.mintIdToken(nonce, {}, { key: idp.unknownKey, kid: 'another-invented-kid' }))
     assert.deepEqual(sessionCookiesSet(again.response), [])
     assert.equal(app.logs.events('external.sign_in.failed').at(-1)?.failure, 'unknown_key')
     assert.equal(idp.jwksRequests, fetched + 1, 'rate-limited: no fetch for the second unknown kid')
 
-    const forged = await callbackWith(async (nonce) => await idp.mintIdToken(nonce, {}, { key: idp.unknownKey }))
+    const forged = await callbackWith(pair, async (nonce) => await idp.mintIdToken(nonce, {}, { key: idp.unknownKey }))
     assert.deepEqual(sessionCookiesSet(forged.response), [])
     assert.equal(app.logs.events('external.sign_in.failed').at(-1)?.failure, 'signature')
     assert.equal(idp.jwksRequests, fetched + 1)
@@ -101,25 +91,14 @@ describe('unknown key id against a provider whose keys the test controls', () =>
 })
 
 describe('a key set that cannot be read', () => {
-  let idp: TokenIdp
-  let app: ListeningApp
-  before(async () => {
-    idp = await startTokenIdp(CLIENT_ID)
-    app = await startProviderApp({ Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET } } } })
-    await waitUntilReady(app.origin)
-  })
-  after(async () => { await app?.close(); await idp?.close() })
+  const pair = useTokenIdpPair(CLIENT_ID, CLIENT_SECRET)
 
   test('is unavailable (JWKS_UNAVAILABLE), not a signature failure; no session', async () => {
-    idp.publishedKeys = 'not-a-key-set' as unknown as Array<Record<string, unknown>>
-    const session = new HttpSession()
-    const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
-    const token = await idp.mintIdToken(start.location?.searchParams.get('nonce') ?? '')
-    idp.answer = () => ({ body: { access_token: `at-${randomBytes(8).toString('hex')}`, token_type: 'Bearer', id_token: token } })
-    const callback = await session.request(`${app.origin}/signin-oidc?code=c-${randomBytes(8).toString('hex')}&state=${start.location?.searchParams.get('state') ?? ''}`)
+    pair.idp.publishedKeys = 'not-a-key-set' as unknown as Array<Record<string, unknown>>
+    const callback = await callbackWith(pair, async (nonce) => await pair.idp.mintIdToken(nonce))
     assert.equal(callback.location?.pathname + (callback.location?.search ?? ''), '/Account/Login?failure=unavailable')
     assert.deepEqual(sessionCookiesSet(callback.response), [])
-    const line = app.logs.events('external.sign_in.failed').at(-1)
+    const line = pair.app.logs.events('external.sign_in.failed').at(-1)
     assert.equal(line?.failure, 'unavailable')
     assert.equal(line?.errorCode, 'JWKS_UNAVAILABLE')
   })

@@ -9,12 +9,9 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
+import { buildTestApp, twoInstancesForSuite, type TestApp } from '../helpers/app.js'
 import { RedisServer } from '../helpers/redis-server.js'
-import { waitFor } from '../helpers/wait.js'
-import { createKeyRing } from '../../src/data-protection/key-ring.js'
 import { EmbeddedStateStore, MAX_RATE_COUNTERS } from '../../src/state/embedded-store.js'
 
 const PROXY = { ForwardedHeaders: { Enabled: true, KnownProxies: ['127.0.0.1'] } }
@@ -115,26 +112,12 @@ describe('embedded counters', () => {
 
 describe('two instances sharing one Redis', () => {
   const server = new RedisServer()
-  const keyRing = createKeyRing([randomBytes(32)])
-  let a: TestApp
-  let b: TestApp
-  async function instance (): Promise<TestApp> {
-    const built = await buildTestApp({
-      keyRing,
-      settings: { ...PROXY, State: { Provider: 'Redis', Redis: { ConnectionString: server.connectionString, TimeoutMilliseconds: 500 } }, RateLimits: { ChallengePerWindow: 5, WindowSeconds: 30 } }
-    })
-    await waitFor(() => built.app.state.status().available, 'the Redis state store')
-    return built
-  }
-  before(async () => {
-    await server.start()
-    a = await instance()
-    b = await instance()
-  })
-  after(async () => {
-    await a?.app.close()
-    await b?.app.close()
-    await server.dispose()
+  const { a, b } = twoInstancesForSuite({
+    start: async () => {
+      await server.start()
+      return { ...PROXY, State: { Provider: 'Redis', Redis: { ConnectionString: server.connectionString, TimeoutMilliseconds: 500 } }, RateLimits: { ChallengePerWindow: 5, WindowSeconds: 30 } }
+    },
+    stop: async () => { await server.dispose() }
   })
 
   test('a flood from one client spread over both instances is limited at the shared count; another client is not', async () => {

@@ -8,12 +8,10 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, standardUser, TEST_SIGN_IN_PATH, type TestApp } from '../helpers/app.js'
+import { antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, standardUser, TEST_SIGN_IN_PATH, twoInstancesForSuite, type TestApp } from '../helpers/app.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { waitFor } from '../helpers/wait.js'
-import { createKeyRing } from '../../src/data-protection/key-ring.js'
 import { userKeyOf } from '../../src/session/user-identity.js'
 
 const API = '/api/application-information'
@@ -151,23 +149,12 @@ describe('/Account/Sessions on the embedded store', () => {
 
 describe('/Account/Sessions on two instances sharing one Redis', () => {
   const server = new RedisServer()
-  const keyRing = createKeyRing([randomBytes(32)])
-  let a: TestApp
-  let b: TestApp
-  async function instance (): Promise<TestApp> {
-    const built = await buildTestApp({ keyRing, settings: { State: { Provider: 'Redis', Redis: { ConnectionString: server.connectionString, TimeoutMilliseconds: 500 } } } })
-    await waitFor(() => built.app.state.status().available, 'the Redis state store')
-    return built
-  }
-  before(async () => {
-    await server.start()
-    a = await instance()
-    b = await instance()
-  })
-  after(async () => {
-    await a?.app.close()
-    await b?.app.close()
-    await server.dispose()
+  const { a, b } = twoInstancesForSuite({
+    start: async () => {
+      await server.start()
+      return { State: { Provider: 'Redis', Redis: { ConnectionString: server.connectionString, TimeoutMilliseconds: 500 } } }
+    },
+    stop: async () => { await server.dispose() }
   })
 
   test('a session ended from B stops working on A at once, though A had it cached', async () => {

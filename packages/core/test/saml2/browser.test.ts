@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { assertNoLeak, SESSION_COOKIE_NAMES } from '../helpers/saml2/app.js'
-import { useSaml2BrowserApp } from '../helpers/saml2/browser-app.js'
+import { signInThroughIdp, useSaml2BrowserApp } from '../helpers/saml2/browser-app.js'
 import { TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
 
 const ROLE_URI = 'http://schemas.microsoft.com/ws/2008/06/identity/claims/role'
@@ -24,15 +24,6 @@ idp.users.set('grace', {
   attributes: { [ROLE_URI]: ['Administrator'], [EMAIL_URI]: ['grace@example.test'], displayname: ['Grace Hopper'], groups: ['compilers', 'navy'] }
 })
 idp.users.set('alan', { nameId: 'alan@example.test', attributes: { [ROLE_URI]: ['Reader'], displayname: ['Alan Turing'] } })
-
-async function signInThroughIdp (page: Page, user: string): Promise<void> {
-  idp.nextUser = user
-  await page.goto(`${app.origin}/Account/Login`, WAIT)
-  await page.click('a.provider[data-provider="Saml2"]', WAIT)
-  await page.waitForURL((url) => url.origin === idp.origin && url.pathname === '/sso', WAIT)
-  await page.click('#idp-continue', WAIT)
-  await page.waitForURL(`${app.origin}/`, WAIT)
-}
 
 async function claimRows (page: Page): Promise<string[]> {
   const cells = await page.locator('table.claims tbody tr').evaluateAll((rows) =>
@@ -54,7 +45,7 @@ test('an administrator signs in through the SAML2 IdP, reaches the administratio
   page.on('request', (request) => {
     if (request.method() === 'POST' && request.url() === `${app.origin}/Saml2/Acs`) acsCookies.push(request.headerValue('cookie'))
   })
-  await signInThroughIdp(page, 'grace')
+  await signInThroughIdp(page, idp, app.origin, 'grace')
   assert.equal(acsCookies.length, 1)
   assert.ok((await acsCookies[0] ?? '').includes('ProjectTemplate.Correlation.'), 'the cross-site POST carried the correlation cookie')
 
@@ -77,7 +68,7 @@ test('an administrator signs in through the SAML2 IdP, reaches the administratio
 test('a reader signed in through the SAML2 IdP gets AccessDenied from the administration API', { timeout: 90_000 }, async () => {
   const context = await app.browser.newContext()
   const page = await context.newPage()
-  await signInThroughIdp(page, 'alan')
+  await signInThroughIdp(page, idp, app.origin, 'alan')
   assert.equal(await page.textContent('#user-name', WAIT), 'Alan Turing')
   assert.ok((await claimRows(page)).includes('application:role = Reader'))
 

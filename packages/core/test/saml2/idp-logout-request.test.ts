@@ -14,7 +14,7 @@ import { cookieHeaderFrom, type TestApp } from '../helpers/app.js'
 import { buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from '../helpers/saml2/app.js'
 import { createSigningKey } from '../helpers/saml2/certificates.js'
 import { TestIdentityProvider, type LogoutRequestOptions, type TestUser } from '../helpers/saml2/identity-provider.js'
-import { octetStringOf, POST_BINDING, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider, withSingleLogoutService } from '../helpers/saml2/samlify.js'
+import { octetStringOf, POST_BINDING, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider, samlifyTestIdp, withSingleLogoutService } from '../helpers/saml2/samlify.js'
 
 const PROTOCOL_NS = 'urn:oasis:names:tc:SAML:2.0:protocol'
 const SUCCESS = 'urn:oasis:names:tc:SAML:2.0:status:Success'
@@ -72,13 +72,7 @@ describe('Saml2 Single Logout started by the IdP (LogoutRequest)', () => {
       samlifySp.set(app, samlify.ServiceProvider({ metadata, wantLogoutResponseSigned: true }))
       logoutUrl = /SingleLogoutService Binding="[^"]+" Location="([^"]+)"/.exec(metadata)?.[1] ?? ''
     }
-    samlifyIdp = samlify.IdentityProvider({
-      entityID: idp.entityId,
-      wantLogoutResponseSigned: true,
-      signingCert: idp.signingKey.certificatePem,
-      privateKey: idp.signingKey.privateKeyPem,
-      singleSignOnService: [{ Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', Location: `${idp.origin}/sso` }]
-    })
+    samlifyIdp = samlifyTestIdp(idp, { wantLogoutResponseSigned: true })
   })
   after(async () => {
     await redirectApp?.app.close()

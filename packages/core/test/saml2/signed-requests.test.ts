@@ -13,7 +13,7 @@ import { loadTestConfiguration, type TestApp } from '../helpers/app.js'
 import { buildSaml2App, postToAcs, setsSessionCookie, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from '../helpers/saml2/app.js'
 import { createSigningKey } from '../helpers/saml2/certificates.js'
 import { TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
-import { octetStringOf, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider } from '../helpers/saml2/samlify.js'
+import { octetStringOf, queryOf, samlify, type SamlifyEntity, type SamlifyIdentityProvider, samlifyTestIdp } from '../helpers/saml2/samlify.js'
 
 const MD = 'urn:oasis:names:tc:SAML:2.0:metadata'
 const DS = 'http://www.w3.org/2000/09/xmldsig#'
@@ -34,13 +34,7 @@ describe('Saml2 signed AuthnRequests', () => {
     await waitForSaml2(subject.app)
     const metadata = await subject.app.inject({ method: 'GET', url: '/Saml2/Metadata' })
     samlifySp = samlify.ServiceProvider({ metadata: metadata.body })
-    samlifyIdp = samlify.IdentityProvider({
-      entityID: idp.entityId,
-      wantAuthnRequestsSigned: true,
-      signingCert: idp.signingKey.certificatePem,
-      privateKey: idp.signingKey.privateKeyPem,
-      singleSignOnService: [{ Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', Location: `${idp.origin}/sso` }]
-    })
+    samlifyIdp = samlifyTestIdp(idp, { wantAuthnRequestsSigned: true })
   })
   after(async () => {
     await subject?.app.close()

@@ -13,10 +13,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { join } from 'node:path'
-import { APP_ROOT, CORE_ROOT } from '../helpers/app.js'
+import { startSoakServer } from '../helpers/process.js'
 import { RedisClusterFixture, RedisSentinelFixture, type RedisNode } from '../helpers/redis-topologies.js'
 import { waitFor } from '../helpers/wait.js'
 
@@ -62,17 +59,9 @@ async function call (origin: string, cookie: string): Promise<Outcome> {
 interface Figures { requests: number, failed: number, windowMs: number, firstFailureAfterTriggerMs: number | null, switchedAfterMs: number, readyAgainAfterMs: number, requestsPerSecond: number }
 
 async function underFailover (name: string, redisSettings: Record<string, unknown>, trigger: () => Promise<void>, newPrimary: () => RedisNode | undefined): Promise<Figures> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(CORE_ROOT, 'test/soak/soak-server.ts')], {
-    cwd: APP_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production', SOAK_REDIS_SETTINGS: JSON.stringify(redisSettings) }
-  })
-  let stderr = ''
-  let stdout = ''
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+  const server = startSoakServer({ SOAK_REDIS_SETTINGS: JSON.stringify(redisSettings) })
   try {
-    await waitFor(() => stdout.includes('"port"'), 'the app to listen', 30_000)
-    const origin = `http://127.0.0.1:${(JSON.parse(stdout.split('\n')[0] ?? '{}') as { port: number }).port}`
-    await waitFor(async () => (await fetch(`${origin}/health/ready`, { signal: AbortSignal.timeout(5_000) })).status === 200, 'the app to be ready', 20_000)
+    const origin = await server.ready(20_000)
     const sessions: string[] = []
     for (let index = 0; index < USERS; index++) sessions.push(await signIn(origin, `${name}-user-${index}`))
 
@@ -126,13 +115,11 @@ async function underFailover (name: string, redisSettings: Record<string, unknow
       const after = await call(origin, cookie)
       assert.equal(after.status, 200, 'a session from before the failover still works after it')
     }
-    assert.ok(!stdout.includes(PASSWORD) && !stderr.includes(PASSWORD), 'no password in the app\'s output')
+    assert.ok(!server.stdout().includes(PASSWORD) && !server.stderr().includes(PASSWORD), 'no password in the app\'s output')
     return figures
   } finally {
-    child.kill('SIGTERM')
-    const exited = await Promise.race([once(child, 'exit').then(([code]) => code as number | null), sleep(10_000).then(() => 'timeout')])
-    if (exited === 'timeout') child.kill('SIGKILL')
-    assert.doesNotMatch(stderr, /unhandledRejection|uncaughtException/)
+    await server.stop()
+    assert.doesNotMatch(server.stderr(), /unhandledRejection|uncaughtException/)
   }
 }
 

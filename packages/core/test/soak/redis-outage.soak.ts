@@ -10,10 +10,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { join } from 'node:path'
-import { APP_ROOT, CORE_ROOT } from '../helpers/app.js'
+import { startSoakServer } from '../helpers/process.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { waitFor } from '../helpers/wait.js'
 
@@ -89,17 +86,9 @@ async function scenario (origin: string, kind: number, tally: Tally): Promise<vo
 test('Redis killed and restarted under load: only the documented 503s, then recovery without an app restart', { timeout: 120_000 }, async () => {
   const redis = new RedisServer()
   await redis.start()
-  const child = spawn(process.execPath, ['--import', 'tsx', join(CORE_ROOT, 'test/soak/soak-server.ts')], {
-    cwd: APP_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production', SOAK_REDIS: redis.connectionString }
-  })
-  let stderr = ''
-  let stdout = ''
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+  const server = startSoakServer({ SOAK_REDIS: redis.connectionString })
   try {
-    await waitFor(() => stdout.includes('"port"'), 'the app to listen', 30_000)
-    const origin = `http://127.0.0.1:${(JSON.parse(stdout.split('\n')[0] ?? '{}') as { port: number }).port}`
-    await waitFor(async () => (await fetch(`${origin}/health/ready`, { signal: AbortSignal.timeout(5_000) })).status === 200, 'the app to be ready', 15_000)
+    const origin = await server.ready(15_000)
 
     const tally: Tally = { requests: 0, unavailable: 0, byStatus: {}, unexpected: [] }
     const running = { stop: false }
@@ -131,12 +120,10 @@ test('Redis killed and restarted under load: only the documented 503s, then reco
     assert.ok(session !== undefined, `sign-in after recovery (${JSON.stringify(after.byStatus)})`)
     await request(origin, 'api', '/api/application-information', [200], after, { cookie: session, accept: 'application/json' })
     assert.deepEqual(after.unexpected, [])
-    assert.ok(!stdout.includes(redis.socket) && !stderr.includes(redis.socket), 'the connection string is never logged')
+    assert.ok(!server.stdout().includes(redis.socket) && !server.stderr().includes(redis.socket), 'the connection string is never logged')
   } finally {
-    child.kill('SIGTERM')
-    const exited = await Promise.race([once(child, 'exit').then(([code]) => code as number | null), sleep(10_000).then(() => 'timeout')])
-    if (exited === 'timeout') child.kill('SIGKILL')
+    await server.stop()
     await redis.dispose()
-    assert.doesNotMatch(stderr, /unhandledRejection|uncaughtException/)
+    assert.doesNotMatch(server.stderr(), /unhandledRejection|uncaughtException/)
   }
 })

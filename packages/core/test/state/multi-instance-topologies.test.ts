@@ -6,13 +6,11 @@
  * "sign out everywhere" on A ends sessions whose records live in different slots, also on B; a
  * callback accepted by A is refused when replayed to B. No password reaches the logs.
  */
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import { createKeyRing } from '../../src/data-protection/key-ring.js'
-import { antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { antiforgeryFor, claim, signIn, standardUser, twoInstancesForSuite, type TestApp } from '../helpers/app.js'
 import { RedisClusterFixture, RedisSentinelFixture } from '../helpers/redis-topologies.js'
-import { registerTestProvider, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
+import { registerTestProvider, replayCallback } from '../helpers/test-provider.js'
 import { waitFor } from '../helpers/wait.js'
 
 const API = '/api/application-information'
@@ -23,30 +21,10 @@ type RedisSettings = Record<string, Record<string, string | string[]>>
 
 function twoInstances (shape: string, start: () => Promise<RedisSettings>, stop: () => Promise<void>): void {
   describe(`two instances on ${shape}`, () => {
-    const keyRing = createKeyRing([randomBytes(32)])
-    let a: TestApp
-    let b: TestApp
-
-    before(async () => {
-      const redis = await start()
-      const instance = async (): Promise<TestApp> => {
-        const app = await buildTestApp({
-          nodeEnv: 'development',
-          keyRing,
-          settings: { State: { Provider: 'Redis', Redis: { ...redis, TimeoutMilliseconds: 1000 } } },
-          configure: (built) => { registerTestProvider(built) }
-        })
-        await waitFor(() => app.app.state.status().available, `the state store on ${shape}`, 20_000)
-        return app
-      }
-      a = await instance()
-      b = await instance()
-    })
-    after(async () => {
-      await a?.app.close()
-      await b?.app.close()
-      await stop()
-    })
+    const { a, b } = twoInstancesForSuite({
+      start: async () => ({ State: { Provider: 'Redis', Redis: { ...await start(), TimeoutMilliseconds: 1000 } } }),
+      stop
+    }, { nodeEnv: 'development', configure: (built) => { registerTestProvider(built) }, storeReadyMs: 20_000 })
 
     test('a session signed in on A is readable on B; a logout on B refuses the cookie on A within a second', async () => {
       const cookie = await signIn(a.app, standardUser())
@@ -67,12 +45,8 @@ function twoInstances (shape: string, start: () => Promise<RedisSettings>, stop:
     })
 
     test('a callback accepted by A is refused when replayed to B', async () => {
-      const challenge = await a.app.inject({ url: `/External/Challenge?provider=${TEST_PROVIDER}` })
-      const state = new URL(String(challenge.headers.location)).searchParams.get('state') ?? ''
-      const cookie = cookieHeaderFrom(challenge)
-      const accepted = await a.app.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${state}`, headers: { cookie } })
+      const { accepted, replayed } = await replayCallback(a.app, b.app)
       assert.equal(accepted.headers.location, '/')
-      const replayed = await b.app.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${state}`, headers: { cookie } })
       assert.equal(replayed.headers.location, '/Account/Login?failure=correlation')
       assert.equal(b.logs.events('external.sign_in.failed').at(-1)?.failure, 'replay')
       assert.ok(!a.logs.text().includes(PASSWORD) && !b.logs.text().includes(PASSWORD), 'no password in the logs')

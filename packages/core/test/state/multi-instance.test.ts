@@ -6,53 +6,38 @@
  * Redis lost while running: requests that need it answer 503 (never 5xx otherwise, never signed
  * in without verification); after Redis is back the apps recover without a restart.
  */
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import { createKeyRing } from '../../src/data-protection/key-ring.js'
-import { antiforgeryFor, buildTestApp, claim, cookieHeaderFrom, signIn, standardUser, type TestApp } from '../helpers/app.js'
+import { antiforgeryFor, claim, signIn, standardUser, twoInstancesForSuite, type TestApp } from '../helpers/app.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { waitFor } from '../helpers/wait.js'
-import { registerTestProvider, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
+import { registerTestProvider, replayCallback, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'
 import { postToAcs, SP_ENTITY_ID, startSaml2SignIn, waitForSaml2 } from '../helpers/saml2/app.js'
 import { TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
 
 const API = '/api/application-information'
 const server = new RedisServer()
 const idp = new TestIdentityProvider()
-const keyRing = createKeyRing([randomBytes(32)])
-let a: TestApp
-let b: TestApp
-
-async function instance (): Promise<TestApp> {
-  const app = await buildTestApp({
-    nodeEnv: 'development',
-    keyRing,
-    settings: {
+const { a, b } = twoInstancesForSuite({
+  start: async () => {
+    await server.start()
+    await idp.start()
+    return {
       State: { Provider: 'Redis', Redis: { ConnectionString: server.connectionString, TimeoutMilliseconds: 300 } },
       Authentication: { Providers: { Saml2: { Enabled: true, EntityId: SP_ENTITY_ID, MetadataUrl: idp.metadataUrl } } }
-    },
-    configure: (built) => { registerTestProvider(built) }
-  })
-  await waitFor(() => app.app.state.status().available, 'the Redis state store')
-  await waitForSaml2(app.app)
-  return app
-}
+    }
+  },
+  stop: async () => {
+    await idp.stop()
+    await server.dispose()
+  }
+}, {
+  nodeEnv: 'development',
+  configure: (built) => { registerTestProvider(built) },
+  ready: async (instance) => { await waitForSaml2(instance.app) }
+})
 
 const status = async (app: TestApp, cookie: string): Promise<number> => (await app.app.inject({ url: API, headers: { cookie } })).statusCode
-
-before(async () => {
-  await server.start()
-  await idp.start()
-  a = await instance()
-  b = await instance()
-})
-after(async () => {
-  await a?.app.close()
-  await b?.app.close()
-  await idp.stop()
-  await server.dispose()
-})
 
 describe('two instances, one Redis', () => {
   test('a session signed in on A is readable on B, with every claim', async () => {
@@ -85,12 +70,8 @@ describe('two instances, one Redis', () => {
   })
 
   test('an OAuth-style callback accepted by A is refused when replayed to B (replay)', async () => {
-    const challenge = await a.app.inject({ url: `/External/Challenge?provider=${TEST_PROVIDER}` })
-    const state = new URL(String(challenge.headers.location)).searchParams.get('state') ?? ''
-    const cookie = cookieHeaderFrom(challenge)
-    const accepted = await a.app.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${state}`, headers: { cookie } })
+    const { accepted, replayed } = await replayCallback(a.app, b.app)
     assert.equal(accepted.headers.location, '/')
-    const replayed = await b.app.inject({ url: `${TEST_PROVIDER_CALLBACK}?state=${state}`, headers: { cookie } })
     assert.equal(replayed.headers.location, '/Account/Login?failure=correlation')
     assert.equal(replayed.cookies.some((c) => c.name.endsWith('Web.Authentication') && c.value !== ''), false)
     assert.equal(b.logs.events('external.sign_in.failed').at(-1)?.failure, 'replay')

@@ -5,45 +5,22 @@
  * a primary killed (SIGKILL) and failed over to its replica, followed by the store without a
  * restart of the app side. Timings under load: test/soak/redis-failover.soak.ts.
  */
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { Secret } from '../../src/config/secret.js'
 import { invalidationChannel } from '../../src/state/keys.js'
-import { RedisStateStore, type RedisStoreEvent } from '../../src/state/redis-store.js'
-import { parseRedisNode } from '../../src/state/redis-node.js'
+import type { RedisStateStore, RedisStoreEvent } from '../../src/state/redis-store.js'
 import { behavesLikeAStore } from '../helpers/store-behaviour.js'
-import { RedisClusterFixture } from '../helpers/redis-topologies.js'
+import { RedisClusterFixture, storesOn } from '../helpers/redis-topologies.js'
 import { waitFor } from '../helpers/wait.js'
 
 const PASSWORD = 'PLANTED-cluster-password-62'
 const fixture = new RedisClusterFixture({ replicas: true, password: PASSWORD })
-const stores: RedisStateStore[] = []
+const stores = storesOn(fixture)
 const events: RedisStoreEvent[] = []
 
 function clusterStore (prefix: string): RedisStateStore {
-  const store = new RedisStateStore({
-    connectionString: new Secret(''),
-    topology: {
-      kind: 'Cluster',
-      nodes: fixture.seedNodes.map((node) => parseRedisNode(node) ?? assert.fail(node)),
-      username: '',
-      password: new Secret(PASSWORD),
-      tls: false
-    },
-    keyPrefix: prefix,
-    timeoutMs: 1000,
-    onEvent: (event) => { events.push(event) }
-  })
-  stores.push(store)
-  store.start()
-  return store
+  return stores.open({ keyPrefix: prefix, timeoutMs: 1000, onEvent: (event) => { events.push(event) } })
 }
-
-before(async () => { await fixture.start() })
-after(async () => {
-  await Promise.all(stores.map(async (store) => { await store.close() }))
-  await fixture.dispose()
-})
 
 behavesLikeAStore('Redis Cluster', async () => {
   const store = clusterStore('behaviour:')

@@ -6,49 +6,24 @@
  * told to reset); a lost sentinel while the primary answers costs nothing; errors and events
  * never carry a password. Timings under load: test/soak/redis-failover.soak.ts.
  */
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Secret } from '../../src/config/secret.js'
-import { RedisStateStore, type RedisStoreEvent } from '../../src/state/redis-store.js'
-import { parseRedisNode } from '../../src/state/redis-node.js'
+import type { RedisStateStore, RedisStoreEvent } from '../../src/state/redis-store.js'
 import { StateStoreUnavailableError } from '../../src/state/state-store.js'
 import { behavesLikeAStore } from '../helpers/store-behaviour.js'
-import { RedisSentinelFixture } from '../helpers/redis-topologies.js'
+import { RedisSentinelFixture, storesOn } from '../helpers/redis-topologies.js'
 import { waitFor } from '../helpers/wait.js'
 
 const PASSWORD = 'PLANTED-sentinel-data-password-41'
 const SENTINEL_PASSWORD = 'PLANTED-sentinel-own-password-77'
 const fixture = new RedisSentinelFixture({ password: PASSWORD, sentinelPassword: SENTINEL_PASSWORD })
-const stores: RedisStateStore[] = []
+const stores = storesOn(fixture)
 const events: RedisStoreEvent[] = []
 
 function sentinelStore (prefix: string, timeoutMs = 1000): RedisStateStore {
-  const store = new RedisStateStore({
-    connectionString: new Secret(''),
-    topology: {
-      kind: 'Sentinel',
-      masterName: fixture.masterName,
-      nodes: fixture.sentinelNodes.map((node) => parseRedisNode(node) ?? assert.fail(node)),
-      username: '',
-      password: new Secret(PASSWORD),
-      sentinelUsername: '',
-      sentinelPassword: new Secret(SENTINEL_PASSWORD),
-      tls: false
-    },
-    keyPrefix: prefix,
-    timeoutMs,
-    onEvent: (event) => { events.push(event) }
-  })
-  stores.push(store)
-  store.start()
-  return store
+  return stores.open({ keyPrefix: prefix, timeoutMs, onEvent: (event) => { events.push(event) } })
 }
-
-before(async () => { await fixture.start() })
-after(async () => {
-  await Promise.all(stores.map(async (store) => { await store.close() }))
-  await fixture.dispose()
-})
 
 behavesLikeAStore('Redis behind Sentinel', async () => {
   const store = sentinelStore('behaviour:')
@@ -90,25 +65,8 @@ describe('Sentinel failover', () => {
 
   test('a sentinel lost while the primary answers: the store stays available throughout and reports no outage', { timeout: 20_000 }, async () => {
     const seen: RedisStoreEvent[] = []
-    const store = new RedisStateStore({
-      connectionString: new Secret(''),
-      topology: {
-        kind: 'Sentinel',
-        masterName: fixture.masterName,
-        // The sentinel that will be lost first, so the client is connected to it.
-        nodes: fixture.sentinelNodes.map((node) => parseRedisNode(node) ?? assert.fail(node)),
-        username: '',
-        password: new Secret(PASSWORD),
-        sentinelUsername: '',
-        sentinelPassword: new Secret(SENTINEL_PASSWORD),
-        tls: false
-      },
-      keyPrefix: 'sentinel-lost:',
-      timeoutMs: 1000,
-      onEvent: (event) => { seen.push(event) }
-    })
-    stores.push(store)
-    store.start()
+    // Every sentinel (fixture.storeTopology()), the one lost below (sentinels[0]) first, so the client is connected to it.
+    const store = stores.open({ keyPrefix: 'sentinel-lost:', timeoutMs: 1000, onEvent: (event) => { seen.push(event) } })
     await waitFor(() => store.status().available, 'the store through Sentinel', 15_000)
     let samples = 0
     let unavailable = 0
@@ -128,8 +86,7 @@ describe('Sentinel failover', () => {
   })
 
   test('every sentinel unreachable: typed unavailable errors that name no password; events carry error names only', { timeout: 20_000 }, async () => {
-    const store = new RedisStateStore({
-      connectionString: new Secret(''),
+    const store = stores.open({
       topology: {
         kind: 'Sentinel',
         masterName: fixture.masterName,
@@ -144,8 +101,6 @@ describe('Sentinel failover', () => {
       timeoutMs: 200,
       onEvent: (event) => { events.push(event) }
     })
-    stores.push(store)
-    store.start()
     await waitFor(() => events.some((event) => event.kind === 'error'), 'a connection error event', 10_000)
     assert.equal(store.status().available, false)
     const error = await store.get('session:x').then(() => undefined, (failure: unknown) => failure)

@@ -67,20 +67,36 @@ export interface IdpIdentity {
   readonly signingKey: { readonly certificatePem: string, readonly privateKeyPem: string }
 }
 
+/** Which of the SP's messages samlify, playing the IdP, wants signed (samlify's own setting names). */
+export interface SamlifyWants {
+  readonly wantAuthnRequestsSigned?: true
+  readonly wantLogoutRequestSigned?: true
+  readonly wantLogoutResponseSigned?: true
+}
+
 /**
- * samlify playing the test IdP for Single Logout: it wants signed LogoutRequests and answers at
- * `sloLocation` (HTTP-Redirect). `sloMetadata` turns the IdP's metadata into the one advertising
- * that endpoint, as served at a metadata path of the test IdP.
+ * samlify playing the test IdP: its entity ID, its signing key and its HTTP-Redirect
+ * SingleSignOnService, wanting signed what `wants` names; `extra` adds samlify settings (a
+ * SingleLogoutService).
  */
-export function samlifyLogoutIdp (idp: IdpIdentity, sloLocation: string): SamlifyIdentityProvider {
+export function samlifyTestIdp (idp: IdpIdentity, wants: SamlifyWants, extra: Record<string, unknown> = {}): SamlifyIdentityProvider {
   return samlify.IdentityProvider({
     entityID: idp.entityId,
-    wantLogoutRequestSigned: true,
+    ...wants,
     signingCert: idp.signingKey.certificatePem,
     privateKey: idp.signingKey.privateKeyPem,
     singleSignOnService: [{ Binding: REDIRECT_BINDING, Location: `${idp.origin}/sso` }],
-    singleLogoutService: [{ Binding: REDIRECT_BINDING, Location: sloLocation }]
+    ...extra
   })
+}
+
+/**
+ * samlify playing the test IdP for Single Logout: it wants signed LogoutRequests and answers at
+ * `sloLocation` (HTTP-Redirect). {@link withSingleLogoutService} turns the IdP's metadata into the
+ * one advertising that endpoint, as served at a metadata path of the test IdP.
+ */
+export function samlifyLogoutIdp (idp: IdpIdentity, sloLocation: string): SamlifyIdentityProvider {
+  return samlifyTestIdp(idp, { wantLogoutRequestSigned: true }, { singleLogoutService: [{ Binding: REDIRECT_BINDING, Location: sloLocation }] })
 }
 
 /** IdP metadata with a SingleLogoutService (HTTP-Redirect unless `binding` says otherwise) at `sloLocation`. */
