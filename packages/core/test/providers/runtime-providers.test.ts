@@ -167,13 +167,19 @@ describe('providers from the provider source, two instances sharing Redis', () =
     await waitFor(async () => await samlApi() === 401, 'the SAML session to end on B', 2_000, 20)
   })
 
-  test('back-channel logout at the runtime provider\'s endpoint on A ends its session on B', async () => {
+  /** Ada signed in through Contoso on B; `api()` is her status on B's protected API (200 while signed in). */
+  async function signedInAtContoso (): Promise<{ api: () => Promise<number> }> {
     const user = new HttpSession()
     const start = await user.request(`${b.origin}/External/Challenge?provider=Contoso`)
     const done = await user.request(await throughIdpLogin(user, start.location!, b.origin, 'ada'))
     assert.equal(sessionCookiesSet(done.response).length, 1)
     const api = async (): Promise<number> => (await user.request(`${b.origin}/api/application-information`, { accept: 'application/json' })).response.status
     assert.equal(await api(), 200)
+    return { api }
+  }
+
+  test('back-channel logout at the runtime provider\'s endpoint on A ends its session on B', async () => {
+    const { api } = await signedInAtContoso()
     const token = await idp.sign({ iss: idp.issuer, aud: 'contoso-app', iat: Math.floor(Date.now() / 1000), jti: `jti-${Date.now()}`, events: { 'http://schemas.openid.net/event/backchannel-logout': {} }, sub: 'ada' }, { typ: 'logout+jwt' })
     const post = async (path: string): Promise<number> => (await fetch(`${a.origin}${path}`, { method: 'POST', body: new URLSearchParams({ logout_token: token }), signal: AbortSignal.timeout(10_000) })).status
     assert.equal(await post('/backchannel-logout-nobody'), 400)
@@ -228,12 +234,7 @@ describe('providers from the provider source, two instances sharing Redis', () =
   })
 
   test('a replaced definition with revokeSessions: a new display name keeps the sessions, a new tenant ends them on every instance', async () => {
-    const user = new HttpSession()
-    const start = await user.request(`${b.origin}/External/Challenge?provider=Contoso`)
-    const done = await user.request(await throughIdpLogin(user, start.location!, b.origin, 'ada'))
-    assert.equal(sessionCookiesSet(done.response).length, 1)
-    const api = async (): Promise<number> => (await user.request(`${b.origin}/api/application-information`, { accept: 'application/json' })).response.status
-    assert.equal(await api(), 200)
+    const { api } = await signedInAtContoso()
 
     const renamed = { ...contoso(), settings: { ...contoso().settings, DisplayName: 'Contoso (renamed)' } }
     definitions = [renamed, fabrikam()]
