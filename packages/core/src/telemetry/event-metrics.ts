@@ -2,7 +2,7 @@
  * The instruments of {@link METRICS} on one OpenTelemetry meter, and the recorder that turns a
  * log event into a count (names.ts says which event counts into which metric, with which labels).
  */
-import type { Attributes, Counter, Meter } from '@opentelemetry/api'
+import type { Attributes, Meter, ObservableResult } from '@opentelemetry/api'
 import { BINDING_FIELDS, EVENT_METRICS, MAX_LABEL_LENGTH, METRICS, type MetricKey } from './names.js'
 import type { StoreTally } from './store-tally.js'
 
@@ -11,19 +11,57 @@ const TALLIED: readonly MetricKey[] = ['stateOperations', 'stateDuration']
 
 type CounterKey = Exclude<{ [K in MetricKey]: typeof METRICS[K]['kind'] extends 'counter' ? K : never }[MetricKey], 'stateOperations'>
 
+/** Most label sets one counter keeps apart; further ones are counted in one overflow point, as the SDK does. */
+export const MAX_LABEL_SETS = 2000
+
+/**
+ * A counter kept in plain numbers and read by the SDK when metrics are collected (an observable
+ * counter, exported as a cumulative monotonic sum like a synchronous one): an `add` is a string
+ * key and a map lookup, where the SDK's synchronous counter hashes its attribute set on every call
+ * (about 1 µs: on every refused request while metrics are on; docs/performance.md, "Telemetry").
+ */
+export class TalliedCounter {
+  readonly #labels: readonly string[]
+  readonly #points = new Map<string, { readonly attributes: Attributes, value: number }>()
+
+  constructor (labels: readonly string[]) {
+    this.#labels = labels
+  }
+
+  add (value: number, attributes: Attributes = {}): void {
+    let key = ''
+    for (const label of this.#labels) key += `${String(attributes[label] ?? '')}\u0000`
+    let point = this.#points.get(key)
+    if (point === undefined) {
+      const overflow = this.#points.size >= MAX_LABEL_SETS
+      key = overflow ? '\u0001overflow' : key
+      point = this.#points.get(key)
+      if (point === undefined) this.#points.set(key, point = { attributes: overflow ? { 'otel.metric.overflow': true } : { ...attributes }, value: 0 })
+    }
+    point.value += value
+  }
+
+  /** Reports every label set counted so far (none before the first add: the metric is left out). */
+  observe (result: ObservableResult): void {
+    for (const point of this.#points.values()) result.observe(point.value, point.attributes)
+  }
+}
+
 export interface Instruments {
-  readonly counters: Readonly<Record<CounterKey, Counter>>
+  readonly counters: Readonly<Record<CounterKey, TalliedCounter>>
   readonly tally: StoreTally
   readonly meter: Meter
 }
 
 export function createInstruments (meter: Meter, tally: StoreTally): Instruments {
-  const counters: Partial<Record<CounterKey, Counter>> = {}
+  const counters: Partial<Record<CounterKey, TalliedCounter>> = {}
   for (const [key, definition] of Object.entries(METRICS)) {
     if (definition.kind !== 'counter' || TALLIED.includes(key as MetricKey)) continue
-    counters[key as CounterKey] = meter.createCounter(definition.name, { description: definition.description, unit: definition.unit })
+    const counter = new TalliedCounter(definition.labels)
+    meter.createObservableCounter(definition.name, { description: definition.description, unit: definition.unit }).addCallback((result) => { counter.observe(result) })
+    counters[key as CounterKey] = counter
   }
-  return { counters: counters as Record<CounterKey, Counter>, tally, meter }
+  return { counters: counters as Record<CounterKey, TalliedCounter>, tally, meter }
 }
 
 /** A label value: a string as it is (cut at {@link MAX_LABEL_LENGTH}), a boolean or number as text, anything else empty. */
