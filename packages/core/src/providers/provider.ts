@@ -69,6 +69,22 @@ export function endpointPathsOf (endpoints: readonly ProviderEndpoint[]): string
   return [...new Set(endpoints.map((endpoint) => endpoint.path))]
 }
 
+/**
+ * When a provider instance loads what it needs from its provider (discovery document, IdP
+ * metadata): a configured one on its own schedule from startup ({@link ALREADY_OPEN}), one from the
+ * app's provider source on first use (plugins/providers/runtime-instance.ts). Internal: not part of
+ * the package's API.
+ */
+export interface ProviderOpening {
+  /** Resolves once the first load has been made (it waits for it on first use). */
+  open: () => Promise<void>
+  /** Whether the first load has been started: until then nothing is known against the provider. */
+  readonly opened: boolean
+}
+
+/** A configured instance: nothing to wait for on use. */
+export const ALREADY_OPEN: ProviderOpening = { open: async () => {}, opened: true }
+
 /** A remote-authentication handler (OpenID Connect, SAML2, OAuth vendor) as the core sees it. */
 export interface AuthenticationProvider {
   readonly scheme: string

@@ -20,13 +20,13 @@ import * as client from 'openid-client'
 import { isLocalUrl } from '../../http/local-url.js'
 import { LogoutTokenError, remoteKeySet, validateLogoutToken } from '../../oidc/back-channel-logout.js'
 import { OUTBOUND_TIMEOUT_SECONDS, refreshTokens } from '../../oidc/relying-party.js'
-import { TokenRefreshError } from '../../session/token-refresh.js'
+import { TokenRefreshError, type TokenRefresher } from '../../session/token-refresh.js'
 import { singleValue } from '../../http/request-input.js'
 import { ReplayCache } from '../../state/replay-cache.js'
 import { providerSessionIndexKey, providerSubjectIndexKey } from '../../session/session-store.js'
 import { sessionStoreOf } from '../session.js'
 import { sessionAuditIdOf } from '../../session/user-identity.js'
-import { endpointPathsOf, type ProviderEndpoint } from '../../providers/provider.js'
+import { ALREADY_OPEN, endpointPathsOf, type AuthenticationProvider, type ProviderEndpoint, type ProviderOpening } from '../../providers/provider.js'
 import type { ProviderRegistration } from '../authentication.js'
 import { createOpenIdConnectContext, type OpenIdConnectContext, type OpenIdConnectInstance } from './openid-connect-instance.js'
 import { callback, challenge, signOutRedirect } from './openid-connect-sign-in.js'
@@ -42,30 +42,41 @@ function mediaTypeOf (header: string | undefined): string {
 /** Builds one OpenID Connect instance (its endpoints: callback, signed-out callback, back-channel logout) and registers its token refresher. */
 export const registerOpenIdConnect: ProviderRegistration<OpenIdConnectInstance> = async (app: FastifyInstance, options) => {
   const ctx = createOpenIdConnectContext(app, options)
-  const { settings, scheme, metadata, keysOf } = ctx
-  if (settings.SaveTokens) {
-    app.session.registerTokenRefresher(scheme, async (tokens) => {
-      const config = metadata.current
-      if (config === undefined) throw new TokenRefreshError('unavailable')
-      return await refreshTokens(config, tokens, { keys: keysOf(config), algorithm: settings.IdTokenSignedResponseAlg })
-    })
-  }
-  const endpoints = openIdConnectEndpoints(ctx)
+  if (ctx.settings.SaveTokens) app.session.registerTokenRefresher(ctx.scheme, openIdConnectTokenRefresher(ctx))
+  return openIdConnectProvider(ctx)
+}
+
+/**
+ * The provider of one OpenID Connect instance, configured or (with its lazy `opening`) from the
+ * provider source: its endpoints, challenge, readiness and RP-initiated sign-out. Before it has
+ * opened, nothing is known against it, so it reports available (the first challenge loads it).
+ */
+export function openIdConnectProvider (ctx: OpenIdConnectContext, opening: ProviderOpening = ALREADY_OPEN): AuthenticationProvider & { readonly endpoints: readonly ProviderEndpoint[] } {
+  const { settings, metadata } = ctx
+  const endpoints = openIdConnectEndpoints(ctx, opening.open)
   return {
-    scheme,
+    scheme: ctx.scheme,
     displayName: settings.DisplayName,
     protocol: 'OpenIdConnect',
     domains: settings.Domains,
     paths: endpointPathsOf(endpoints),
     endpoints,
-    challenge: async (request, reply, returnUrl, hint) => await challenge(ctx, request, reply, returnUrl, hint),
-    status: () => metadata.status(),
+    challenge: async (request, reply, returnUrl, hint) => { await opening.open(); return await challenge(ctx, request, reply, returnUrl, hint) },
+    status: () => opening.opened ? metadata.status() : { available: true },
     signOutRedirect: (request, signedOut) => signOutRedirect(ctx, request, signedOut)
   }
 }
 
-/** Resolves at once: a configured instance's metadata is loaded by its own schedule, not on use. */
-const alreadyOpen = async (): Promise<void> => {}
+/** SaveTokens: how the refresh token renews the access token, once the provider's metadata is loaded (`open` first). */
+export function openIdConnectTokenRefresher (ctx: OpenIdConnectContext, open: () => Promise<void> = ALREADY_OPEN.open): TokenRefresher {
+  const { settings, metadata } = ctx
+  return async (tokens) => {
+    await open()
+    const config = metadata.current
+    if (config === undefined) throw new TokenRefreshError('unavailable')
+    return await refreshTokens(config, tokens, { keys: ctx.keysOf(config), algorithm: settings.IdTokenSignedResponseAlg })
+  }
+}
 
 /**
  * The endpoints of one OpenID Connect instance: the callback at CallbackPath (a POST with
@@ -73,7 +84,7 @@ const alreadyOpen = async (): Promise<void> => {}
  * BackChannelLogout the back-channel logout receiver. `open` runs before a handler that needs the
  * provider's metadata (a provider from the provider source loads it on first use).
  */
-export function openIdConnectEndpoints (ctx: OpenIdConnectContext, open: () => Promise<void> = alreadyOpen): ProviderEndpoint[] {
+export function openIdConnectEndpoints (ctx: OpenIdConnectContext, open: () => Promise<void> = ALREADY_OPEN.open): ProviderEndpoint[] {
   const { settings } = ctx
   const endpoints: ProviderEndpoint[] = [settings.ResponseMode === 'form_post'
     ? {

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { buildServiceProviderMetadata } from '../../saml2/service-provider.js'
-import { endpointPathsOf, type AuthenticationProvider, type ProviderEndpoint } from '../../providers/provider.js'
+import { ALREADY_OPEN, endpointPathsOf, type AuthenticationProvider, type ProviderEndpoint, type ProviderOpening } from '../../providers/provider.js'
 import type { ProviderRegistrationOptions } from '../authentication.js'
 import { ACS_BODY_LIMIT, createSaml2Context, type Saml2Context, type Saml2Instance } from './saml2-instance.js'
 import { assertionConsumerService, challenge } from './saml2-sign-in.js'
@@ -26,8 +26,16 @@ export { ACS_BODY_LIMIT } from './saml2-instance.js'
 
 /** Builds one Saml2 instance: its endpoints (ACS, metadata and, with Single Logout, logout). */
 export async function registerSaml2 (app: FastifyInstance, options: ProviderRegistrationOptions<Saml2Instance>): Promise<AuthenticationProvider> {
-  const ctx = createSaml2Context(app, options)
-  const endpoints = saml2Endpoints(ctx)
+  return saml2Provider(createSaml2Context(app, options))
+}
+
+/**
+ * The provider of one Saml2 instance, configured or (with its lazy `opening`) from the provider
+ * source: its endpoints, challenge, readiness and Single Logout. Before it has opened, nothing is
+ * known against it, so it reports available (the first challenge loads the IdP metadata).
+ */
+export function saml2Provider (ctx: Saml2Context, opening: ProviderOpening = ALREADY_OPEN): AuthenticationProvider & { readonly endpoints: readonly ProviderEndpoint[] } {
+  const endpoints = saml2Endpoints(ctx, opening.open)
   return {
     scheme: ctx.scheme,
     displayName: ctx.saml.DisplayName,
@@ -35,14 +43,11 @@ export async function registerSaml2 (app: FastifyInstance, options: ProviderRegi
     domains: ctx.saml.Domains,
     paths: endpointPathsOf(endpoints),
     endpoints,
-    challenge: async (request, reply, returnUrl) => await challenge(ctx, request, reply, returnUrl),
-    status: ctx.status,
+    challenge: async (request, reply, returnUrl) => { await opening.open(); return await challenge(ctx, request, reply, returnUrl) },
+    status: () => opening.opened ? ctx.status() : { available: true },
     signOutRedirect: async (request, signedOut) => await signOutRedirect(ctx, request, signedOut)
   }
 }
-
-/** Resolves at once: a configured instance's IdP metadata is loaded by its own schedule, not on use. */
-const alreadyOpen = async (): Promise<void> => {}
 
 /**
  * The endpoints of one Saml2 instance: the Assertion Consumer Service (HTTP-POST) at ModulePath,
@@ -50,7 +55,7 @@ const alreadyOpen = async (): Promise<void> => {}
  * HTTP-POST). `open` runs before a handler that needs the IdP's description (a provider from the
  * provider source loads it on first use); the SP metadata needs none.
  */
-export function saml2Endpoints (ctx: Saml2Context, open: () => Promise<void> = alreadyOpen): ProviderEndpoint[] {
+export function saml2Endpoints (ctx: Saml2Context, open: () => Promise<void> = ALREADY_OPEN.open): ProviderEndpoint[] {
   const endpoints: ProviderEndpoint[] = [
     {
       method: 'POST',
