@@ -99,6 +99,18 @@ class RuntimeProviderSet {
     return found?.kind === kind ? found.entry.instance.provider.endpoints.filter((endpoint) => endpoint.path.toLowerCase() === path) : undefined
   }
 
+  #configured: ReadonlySet<string> | undefined
+
+  /**
+   * The paths of the configured providers, lower case. Read once, at the first addition (the app
+   * is ready by then, and configured providers are registered before ready and never removed),
+   * instead of once per provider added.
+   */
+  #configuredPaths (): ReadonlySet<string> {
+    this.#configured ??= new Set([...this.app.authentication.providers.values()].filter((provider) => provider.runtime !== true).flatMap((provider) => provider.paths.map((path) => path.toLowerCase())))
+    return this.#configured
+  }
+
   #remove (scheme: string): void {
     const entry = this.#entries.get(scheme)
     if (entry === undefined) return
@@ -120,7 +132,7 @@ class RuntimeProviderSet {
       const problems = (error as { problems?: RefusedProvider['problems'] }).problems
       return { scheme, problems: problems ?? [{ key: at, message: `${at} could not be opened (${(error as Error | null)?.name ?? 'error'}).` }] }
     }
-    const configuredPaths = new Set([...this.app.authentication.providers.values()].filter((provider) => provider.runtime !== true).flatMap((provider) => provider.paths.map((path) => path.toLowerCase())))
+    const configuredPaths = this.#configuredPaths()
     const taken = instance.provider.paths.find((path) => this.#byPath.has(path.toLowerCase()) || configuredPaths.has(path.toLowerCase()))
     if (taken !== undefined) {
       instance.stop()
