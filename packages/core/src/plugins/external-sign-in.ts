@@ -102,10 +102,9 @@ const TAKEN_FLOW = Symbol('externalSignIn.takenFlow')
 const TAKE_FAILURE = Symbol('externalSignIn.takeFailure')
 type RequestWithFlow = FastifyRequest & { [TAKE_FAILURE]?: FailureClass, [TAKEN_FLOW]?: FlowState }
 
-/** The cookies a callback carries that name a session: its id, when the value is a session reference. */
+/** The id of the session whose cookie the request carries, if any. */
 function carriedSessionId (app: FastifyInstance, request: FastifyRequest): string | undefined {
-  const value = request.cookies[app.session.cookie.name]
-  return value === undefined || value === '' ? undefined : sessionStoreOf(app).sessionIdOf(value)
+  return sessionStoreOf(app).sessionIdOf(request.cookies[app.session.cookie.name])
 }
 
 /** `beginFlow` and `takeFlow`: the pending flow's cookie written, found and deleted. */

@@ -315,8 +315,7 @@ function signInReply (ctx: SessionContext, lifetimes: { readonly idleSeconds: nu
     const request = this.request
     const at = nowSeconds()
     const ticket = issuedTicket(signInRequest, at, lifetimes, describeDevice(request.headers['user-agent']))
-    const previous = request.cookies[cookie.name]
-    const previousId = previous === undefined ? undefined : sessions.sessionIdOf(previous)
+    const previousId = sessions.sessionIdOf(request.cookies[cookie.name])
     const reference = await sessions.create(ticket, at, signInRequest.indexKeys)
     if (previousId !== undefined) {
       await sessions.endById(previousId).catch((error: unknown) => {
@@ -338,8 +337,7 @@ function signOutReply (ctx: SessionContext): FastifyReply['signOut'] {
   return async function signOut (this: FastifyReply): Promise<void> {
     const request = this.request
     const ticket = request.user?.ticket
-    const value = request.cookies[cookie.name]
-    const sessionId = ticket?.sessionId ?? (value === undefined || value === '' ? undefined : sessions.sessionIdOf(value))
+    const sessionId = ticket?.sessionId ?? sessions.sessionIdOf(request.cookies[cookie.name])
     clearCookie(this)
     request.user = undefined
     ;(request as RequestWithFlag)[AUTHENTICATED] = true

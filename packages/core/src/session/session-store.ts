@@ -190,8 +190,9 @@ export class SessionStore {
     })
   }
 
-  /** The session id a cookie value refers to; undefined for anything not sealed by this key ring. */
-  sessionIdOf (cookieValue: string): string | undefined {
+  /** The session id a cookie value refers to; undefined for no cookie, an empty one, or anything not sealed by this key ring. */
+  sessionIdOf (cookieValue: string | undefined): string | undefined {
+    if (cookieValue === undefined || cookieValue === '') return undefined
     const known = this.#references.get(cookieValue)
     if (known !== undefined) return known
     const sessionId = openSessionReference(cookieValue, this.#ring)
