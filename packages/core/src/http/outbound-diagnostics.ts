@@ -47,35 +47,3 @@ export function urlForLog (url: string | URL): string {
     return 'invalid-url'
   }
 }
-
-/**
- * Reads a response body up to `maxBytes` and stops there: the stream is cancelled as soon as the
- * limit is passed, whether or not a Content-Length was sent (a chunked 32 MB body costs at most
- * `maxBytes` plus one chunk).
- */
-export async function readBodyLimited (response: Response, maxBytes: number): Promise<Buffer> {
-  const declared = Number(response.headers.get('content-length'))
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel().catch(() => {})
-    throw new ResponseTooLargeError()
-  }
-  if (response.body === null) return Buffer.alloc(0)
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for await (const chunk of response.body) {
-    total += chunk.byteLength
-    // Leaving the loop by throwing cancels the stream (and with it the connection).
-    if (total > maxBytes) throw new ResponseTooLargeError()
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks)
-}
-
-export class ResponseTooLargeError extends Error {
-  readonly code = 'RESPONSE_TOO_LARGE'
-
-  constructor () {
-    super('response body over the size limit')
-    this.name = 'ResponseTooLargeError'
-  }
-}

@@ -17,7 +17,8 @@
 import * as client from 'openid-client'
 import type { Claim } from '../session/principal.js'
 import type { Secret } from '../config/secret.js'
-import { bearerChallengeError, networkCauseCode, oauthErrorCode, readBodyLimited } from '../http/outbound-diagnostics.js'
+import { bearerChallengeError, networkCauseCode, oauthErrorCode } from '../http/outbound-diagnostics.js'
+import { OUTBOUND_RESPONSE_LIMITS, OutboundResponseTooLargeError, readBounded, tooLargeFields } from '../http/bounded-fetch.js'
 import { TokenRefreshError } from '../session/token-refresh.js'
 import { pathClaims, pushScalarClaims } from '../sign-in/claim-paths.js'
 import { SignInRefusal } from '../sign-in/refusal.js'
@@ -26,8 +27,8 @@ export { isFieldPath, valueAtPath } from '../sign-in/claim-paths.js'
 
 /** Milliseconds an outbound call (token, user information) may take. */
 export const VENDOR_TIMEOUT_MS = 10_000
-/** Largest accepted token, user-information or e-mail response body; reading stops here. */
-export const MAX_RESPONSE_BYTES = 256 * 1024
+/** Largest accepted token, user-information or e-mail response body (the caps of http/bounded-fetch.ts); reading stops here. */
+export const MAX_RESPONSE_BYTES = Math.max(OUTBOUND_RESPONSE_LIMITS.token, OUTBOUND_RESPONSE_LIMITS.userinfo)
 
 /** Defaults below the configured ClaimMappings: numeric `id` and `login` as most vendors name them. */
 export const VENDOR_DEFAULT_CLAIM_MAPPINGS: Readonly<Record<string, string>> = { id: 'subject', login: 'name' }
@@ -46,6 +47,9 @@ export interface VendorDiagnostics {
   readonly httpStatus?: number
   readonly oauthError?: string
   readonly causeCode?: string
+  /** A response over its size cap (http/bounded-fetch.ts): its kind and the cap. */
+  readonly responseKind?: string
+  readonly responseLimitBytes?: number
 }
 
 export class VendorFlowError extends SignInRefusal<VendorFailure, VendorDiagnostics> {
@@ -136,10 +140,11 @@ async function callJsonEndpoint (endpoints: VendorEndpoints, url: string, init: 
   const httpStatus = response.status
   let text: string
   try {
-    text = (await readBodyLimited(response, endpoints.maxResponseBytes ?? MAX_RESPONSE_BYTES)).toString('utf8')
+    // The e-mail list is read under the user-information cap.
+    text = (await readBounded(response, failure, endpoints.maxResponseBytes ?? OUTBOUND_RESPONSE_LIMITS[failure])).toString('utf8')
   } catch (error) {
-    const tooLarge = (error as { code?: unknown }).code === 'RESPONSE_TOO_LARGE'
-    throw new VendorFlowError(failure, tooLarge ? codes.tooLarge : codes.unreachable, { cause: error, diagnostics: { httpStatus } })
+    const tooLarge = error instanceof OutboundResponseTooLargeError
+    throw new VendorFlowError(failure, tooLarge ? codes.tooLarge : codes.unreachable, { cause: error, diagnostics: { httpStatus, ...tooLargeFields(error) } })
   }
   let json: unknown
   try {

@@ -1,6 +1,7 @@
 /** OpenID Connect refusals: the failure classes, the coded error, and the diagnostics a log line may carry. */
 import * as client from 'openid-client'
 import { networkCauseCode, oauthErrorCode } from '../http/outbound-diagnostics.js'
+import { tooLargeFields } from '../http/bounded-fetch.js'
 import { SignInRefusal } from '../sign-in/refusal.js'
 
 /**
@@ -25,6 +26,9 @@ export interface OpenIdConnectDiagnostics {
   readonly setting?: string
   /** Why that setting: `basic_credentials_form_encoded`. */
   readonly hint?: string
+  /** A response over its size cap (http/bounded-fetch.ts): its kind and the cap. */
+  readonly responseKind?: string
+  readonly responseLimitBytes?: number
 }
 
 /** A coded failure; `cause` holds the library error for the log's error name and code only. */
@@ -44,7 +48,7 @@ export class OpenIdConnectError extends SignInRefusal<OpenIdConnectFailure, Open
  * provider answers a wrong client secret) its challenge parameters.
  */
 export function diagnosticsOf (error: unknown): OpenIdConnectDiagnostics {
-  const result: { httpStatus?: number, oauthError?: string, causeCode?: string } = {}
+  const result: { httpStatus?: number, oauthError?: string, causeCode?: string, responseKind?: string, responseLimitBytes?: number } = { ...tooLargeFields(error) }
   if (error instanceof client.ResponseBodyError) {
     result.httpStatus = error.status
     const code = oauthErrorCode(error.error)

@@ -14,14 +14,12 @@
  * signature, with jose (the JOSE library openid-client uses) and the pinned algorithm.
  */
 import { compactVerify, createLocalJWKSet, errors, type JSONWebKeySet } from 'jose'
-import { readBodyLimited } from '../http/outbound-diagnostics.js'
+import { readBounded } from '../http/bounded-fetch.js'
 
 /** At most one unknown-key refetch per provider in this many milliseconds. */
 export const UNKNOWN_KEY_REFETCH_INTERVAL_MS = 60_000
 /** A cached key set older than this is fetched again before use (as oauth4webapi does). */
 export const KEY_SET_MAX_AGE_MS = 300_000
-/** Largest key set document read. */
-const MAX_JWKS_BYTES = 256 * 1024
 
 /** The ID token names a key (`kid`, `alg`) the provider does not publish, even after a refetch. */
 export class UnknownSigningKeyError extends Error {
@@ -93,7 +91,7 @@ export class ProviderKeys {
           await response.body?.cancel().catch(() => {})
           throw new KeySetUnavailableError({ cause: new Error(`jwks_uri answered ${response.status}`) })
         }
-        const jwks = JSON.parse((await readBodyLimited(response, MAX_JWKS_BYTES)).toString('utf8')) as JSONWebKeySet
+        const jwks = JSON.parse((await readBounded(response, 'jwks')).toString('utf8')) as JSONWebKeySet
         const loaded = { fetchedAt: this.#now(), getKey: createLocalJWKSet(jwks) }
         this.#set = loaded
         return loaded

@@ -17,6 +17,7 @@
 import * as client from 'openid-client'
 import type { Secret } from '../config/secret.js'
 import { chooseClientAuthentication, rememberClientAuthentication } from './client-authentication.js'
+import { boundedFetch, type OutboundResponseKind } from '../http/bounded-fetch.js'
 
 /** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
 export const OUTBOUND_TIMEOUT_SECONDS = 10
@@ -65,10 +66,29 @@ export function discoveryUrlOf (authority: string): string {
   return url.href
 }
 
-/** Fetches `<Authority>/.well-known/openid-configuration` and prepares the client. */
+/**
+ * The kind of an outbound call to the provider, by its URL (http/bounded-fetch.ts caps each kind):
+ * the endpoints the discovery document named; anything else has the smallest cap.
+ */
+export function outboundKindOf (metadata: client.ServerMetadata): (url: string) => OutboundResponseKind {
+  const kinds = new Map<string, OutboundResponseKind>()
+  const add = (endpoint: string | undefined, kind: OutboundResponseKind): void => { if (endpoint !== undefined) kinds.set(endpoint, kind) }
+  add(metadata.token_endpoint, 'token')
+  add(metadata.userinfo_endpoint, 'userinfo')
+  add(metadata.introspection_endpoint, 'introspection')
+  add(metadata.jwks_uri, 'jwks')
+  return (url) => kinds.get(url) ?? kinds.get(url.split('?', 1)[0]!) ?? 'other'
+}
+
+/**
+ * Fetches `<Authority>/.well-known/openid-configuration` and prepares the client. Every call
+ * openid-client makes (discovery here; token, user information and refresh later) reads its
+ * response through the bounded reader (http/bounded-fetch.ts) under one deadline per call.
+ */
 export async function discoverProvider (settings: OpenIdConnectSettings): Promise<client.Configuration> {
   // The ID token signature is verified with ProviderKeys, not openid-client's non-repudiation check.
   const execute = settings.allowInsecureRequests ? [client.allowInsecureRequests] : []
+  const timeoutMs = (settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS) * 1000
   const config = await client.discovery(
     new URL(settings.authority),
     settings.clientId,
@@ -77,8 +97,9 @@ export async function discoverProvider (settings: OpenIdConnectSettings): Promis
       [client.clockTolerance]: settings.clockToleranceSeconds ?? CLOCK_TOLERANCE_SECONDS
     },
     clientSecretAuthentication(settings),
-    { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS }
+    { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs) }
   )
+  config[client.customFetch] = boundedFetch(outboundKindOf(config.serverMetadata()), timeoutMs)
   rememberClientAuthentication(config, chooseClientAuthentication(settings.tokenEndpointAuthMethod, config.serverMetadata().token_endpoint_auth_methods_supported,
     { clientId: settings.clientId, clientSecret: settings.clientSecret.reveal() }), settings.tokenEndpointAuthMethodSetting ?? 'TokenEndpointAuthMethod')
   return config

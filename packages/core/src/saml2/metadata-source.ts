@@ -5,10 +5,12 @@
  * signature failure (the IdP may have rolled its key). A failed refresh keeps the last good
  * description; until the first success the provider is unavailable with a reason class.
  */
+import { fetchBounded, OUTBOUND_RESPONSE_LIMITS, OutboundResponseTooLargeError } from '../http/bounded-fetch.js'
 import { parseIdentityProviderMetadata, Saml2MetadataError, verifyMetadataSignature, type IdentityProviderDescription } from './metadata.js'
 
 export const METADATA_TIMEOUT_MS = 10_000
-export const METADATA_MAX_BYTES = 1024 * 1024
+/** Largest metadata document read (after decompression): the `saml_metadata` cap of http/bounded-fetch.ts. */
+export const METADATA_MAX_BYTES = OUTBOUND_RESPONSE_LIMITS.saml_metadata
 /** Retry interval while no metadata has ever loaded. */
 export const METADATA_RETRY_MS = 30_000
 export const FAILURE_REFRESH_INTERVAL_MS = 30_000
@@ -39,20 +41,6 @@ class MetadataFetchError extends Error {
     super(message, options)
     this.name = 'MetadataFetchError'
   }
-}
-
-async function readLimited (response: Response, maxBytes: number): Promise<string> {
-  const declared = Number(response.headers.get('content-length'))
-  if (Number.isFinite(declared) && declared > maxBytes) throw new MetadataFetchError('metadata too large')
-  if (response.body === null) return ''
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for await (const chunk of response.body) {
-    total += chunk.byteLength
-    if (total > maxBytes) throw new MetadataFetchError('metadata too large')
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks).toString('utf8')
 }
 
 export class IdentityProviderMetadataSource {
@@ -124,16 +112,18 @@ export class IdentityProviderMetadataSource {
   async #load (): Promise<void> {
     let text: string
     try {
-      const response = await fetch(this.#options.url, {
+      // One deadline for the request and the body; the body read through the one bounded reader.
+      const response = await fetchBounded(this.#options.url, {
         redirect: 'error',
         headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' },
-        signal: AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#options.timeoutMs ?? METADATA_TIMEOUT_MS)])
-      })
+        signal: this.#abort.signal
+      }, { kind: 'saml_metadata', timeoutMs: this.#options.timeoutMs ?? METADATA_TIMEOUT_MS })
       if (!response.ok) throw new MetadataFetchError('metadata endpoint answered with an error status')
-      text = await readLimited(response, METADATA_MAX_BYTES)
+      text = await response.text()
     } catch (error) {
       if (this.#stopped) return
-      this.#fail('metadata_unreachable', error instanceof MetadataFetchError ? error.message : 'metadata request failed', error)
+      const detail = error instanceof MetadataFetchError ? error.message : error instanceof OutboundResponseTooLargeError ? 'metadata too large' : 'metadata request failed'
+      this.#fail('metadata_unreachable', detail, error)
       return
     }
     const signers = this.#options.metadataSigningCertificates ?? []

@@ -11,6 +11,7 @@ import { discoverProvider, discoveryUrlOf, OUTBOUND_TIMEOUT_SECONDS, ProviderMet
 import { ProviderKeys } from '../../oidc/provider-keys.js'
 import { isFieldPath } from '../../sign-in/claim-paths.js'
 import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
+import { tooLargeFields } from '../../http/bounded-fetch.js'
 import { postChosenNotice } from '../../oidc/client-authentication.js'
 import type { ProviderInstance } from '../../config/provider-instances.js'
 import type { ProviderRegistrationOptions } from '../authentication.js'
@@ -60,7 +61,8 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
         url: urlForLog(discoveryUrlOf(settings.Authority)),
         causeCode: networkCauseCode(error),
         errorName: (error as Error | null)?.name,
-        errorCode: (error as { code?: unknown } | null)?.code
+        errorCode: (error as { code?: unknown } | null)?.code,
+        ...tooLargeFields(error)
       }, 'provider metadata could not be loaded')
     },
     onLoaded: () => {

@@ -8,6 +8,7 @@ import { type Saml2ServiceProviderSettings } from '../../saml2/service-provider.
 import { partitionByValidity, readCertificate } from '../../saml2/certificates.js'
 import type { IdentityProviderDescription } from '../../saml2/metadata.js'
 import { IdentityProviderMetadataSource } from '../../saml2/metadata-source.js'
+import { tooLargeFields } from '../../http/bounded-fetch.js'
 import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
 import { ReplayCache } from '../../state/replay-cache.js'
 import { checkEndpointUrl, saml2KeyInput } from '../../config/rules.js'
@@ -151,7 +152,7 @@ function identityProviderSourceOf (options: ProviderRegistrationOptions<Saml2Ins
           const description = (source as IdentityProviderMetadataSource).current
           if (description !== undefined) reportCertificates(description)
         } else {
-          const error = event.error instanceof Error ? { errorName: event.error.name, causeCode: networkCauseCode(event.error) } : {}
+          const error = event.error instanceof Error ? { errorName: event.error.name, causeCode: networkCauseCode(event.error), ...tooLargeFields(event.error) } : {}
           log.warn({ event: 'saml2.metadata.failed', reason: event.reason, detail: event.detail, url: urlForLog(saml.MetadataUrl), ...error }, 'IdP metadata not loaded')
         }
       }

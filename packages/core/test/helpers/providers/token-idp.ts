@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose'
+import { writeHostile, type HostileBody } from '../hostile-bodies.js'
 
 export interface TokenRequestRecord {
   readonly authorization: string | undefined
@@ -40,6 +41,11 @@ export interface TokenIdp {
   /** Set by each test: the userinfo answer (default: `{ sub: 'user-1' }`). */
   userInfo: Record<string, unknown>
   readonly tokenRequests: TokenRequestRecord[]
+  /**
+   * Paths answered with a hostile body instead (`/.well-known/openid-configuration`, `/jwks`,
+   * `/token`, `/userinfo`, or any other path, such as a SAML metadata URL); default none.
+   */
+  hostile: Record<string, HostileBody>
   /** Every token this provider handed out (planted values for the log scan). */
   readonly planted: string[]
   /** Mints an ID token; `claims` are merged over valid defaults for `nonce`. */
@@ -78,6 +84,7 @@ export async function startTokenIdp (clientId: string, options: { tokenEndpoint?
     answer: () => ({ status: 500, body: { error: 'server_error' } }),
     userInfo: { sub: 'user-1' },
     tokenRequests: [],
+    hostile: {},
     planted: [],
     async mintIdToken (nonce, claims = {}, mint = {}) {
       const now = Math.floor(Date.now() / 1000)
@@ -105,7 +112,10 @@ export async function startTokenIdp (clientId: string, options: { tokenEndpoint?
       const json = (status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void => {
         response.writeHead(status, { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body))
       }
-      if (path === '/.well-known/openid-configuration') {
+      const hostile = idp.hostile[path]
+      if (hostile !== undefined) {
+        await writeHostile(response, hostile, path.includes('saml') ? 'application/samlmetadata+xml' : 'application/json')
+      } else if (path === '/.well-known/openid-configuration') {
         json(200, {
           issuer,
           authorization_endpoint: `${issuer}/authorize`,
