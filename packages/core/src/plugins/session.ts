@@ -81,8 +81,12 @@ export interface SessionApi {
    * or an audit line), on every instance at once; false when that user has no such live session.
    */
   revokeByAuditId: (userKey: string, sessionAuditId: string) => Promise<boolean>
-  /** Ends every session listed under an index key given at sign-in (`indexKeys`) on every instance; returns how many. */
-  revokeIndexed: (indexKey: string) => Promise<number>
+  /**
+   * Ends every session listed under an index key given at sign-in (`indexKeys`) on every instance;
+   * returns how many. With `scheme`, only the sessions that scheme signed in (a provider's logout
+   * message ends nothing another provider signed in).
+   */
+  revokeIndexed: (indexKey: string, scheme?: string) => Promise<number>
   /**
    * The signed-in user's provider access token (SaveTokens), valid for at least the next
    * minute: refreshed with the refresh token first when it expires within 60 s (once per
@@ -303,7 +307,7 @@ function revocation (ctx: SessionContext): Pick<SessionApi, 'revokeUser' | 'revo
       if (typeof sessionAuditId !== 'string' || !AUDIT_ID.test(sessionAuditId)) return false
       return await sessions.endUserSession(checkedUserKey(userKey, 'revokeByAuditId'), sessionAuditId)
     },
-    revokeIndexed: async (indexKey) => await sessions.endIndexed(indexKey)
+    revokeIndexed: async (indexKey, scheme) => await sessions.endIndexed(indexKey, scheme === undefined ? undefined : { scheme, nowSeconds: nowSeconds() })
   }
 }
 

@@ -117,6 +117,10 @@ function readSignedRequest (root: Element, input: LogoutRequestInput, nowMs: num
   const nameIdElement = nameIds[0]
   const nameId = nameIdElement === undefined ? '' : textOf(nameIdElement).trim()
   if (nameIds.length !== 1 || nameIdElement === undefined || nameId === '') throw new Saml2ResponseError('malformed', 'LogoutRequest needs exactly one NameID')
+  // SAML Core 2.2.2: SPNameQualifier names the SP the identifier was issued to; one naming
+  // another SP (a hostile IdP copying a victim SP's public entity id) is not about this SP's users.
+  const spNameQualifier = attributeOf(nameIdElement, 'SPNameQualifier')
+  if (spNameQualifier !== undefined && spNameQualifier !== '' && spNameQualifier !== input.settings.entityId) throw new Saml2ResponseError('audience', 'LogoutRequest SPNameQualifier is not this SP')
   const sessionIndexes = childElements(root, SAML_PROTOCOL_NS, 'SessionIndex').map((element) => textOf(element).trim())
   if (sessionIndexes.length > MAX_SESSION_INDEXES || sessionIndexes.some((value) => value === '')) throw new Saml2ResponseError('malformed', 'LogoutRequest SessionIndex empty or too many')
   return {
@@ -125,7 +129,7 @@ function readSignedRequest (root: Element, input: LogoutRequestInput, nowMs: num
       nameId,
       nameIdFormat: attributeOf(nameIdElement, 'Format'),
       nameQualifier: attributeOf(nameIdElement, 'NameQualifier'),
-      spNameQualifier: attributeOf(nameIdElement, 'SPNameQualifier')
+      spNameQualifier
     },
     sessionIndexes: [...new Set(sessionIndexes)],
     acceptableUntilMs
@@ -137,38 +141,56 @@ function readSignedRequest (root: Element, input: LogoutRequestInput, nowMs: num
 
 const hashed = (...parts: readonly string[]): string => createHash('sha256').update(parts.join('\u0000'), 'utf8').digest('base64url')
 
+/** Where a NameID was issued: the scheme that received it, its IdP and this SP. */
+export interface NameIdScope {
+  /** The scheme (provider) that signed the session in or received the LogoutRequest. */
+  readonly scheme: string
+  readonly idpEntityId: string
+  readonly spEntityId: string
+}
+
 /**
  * The NameID as SAML Core compares it: value, Format (absent: unspecified, 8.3.1), NameQualifier
- * (absent: the IdP) and SPNameQualifier (absent: this SP), as 8.3.7 defines the defaults.
+ * (absent: the IdP) and SPNameQualifier (absent: this SP), as 8.3.7 defines the defaults, within
+ * the scheme that received it (issue 33, item 6: another provider naming the same IdP entity id
+ * and NameID finds nothing). Without a scheme: the keys written before sessions were scoped.
  */
-function nameIdParts (idpEntityId: string, spEntityId: string, name: SamlNameIdentifier): string[] {
+function nameIdParts (scope: NameIdScope | Omit<NameIdScope, 'scheme'>, name: SamlNameIdentifier): string[] {
   const given = (value: string | undefined, fallback: string): string => value === undefined || value === '' ? fallback : value
-  return [idpEntityId, given(name.nameIdFormat, UNSPECIFIED_FORMAT), given(name.nameQualifier, idpEntityId), given(name.spNameQualifier, spEntityId), name.nameId]
+  const { idpEntityId, spEntityId } = scope
+  const parts = [idpEntityId, given(name.nameIdFormat, UNSPECIFIED_FORMAT), given(name.nameQualifier, idpEntityId), given(name.spNameQualifier, spEntityId), name.nameId]
+  return 'scheme' in scope ? [`scheme:${scope.scheme}`, ...parts] : parts
 }
 
 /** The index key of every session of one NameID at one IdP (hashed: the store lists no identifiers). */
-export function nameIdIndexKey (idpEntityId: string, spEntityId: string, name: SamlNameIdentifier): string {
-  return saml2NameIdIndexKey(hashed(...nameIdParts(idpEntityId, spEntityId, name)))
+export function nameIdIndexKey (scope: NameIdScope | Omit<NameIdScope, 'scheme'>, name: SamlNameIdentifier): string {
+  return saml2NameIdIndexKey(hashed(...nameIdParts(scope, name)))
 }
 
 /** The index key of the sessions of one NameID and SessionIndex at one IdP. */
-export function sessionIndexKey (idpEntityId: string, spEntityId: string, name: SamlNameIdentifier, sessionIndex: string): string {
-  return saml2SessionIndexKey(hashed(...nameIdParts(idpEntityId, spEntityId, name), sessionIndex))
+export function sessionIndexKey (scope: NameIdScope | Omit<NameIdScope, 'scheme'>, name: SamlNameIdentifier, sessionIndex: string): string {
+  return saml2SessionIndexKey(hashed(...nameIdParts(scope, name), sessionIndex))
 }
 
 /** The index keys a session signed in with `session` is listed under (the sign-in's `indexKeys`). */
-export function signInIndexKeys (idpEntityId: string, spEntityId: string, session: SamlSessionReference): string[] {
+export function signInIndexKeys (scope: NameIdScope, session: SamlSessionReference): string[] {
   return [
-    nameIdIndexKey(idpEntityId, spEntityId, session),
-    ...(session.sessionIndex === undefined || session.sessionIndex === '' ? [] : [sessionIndexKey(idpEntityId, spEntityId, session, session.sessionIndex)])
+    nameIdIndexKey(scope, session),
+    ...(session.sessionIndex === undefined || session.sessionIndex === '' ? [] : [sessionIndexKey(scope, session, session.sessionIndex)])
   ]
 }
 
-/** The index keys whose sessions a validated request ends: one per SessionIndex, else the NameID's. */
-export function logoutIndexKeys (idpEntityId: string, spEntityId: string, request: ValidatedLogoutRequest): string[] {
-  return request.sessionIndexes.length === 0
-    ? [nameIdIndexKey(idpEntityId, spEntityId, request.nameIdentifier)]
-    : request.sessionIndexes.map((index) => sessionIndexKey(idpEntityId, spEntityId, request.nameIdentifier, index))
+/**
+ * The index keys whose sessions a validated request ends: one per SessionIndex, else the NameID's;
+ * then the same without the scheme, for sessions signed in before keys were scoped (the caller
+ * ends only sessions of its own scheme under any of them: `revokeIndexed(key, scheme)`).
+ */
+export function logoutIndexKeys (scope: NameIdScope, request: ValidatedLogoutRequest): string[] {
+  const { idpEntityId, spEntityId } = scope
+  const keysIn = (within: NameIdScope | Omit<NameIdScope, 'scheme'>): string[] => request.sessionIndexes.length === 0
+    ? [nameIdIndexKey(within, request.nameIdentifier)]
+    : request.sessionIndexes.map((index) => sessionIndexKey(within, request.nameIdentifier, index))
+  return [...keysIn(scope), ...keysIn({ idpEntityId, spEntityId })]
 }
 
 // ---------------------------------------------------------------------------------------------

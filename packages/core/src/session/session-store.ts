@@ -38,6 +38,12 @@ const LIST_BATCH = 50
 export const DEFAULT_SESSION_CACHE_CHARACTERS = 8_000_000
 const INVALIDATION_PREFIX = SESSION_INVALIDATION_PREFIX
 
+/** Ends only the sessions `scheme` signed in (opened at `nowSeconds`). */
+export interface SchemeScope {
+  readonly scheme: string
+  readonly nowSeconds: number
+}
+
 /** A least-recently-used map bounded by entries and by a size measure. */
 class BoundedCache<V> {
   readonly #entries = new Map<string, { value: V, size: number }>()
@@ -344,21 +350,38 @@ export class SessionStore {
   /**
    * Ends every session listed under an index key ({@link providerSessionIndexKey}...); returns how
    * many were still live (an index keeps the ids of sessions ended another way until it expires).
+   * With `only`, a listed session ends only when that scheme signed it in ({@link endIndexedSessions}).
    */
-  async endIndexed (indexKey: string): Promise<number> {
-    return (await this.endIndexedSessions(indexKey)).length
+  async endIndexed (indexKey: string, only?: SchemeScope): Promise<number> {
+    return (await this.endIndexedSessions(indexKey, only)).length
   }
 
   /**
    * {@link endIndexed}, returning the ids of the sessions that were live (for audit lines and
    * counts): an index entry may outlive its session (signed out elsewhere, expired, replaced by a
-   * new sign-in), and such an entry is dropped without being counted.
+   * new sign-in), and such an entry is dropped without being counted. With `only` (a provider's
+   * logout message: issue 33, item 6), each listed session is opened and ended only when its
+   * ticket's scheme is `only.scheme`: a message a provider received never ends a session another
+   * provider signed in, whatever identifiers it names; other entries stay listed.
    */
-  async endIndexedSessions (indexKey: string): Promise<string[]> {
-    const sessionIds = (await this.#store.members(indexKey)).filter((id) => SESSION_ID.test(id))
-    if (sessionIds.length === 0) return []
+  async endIndexedSessions (indexKey: string, only?: SchemeScope): Promise<string[]> {
+    const listed = (await this.#store.members(indexKey)).filter((id) => SESSION_ID.test(id))
+    if (listed.length === 0) return []
+    const sessionIds: string[] = []
     const live: string[] = []
-    for (const sessionId of sessionIds) if (await this.#store.get(sessionKey(sessionId)) !== undefined) live.push(sessionId)
+    for (const sessionId of listed) {
+      if (only === undefined) {
+        sessionIds.push(sessionId)
+        if (await this.#store.get(sessionKey(sessionId)) !== undefined) live.push(sessionId)
+        continue
+      }
+      const ticket = await this.#peek(sessionId, only.nowSeconds)
+      // Gone: the entry points at nothing and is dropped; another scheme's session stays listed.
+      if (ticket !== undefined && ticket.scheme !== only.scheme) continue
+      sessionIds.push(sessionId)
+      if (ticket !== undefined) live.push(sessionId)
+    }
+    if (sessionIds.length === 0) return live
     await this.#endIds(sessionIds)
     for (const sessionId of sessionIds) await this.#store.removeMember(indexKey, sessionId)
     return live

@@ -218,8 +218,9 @@ export function backChannelLogoutHandler (app: FastifyInstance, options: BackCha
     const indexKey = validated.sid !== undefined
       ? providerSessionIndexKey(validated.issuer, validated.sid)
       : providerSubjectIndexKey(validated.issuer, validated.sub ?? '')
-    // Keyed on the issuer with the sid or sub: the same value at another issuer is another user.
-    const ended = await sessionStoreOf(app).endIndexedSessions(indexKey)
+    // Keyed on the issuer with the sid or sub: the same value at another issuer is another user;
+    // and only sessions this scheme signed in end (issue 33, item 6).
+    const ended = await sessionStoreOf(app).endIndexedSessions(indexKey, { scheme: options.scheme, nowSeconds: Math.floor(Date.now() / 1000) })
     request.log.info({
       event: 'oidc.back_channel_logout.succeeded',
       provider: options.scheme,

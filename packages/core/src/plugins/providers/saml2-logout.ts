@@ -89,7 +89,8 @@ export async function logoutRequestService (ctx: Saml2Context, request: FastifyR
   // that shares the store refuses the second use.
   if (!await logoutRequestReplays.remember(`${idp.entityId}\u0000${validated.id}`, validated.acceptableUntilMs)) return refuse('replay')
   let ended = 0
-  for (const indexKey of logoutIndexKeys(idp.entityId, settings.entityId, validated)) ended += await app.session.revokeIndexed(indexKey)
+  // Scoped to this scheme: a LogoutRequest ends only sessions this provider signed in (issue 33, item 6).
+  for (const indexKey of logoutIndexKeys({ scheme, idpEntityId: idp.entityId, spEntityId: settings.entityId }, validated)) ended += await app.session.revokeIndexed(indexKey, scheme)
   request.log.info({ event: 'saml2.logout.request.succeeded', provider: scheme, binding, by: validated.sessionIndexes.length === 0 ? 'name_id' : 'session_index', sessions: ended }, 'SAML2 LogoutRequest')
 
   const endpoint = idp.logoutResponseEndpoint

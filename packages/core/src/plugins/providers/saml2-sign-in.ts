@@ -87,6 +87,6 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
     // the server-side session record like OpenID Connect's id_token for its logout hint, and
     // (with Single Logout) indexed so the IdP's own LogoutRequest finds exactly these sessions.
     tokens: sessionToTokens(assertion.session),
-    ...(singleLogout ? { indexKeys: signInIndexKeys(idp.entityId, settings.entityId, assertion.session) } : {})
+    ...(singleLogout ? { indexKeys: signInIndexKeys({ scheme: ctx.scheme, idpEntityId: idp.entityId, spEntityId: settings.entityId }, assertion.session) } : {})
   })
 }

@@ -59,6 +59,8 @@ export interface LogoutRequestOptions {
   /** Default: unspecified, as {@link TestIdentityProvider.buildResponse} issues it. */
   readonly nameIdFormat?: string
   readonly nameQualifier?: string
+  /** The SP the NameID was issued to (SAML Core 2.2.2); default none. */
+  readonly spNameQualifier?: string
   readonly sessionIndexes?: readonly string[]
   readonly id?: string
   readonly issuer?: string
@@ -224,7 +226,8 @@ export class TestIdentityProvider {
   buildLogoutRequest (options: LogoutRequestOptions): BuiltLogoutRequest {
     const id = options.id ?? newId()
     const notOnOrAfter = options.notOnOrAfter === undefined ? new Date(Date.now() + 5 * 60_000) : options.notOnOrAfter
-    const qualifier = options.nameQualifier === undefined ? '' : ` NameQualifier="${escapeXml(options.nameQualifier)}"`
+    const qualifier = (options.nameQualifier === undefined ? '' : ` NameQualifier="${escapeXml(options.nameQualifier)}"`) +
+      (options.spNameQualifier === undefined ? '' : ` SPNameQualifier="${escapeXml(options.spNameQualifier)}"`)
     const xml = `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${escapeXml(id)}" Version="2.0"` +
       ` IssueInstant="${(options.issueInstant ?? new Date()).toISOString()}" Destination="${escapeXml(options.destination)}"` +
       (notOnOrAfter === null ? '' : ` NotOnOrAfter="${notOnOrAfter.toISOString()}"`) + '>' +
