@@ -69,7 +69,11 @@ export interface FlowTaking {
   readonly noCookies: boolean
 }
 
-/** How the pipeline issues and ends sessions: the session plugin's, adapted to one request. */
+/**
+ * How the pipeline issues and ends sessions: the session plugin's `reply.signIn` and
+ * `app.session.revokeSession` (plugins/session.ts), adapted to one request by
+ * plugins/external-sign-in.ts `sessionIssuerOf`.
+ */
 export interface SessionIssuer {
   /** A new session and its cookie (`reply.signIn`); a RangeError when the claims do not fit in one. */
   readonly issue: (request: SignInRequest) => Promise<Principal>
