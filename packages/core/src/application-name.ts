@@ -35,7 +35,7 @@ export interface Purposes {
   readonly sessionRecord: string
   /** The session cookie's sealed reference to its record (session/ticket.ts). */
   readonly sessionReference: string
-  /** A pending external sign-in's stored state (plugins/external-sign-in.ts). */
+  /** A pending external sign-in's correlation cookie (sign-in/pending-flows.ts). */
   readonly correlation: string
   /** The anti-forgery HMAC key (plugins/csrf.ts). */
   readonly antiforgery: string

@@ -55,7 +55,8 @@ export { Principal, ApplicationClaimTypes } from './session/principal.js'
 export type { Claim, AuthenticationTicket } from './session/principal.js'
 export { userKeyOf } from './session/user-identity.js'
 export type { UserIdentity } from './session/user-identity.js'
-export type { ResolveCallback, SessionApi, SessionCookieSettings, SignInRequest } from './plugins/session.js'
+export type { ResolveCallback, SessionApi, SessionCookieSettings } from './plugins/session.js'
+export type { SignInRequest } from './session/renewal.js'
 export type { SessionList, SessionSummary } from './session/session-store.js'
 export { SignInRefusal } from './sign-in/refusal.js'
 export { SIGN_IN_HOOK_CLAIM_ISSUER, MAX_REFUSAL_REASON_LENGTH } from './sign-in/sign-in-hook.js'
@@ -67,7 +68,7 @@ export type { AuthenticationApi, ProviderReloadResult, RefusedProvider, ReloadPr
 export type { ProviderSource } from './plugins/runtime-providers.js'
 export { validateRuntimeProvider } from './providers/runtime-definitions.js'
 export type { RuntimeProviderDefinition, RuntimeProviderDomain, RuntimeValidation, ValidatedRuntimeProvider } from './providers/runtime-definitions.js'
-export { TENANT_CLAIM_TYPE } from './plugins/external-sign-in.js'
+export { TENANT_CLAIM_TYPE } from './sign-in/completion.js'
 export {
   DOMAIN_VERIFICATION_LABEL, DOMAIN_VERIFICATION_PREFIX, DOMAIN_VERIFICATION_TIMEOUT_MS,
   domainVerificationRecord, newDomainVerificationToken, normalizeDomain, verifyDomain

@@ -1,8 +1,8 @@
 /**
  * Tenant-aware authorization (issue 28): a user signed in through a provider from the app's
  * provider source carries the tenant key its definition attached, as the `application:tenant`
- * claim issued by that scheme (plugins/external-sign-in.ts sets it and drops any claim of that
- * type from the provider or the sign-in hook). A policy for one customer's data requires that
+ * claim issued by that scheme (sign-in/completion.ts `sessionClaimsOf` sets it, in the sign-in
+ * pipeline's tenant step, and drops any claim of that type from the provider or the sign-in hook). A policy for one customer's data requires that
  * customer's tenant, so a user of customer A's IdP never passes a policy for customer B. Plain
  * data: no Fastify types.
  */

@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { applicationNaming, cookieName } from '../application-name.js'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { KeyRing } from '../data-protection/key-ring.js'
-import { Principal, type AuthenticationTicket, type Claim } from '../session/principal.js'
+import { Principal, type AuthenticationTicket } from '../session/principal.js'
 import { SessionStore, type SessionList } from '../session/session-store.js'
 import { describeDevice } from '../session/device.js'
 import { auditFieldsOf, checkedUserIdentity, type UserIdentity } from '../session/user-identity.js'
@@ -20,22 +20,7 @@ import { expiresSoon, type TokenRefresher, validAccessToken } from '../session/t
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
 import { SessionTokenRefresh } from '../session/token-refresh-runner.js'
-import { issuedTicket, renewedTicket, type RenewalSettings } from '../session/renewal.js'
-
-/** What a successful sign-in flow hands to {@link FastifyReply.signIn}. */
-export interface SignInRequest {
-  /** Scheme that authenticated the user (provider scheme or the consumer's flow name). */
-  readonly scheme: string
-  /** Normalized claims to store in the ticket. */
-  readonly claims: readonly Claim[]
-  /** Provider tokens; pass only when the provider's SaveTokens is true. */
-  readonly tokens?: Readonly<Record<string, string>>
-  /**
-   * More index keys listing this session (auth/session-store.ts, e.g. providerSessionIndexKey for
-   * back-channel logout), so {@link FastifyInstance.session.revokeIndexed} can find it.
-   */
-  readonly indexKeys?: readonly string[]
-}
+import { issuedTicket, renewedTicket, type RenewalSettings, type SignInRequest } from '../session/renewal.js'
 
 export interface SessionCookieSettings {
   readonly name: string

@@ -78,7 +78,7 @@ function wrapDecoratedApis (app: FastifyInstance, instruments: Instruments): voi
     return flowId
   })
   signIn.takeFlow = async (request, reply, scheme, flowId) => await inSpan(tracer, 'sign_in.take_flow', { 'app.provider': scheme }, async () => await takeFlow(request, reply, scheme, flowId))
-  signIn.complete = async (request, reply, completion) => await inSpan(tracer, 'sign_in.complete', { 'app.provider': completion.scheme }, async () => await complete(request, reply, completion))
+  signIn.complete = async (request, reply, taken, completion) => await inSpan(tracer, 'sign_in.complete', { 'app.provider': completion.scheme }, async () => await complete(request, reply, taken, completion))
   signIn.fail = (...args: Parameters<typeof fail>) => tracer.startActiveSpan('sign_in.fail', { attributes: { 'app.provider': args[2], 'app.failure': args[3] } }, (span) => {
     try {
       return fail(...args)

@@ -28,6 +28,25 @@ export interface TicketRequest {
 }
 
 /**
+ * What a successful sign-in flow hands to `reply.signIn` (plugins/session.ts): the ticket's
+ * request and the session's extra index keys. Lives here, not in the plugin, so the sign-in
+ * pipeline (sign-in/pipeline.ts) can name it without seeing Fastify.
+ */
+export interface SignInRequest {
+  /** Scheme that authenticated the user (provider scheme or the consumer's flow name). */
+  readonly scheme: string
+  /** Normalized claims to store in the ticket. */
+  readonly claims: readonly Claim[]
+  /** Provider tokens; pass only when the provider's SaveTokens is true. */
+  readonly tokens?: Readonly<Record<string, string>>
+  /**
+   * More index keys listing this session (session/session-store.ts, e.g. providerSessionIndexKey
+   * for back-channel logout), so `app.session.revokeIndexed` can find it.
+   */
+  readonly indexKeys?: readonly string[]
+}
+
+/**
  * A new session's ticket, issued at `at` (seconds): a fresh random id (no fixation), idle and
  * absolute expiry from `lifetimes`, and the device description shown on the user's sessions page.
  */

@@ -2,8 +2,8 @@
  * What a verified provider response becomes before it is a session: the claims normalized (and
  * refused without a subject), the tenant claim that only the provider source may set, and the
  * session index keys (docs/providers.md, "Claims"; issue 28 for the tenant claim). Plain inputs
- * and results: no Fastify types here (plugins/external-sign-in.ts `complete` runs the steps in
- * order, with the replay record and the application's sign-in hook between them).
+ * and results: no Fastify types here (sign-in/pipeline.ts `complete` runs the steps in order,
+ * with the replay record and the application's sign-in hook between them).
  */
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
 import { providerIndexKeyOf } from '../session/session-store.js'

@@ -12,7 +12,7 @@
  *   cookie's `name=value` is at most {@link MAX_CORRELATION_COOKIE_BYTES} and all four together at
  *   most {@link MAX_CORRELATION_BYTES}, far below nginx's 8 KB header line and Node's 32 KB.
  *
- * Plain inputs and results: no Fastify types here (plugins/external-sign-in.ts applies them).
+ * Plain inputs and results: no Fastify types here (pending-flows.ts uses them; plugins/external-sign-in.ts sets the cookies).
  */
 
 /** Fixed correlation cookie names per browser: a challenge overwrites one, never adds one. */

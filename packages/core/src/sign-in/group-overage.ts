@@ -3,7 +3,7 @@
  * assertion) Entra ID leaves the `groups` claim out and sends an indicator instead, pointing at
  * Microsoft Graph. A sign-in that went on without groups would make every group-based deny rule
  * fail open, so the indicator is detected here and the sign-in refused unless the provider's
- * `AcceptGroupOverage` says the application does not use groups (plugins/external-sign-in.ts).
+ * `AcceptGroupOverage` says the application does not use groups (sign-in/pipeline.ts, step 1).
  *
  * Every form a provider (or a proxy re-serializing its claims) may use counts (issue 26, item 7):
  * `hasgroups` as `true`, `"true"` in any case, `1` or `"1"` (alone or as the only array item);

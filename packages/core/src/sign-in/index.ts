@@ -1,4 +1,4 @@
-/** sign-in/: the pending flow (correlation cookies), what a verified response becomes, claims normalization (claim paths, group overage), the group-path check, refusals. Internal: the package's public API is src/index.ts. */
+/** sign-in/: the sign-in pipeline (pipeline.ts: from the pending flow to the session, step by step), the pending flow (correlation cookies), what a verified response becomes, claims normalization (claim paths, group overage), the group-path check, the application's sign-in hook, refusals. Internal: the package's public API is src/index.ts. */
 export * from './claim-paths.js'
 export * from './claims-normalization.js'
 export * from './group-overage.js'
@@ -7,3 +7,4 @@ export * from './refusal.js'
 export * from './sign-in-failure.js'
 export * from './completion.js'
 export * from './pending-flows.js'
+export * from './pipeline.js'

@@ -11,7 +11,8 @@
  * so a replayed callback is refused as `replay` on every instance.
  *
  * Plain inputs and results: the request's parsed cookies in, the cookie to write or delete out;
- * no Fastify types here (plugins/external-sign-in.ts applies them and logs).
+ * no Fastify types here (sign-in/pipeline.ts begins, takes and records flows and logs;
+ * plugins/external-sign-in.ts sets and deletes the cookies).
  */
 import { randomBytes } from 'node:crypto'
 import { openJson, sealBytes } from '../data-protection/authenticated-encryption.js'

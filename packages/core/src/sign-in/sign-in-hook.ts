@@ -58,6 +58,12 @@ export interface SignInHookContext {
 /** The application's sign-in hook. */
 export type SignInHook = (signIn: VerifiedSignIn, context: SignInHookContext) => Promise<SignInHookResult>
 
+/** The hook as `createApp({ signInHook })` passed it, with its time limit (`Authentication:SignInHook:TimeoutSeconds`). */
+export interface SignInHookSettings {
+  readonly hook: SignInHook
+  readonly timeoutMs: number
+}
+
 /** Why a hook refused: the app said no, or the hook failed in one of three ways. */
 export type SignInHookRefusalClass = 'refused' | 'failed' | 'timeout' | 'invalid'
 

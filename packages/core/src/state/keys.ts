@@ -58,7 +58,7 @@ export const providerSchemeIndexKey = (hash: string): string => `index:provider:
  */
 export const PROVIDERS_INVALIDATION_MESSAGE = 'providers:reload'
 
-/** A pending external sign-in (correlation state), by flow id (plugins/external-sign-in.ts). */
+/** A pending external sign-in (correlation state), by flow id (sign-in/pending-flows.ts). */
 export const flowKey = (flowId: string): string => `flow:${flowId}`
 
 /** A SAML2 logout request in progress, by RelayState (plugins/providers/saml2.ts). */

@@ -9,7 +9,7 @@
  * write is refused (StateStoreFullError) and the sign-in answers "try again" instead of risking a
  * replay. A completed sign-in flow is recorded too (scope `sign-in-flow`, until the flow's own
  * expiry), written only after the provider's response has been verified, so a replayed callback is
- * refused as `replay` everywhere while starting a flow writes nothing (plugins/external-sign-in.ts).
+ * refused as `replay` everywhere while starting a flow writes nothing (sign-in/pending-flows.ts).
  */
 import { createHash } from 'node:crypto'
 import type { StateStore } from './state-store.js'

@@ -22,9 +22,10 @@ export function registerTestProvider (app: FastifyInstance, scheme = TEST_PROVID
     }
   })
   app.get<{ Querystring: { state?: string, sub?: string } }>(callbackPath, { config: { allowAnonymous: true } }, async (request, reply) => {
-    const flow = await app.externalSignIn.takeFlow(request, reply, scheme, request.query.state)
-    if (flow === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
-    return await app.externalSignIn.complete(request, reply, {
+    const taken = await app.externalSignIn.takeFlow(request, reply, scheme, request.query.state)
+    const flow = taken.flow
+    if (flow === undefined) return app.externalSignIn.fail(request, reply, scheme, taken.correlationFailure)
+    return await app.externalSignIn.complete(request, reply, taken, {
       scheme,
       claims: [{ type: 'sub', value: request.query.sub ?? 'user-1', issuer: scheme }],
       returnUrl: flow.returnUrl

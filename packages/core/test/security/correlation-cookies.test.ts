@@ -11,7 +11,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { MAX_FLOWS_PER_BROWSER } from '../../src/plugins/external-sign-in.js'
+import { MAX_FLOWS_PER_BROWSER } from '../../src/sign-in/pending-flows.js'
 import { MAX_CORRELATION_BYTES, MAX_CORRELATION_COOKIE_BYTES } from '../../src/sign-in/correlation-slots.js'
 import { buildForSuite } from '../helpers/app.js'
 import { registerTestProvider, TEST_PROVIDER, TEST_PROVIDER_CALLBACK } from '../helpers/test-provider.js'

@@ -95,10 +95,11 @@ class VendorHandler {
 
   async callback (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const signIn = this.#app.externalSignIn
-    const flow = await signIn.takeFlow(request, reply, this.scheme, singleValue(request.query, 'state'))
+    const taken = await signIn.takeFlow(request, reply, this.scheme, singleValue(request.query, 'state'))
+    const flow = taken.flow
     const error = singleValue(request.query, 'error')
     if (error !== undefined) return signIn.fail(request, reply, this.scheme, error === 'access_denied' ? 'cancelled' : 'provider_error')
-    if (flow === undefined) return signIn.fail(request, reply, this.scheme, 'correlation')
+    if (flow === undefined) return signIn.fail(request, reply, this.scheme, taken.correlationFailure)
     const code = singleValue(request.query, 'code')
     if (typeof code !== 'string' || code === '') return signIn.fail(request, reply, this.scheme, 'provider_error')
     const codeVerifier = flow.data.codeVerifier
@@ -114,7 +115,7 @@ class VendorHandler {
         if (email !== undefined) claims.push({ type: 'email', value: email, issuer: this.scheme })
       }
       const groupOverage = groupOverageInJson(information)
-      return await signIn.complete(request, reply, {
+      return await signIn.complete(request, reply, taken, {
         scheme: this.scheme,
         claims,
         ...(groupOverage === undefined ? {} : { groupOverage, acceptGroupOverage: this.#settings.AcceptGroupOverage }),

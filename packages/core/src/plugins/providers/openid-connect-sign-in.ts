@@ -37,10 +37,11 @@ export async function challenge (ctx: OpenIdConnectContext, request: FastifyRequ
 export async function callback (ctx: OpenIdConnectContext, request: FastifyRequest, reply: FastifyReply, parameters: unknown, query: string | undefined): Promise<FastifyReply> {
   const { app, settings, scheme, metadata, keysOf, fieldPaths } = ctx
   const state = singleValue(parameters, 'state')
-  const flow = await app.externalSignIn.takeFlow(request, reply, scheme, state)
+  const taken = await app.externalSignIn.takeFlow(request, reply, scheme, state)
+  const flow = taken.flow
   const error = singleValue(parameters, 'error')
   if (error !== undefined) return app.externalSignIn.fail(request, reply, scheme, error === 'access_denied' ? 'cancelled' : 'provider_error')
-  if (flow === undefined) return app.externalSignIn.fail(request, reply, scheme, 'correlation')
+  if (flow === undefined) return app.externalSignIn.fail(request, reply, scheme, taken.correlationFailure)
   const config = metadata.current
   if (config === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
   const nonce = flow.data.nonce
@@ -57,7 +58,7 @@ export async function callback (ctx: OpenIdConnectContext, request: FastifyReque
       fieldPaths
     })
     const { issuer, sub, sid } = result.providerSession
-    return await app.externalSignIn.complete(request, reply, {
+    return await app.externalSignIn.complete(request, reply, taken, {
       scheme,
       claims: result.claims,
       ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),

@@ -35,7 +35,10 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
   if (idp === undefined) return fail('unavailable')
   // The cheap checks first (correlation cookie and RelayState; no XML is parsed yet), so a
   // response nobody asked for costs no parsing unless AllowUnsolicitedResponses wants it.
-  const flow = typeof relayState === 'string' ? await app.externalSignIn.takeFlow(request, reply, scheme, relayState) : undefined
+  const taken = typeof relayState === 'string' ? await app.externalSignIn.takeFlow(request, reply, scheme, relayState) : undefined
+  const flow = taken?.flow
+  // What a missing flow is reported as: `replay` when the flow RelayState names was completed already.
+  const correlation = taken?.correlationFailure ?? 'correlation'
   if (flow === undefined && !settings.allowUnsolicitedResponses) {
     if (saml.RestartUnsolicitedSignIn && !isFlowId(relayState) && !app.externalSignIn.holdsFlow(request)) {
       // IdP-initiated (Okta tile, Entra My Apps): nothing in the response is read or trusted.
@@ -50,7 +53,7 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
     }
     // A RelayState naming a flow of ours, or a browser with a sign-in pending, answers a request
     // whose correlation is missing, foreign or used; anything else is an unsolicited response.
-    return fail(isFlowId(relayState) || app.externalSignIn.holdsFlow(request) ? 'correlation' : 'unsolicited')
+    return fail(isFlowId(relayState) || app.externalSignIn.holdsFlow(request) ? correlation : 'unsolicited')
   }
 
   let envelope
@@ -60,7 +63,7 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
     return fail(classifyLibraryError(error), error)
   }
   // A response answering a request needs that request's flow (RelayState + correlation cookie).
-  if (envelope.inResponseTo !== undefined && flow === undefined) return fail('correlation')
+  if (envelope.inResponseTo !== undefined && flow === undefined) return fail(correlation)
   const expectedRequestId = flow?.data.requestId
   if (flow !== undefined && typeof expectedRequestId !== 'string') return fail('correlation')
 
@@ -75,7 +78,7 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
     return fail(failure, error)
   }
   const groupOverage = groupOverageInClaims(assertion.claims, assertion.attributeNames)
-  return await app.externalSignIn.complete(request, reply, {
+  return await app.externalSignIn.complete(request, reply, taken, {
     scheme,
     claims: assertion.claims,
     ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),
