@@ -71,9 +71,21 @@ export function applicationClaimsOf (result: SignInResult, transformation: Claim
  */
 export function sessionClaimsOf (result: SignInResult, hookedClaims: readonly Claim[]): { readonly claims: readonly Claim[], readonly indexKeys?: readonly string[] } {
   if (result.runtime === undefined) return { claims: hookedClaims, ...(result.indexKeys === undefined ? {} : { indexKeys: result.indexKeys }) }
-  const tenant = result.runtime.tenant
   return {
-    claims: [...hookedClaims.filter((claim) => claim.type !== TENANT_CLAIM_TYPE), ...(tenant === undefined ? [] : [{ type: TENANT_CLAIM_TYPE, value: tenant, issuer: result.scheme }])],
+    claims: withSourceTenant(result, hookedClaims),
     indexKeys: [...(result.indexKeys ?? []), providerIndexKeyOf(result.scheme)]
   }
+}
+
+/**
+ * `claims` with the tenant of a provider from the provider source as the only tenant claim: any
+ * `application:tenant` claim the provider's response carried is dropped (a customer's IdP cannot
+ * speak for the tenant). Applied before the sign-in hook, so the hook sees the source's tenant and
+ * never the IdP's (issue 33, item 5), and again after it ({@link sessionClaimsOf}). A configured
+ * provider's claims are returned as they are.
+ */
+export function withSourceTenant (result: SignInResult, claims: readonly Claim[]): readonly Claim[] {
+  if (result.runtime === undefined) return claims
+  const tenant = result.runtime.tenant
+  return [...claims.filter((claim) => claim.type !== TENANT_CLAIM_TYPE), ...(tenant === undefined ? [] : [{ type: TENANT_CLAIM_TYPE, value: tenant, issuer: result.scheme }])]
 }

@@ -13,10 +13,12 @@
  *   complete  1. group overage: refused unless AcceptGroupOverage (group-overage.ts)
  *             2. claims normalization: no subject, no sign-in (completion.ts `applicationClaimsOf`)
  *             3. the flow recorded as completed: a second completion is a `replay` (pending-flows.ts)
- *             4. the application's sign-in hook: allow, change claims or refuse (sign-in-hook.ts)
+ *             4. the application's sign-in hook: allow, change claims or refuse (sign-in-hook.ts);
+ *                for a runtime provider it sees the source's tenant, never the IdP's
+ *                (completion.ts `withSourceTenant`)
  *             5. the tenant claim and index keys of a runtime provider (completion.ts
- *                `sessionClaimsOf`); after the hook, so that only the provider source speaks for
- *                the tenant
+ *                `sessionClaimsOf`); after the hook too, so that only the provider source speaks
+ *                for the tenant
  *             6. session issue through the {@link SessionIssuer} port (`reply.signIn`), then the
  *                session the browser had at the challenge ends (previous-session.ts)
  *             7. the audit line, the once-per-process group-path report, the return URL
@@ -32,7 +34,7 @@ import { isLocalUrl } from '../http/local-url.js'
 import type { Claim, Principal } from '../session/principal.js'
 import type { SignInRequest } from '../session/renewal.js'
 import { auditFieldsOf, identityAuditFields, identityOfTicket, userKeyOf, type UserIdentity } from '../session/user-identity.js'
-import { applicationClaimsOf, sessionClaimsOf, type ClaimsTransformation, type SignInResult } from './completion.js'
+import { applicationClaimsOf, sessionClaimsOf, withSourceTenant, type ClaimsTransformation, type SignInResult } from './completion.js'
 import { findGroupPathMismatch } from './group-paths.js'
 import type { FlowStart, FlowState, PendingFlows, RequestCookies, StartedFlow } from './pending-flows.js'
 import { previousSessionToEnd } from './previous-session.js'
@@ -145,7 +147,8 @@ export class SignInPipeline {
     const identity = identityOfTicket({ scheme: result.scheme, claims })
     const flow = taken?.flow
     if (flow !== undefined && !await this.#options.flows.markCompleted(flow)) return { failed: 'replay', ...(identity === undefined ? {} : { identity }) }
-    const hooked = await this.#applySignInHook(result.scheme, identity, claims, log)
+    // The hook sees the provider source's tenant, never one the provider's response carried.
+    const hooked = await this.#applySignInHook(result.scheme, identity, withSourceTenant(result, claims), log)
     if ('refusedByApplication' in hooked) return hooked
     const sessionClaims = sessionClaimsOf(result, hooked.claims)
     let principal

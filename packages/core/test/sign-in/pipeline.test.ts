@@ -116,6 +116,20 @@ describe('SignInPipeline', () => {
     assert.deepEqual(tenants, [{ type: TENANT_CLAIM_TYPE, value: 'acme', issuer: 'TestIdP' }])
   })
 
+  test('the hook sees the provider source\'s tenant, never a tenant claim the IdP\'s response carried (issue 33, item 5)', async () => {
+    const seen: Array<Array<{ type: string, value: string }>> = []
+    const pipeline = pipelineOf({ signInHook: { hook: async (context) => { seen.push(context.claims.filter((claim) => claim.type === TENANT_CLAIM_TYPE).map(({ type, value }) => ({ type, value }))); return { allow: true } }, timeoutMs: 1000 } })
+    const forged = result({ runtime: { tenant: 'acme' }, claims: [{ type: 'sub', value: 'user-1', issuer: 'TestIdP' }, { type: TENANT_CLAIM_TYPE, value: 'forged-by-idp', issuer: 'TestIdP' }] })
+    const sessions = recordingSessions()
+    assert.ok('signedIn' in await pipeline.complete(undefined, forged, sessions, recordingLog()))
+    assert.deepEqual(seen, [[{ type: TENANT_CLAIM_TYPE, value: 'acme' }]])
+    assert.deepEqual(sessions.issued[0]?.claims.filter((claim) => claim.type === TENANT_CLAIM_TYPE).map((claim) => claim.value), ['acme'])
+    // A runtime provider without a tenant: the hook sees none at all.
+    seen.length = 0
+    await pipeline.complete(undefined, { ...forged, runtime: {} }, recordingSessions(), recordingLog())
+    assert.deepEqual(seen, [[]])
+  })
+
   test('claims too many for a session record fail as claims, not as an error', async () => {
     const pipeline = pipelineOf()
     const sessions = { ...recordingSessions(), issue: async () => { throw new RangeError('too large') } }
