@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { RULES } from '../../src/config/rules.js'
+import { RULES } from '../../src/configuration.js'
 import { VENDOR_NAMES } from '../../src/config/schema.js'
 import { loadTestConfiguration } from '../helpers/app.js'
 
