@@ -45,7 +45,7 @@ export async function loadEntryPointConfiguration (env: NodeJS.ProcessEnv, conte
  * see from the values alone, run read-only: the embedded store's data directory (created,
  * readable, writable, owner-only), when the store is persisted on a Node.js with `node:sqlite`,
  * exactly as startup decides (plugins/state.ts). The key directory is checked by the validation
- * rules themselves (config/rules.ts).
+ * rules themselves (data-protection/settings-rules.ts).
  */
 export async function inspectResources (loaded: LoadedConfiguration): Promise<ConfigurationProblem[]> {
   const state = loaded.config.State

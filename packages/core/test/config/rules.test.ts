@@ -1,5 +1,6 @@
 /**
- * Startup validation rules (src/config/rules.ts): each rule's exact sentence naming the full colon
+ * Startup validation rules (src/configuration.ts RULES: config/rules.ts and the rules of the
+ * provider types, key ring and state store): each rule's exact sentence naming the full colon
  * path, its negative case, and collect-all reporting.
  */
 import { describe, test } from 'node:test'
