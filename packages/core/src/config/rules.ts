@@ -9,7 +9,7 @@ import { isAllowedHostPattern, isDevelopmentLoopbackHttp, isProxyAddress, parseP
 import type { ConfigurationProblem } from './bind.js'
 import { isDevelopment } from './environment.js'
 import { ROOT_KEY, type ApplicationConfiguration } from './schema.js'
-import { enabledProviderInstances, keyOfInstance, providerInstancesOf, type ProviderInstance } from './provider-instances.js'
+import { enabledProviderInstances, keyOfInstance, providerInstancesOf, SAML2_LOGOUT_PATH, SAML2_METADATA_PATH, type ProviderInstance } from './provider-instances.js'
 import type { Secret } from './secret.js'
 
 export interface RuleContext {
@@ -40,7 +40,7 @@ export const problem = (key: string, message: string): ConfigurationProblem => (
  * Paths and path areas the application's own routes own. A provider callback may not be one of
  * them or lie below one of the areas.
  */
-export const RESERVED_PATHS: readonly string[] = ['/', '/favicon.ico', '/Saml2/Metadata', '/Saml2/Logout']
+export const RESERVED_PATHS: readonly string[] = ['/', '/favicon.ico', SAML2_METADATA_PATH, SAML2_LOGOUT_PATH]
 export const RESERVED_AREAS: readonly string[] = ['/Account', '/External', '/Home', '/health', '/api', '/css']
 
 /** A value that is empty, whitespace or a `<placeholder>` counts as not configured. */

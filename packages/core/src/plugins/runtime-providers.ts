@@ -44,9 +44,10 @@ const KIND_OF_PATH_KEY = new Map(Object.entries(ENDPOINT_KINDS).map(([kind, rule
 
 /**
  * The parametric routes: one per endpoint kind and method of the protocols a provider source may
- * use (the named schemes' types), at the kind's default path with `:scheme` for the name (a runtime provider's paths are
- * fixed to the defaults). They are registered once, before any runtime provider exists, with the
- * limits of their kind, as a configured provider's endpoints of the same kind have them.
+ * use (the named schemes' types), at the kind's default path with `:scheme` for the name (a
+ * runtime provider's paths are fixed to the defaults). They are registered once, before any
+ * runtime provider exists, with the limits of their kind, as a configured provider's endpoints of
+ * the same kind have them.
  */
 const ROUTES = SCHEME_TYPES.flatMap((type) => Object.entries(defaultPathsOf(type, ':scheme')).flatMap(([key, url]) => {
   const kind = KIND_OF_PATH_KEY.get(key)!

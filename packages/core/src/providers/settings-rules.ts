@@ -1,8 +1,12 @@
 /**
  * The rule of each provider type's settings, from the type's own folder (oidc/, saml2/, oauth/):
  * startup validation (configuration.ts) runs it for every enabled instance of the protocol, and
- * runtime validation (runtime-definitions.ts) for the one definition it checks. A new provider
- * type brings its rule in its folder and is one entry here.
+ * runtime validation (runtime-definitions.ts) for the one definition it checks, so the two cannot
+ * differ. A new provider type brings its rule in its folder (`settings-rules.ts`) and is one entry
+ * here; its opening is one entry in plugins/providers/open-provider.ts `REGISTRATIONS`. Both tables
+ * are keyed by `ProviderProtocol` (config/provider-instances.ts), so the compiler asks for both
+ * entries once the type's instance is added there; its section schema stays in config/schema.ts,
+ * the one schema the configuration's types come from.
  */
 import type { ConfigurationProblem } from '../config/bind.js'
 import type { ProviderInstance, ProviderProtocol } from '../config/provider-instances.js'
