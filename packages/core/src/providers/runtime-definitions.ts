@@ -68,8 +68,10 @@ function rerooted (problem: ConfigurationProblem, rootKey: string): Configuratio
 export const runtimeSectionKey = (scheme: string, rootKey: string = ROOT_KEY): string => `${rootKey}:Authentication:Schemes:${scheme}`
 
 /**
- * Validates one definition against the app's configuration (for the environment name and what
- * the rules read beside the section). Problems name `<Root>:Authentication:Schemes:<Name>:<Key>`.
+ * Validates one definition in the app's environment: its name, its keys against its type's
+ * schema, then its type's settings rule and its domains, on the definition alone (nothing beside
+ * the section decides whether it is valid; `config` is the app's configuration, which the rules
+ * may read). Problems name `<Root>:Authentication:Schemes:<Name>:<Key>`.
  */
 export function validateRuntimeProvider (
   definition: RuntimeProviderDefinition,
