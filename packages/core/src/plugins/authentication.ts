@@ -159,7 +159,7 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(pagesFor(request).providerSignOutPage({ url, displayName: provider.displayName }))
     },
     async reloadProviders (reloadOptions: ReloadProvidersOptions = {}) {
-      return access.reloader === undefined ? { added: [], removed: [], refused: [] } : await access.reloader(reloadOptions)
+      return access.reloader === undefined ? { added: [], removed: [], refused: [], refusedDomains: [] } : await access.reloader(reloadOptions)
     },
     validateProvider: (definition: RuntimeProviderDefinition) => validateRuntimeProvider(definition, {
       config: options.config,

@@ -132,6 +132,9 @@ async function runtimeProviders (app: FastifyInstance, options: RuntimeProviders
       for (const refusal of result.refused) {
         app.log.warn({ event: 'external.runtime_provider.refused', provider: refusal.scheme, problems: refusal.problems }, 'provider from the provider source refused')
       }
+      for (const refusal of result.refusedDomains) {
+        app.log.warn({ event: 'external.runtime_provider.domain_refused', provider: refusal.scheme, key: refusal.key, domain: refusal.domain }, 'verified domain of a provider from the provider source refused')
+      }
       app.log.info({ event: 'external.runtime_providers.reloaded', trigger, added: result.added, removed: result.removed, refused: result.refused.map((refusal) => refusal.scheme) }, 'providers from the provider source applied')
       return result
     })

@@ -21,6 +21,12 @@ export interface RuntimeProviderDomain {
   readonly name: string
   /** Only verified domains route sign-ins by e-mail address; an unverified one is ignored for discovery. */
   readonly verified: boolean
+  /**
+   * When the domain proof succeeded (ISO 8601 text, milliseconds since the epoch, or a Date). When
+   * two providers claim one verified domain, the earliest keeps it (domain-ownership.ts); without
+   * it a claim comes after every dated one and the scheme name decides.
+   */
+  readonly verifiedAt?: string | number | Date
 }
 
 /**
