@@ -13,10 +13,12 @@ import { pathOf } from '../logger.js'
 import { StoreTally } from './store-tally.js'
 
 /** The SDK packages telemetry needs besides `@opentelemetry/api` (docs/telemetry.md, "Installing"). */
-export const SDK_PACKAGES: readonly string[] = [
+export const SDK_PACKAGES = [
   '@opentelemetry/sdk-metrics', '@opentelemetry/resources', '@opentelemetry/exporter-prometheus',
   '@opentelemetry/exporter-metrics-otlp-http', '@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http', '@fastify/otel'
-]
+] as const
+/** One of {@link SDK_PACKAGES}. */
+export type SdkPackage = typeof SDK_PACKAGES[number]
 
 /** The started SDK: what the telemetry plugin serves and closes. */
 export interface TelemetrySdk {
@@ -52,8 +54,7 @@ const SDK_IMPORTS = {
   '@opentelemetry/sdk-trace-node': async () => await import('@opentelemetry/sdk-trace-node'),
   '@opentelemetry/exporter-trace-otlp-http': async () => await import('@opentelemetry/exporter-trace-otlp-http'),
   '@fastify/otel': async () => await import('@fastify/otel')
-} as const
-type SdkPackage = keyof typeof SDK_IMPORTS
+} as const satisfies Record<SdkPackage, () => Promise<unknown>>
 
 /** The problem startup and check-config report when an SDK package the settings need cannot be imported. */
 function sdkNotInstalled (rootKey: string): KeyedProblem {
