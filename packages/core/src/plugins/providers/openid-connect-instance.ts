@@ -68,7 +68,7 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
     onLoaded: () => {
       log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded')
       const postChosen = notedClientAuthentication || metadata.current === undefined ? undefined : postChosenNotice(metadata.current)
-      if (postChosen !== undefined) { notedClientAuthentication = true; log.info(postChosen, 'client_secret_post chosen: form-encoding would change the client id or secret in Basic credentials') }
+      if (postChosen !== undefined) { notedClientAuthentication = true; log.info(postChosen, 'client_secret_post chosen: the Basic encoding would change the client id or secret') }
       // OpenID Connect Back-Channel Logout 1.0, section 2.1: an absent backchannel_logout_supported means false.
       if (settings.BackChannelLogout && !warnedBackChannel && metadata.current?.serverMetadata().backchannel_logout_supported !== true) {
         warnedBackChannel = true
