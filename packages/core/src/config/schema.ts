@@ -279,6 +279,9 @@ export const AuthenticationSchema = Type.Object({
   SignInHook: Type.Object({
     TimeoutSeconds: Type.Integer({ default: 5, minimum: 1, maximum: 60, description: 'Extension. Time limit of the application\'s sign-in hook (createApp signInHook): a hook that has not answered by then refuses the sign-in (fail closed). docs/providers.md, "Sign-in hook".' })
   }, { additionalProperties: false, default: {} }),
+  ProviderSource: Type.Object({
+    AllowedInternalHosts: strings([], 'Extension. Host names (idp.corp.example) or networks (10.1.0.0/16, or one address) that providers from the app\'s provider source may reach although they are internal. Outside Development such a provider may otherwise reach only public addresses: a URL with user information, localhost, or a host that is or resolves to a loopback, private, link-local or unique-local address is refused when the definition is validated and at every connection. Configured providers are not restricted. docs/security.md, "Outbound addresses of customers\' providers".')
+  }, { additionalProperties: false, default: {} }),
   Providers: Type.Object({
     OpenIdConnect: OpenIdConnectSchema,
     Saml2: Saml2Schema,

@@ -19,6 +19,7 @@ import type { Secret } from '../config/secret.js'
 import { chooseClientAuthentication, rememberClientAuthentication } from './client-authentication.js'
 import { basicAuthorization } from '../http/basic-credentials.js'
 import { boundedFetch, type OutboundResponseKind } from '../http/bounded-fetch.js'
+import type { Dispatcher } from '../http/outbound-address.js'
 
 /** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
 export const OUTBOUND_TIMEOUT_SECONDS = 10
@@ -43,6 +44,8 @@ export interface OpenIdConnectSettings {
   readonly tokenEndpointAuthMethodSetting?: string
   /** `ClockSkewSeconds`; default {@link CLOCK_TOLERANCE_SECONDS}. */
   readonly clockToleranceSeconds?: number
+  /** A provider from the provider source: its connections (public addresses only outside Development). */
+  readonly dispatcher?: Dispatcher
 }
 
 /**
@@ -103,9 +106,9 @@ export async function discoverProvider (settings: OpenIdConnectSettings): Promis
       [client.clockTolerance]: settings.clockToleranceSeconds ?? CLOCK_TOLERANCE_SECONDS
     },
     clientSecretAuthentication(settings),
-    { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs) }
+    { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs, settings.dispatcher) }
   )
-  config[client.customFetch] = boundedFetch(outboundKindOf(config.serverMetadata()), timeoutMs)
+  config[client.customFetch] = boundedFetch(outboundKindOf(config.serverMetadata()), timeoutMs, settings.dispatcher)
   rememberClientAuthentication(config, chooseClientAuthentication(settings.tokenEndpointAuthMethod, config.serverMetadata().token_endpoint_auth_methods_supported,
     { clientId: settings.clientId, clientSecret: settings.clientSecret.reveal() }), settings.tokenEndpointAuthMethodSetting ?? 'TokenEndpointAuthMethod')
   return config
