@@ -15,6 +15,8 @@ import type { StateStore } from '../state/state-store.js'
 import { createEventRecorder, createInstruments, type Instruments } from '../telemetry/event-metrics.js'
 import { observeLogger } from '../telemetry/observed-logger.js'
 import { observeStore } from '../telemetry/observed-store.js'
+import { metricsRouteAccess, metricsRouteWarning } from '../telemetry/metrics-route.js'
+import { observeProviders } from '../telemetry/provider-gauge.js'
 import { startSdk, type TelemetrySdk } from '../telemetry/sdk.js'
 
 export interface Telemetry {
@@ -24,7 +26,10 @@ export interface Telemetry {
   readonly observeStore: (store: StateStore) => StateStore
   /** Register right after creating the app, before any route. */
   readonly instrumentation: (app: FastifyInstance) => Promise<void>
-  /** Register after the authorization plugin: the metrics route (Prometheus:Enabled, Port 0). */
+  /**
+   * Register after the authorization plugin: the metrics route (Prometheus:Enabled, Port 0), only
+   * when Policy or AllowAnonymous opens it; otherwise a warning naming Prometheus:Policy.
+   */
   readonly endpoint: (app: FastifyInstance) => Promise<void>
 }
 
@@ -101,16 +106,22 @@ export async function startTelemetry (settings: TelemetryConfiguration, rootKey:
     observeStore: (store) => observeStore(store, instruments),
     instrumentation: fp(async (app: FastifyInstance) => {
       if (sdk.requestSpans !== undefined) await app.register(sdk.requestSpans)
-      app.addHook('onReady', async () => { wrapDecoratedApis(app, instruments) })
+      app.addHook('onReady', async () => {
+        wrapDecoratedApis(app, instruments)
+        observeProviders(sdk.meter, () => app.authentication.providers.values())
+      })
       app.addHook('onClose', async () => { await sdk.shutdown() })
     }, { name: 'telemetry-instrumentation' }),
     endpoint: fp(async (app: FastifyInstance) => {
       const scrape = sdk.scrape
       if (scrape === undefined) return
-      const config = prometheus.AllowAnonymous
-        ? { allowAnonymous: true as const }
-        : { authorize: prometheus.Policy.trim() === '' ? true as const : prometheus.Policy.trim() }
-      app.get(prometheus.Path, { config: { ...config, otel: false } }, async (_request, reply) => {
+      const access = metricsRouteAccess(prometheus)
+      if (access === undefined) {
+        const warning = metricsRouteWarning(settings, rootKey)
+        if (warning !== undefined) app.log.warn({ event: warning.event, key: warning.key }, warning.message)
+        return
+      }
+      app.get(prometheus.Path, { config: { ...access, otel: false } }, async (_request, reply) => {
         const body = await scrape()
         return reply.header('cache-control', 'no-store').type('text/plain; version=0.0.4; charset=utf-8').send(body)
       })
