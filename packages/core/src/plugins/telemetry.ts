@@ -3,12 +3,12 @@
  * dynamic import only when Telemetry:Enabled is true. {@link startTelemetry} starts the SDK and
  * returns what createApp wires in, each in one line: the observed logger (log events count into
  * metrics, telemetry/names.ts), the observed state store, the instrumentation plugin (request
- * spans, sign-ins started, sign-in step spans, authorization refusals) registered before any
- * route, and the metrics endpoint registered after authorization so the route gets its policy.
+ * spans, request durations, sign-ins started, sign-in step spans, authorization refusals,
+ * provider availability) registered before any route, and the metrics endpoint registered after authorization so the route gets its policy.
  */
 import fp from 'fastify-plugin'
 import { trace, SpanStatusCode, type Tracer } from '@opentelemetry/api'
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { ApplicationAuthorizationPolicyNames } from '../authorization/policies.js'
 import type { TelemetryConfiguration } from '../config/telemetry-schema.js'
 import type { StateStore } from '../state/state-store.js'
@@ -17,6 +17,7 @@ import { observeLogger } from '../telemetry/observed-logger.js'
 import { observeStore } from '../telemetry/observed-store.js'
 import { metricsRouteAccess, metricsRouteWarning } from '../telemetry/metrics-route.js'
 import { observeProviders } from '../telemetry/provider-gauge.js'
+import type { RequestTally } from '../telemetry/request-tally.js'
 import { startSdk, type TelemetrySdk } from '../telemetry/sdk.js'
 
 export interface Telemetry {
@@ -93,6 +94,30 @@ function wrapDecoratedApis (app: FastifyInstance, instruments: Instruments): voi
   })
 }
 
+type ResponseHook = (request: FastifyRequest, reply: FastifyReply, done: () => void) => void
+
+/**
+ * `http.server.request.duration`: each route gets its own onResponse hook as it is registered,
+ * holding its template's tally (telemetry/request-tally.ts), so a response is recorded without
+ * reading `request.routeOptions` (a getter that builds an object). Requests that match no route
+ * are recorded by one app-wide hook that acts only for them. The metrics route (`otel: false`)
+ * is not measured, as it is not traced.
+ */
+function recordRequests (app: FastifyInstance, requests: RequestTally): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.config?.otel === false) return
+    const tally = requests.route(route.url)
+    const hook: ResponseHook = (request, reply, done) => { tally.record(request.method, reply.statusCode, reply.elapsedTime); done() }
+    const existing = route.onResponse
+    route.onResponse = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), hook] as never
+  })
+  const unmatched = requests.route(undefined)
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.is404) unmatched.record(request.method, reply.statusCode, reply.elapsedTime)
+    done()
+  })
+}
+
 /** Starts the SDK (startup fails naming Telemetry:Enabled when it is not installed) and returns the wiring. */
 export async function startTelemetry (settings: TelemetryConfiguration, rootKey: string): Promise<Telemetry> {
   const serviceName = settings.ServiceName.trim() === '' ? rootKey : settings.ServiceName.trim()
@@ -106,6 +131,7 @@ export async function startTelemetry (settings: TelemetryConfiguration, rootKey:
     observeStore: (store) => observeStore(store, instruments),
     instrumentation: fp(async (app: FastifyInstance) => {
       if (sdk.requestSpans !== undefined) await app.register(sdk.requestSpans)
+      recordRequests(app, sdk.requests)
       app.addHook('onReady', async () => {
         wrapDecoratedApis(app, instruments)
         observeProviders(sdk.meter, () => app.authentication.providers.values())
