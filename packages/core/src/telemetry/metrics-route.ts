@@ -4,7 +4,7 @@
  * `AllowAnonymous` (issue 33, item 4). "Any signed-in user" is no default here: in an app with
  * runtime providers a user of any customer could read every customer's counts, and with the
  * `app.provider.available` gauge the customer list itself. No OpenTelemetry import: check-config
- * reads this too (config/summary.ts), with telemetry off.
+ * reads this too (configuration-summary.ts), with telemetry off.
  */
 import type { TelemetryConfiguration } from '../config/telemetry-schema.js'
 
