@@ -34,6 +34,8 @@ export interface ProviderRegistrationOptions<I extends ProviderInstance = Provid
     readonly tenant?: string
     /** Outside Development: connections that reach only public addresses (http/outbound-address.ts). */
     readonly dispatcher?: Dispatcher
+    /** Whether another provider already trusts this issuer (a SAML2 IdP entity id); its metadata is then refused. */
+    readonly issuerTaken?: (issuer: string) => boolean
   }
 }
 

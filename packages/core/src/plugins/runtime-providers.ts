@@ -76,6 +76,20 @@ async function refuseInternalTargets (validated: ValidatedRuntimeProvider, optio
   if (problems.length > 0) throw Object.assign(new Error('internal target'), { problems })
 }
 
+/**
+ * A SAML2 definition naming (`IdpEntityId`) an IdP that another provider already trusts is refused,
+ * naming the key; one whose metadata claims it is unavailable once the metadata loads (issue 33,
+ * item 6: a customer's IdP declaring another's entity id).
+ */
+function refuseTakenIssuer (validated: ValidatedRuntimeProvider, issuerTaken: (issuer: string) => boolean): void {
+  const instance = validated.instance
+  if (instance.protocol !== 'Saml2') return
+  const entityId = instance.settings.IdpEntityId.trim()
+  if (entityId === '' || !issuerTaken(entityId)) return
+  const key = `${instance.keyPrefix}:IdpEntityId`
+  throw Object.assign(new Error('issuer taken'), { problems: [{ key, message: `${key} names an IdP that another provider already trusts; an IdP belongs to one provider.` }] })
+}
+
 /** The set of runtime providers, on this app: opened, registered and revoked through the app's plugins. */
 function runtimeProviderSet (app: FastifyInstance, options: RuntimeProvidersOptions): RuntimeProviderSet {
   const allowance = internalHostAllowanceOf(options.config)
@@ -87,10 +101,13 @@ function runtimeProviderSet (app: FastifyInstance, options: RuntimeProvidersOpti
     validate: (definition) => validateRuntimeProvider(definition, options),
     open: async (validated) => {
       await refuseInternalTargets(validated, options, allowance)
+      const scheme = validated.instance.scheme
+      const issuerTaken = (issuer: string): boolean => [...app.authentication.providers.values()].some((provider) => provider.scheme !== scheme && provider.issuer?.() === issuer)
+      refuseTakenIssuer(validated, issuerTaken)
       return await openProvider(app, {
         instance: validated.instance,
         environmentName: options.environmentName,
-        runtime: { ...(validated.tenant === undefined ? {} : { tenant: validated.tenant }), ...(dispatcher === undefined ? {} : { dispatcher }) }
+        runtime: { ...(validated.tenant === undefined ? {} : { tenant: validated.tenant }), ...(dispatcher === undefined ? {} : { dispatcher }), issuerTaken }
       })
     },
     registered: () => app.authentication.providers,

@@ -157,6 +157,12 @@ export interface AuthenticationProvider {
    * the unavailable runtime providers (never by name) but its failure does not make the app unready.
    */
   readonly runtime?: boolean
+  /**
+   * The identity issuer the provider trusts, once known: a SAML2 IdP's entity id (`IdpEntityId`, or
+   * its metadata's). A provider from the provider source may not trust an issuer another provider
+   * already trusts (issue 33, item 6).
+   */
+  readonly issuer?: () => string | undefined
   /** Paths the handler owns (callback, ACS, metadata, logout); reachable anonymously. */
   readonly paths: readonly string[]
   /**

@@ -37,6 +37,9 @@ let sourceDown = false
 describe('providers from the provider source, two instances sharing Redis', () => {
   let idp: OidcIdp
   const saml = new TestIdentityProvider('http://localhost/idp-runtime')
+  /** The configured scheme's IdP, and a customer's IdP whose metadata claims the same entity id. */
+  const configuredIdp = new TestIdentityProvider('http://localhost/idp-configured')
+  const copycatIdp = new TestIdentityProvider('http://localhost/idp-configured')
   const spKey = createSigningKey('runtime-sp-signing')
   let a: ListeningApp
   let b: ListeningApp
@@ -45,12 +48,14 @@ describe('providers from the provider source, two instances sharing Redis', () =
     await server.start()
     idp = await startOidcIdp({ clientId: 'contoso-app', clientSecret: SECRET, accounts: { ada: { name: 'Ada at Contoso' } } })
     await saml.start()
+    await configuredIdp.start()
+    await copycatIdp.start()
     saml.users.set('bob', { nameId: 'bob', attributes: {} })
     saml.documents.set('/metadata-slo', () => withSingleLogoutService(saml.metadata(), `${saml.origin}/slo`))
     saml.nextUser = 'bob'
     const settings = {
       State: { Provider: 'Redis', Redis: { ConnectionString: server.connectionString, TimeoutMilliseconds: 500 } },
-      Authentication: { Schemes: { Configured: { Type: 'Saml2', EntityId: 'http://127.0.0.1/sp-configured', MetadataUrl: saml.metadataUrl } } }
+      Authentication: { Schemes: { Configured: { Type: 'Saml2', EntityId: 'http://127.0.0.1/sp-configured', MetadataUrl: configuredIdp.metadataUrl } } }
     }
     const source = async (): Promise<RuntimeProviderDefinition[]> => {
       if (sourceDown) throw new Error(`database down ${SECRET}`)
@@ -71,6 +76,8 @@ describe('providers from the provider source, two instances sharing Redis', () =
     await b?.close()
     await idp?.close()
     await saml.stop()
+    await configuredIdp.stop()
+    await copycatIdp.stop()
     await server.dispose()
   })
 
@@ -234,6 +241,24 @@ describe('providers from the provider source, two instances sharing Redis', () =
     assert.match(logged, /external\.runtime_provider\.refused/)
     assert.match(logged, /external\.runtime_provider\.domain_refused/)
     assert.ok(!logged.includes(SECRET))
+  })
+
+  test('a SAML2 definition claiming the IdP another provider trusts: refused by IdpEntityId, unavailable by its metadata (issue 33, item 6)', async () => {
+    await waitFor(() => a.app.authentication.providers.get('Configured')?.status().available === true, 'the configured SAML2 provider', 10_000, 20)
+    const before = a.logs.lines.length
+    definitions = [contoso(), fabrikam(),
+      { scheme: 'Named', settings: { Type: 'Saml2', EntityId: SP, MetadataUrl: copycatIdp.metadataUrl, IdpEntityId: 'http://localhost/idp-configured' } },
+      { scheme: 'Copycat', settings: { Type: 'Saml2', EntityId: SP, MetadataUrl: copycatIdp.metadataUrl } }]
+    const result = await a.app.authentication.reloadProviders()
+    assert.deepEqual(result.refused.map((refusal) => [refusal.scheme, refusal.problems.map((problem) => problem.key)]), [['Named', ['ProjectTemplate:Authentication:Schemes:Named:IdpEntityId']]])
+    assert.ok(result.added.includes('Copycat') && !result.added.includes('Named'), result.added.join())
+    const copycat = await fetch(`${a.origin}/External/Challenge?provider=Copycat`, { redirect: 'manual' })
+    await copycat.arrayBuffer()
+    assert.equal(copycat.headers.get('location'), '/Account/Login?failure=unavailable')
+    const failed = a.logs.records().slice(before).filter((record) => record.event === 'saml2.metadata.failed' && record.provider === 'Copycat')
+    assert.equal(failed.at(-1)?.detail, 'the IdP entity id is one another provider trusts')
+    definitions = [contoso(), fabrikam()]
+    await a.app.authentication.reloadProviders()
   })
 
   test('a replaced definition with revokeSessions: a new display name keeps the sessions, a new tenant ends them on every instance', async () => {

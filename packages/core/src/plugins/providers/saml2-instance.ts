@@ -136,6 +136,8 @@ function identityProviderSourceOf (options: ProviderRegistrationOptions<Saml2Ins
       metadataSigningCertificates: saml.MetadataSigningCertificates.filter((value) => value.trim() !== ''),
       ...(options.runtime?.dispatcher === undefined ? {} : { dispatcher: options.runtime.dispatcher }),
       check (description) {
+        // A customer's metadata may not claim an IdP another provider trusts (issue 33, item 6).
+        if (options.runtime?.issuerTaken?.(description.entityId) === true) return 'the IdP entity id is one another provider trusts'
         try {
           description.signingCertificates.forEach((value) => readCertificate(value))
         } catch {

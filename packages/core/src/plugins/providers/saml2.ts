@@ -47,6 +47,7 @@ export function saml2Provider (ctx: Saml2Context, opening: ProviderOpening = ALR
     endpoints,
     challenge: async (request, reply, returnUrl) => { await opening.open(); return await challenge(ctx, request, reply, returnUrl) },
     status: () => opening.opened ? ctx.status() : { available: true },
+    issuer: () => ctx.source.current?.entityId ?? (ctx.saml.IdpEntityId.trim() === '' ? undefined : ctx.saml.IdpEntityId.trim()),
     signOutRedirect: async (request, signedOut) => await signOutRedirect(ctx, request, signedOut)
   }
 }
