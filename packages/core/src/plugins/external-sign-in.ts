@@ -16,7 +16,7 @@ import { isLoopbackHost, parsePublicOrigin } from '../http/host-trust.js'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { ReplayCache } from '../state/replay-cache.js'
 import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../sign-in/sign-in-failure.js'
-import { SignInRefusal } from '../sign-in/refusal.js'
+import { SignInRefusal } from '../errors.js'
 import { identityAuditFields, type UserIdentity } from '../session/user-identity.js'
 import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
 import { FLOW_LIFETIME_SECONDS, PendingFlows } from '../sign-in/pending-flows.js'
@@ -83,7 +83,7 @@ export interface ExternalSignInOptions {
 }
 
 /**
- * A refusal's `diagnostics` (sign-in/refusal.ts): safe log fields it chose (HTTP status, OAuth
+ * A refusal's `diagnostics` (errors.ts, SignInRefusal): safe log fields it chose (HTTP status, OAuth
  * error code, network cause code, the setting to change; never a description, token or secret);
  * any other error has none. A setting named under the default root is moved under `rootKey`.
  */
