@@ -1,6 +1,6 @@
 /**
  * The cookie session (the `Cookies` scheme): the session cookie carries a sealed reference, the
- * session itself lives in the state store (auth/session-store.ts). Checks it once per request
+ * session itself lives in the state store (session/session-store.ts). Checks it once per request
  * (from a local cache, no round trip while the store vouches for its invalidations), renews it
  * when sliding expiration says so (never past the absolute lifetime), and offers the sign-in,
  * sign-out and revocation API that providers, routes and a consuming application call, and
