@@ -102,15 +102,3 @@ export const PURPOSES: Purposes = DEFAULT_NAMING.purposes
 export function cookieName (name: string, hostPrefix: boolean): string {
   return hostPrefix ? `__Host-${name}` : `.${name}`
 }
-
-const DEFAULT_KEY_PATH = new RegExp(`\\b${APPLICATION_NAME}(?=:[A-Z])`, 'g')
-
-/**
- * `text` with every configuration key path of the default root (`ProjectTemplate:Hosting:...`)
- * moved under `rootKey`. The validation rules and a few start-up checks write their messages with
- * the default root; the one place that knows the application's name (configuration loading,
- * `createApp`) re-roots them, so every message names the key the operator actually sets.
- */
-export function rerootKeyPaths (text: string, rootKey: string): string {
-  return rootKey === APPLICATION_NAME ? text : text.replace(DEFAULT_KEY_PATH, rootKey)
-}

@@ -6,8 +6,8 @@
 import type { LoadedConfiguration } from './config/load.js'
 import { PROVIDERS_DOCUMENT } from './documentation.js'
 import { clientAuthenticationWarnings } from './oidc/client-authentication.js'
-import { ROOT_KEY } from './config/schema.js'
-import { enabledProviderInstances } from './config/provider-instances.js'
+import { APPLICATION_NAME } from './application-name.js'
+import { enabledProviderInstancesUnder } from './config/provider-instances.js'
 import { metricsRouteWarning } from './telemetry/metrics-route.js'
 
 export interface ConfigurationSummary {
@@ -47,15 +47,15 @@ export function summarizeConfiguration (loaded: LoadedConfiguration, origin?: En
       enabled: config.Authentication.Enabled,
       requireAuthenticatedUserByDefault: config.Authorization.RequireAuthenticatedUserByDefault
     },
-    providers: (config.Authentication.Enabled ? enabledProviderInstances(config) : [])
+    providers: (config.Authentication.Enabled ? enabledProviderInstancesUnder(config, loaded.applicationName) : [])
       .map((instance) => ({ name: instance.scheme, displayName: instance.settings.DisplayName })),
     secrets: loaded.secretOrigins.map((origin) => ({ key: origin.key, source: origin.source })),
     dataProtection: keys > 0 ? { keys } : { keys, keyDirectory: config.DataProtection.KeyDirectory },
     warnings: [
       ...loaded.warnings.map((warning) => ({ event: warning.event, key: warning.key, ...(warning.file === undefined ? {} : { file: warning.file }), message: warning.message })),
       // Every OpenID Connect instance (the contract section and each named scheme), by its own key.
-      ...(config.Authentication.Enabled ? enabledProviderInstances(config) : []).flatMap((instance) => instance.protocol === 'OpenIdConnect'
-        ? clientAuthenticationWarnings(instance.settings, `${loaded.applicationName}${instance.keyPrefix.slice(ROOT_KEY.length)}:TokenEndpointAuthMethod`)
+      ...(config.Authentication.Enabled ? enabledProviderInstancesUnder(config, loaded.applicationName) : []).flatMap((instance) => instance.protocol === 'OpenIdConnect'
+        ? clientAuthenticationWarnings(instance.settings, `${instance.keyPrefix}:TokenEndpointAuthMethod`)
         : []),
       ...[metricsRouteWarning(config.Telemetry, loaded.applicationName)].filter((warning) => warning !== undefined)
     ],
@@ -64,7 +64,7 @@ export function summarizeConfiguration (loaded: LoadedConfiguration, origin?: En
 }
 
 /** The readable report: a few labelled lines, then warnings and errors as lists. */
-export function formatSummary (summary: ConfigurationSummary, rootKey: string = ROOT_KEY): string {
+export function formatSummary (summary: ConfigurationSummary, rootKey: string = APPLICATION_NAME): string {
   const lines: string[] = []
   lines.push(`Configuration: ${summary.valid ? 'valid' : `INVALID (${summary.errors.length} ${summary.errors.length === 1 ? 'error' : 'errors'}); the application would not start`}`)
   lines.push(`Environment:   ${summary.environment} (${summary.environmentFrom === 'default' ? 'the default: NODE_ENV is not set; NODE_ENV=development selects Development' : 'from NODE_ENV'})`)

@@ -15,9 +15,8 @@ import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import { applicationDiscriminatorOf, loadKeyRing, type KeyRing } from './data-protection/key-ring.js'
 import { environmentOf } from './config/environment.js'
-import { applicationNaming, rerootKeyPaths, type ApplicationNaming } from './application-name.js'
-import { ConfigurationError } from './errors.js'
-import { ROOT_KEY, type ApplicationConfiguration } from './config/schema.js'
+import { APPLICATION_NAME, applicationNaming, type ApplicationNaming } from './application-name.js'
+import type { ApplicationConfiguration } from './config/schema.js'
 import { enabledProviderInstances } from './config/provider-instances.js'
 import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
@@ -111,7 +110,7 @@ export const MAX_HEADER_BYTES = 32 * 1024
  * The one-time warning logged when authentication is disabled (auth-contract.md, "States and
  * transitions" rule 2), naming the application's `<rootKey>:Authentication:Enabled`.
  */
-export function authenticationDisabledMessage (rootKey: string = ROOT_KEY): string {
+export function authenticationDisabledMessage (rootKey: string = APPLICATION_NAME): string {
   return `Application authentication is disabled (${rootKey}:Authentication:Enabled is false). ` +
     'This posture is intentional and supported: routes without explicit authorization metadata are public. ' +
     'Review network exposure and the authorization expectations of every route before deploying.'
@@ -137,30 +136,12 @@ function resolveKeyRing (options: CreateAppOptions, rootKey: string): KeyRing {
 }
 
 /**
- * Start-up checks below createApp (the key store, provider set-up) name keys under the default
- * root; a {@link ConfigurationError} they throw is re-rooted under the application's name here.
- */
-function rerooted (error: unknown, rootKey: string): unknown {
-  if (!(error instanceof ConfigurationError) || rootKey === ROOT_KEY) return error
-  return new ConfigurationError(error.problems.map((problem) => ({
-    ...problem,
-    key: rerootKeyPaths(problem.key, rootKey),
-    message: rerootKeyPaths(problem.message, rootKey)
-  })), { cause: error.cause })
-}
-
-/**
  * Creates the app with the core registered (every security plugin, the baseline endpoints and,
  * when given, the app's own {@link ApplicationParts}). Call `ready()` (or `listen()`) after
  * registering anything else.
  */
 export async function createApp (options: CreateAppOptions): Promise<FastifyInstance> {
-  const naming = applicationNaming(options.applicationName)
-  try {
-    return await composeApp(options, naming)
-  } catch (error) {
-    throw rerooted(error, naming.rootKey)
-  }
+  return await composeApp(options, applicationNaming(options.applicationName))
 }
 
 async function composeApp (options: CreateAppOptions, naming: ApplicationNaming): Promise<FastifyInstance> {

@@ -40,8 +40,18 @@ export function messageOf<C extends ErrorCode> (code: C, ...parameters: MessageP
   return (ERRORS[code].message as (...values: string[]) => string)(...parameters)
 }
 
+/**
+ * The one root of every error the core raises on purpose, as Auth.js's `errors.ts` has one base
+ * error: the coded application errors ({@link AppError}, rendered from the catalogue), the
+ * refusals of a provider's response, logout token or token refresh ({@link SignInRefusal}, logged
+ * with their failure class) and the state store's refusals (state/state-store.ts, rendered as
+ * `APP_ERR_STATE_*`). Callers tell them apart with `instanceof` on the subclass, never by duck
+ * typing; the base adds nothing but the common ancestry.
+ */
+export class CoreError extends Error {}
+
 /** An error with a stable code; its message is safe for logs and, below 500, for responses. */
-export class AppError extends Error {
+export class AppError extends CoreError {
   readonly code: ErrorCode
   readonly statusCode: number
 
@@ -77,5 +87,39 @@ export class ConfigurationError extends AppError {
     super('APP_ERR_CONFIG_INVALID', problems.map((problem) => problem.message).join(' '), options)
     this.name = 'ConfigurationError'
     this.problems = problems
+  }
+}
+
+/**
+ * Safe log fields of a refusal, chosen by the code that refuses: an HTTP status, an OAuth
+ * `error` code, a network cause code, a fixed algorithm name. Never a value taken from the
+ * message, a token, a description or a secret.
+ */
+export type RefusalDiagnostics = Readonly<Record<string, string | number>>
+
+/**
+ * A refused step, the base of every refusal a provider's response, logout token or token refresh
+ * can end in: the protocol folders throw their own subclass (`Saml2ResponseError`,
+ * `OpenIdConnectError`, `VendorFlowError`, `LogoutTokenError`, `TokenRefreshError`), and the
+ * plugins tell a refusal from any other error with `instanceof SignInRefusal` and read its fields.
+ * `failure` is the class logged as `failure`, from the subclass's closed set (a sign-in
+ * protocol's part of `SignInFailure` in sign-in/sign-in-failure.ts, or the classes of logout
+ * tokens and token refresh), `diagnostics` the safe log fields, `cause` the library error (for the
+ * log's error name and code only). The message is a fixed phrase, never message content. A
+ * refusal has no error code of its own: sign-in/sign-in-failure.ts maps its failure class to the
+ * outcome and the code logged with it.
+ */
+export class SignInRefusal<F extends string, D extends object = RefusalDiagnostics> extends CoreError {
+  /** The failure class, logged as `failure`. */
+  readonly failure: F
+  /** Safe log fields ({@link RefusalDiagnostics}); the empty object when there are none. */
+  readonly diagnostics: D
+
+  constructor (failure: F, message: string, options?: ErrorOptions & { readonly diagnostics?: D }) {
+    super(message, options)
+    this.name = 'SignInRefusal'
+    this.failure = failure
+    // Every diagnostics shape has optional fields only: none is the empty object.
+    this.diagnostics = options?.diagnostics ?? {} as D
   }
 }

@@ -59,10 +59,8 @@ export type { UserIdentity } from './session/user-identity.js'
 export type { ResolveCallback, SessionApi, SessionCookieSettings } from './plugins/session.js'
 export type { SignInRequest } from './session/renewal.js'
 export type { SessionList, SessionSummary } from './session/session-store.js'
-export { SignInRefusal } from './sign-in/refusal.js'
 export { SIGN_IN_HOOK_CLAIM_ISSUER, MAX_REFUSAL_REASON_LENGTH } from './sign-in/sign-in-hook.js'
 export type { SignInHook, SignInHookContext, SignInHookResult, VerifiedSignIn, ClaimValues } from './sign-in/sign-in-hook.js'
-export type { RefusalDiagnostics } from './sign-in/refusal.js'
 export { TokenRefreshError } from './session/token-refresh.js'
 export type { TokenRefresher, TokenRefreshFailure, TokenRefreshDiagnostics } from './session/token-refresh.js'
 export type { AuthenticationApi } from './plugins/authentication.js'
@@ -96,8 +94,8 @@ export type { ProblemOptions } from './http/responses.js'
 export { CSRF_FORM_FIELD, CSRF_HEADER } from './plugins/csrf.js'
 
 // Errors and logging.
-export { AppError, ConfigurationError, ERRORS, createError, messageOf } from './errors.js'
-export type { ErrorCode, KeyedProblem, MessageParameters } from './errors.js'
+export { CoreError, AppError, ConfigurationError, SignInRefusal, ERRORS, createError, messageOf } from './errors.js'
+export type { ErrorCode, KeyedProblem, MessageParameters, RefusalDiagnostics } from './errors.js'
 export { createLogger, CENSOR } from './logger.js'
 
 // Keys and state, for tests and tools that build an app by hand.

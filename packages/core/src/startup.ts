@@ -5,7 +5,6 @@
  * startup refuses.
  */
 import type { Logger } from 'pino'
-import { rerootKeyPaths } from './application-name.js'
 import type { ConfigurationProblem } from './config/bind.js'
 import { isDevelopment } from './config/environment.js'
 import { environmentNameFrom, type LoadedConfiguration } from './config/load.js'
@@ -50,8 +49,7 @@ export async function loadEntryPointConfiguration (env: NodeJS.ProcessEnv, conte
 export async function inspectResources (loaded: LoadedConfiguration): Promise<ConfigurationProblem[]> {
   const state = loaded.config.State
   if (state.Provider !== 'Embedded' || !state.Embedded.Persist || await loadSqlite() === undefined) return []
-  return inspectStateDirectory(state.Embedded.DataDirectory, loaded.contentRoot)
-    .map((problem) => ({ key: rerootKeyPaths(problem.key, loaded.applicationName), message: rerootKeyPaths(problem.message, loaded.applicationName) }))
+  return inspectStateDirectory(state.Embedded.DataDirectory, loaded.contentRoot, loaded.applicationName)
 }
 
 /** Logs the warnings (unknown keys, secrets in settings files, insecure http) and the failures as one structured error; true when valid. */

@@ -178,7 +178,7 @@ networks:
 }
 
 /**
- * The proxy configuration. template/test/deploy/rolling-restart.test.ts runs Debian's nginx with
+ * The proxy configuration. packages/core/test/deploy/rolling-restart.test.ts runs Debian's nginx with
  * exactly this text, only the instance addresses, listen ports and certificate directory moved to
  * loopback and a temporary directory, under a rolling restart of both instances.
  * @returns {string}

@@ -115,7 +115,7 @@ describe('compose.yaml and the proxy', () => {
     assert.doesNotMatch(text, /^ +proxy_next_upstream .*non_idempotent|^ +server .*max_fails=[1-9]/m)
     // The app's largest response headers (about 2.3 KB) fit with room: never left at one memory page.
     assert.match(text, /^ {8}proxy_buffer_size 8k;\n {8}proxy_buffers 8 8k;$/m)
-    // template/test/deploy/rolling-restart.test.ts runs this file in Debian's nginx.
+    // packages/core/test/deploy/rolling-restart.test.ts runs this file in Debian's nginx.
     assert.ok(existsSync(join(project, 'docs', 'deployment.md')))
     assert.match(read('.gitignore'), /^deploy\/certs\/$/m)
   })

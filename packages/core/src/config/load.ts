@@ -8,7 +8,7 @@ import { isAbsolute, join, resolve } from 'node:path'
 import { bindConfiguration, type ConfigurationProblem } from './bind.js'
 import { DEVELOPMENT, isDevelopment } from './environment.js'
 import type { Rule } from './rules.js'
-import { applicationNaming, rerootKeyPaths } from '../application-name.js'
+import { applicationNaming } from '../application-name.js'
 import { ApplicationSchema, applicationSchemaFor, OpenIdConnectSchemeSchema, ROOT_KEY, Saml2SchemeSchema, SECRET_KEYWORD, type ApplicationConfiguration } from './schema.js'
 import {
   ConfigurationSourceError, DOTENV_FILE, mergeLayers, readEnvironment, readJsonFile, readKeyPerFile, userSecretsPath,
@@ -148,9 +148,7 @@ export function loadConfigurationWith (options: LoadOptions, rules: readonly Rul
   const merged = mergeLayers(layers)
   const bound = bindConfiguration<ApplicationConfiguration>(merged, applicationSchemaFor(rootKey), rootKey)
   errors.push(...bound.errors)
-  // The rules name keys under the default root; re-rooted here, where the name is known.
-  errors.push(...rules.flatMap((rule) => rule({ config: bound.value, environmentName, contentRoot }))
-    .map((problem) => ({ ...problem, key: rerootKeyPaths(problem.key, rootKey), message: rerootKeyPaths(problem.message, rootKey) })))
+  errors.push(...rules.flatMap((rule) => rule({ config: bound.value, environmentName, contentRoot, rootKey })))
   const warnings: ConfigurationWarning[] = bound.unknownKeys.map((key) => ({
     key,
     event: 'configuration.unknown_key',

@@ -16,7 +16,7 @@ export type Saml2InstanceSettings = Saml2Configuration & { readonly MetadataPath
 export interface ProviderInstanceBase {
   /** The scheme: `/External/Challenge?provider=`, the principal's provider, part of the user's identity. */
   readonly scheme: string
-  /** Colon path of the section under the default root (`ProjectTemplate:Authentication:Schemes:Partners`). */
+  /** Colon path of the section under the application's root key (`ProjectTemplate:Authentication:Schemes:Partners`). */
   readonly keyPrefix: string
   /** True for a contract section (Providers:<Name>), false for a named scheme (Schemes:<Name>). */
   readonly contract: boolean
@@ -35,11 +35,9 @@ export const SAML2_METADATA_PATH = '/Saml2/Metadata'
 /** The contract Saml2 provider's Single Logout endpoint; reserved like the metadata path. */
 export const SAML2_LOGOUT_PATH = '/Saml2/Logout'
 
-const AUTH = `${ROOT_KEY}:Authentication`
-
-function contractInstances (config: ApplicationConfiguration): ProviderInstance[] {
+function contractInstances (config: ApplicationConfiguration, rootKey: string): ProviderInstance[] {
   const providers = config.Authentication.Providers
-  const base = (name: string): ProviderInstanceBase => ({ scheme: name, keyPrefix: `${AUTH}:Providers:${name}`, contract: true })
+  const base = (name: string): ProviderInstanceBase => ({ scheme: name, keyPrefix: `${rootKey}:Authentication:Providers:${name}`, contract: true })
   return PROVIDER_NAMES.map((name): ProviderInstance => {
     if (name === 'OpenIdConnect') return { ...base(name), protocol: 'OpenIdConnect', settings: providers.OpenIdConnect }
     if (name === 'Saml2') return { ...base(name), protocol: 'Saml2', settings: { ...providers.Saml2, MetadataPath: SAML2_METADATA_PATH, LogoutPath: SAML2_LOGOUT_PATH } }
@@ -47,9 +45,12 @@ function contractInstances (config: ApplicationConfiguration): ProviderInstance[
   })
 }
 
-/** The instance of the named scheme `name` (`Authentication:Schemes:<Name>`), its protocol the one its Type names. */
-export function namedSchemeInstance (name: string, section: SchemeConfiguration): ProviderInstance {
-  const base: ProviderInstanceBase = { scheme: name, keyPrefix: `${AUTH}:Schemes:${name}`, contract: false }
+/**
+ * The instance of the named scheme `name` (`<Root>:Authentication:Schemes:<Name>` under `rootKey`),
+ * its protocol the one its Type names.
+ */
+export function namedSchemeInstance (name: string, section: SchemeConfiguration, rootKey: string = ROOT_KEY): ProviderInstance {
+  const base: ProviderInstanceBase = { scheme: name, keyPrefix: `${rootKey}:Authentication:Schemes:${name}`, contract: false }
   if (section.Type === 'OpenIdConnect') {
     const { Type: _type, ...settings } = section
     return { ...base, protocol: 'OpenIdConnect', settings: { ...settings, Scheme: name } }
@@ -58,18 +59,28 @@ export function namedSchemeInstance (name: string, section: SchemeConfiguration)
   return { ...base, protocol: 'Saml2', settings: { ...settings, Scheme: name } }
 }
 
-function namedInstances (config: ApplicationConfiguration): ProviderInstance[] {
-  return Object.entries(config.Authentication.Schemes).map(([name, section]) => namedSchemeInstance(name, section))
+function namedInstances (config: ApplicationConfiguration, rootKey: string): ProviderInstance[] {
+  return Object.entries(config.Authentication.Schemes).map(([name, section]) => namedSchemeInstance(name, section, rootKey))
 }
 
 /** Every declared provider, enabled or not: the contract sections in their order, then the named schemes. */
 export function providerInstancesOf (config: ApplicationConfiguration): ProviderInstance[] {
-  return [...contractInstances(config), ...namedInstances(config)]
+  return providerInstancesUnder(config, ROOT_KEY)
+}
+
+/** {@link providerInstancesOf}, each `keyPrefix` under the application's `rootKey`. */
+export function providerInstancesUnder (config: ApplicationConfiguration, rootKey: string): ProviderInstance[] {
+  return [...contractInstances(config, rootKey), ...namedInstances(config, rootKey)]
 }
 
 /** The providers whose Enabled is true (whatever Authentication:Enabled says). */
 export function enabledProviderInstances (config: ApplicationConfiguration): ProviderInstance[] {
-  return providerInstancesOf(config).filter((instance) => instance.settings.Enabled)
+  return enabledProviderInstancesUnder(config, ROOT_KEY)
+}
+
+/** {@link enabledProviderInstances}, each `keyPrefix` under the application's `rootKey`. */
+export function enabledProviderInstancesUnder (config: ApplicationConfiguration, rootKey: string): ProviderInstance[] {
+  return providerInstancesUnder(config, rootKey).filter((instance) => instance.settings.Enabled)
 }
 
 /** The colon path of one key of a provider's section. */

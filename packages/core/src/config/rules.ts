@@ -8,8 +8,8 @@
 import { isAllowedHostPattern, isDevelopmentLoopbackHttp, isProxyAddress, parsePublicOrigin } from '../http/host-trust.js'
 import type { ConfigurationProblem } from './bind.js'
 import { isDevelopment } from './environment.js'
-import { ROOT_KEY, type ApplicationConfiguration } from './schema.js'
-import { enabledProviderInstances, keyOfInstance, providerInstancesOf, SAML2_LOGOUT_PATH, SAML2_METADATA_PATH, type ProviderInstance } from './provider-instances.js'
+import type { ApplicationConfiguration } from './schema.js'
+import { enabledProviderInstancesUnder, keyOfInstance, providerInstancesUnder, SAML2_LOGOUT_PATH, SAML2_METADATA_PATH, type ProviderInstance } from './provider-instances.js'
 import type { Secret } from './secret.js'
 
 export interface RuleContext {
@@ -20,6 +20,11 @@ export interface RuleContext {
    * file system run only when it is given (loadConfiguration always gives it).
    */
   readonly contentRoot?: string
+  /**
+   * The application's root key (`ProjectTemplate` unless the app is named otherwise): every
+   * problem names its key under it, once, where the rule writes the path.
+   */
+  readonly rootKey: string
 }
 
 export type Rule = (context: RuleContext) => ConfigurationProblem[]
@@ -31,9 +36,6 @@ export type Rule = (context: RuleContext) => ConfigurationProblem[]
  */
 export type ProviderSettingsRule<P extends ProviderInstance['protocol']> = (instance: Extract<ProviderInstance, { protocol: P }>, environmentName: string) => ConfigurationProblem[]
 
-const AUTH = `${ROOT_KEY}:Authentication`
-const HOSTING = `${ROOT_KEY}:Hosting`
-const AUTHZ = `${ROOT_KEY}:Authorization`
 export const problem = (key: string, message: string): ConfigurationProblem => ({ key, message })
 
 /**
@@ -62,56 +64,56 @@ export function checkEndpointUrl (value: string, key: string, environmentName: s
   return [problem(key, `${key} must be an absolute https URL (http is allowed only for a loopback host in Development).`)]
 }
 
-function enabledProviders (config: ApplicationConfiguration): ProviderInstance[] {
-  return enabledProviderInstances(config)
+function enabledProviders (config: ApplicationConfiguration, rootKey: string): ProviderInstance[] {
+  return enabledProviderInstancesUnder(config, rootKey)
 }
 
-export const authenticationDisabledRequiresNoFallback: Rule = ({ config }) =>
+export const authenticationDisabledRequiresNoFallback: Rule = ({ config, rootKey }) =>
   !config.Authentication.Enabled && config.Authorization.RequireAuthenticatedUserByDefault
-    ? [problem(`${AUTH}:Enabled`, `${AUTH}:Enabled is false while ${AUTHZ}:RequireAuthenticatedUserByDefault is true; set ${AUTHZ}:RequireAuthenticatedUserByDefault to false to run without authentication, or enable authentication.`)]
+    ? [problem(`${rootKey}:Authentication:Enabled`, `${rootKey}:Authentication:Enabled is false while ${rootKey}:Authorization:RequireAuthenticatedUserByDefault is true; set ${rootKey}:Authorization:RequireAuthenticatedUserByDefault to false to run without authentication, or enable authentication.`)]
     : []
 
-export const cookieSessionRequiredWhenAuthenticationEnabled: Rule = ({ config }) =>
+export const cookieSessionRequiredWhenAuthenticationEnabled: Rule = ({ config, rootKey }) =>
   config.Authentication.Enabled && !config.Authentication.Cookie.Enabled
-    ? [problem(`${AUTH}:Cookie:Enabled`, `${AUTH}:Cookie:Enabled may be false only when ${AUTH}:Enabled is false; the session is the cookie.`)]
+    ? [problem(`${rootKey}:Authentication:Cookie:Enabled`, `${rootKey}:Authentication:Cookie:Enabled may be false only when ${rootKey}:Authentication:Enabled is false; the session is the cookie.`)]
     : []
 
-export const providersRequireAuthentication: Rule = ({ config }) =>
+export const providersRequireAuthentication: Rule = ({ config, rootKey }) =>
   config.Authentication.Enabled
     ? []
-    : enabledProviders(config).map((instance) => problem(keyOfInstance(instance, 'Enabled'), `${keyOfInstance(instance, 'Enabled')} is true while ${AUTH}:Enabled is false; a provider needs application authentication.`))
+    : enabledProviders(config, rootKey).map((instance) => problem(keyOfInstance(instance, 'Enabled'), `${keyOfInstance(instance, 'Enabled')} is true while ${rootKey}:Authentication:Enabled is false; a provider needs application authentication.`))
 
-export const defaultSchemes: Rule = ({ config }) => {
+export const defaultSchemes: Rule = ({ config, rootKey }) => {
   const auth = config.Authentication
   const problems: ConfigurationProblem[] = []
-  if (auth.DefaultScheme !== 'Cookies') problems.push(problem(`${AUTH}:DefaultScheme`, `${AUTH}:DefaultScheme must be Cookies.`))
-  if (auth.DefaultSignInScheme !== 'Cookies') problems.push(problem(`${AUTH}:DefaultSignInScheme`, `${AUTH}:DefaultSignInScheme must be Cookies.`))
-  const allowed = ['Cookies', ...enabledProviders(config).map((instance) => instance.scheme)]
+  if (auth.DefaultScheme !== 'Cookies') problems.push(problem(`${rootKey}:Authentication:DefaultScheme`, `${rootKey}:Authentication:DefaultScheme must be Cookies.`))
+  if (auth.DefaultSignInScheme !== 'Cookies') problems.push(problem(`${rootKey}:Authentication:DefaultSignInScheme`, `${rootKey}:Authentication:DefaultSignInScheme must be Cookies.`))
+  const allowed = ['Cookies', ...enabledProviders(config, rootKey).map((instance) => instance.scheme)]
   if (!allowed.includes(auth.DefaultChallengeScheme)) {
-    problems.push(problem(`${AUTH}:DefaultChallengeScheme`, `${AUTH}:DefaultChallengeScheme must be Cookies or the scheme of an enabled provider (${allowed.join(', ')}).`))
+    problems.push(problem(`${rootKey}:Authentication:DefaultChallengeScheme`, `${rootKey}:Authentication:DefaultChallengeScheme must be Cookies or the scheme of an enabled provider (${allowed.join(', ')}).`))
   }
   return problems
 }
 
-export const insecureCookieOnlyInDevelopment: Rule = ({ config, environmentName }) =>
+export const insecureCookieOnlyInDevelopment: Rule = ({ config, environmentName, rootKey }) =>
   config.Authentication.Cookie.AllowInsecureHttp && !isDevelopment(environmentName)
-    ? [problem(`${AUTH}:Cookie:AllowInsecureHttp`, `${AUTH}:Cookie:AllowInsecureHttp may be true only in Development (current environment: ${environmentName}).`)]
+    ? [problem(`${rootKey}:Authentication:Cookie:AllowInsecureHttp`, `${rootKey}:Authentication:Cookie:AllowInsecureHttp may be true only in Development (current environment: ${environmentName}).`)]
     : []
 
-export const claimTypesAndValues: Rule = ({ config }) => {
+export const claimTypesAndValues: Rule = ({ config, rootKey }) => {
   const authz = config.Authorization
   const problems: ConfigurationProblem[] = []
   for (const key of ['RoleClaimType', 'PermissionClaimType'] as const) {
-    if (authz[key].trim() === '') problems.push(problem(`${AUTHZ}:${key}`, `${AUTHZ}:${key} must not be empty.`))
+    if (authz[key].trim() === '') problems.push(problem(`${rootKey}:Authorization:${key}`, `${rootKey}:Authorization:${key} must not be empty.`))
   }
   for (const key of ['AdministratorRoles', 'ManageApplicationPermissions'] as const) {
-    if (!authz[key].some((value) => value.trim() !== '')) problems.push(problem(`${AUTHZ}:${key}`, `${AUTHZ}:${key} must contain at least one non-empty value.`))
+    if (!authz[key].some((value) => value.trim() !== '')) problems.push(problem(`${rootKey}:Authorization:${key}`, `${rootKey}:Authorization:${key} must contain at least one non-empty value.`))
   }
   return problems
 }
 
-export const providerSchemesAreFixed: Rule = ({ config }) =>
-  providerInstancesOf(config).filter((instance) => instance.settings.Scheme !== instance.scheme)
+export const providerSchemesAreFixed: Rule = ({ config, rootKey }) =>
+  providerInstancesUnder(config, rootKey).filter((instance) => instance.settings.Scheme !== instance.scheme)
     .map((instance) => problem(keyOfInstance(instance, 'Scheme'), `${keyOfInstance(instance, 'Scheme')} must equal the provider name (${instance.scheme}).`))
 
 /** A problem for each of `keys` of `instance` that {@link isMissing}. */
@@ -122,18 +124,18 @@ export function requiredKeys (instance: Pick<ProviderInstance, 'keyPrefix'>, key
 }
 
 /** The enabled providers of one protocol (contract section and named schemes). */
-function enabledOf<P extends ProviderInstance['protocol']> (config: ApplicationConfiguration, protocol: P): Array<Extract<ProviderInstance, { protocol: P }>> {
-  return enabledProviders(config).filter((instance): instance is Extract<ProviderInstance, { protocol: P }> => instance.protocol === protocol)
+function enabledOf<P extends ProviderInstance['protocol']> (config: ApplicationConfiguration, rootKey: string, protocol: P): Array<Extract<ProviderInstance, { protocol: P }>> {
+  return enabledProviders(config, rootKey).filter((instance): instance is Extract<ProviderInstance, { protocol: P }> => instance.protocol === protocol)
 }
 
 /** The rule that checks every enabled provider of `protocol` with its type's settings rule. */
 export function providerSettings<P extends ProviderInstance['protocol']> (protocol: P, rule: ProviderSettingsRule<P>): Rule {
-  return ({ config, environmentName }) => enabledOf(config, protocol).flatMap((instance) => rule(instance, environmentName))
+  return ({ config, environmentName, rootKey }) => enabledOf(config, rootKey, protocol).flatMap((instance) => rule(instance, environmentName))
 }
 
 /** Every path an enabled provider owns, with the key that sets it (the contract Saml2's metadata and logout paths are reserved instead). */
-function callbackPaths (config: ApplicationConfiguration): Array<{ key: string, path: string }> {
-  return enabledProviders(config).flatMap((instance) => {
+function callbackPaths (config: ApplicationConfiguration, rootKey: string): Array<{ key: string, path: string }> {
+  return enabledProviders(config, rootKey).flatMap((instance) => {
     const at = (key: string, path: string): { key: string, path: string } => ({ key: keyOfInstance(instance, key), path })
     if (instance.protocol === 'Saml2') {
       return instance.contract
@@ -154,10 +156,10 @@ function callbackPaths (config: ApplicationConfiguration): Array<{ key: string, 
 const EMAIL_DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$/i
 
 /** Each provider's Domains are domain names, and a domain belongs to one provider only. */
-export const providerDomainsAreDistinct: Rule = ({ config }) => {
+export const providerDomainsAreDistinct: Rule = ({ config, rootKey }) => {
   const problems: ConfigurationProblem[] = []
   const owners = new Map<string, string>()
-  for (const instance of enabledProviders(config)) problems.push(...domainProblems(instance, owners))
+  for (const instance of enabledProviders(config, rootKey)) problems.push(...domainProblems(instance, owners))
   return problems
 }
 
@@ -181,10 +183,10 @@ export function domainProblems (instance: ProviderInstance, owners = new Map<str
   return problems
 }
 
-export const callbackPathsAreLocalAndDistinct: Rule = ({ config }) => {
+export const callbackPathsAreLocalAndDistinct: Rule = ({ config, rootKey }) => {
   const problems: ConfigurationProblem[] = []
   const seen = new Map<string, string>()
-  for (const { key, path } of callbackPaths(config)) {
+  for (const { key, path } of callbackPaths(config, rootKey)) {
     if (!/^\/[A-Za-z0-9\-._~/]*$/.test(path) || path.startsWith('//')) {
       problems.push(problem(key, `${key} must start with a single / and contain only unreserved URL characters.`))
       continue
@@ -202,36 +204,36 @@ export const callbackPathsAreLocalAndDistinct: Rule = ({ config }) => {
   return problems
 }
 
-export const forwardedHeadersNeedKnownProxies: Rule = ({ config }) =>
+export const forwardedHeadersNeedKnownProxies: Rule = ({ config, rootKey }) =>
   config.ForwardedHeaders.Enabled && !config.ForwardedHeaders.KnownProxies.some((value) => value.trim() !== '')
-    ? [problem(`${ROOT_KEY}:ForwardedHeaders:KnownProxies`, `${ROOT_KEY}:ForwardedHeaders:KnownProxies must list at least one proxy address when ${ROOT_KEY}:ForwardedHeaders:Enabled is true.`)]
+    ? [problem(`${rootKey}:ForwardedHeaders:KnownProxies`, `${rootKey}:ForwardedHeaders:KnownProxies must list at least one proxy address when ${rootKey}:ForwardedHeaders:Enabled is true.`)]
     : []
 
 /** Fastify's proxy-addr throws at startup on an entry it cannot parse, quoting it: refuse it here, unquoted. */
-export const knownProxiesAreAddresses: Rule = ({ config }) =>
+export const knownProxiesAreAddresses: Rule = ({ config, rootKey }) =>
   config.ForwardedHeaders.Enabled
     ? config.ForwardedHeaders.KnownProxies.flatMap((value, index) => {
-      const key = `${ROOT_KEY}:ForwardedHeaders:KnownProxies:${index}`
+      const key = `${rootKey}:ForwardedHeaders:KnownProxies:${index}`
       return value.trim() === '' || isProxyAddress(value.trim())
         ? []
         : [problem(key, `${key} must be an IP address, an address with a prefix length or IPv4 netmask (10.0.0.0/8), or one of loopback, linklocal, uniquelocal.`)]
     })
     : []
 
-export const absoluteLifetimeCoversIdleLifetime: Rule = ({ config }) =>
+export const absoluteLifetimeCoversIdleLifetime: Rule = ({ config, rootKey }) =>
   config.Authentication.Cookie.AbsoluteExpireMinutes < config.Authentication.Cookie.ExpireMinutes
-    ? [problem(`${AUTH}:Cookie:AbsoluteExpireMinutes`, `${AUTH}:Cookie:AbsoluteExpireMinutes must be at least ${AUTH}:Cookie:ExpireMinutes.`)]
+    ? [problem(`${rootKey}:Authentication:Cookie:AbsoluteExpireMinutes`, `${rootKey}:Authentication:Cookie:AbsoluteExpireMinutes must be at least ${rootKey}:Authentication:Cookie:ExpireMinutes.`)]
     : []
 
 /**
  * Every absolute URL a provider needs comes from PublicOrigin outside Development: the request's
  * Host header is the client's to choose.
  */
-export const publicOriginIsAnOrigin: Rule = ({ config, environmentName }) => {
-  const key = `${HOSTING}:PublicOrigin`
+export const publicOriginIsAnOrigin: Rule = ({ config, environmentName, rootKey }) => {
+  const key = `${rootKey}:Hosting:PublicOrigin`
   const value = config.Hosting.PublicOrigin
   if (isMissing(value)) {
-    return !isDevelopment(environmentName) && config.Authentication.Enabled && enabledProviders(config).length > 0
+    return !isDevelopment(environmentName) && config.Authentication.Enabled && enabledProviders(config, rootKey).length > 0
       ? [problem(key, `${key} is required outside Development when an external provider is enabled; every redirect_uri and SAML endpoint URL is built from it.`)]
       : []
   }
@@ -240,16 +242,16 @@ export const publicOriginIsAnOrigin: Rule = ({ config, environmentName }) => {
     : []
 }
 
-export const allowedHostsArePatterns: Rule = ({ config }) =>
+export const allowedHostsArePatterns: Rule = ({ config, rootKey }) =>
   config.Hosting.AllowedHosts.flatMap((value, index) => {
-    const key = `${HOSTING}:AllowedHosts:${index}`
+    const key = `${rootKey}:Hosting:AllowedHosts:${index}`
     return isAllowedHostPattern(value.trim())
       ? []
       : [problem(key, `${key} must be a host name without scheme or port (app.example.com), a *.example.com pattern, or *.`)]
   })
 
 /** Node refuses to create a server whose header timeout exceeds its request timeout. */
-export const headersTimeoutWithinRequestTimeout: Rule = ({ config }) =>
+export const headersTimeoutWithinRequestTimeout: Rule = ({ config, rootKey }) =>
   config.Hosting.HeadersTimeoutSeconds > config.Hosting.RequestTimeoutSeconds
-    ? [problem(`${HOSTING}:HeadersTimeoutSeconds`, `${HOSTING}:HeadersTimeoutSeconds must not exceed ${HOSTING}:RequestTimeoutSeconds.`)]
+    ? [problem(`${rootKey}:Hosting:HeadersTimeoutSeconds`, `${rootKey}:Hosting:HeadersTimeoutSeconds must not exceed ${rootKey}:Hosting:RequestTimeoutSeconds.`)]
     : []

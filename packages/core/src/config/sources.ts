@@ -9,6 +9,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { parseEnv } from 'node:util'
 import { ROOT_KEY } from './schema.js'
+import { CoreError } from '../errors.js'
 
 export type ScalarValue = string | number | boolean | null
 
@@ -32,7 +33,7 @@ export interface ConfigurationLayer {
   readonly replacesArrays: readonly string[]
 }
 
-export class ConfigurationSourceError extends Error {
+export class ConfigurationSourceError extends CoreError {
   readonly source: string
 
   constructor (source: string, message: string, options?: ErrorOptions) {

@@ -3,13 +3,13 @@
  * returns sentences naming the full colon path, never a configured value.
  */
 import type { ConfigurationProblem } from './bind.js'
-import { ROOT_KEY, type ApplicationConfiguration } from './schema.js'
+import type { ApplicationConfiguration } from './schema.js'
 
-const TELEMETRY = `${ROOT_KEY}:Telemetry`
 const problem = (key: string, message: string): ConfigurationProblem => ({ key, message })
 
 /** Telemetry switched on must export somewhere; spans have only OTLP to go to; the metrics path is a path. */
-export function telemetrySettings ({ config }: { readonly config: ApplicationConfiguration }): ConfigurationProblem[] {
+export function telemetrySettings ({ config, rootKey }: { readonly config: ApplicationConfiguration, readonly rootKey: string }): ConfigurationProblem[] {
+  const TELEMETRY = `${rootKey}:Telemetry`
   const telemetry = config.Telemetry
   if (!telemetry.Enabled) return []
   const problems: ConfigurationProblem[] = []

@@ -13,10 +13,9 @@
 import { randomBytes, hkdfSync } from 'node:crypto'
 import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
-import { applicationNaming, PURPOSES, type Purposes } from '../application-name.js'
+import { APPLICATION_NAME, applicationNaming, PURPOSES, type Purposes } from '../application-name.js'
 import type { ConfigurationProblem } from '../config/bind.js'
 import { creationProblem, writeProblem } from '../config/directory-access.js'
-import { ROOT_KEY } from '../config/schema.js'
 import type { Secret } from '../config/secret.js'
 import { ConfigurationError } from '../errors.js'
 
@@ -39,8 +38,6 @@ export interface KeyRing {
 
 /** Key material must be at least this long (the rule for configured keys and key-file entries). */
 export const MINIMUM_KEY_BYTES = 32
-
-const KEY_DIRECTORY_KEY = `${ROOT_KEY}:DataProtection:KeyDirectory`
 
 /**
  * HKDF info: the purpose (keys derived for session tickets are useless for anything else) and
@@ -110,12 +107,18 @@ export interface KeyRingSource {
   readonly directory?: string
 }
 
-const problem = (message: string): ConfigurationProblem => ({ key: KEY_DIRECTORY_KEY, message: `${KEY_DIRECTORY_KEY} ${message}` })
-
-/** The next step after a key directory the process cannot create, read or write (errno `code`). */
-const accessProblem = (what: string, code: string): ConfigurationProblem => problem(`${what} (${code}). ` +
-  `Make it a directory (mode 0700) the user running the application may write, point ${KEY_DIRECTORY_KEY} at one, ` +
-  `or configure shared keys in ${ROOT_KEY}:DataProtection:Keys (npm run generate-key makes one).`)
+/** The problems of the key directory, named under the application's root key. */
+function keyDirectoryProblems (rootKey: string): { problem: (message: string) => ConfigurationProblem, accessProblem: (what: string, code: string) => ConfigurationProblem } {
+  const key = `${rootKey}:DataProtection:KeyDirectory`
+  const problem = (message: string): ConfigurationProblem => ({ key, message: `${key} ${message}` })
+  return {
+    problem,
+    /** The next step after a key directory the process cannot create, read or write (errno `code`). */
+    accessProblem: (what, code) => problem(`${what} (${code}). ` +
+      `Make it a directory (mode 0700) the user running the application may write, point ${key} at one, ` +
+      `or configure shared keys in ${rootKey}:DataProtection:Keys (npm run generate-key makes one).`)
+  }
+}
 
 function statOrUndefined (path: string): Stats | undefined | NodeJS.ErrnoException {
   try {
@@ -135,7 +138,8 @@ interface StoreInspection {
 }
 
 /** Reads and checks the key directory and key file without creating or changing anything. */
-function readKeyStore (directory: string): StoreInspection {
+function readKeyStore (directory: string, rootKey: string): StoreInspection {
+  const { problem, accessProblem } = keyDirectoryProblems(rootKey)
   const directoryStats = statOrUndefined(directory)
   if (directoryStats === undefined) {
     const reason = creationProblem(directory)
@@ -193,13 +197,13 @@ function keyDirectoryOf (keyDirectory: string, contentRoot: string): string {
  * What startup would refuse about the key store, without creating or changing anything (for
  * `npm run check-config` and the startup rules). No problems when keys are configured.
  */
-export function inspectKeyStore (configured: readonly Secret[], keyDirectory: string, contentRoot: string): ConfigurationProblem[] {
+export function inspectKeyStore (configured: readonly Secret[], keyDirectory: string, contentRoot: string, rootKey: string = APPLICATION_NAME): ConfigurationProblem[] {
   if (configured.length > 0) return []
-  return readKeyStore(keyDirectoryOf(keyDirectory, contentRoot)).problems
+  return readKeyStore(keyDirectoryOf(keyDirectory, contentRoot), rootKey).problems
 }
 
 /** Writes a fresh key file without ever exposing a partly written one (link is atomic, never overwrites). */
-function generateKeyFile (directory: string): Buffer | undefined {
+function generateKeyFile (directory: string, rootKey: string): Buffer | undefined {
   const file = join(directory, GENERATED_KEY_FILE)
   const temporary = join(directory, `.${GENERATED_KEY_FILE}.${randomBytes(6).toString('hex')}.tmp`)
   const material = randomBytes(32)
@@ -216,7 +220,7 @@ function generateKeyFile (directory: string): Buffer | undefined {
     }
     return material
   } catch (error) {
-    throw new ConfigurationError([accessProblem('cannot be created or written', (error as NodeJS.ErrnoException).code ?? 'error')], { cause: error })
+    throw new ConfigurationError([keyDirectoryProblems(rootKey).accessProblem('cannot be created or written', (error as NodeJS.ErrnoException).code ?? 'error')], { cause: error })
   } finally {
     try { unlinkSync(temporary) } catch {}
   }
@@ -228,11 +232,12 @@ function generateKeyFile (directory: string): Buffer | undefined {
  * {@link ConfigurationError} when the key store is unusable or unsafe.
  */
 export function loadKeyRing (configured: readonly Secret[], keyDirectory: string, contentRoot: string, applicationDiscriminator: string, applicationName?: string): KeyRingSource {
+  const rootKey = applicationName ?? APPLICATION_NAME
   if (configured.length > 0) {
     const materials = configured.map((key, index) => {
       const material = keyMaterialOf(key.reveal())
       if (material === undefined) {
-        const path = `${ROOT_KEY}:DataProtection:Keys:${index}`
+        const path = `${rootKey}:DataProtection:Keys:${index}`
         throw new ConfigurationError([{ key: path, message: `${path} must be base64 of at least ${MINIMUM_KEY_BYTES} random bytes.` }])
       }
       return material
@@ -241,11 +246,11 @@ export function loadKeyRing (configured: readonly Secret[], keyDirectory: string
   }
   const directory = keyDirectoryOf(keyDirectory, contentRoot)
   for (let attempt = 0; attempt < 2; attempt++) {
-    const store = readKeyStore(directory)
+    const store = readKeyStore(directory, rootKey)
     if (store.problems.length > 0) throw new ConfigurationError(store.problems)
     if (store.materials !== undefined) return { ring: createKeyRing(store.materials, applicationDiscriminator, applicationName), origin: 'key directory', directory }
-    const material = generateKeyFile(directory)
+    const material = generateKeyFile(directory, rootKey)
     if (material !== undefined) return { ring: createKeyRing([material], applicationDiscriminator, applicationName), origin: 'generated', directory }
   }
-  throw new ConfigurationError([problem(`holds a ${GENERATED_KEY_FILE} that could not be read after it was created.`)])
+  throw new ConfigurationError([keyDirectoryProblems(rootKey).problem(`holds a ${GENERATED_KEY_FILE} that could not be read after it was created.`)])
 }

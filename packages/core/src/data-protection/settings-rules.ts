@@ -4,22 +4,19 @@
  * colon path and never a configured value.
  */
 import { problem, type Rule } from '../config/rules.js'
-import { ROOT_KEY } from '../config/schema.js'
 import { inspectKeyStore, keyMaterialOf } from './key-ring.js'
 
-const DATA_PROTECTION = `${ROOT_KEY}:DataProtection`
-
-export const dataProtectionKeysAreStrong: Rule = ({ config }) =>
+export const dataProtectionKeysAreStrong: Rule = ({ config, rootKey }) =>
   config.DataProtection.Keys.flatMap((key, index) => {
-    const path = `${DATA_PROTECTION}:Keys:${index}`
+    const path = `${rootKey}:DataProtection:Keys:${index}`
     return keyMaterialOf(key.reveal()) !== undefined ? [] : [problem(path, `${path} must be base64 of at least 32 random bytes.`)]
   })
 
 /** The key directory as startup would find it (read-only here): permissions, a missing, malformed or weak key file. */
-export const dataProtectionKeyStoreIsUsable: Rule = ({ config, contentRoot }) =>
-  contentRoot === undefined ? [] : inspectKeyStore(config.DataProtection.Keys, config.DataProtection.KeyDirectory, contentRoot)
+export const dataProtectionKeyStoreIsUsable: Rule = ({ config, contentRoot, rootKey }) =>
+  contentRoot === undefined ? [] : inspectKeyStore(config.DataProtection.Keys, config.DataProtection.KeyDirectory, contentRoot, rootKey)
 
-export const applicationDiscriminatorIsShort: Rule = ({ config }) =>
+export const applicationDiscriminatorIsShort: Rule = ({ config, rootKey }) =>
   config.DataProtection.ApplicationDiscriminator.length > 200
-    ? [problem(`${DATA_PROTECTION}:ApplicationDiscriminator`, `${DATA_PROTECTION}:ApplicationDiscriminator must be at most 200 characters.`)]
+    ? [problem(`${rootKey}:DataProtection:ApplicationDiscriminator`, `${rootKey}:DataProtection:ApplicationDiscriminator must be at most 200 characters.`)]
     : []

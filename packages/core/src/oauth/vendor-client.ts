@@ -22,7 +22,8 @@ import { bearerChallengeError, networkCauseCode, oauthErrorCode } from '../http/
 import { OUTBOUND_RESPONSE_LIMITS, OutboundResponseTooLargeError, readBounded, tooLargeFields } from '../http/bounded-fetch.js'
 import { TokenRefreshError } from '../session/token-refresh.js'
 import { pathClaims, pushScalarClaims } from '../sign-in/claim-paths.js'
-import { SignInRefusal } from '../sign-in/refusal.js'
+import { SignInRefusal } from '../errors.js'
+import type { SignInFailure } from '../sign-in/sign-in-failure.js'
 
 export { isFieldPath, valueAtPath } from '../sign-in/claim-paths.js'
 
@@ -35,7 +36,7 @@ export const MAX_RESPONSE_BYTES = Math.max(OUTBOUND_RESPONSE_LIMITS.token, OUTBO
 export const VENDOR_DEFAULT_CLAIM_MAPPINGS: Readonly<Record<string, string>> = { id: 'subject', login: 'name' }
 
 /** `token` (token endpoint refused or unreachable) or `userinfo` (user information unusable). */
-export type VendorFailure = 'token' | 'userinfo'
+export type VendorFailure = Extract<SignInFailure, 'token' | 'userinfo'>
 
 /** RFC 6749 section 2.3.1 client authentication methods a vendor slot can use. */
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post'

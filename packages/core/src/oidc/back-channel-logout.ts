@@ -18,7 +18,7 @@
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose'
 import { boundedFetch } from '../http/bounded-fetch.js'
 import type { Dispatcher } from '../http/outbound-address.js'
-import { SignInRefusal } from '../sign-in/refusal.js'
+import { SignInRefusal } from '../errors.js'
 
 export const BACK_CHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
 /** A logout token older than this (by `iat`) is refused; the replay record lives as long. */

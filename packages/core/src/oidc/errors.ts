@@ -2,7 +2,8 @@
 import * as client from 'openid-client'
 import { networkCauseCode, oauthErrorCode } from '../http/outbound-diagnostics.js'
 import { tooLargeFields } from '../http/bounded-fetch.js'
-import { SignInRefusal } from '../sign-in/refusal.js'
+import { SignInRefusal } from '../errors.js'
+import type { SignInFailure } from '../sign-in/sign-in-failure.js'
 
 /**
  * Failure classes of a callback, logged as `failure` (never with a code, token or secret):
@@ -11,7 +12,7 @@ import { SignInRefusal } from '../sign-in/refusal.js'
  * algorithm is not the pinned one), `unknown_key` (its `kid` names no published key, even after
  * refetching the key set), `unavailable` (the key set cannot be loaded), and `userinfo`.
  */
-export type OpenIdConnectFailure = 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'unavailable' | 'userinfo'
+export type OpenIdConnectFailure = Extract<SignInFailure, 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'unavailable' | 'userinfo'>
 
 /**
  * Safe log fields of a failure: the HTTP status and OAuth `error` code of a token or userinfo

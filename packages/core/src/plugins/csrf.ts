@@ -2,7 +2,7 @@
  * Anti-forgery for state-changing forms: double submit with a secret cookie, and a token that is
  * an HMAC over the session id, a salt and that secret, so a token from another session, or from
  * before the session or the secret cookie changed, is refused. Like every other sealed value
- * (auth/authenticated-encryption.ts) the token names the ring key it was made with: issued with
+ * (data-protection/authenticated-encryption.ts) the token names the ring key it was made with: issued with
  * the first key, accepted under any key of the ring, so a rotation (docs/configuration.md, step 3,
  * while instances disagree on the first key) never refuses a form. Tokens are read only from the
  * form field `__RequestVerificationToken` or the `RequestVerificationToken` header, never the query
@@ -66,7 +66,7 @@ function tokenOf (request: FastifyRequest): string | undefined {
 
 /**
  * The anti-forgery HMAC key of one ring key: like every key from the ring it is bound to the
- * application discriminator (auth/key-ring.ts), so tokens from another environment or
+ * application discriminator (data-protection/key-ring.ts), so tokens from another environment or
  * application never validate here. Default: the sealing (first) key.
  */
 export function antiforgeryKeyOf (keyRing: KeyRing, key: SessionKey = keyRing.sealing): Buffer {

@@ -7,7 +7,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, createError } from '../errors.js'
-import { ROOT_KEY } from '../config/schema.js'
+import { APPLICATION_NAME } from '../application-name.js'
 import { STATE_KIND_BOUNDS, StateStoreFullError, StateStoreUnavailableError } from '../state/state-store.js'
 import { pagesFor } from './branding.js'
 import { sendError, titleOf, wantsJson } from '../http/responses.js'
@@ -36,7 +36,7 @@ function stateStoreError (error: Error, request: FastifyRequest, rootKey: string
   return undefined
 }
 
-export function renderError (development: boolean, error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, rootKey: string = ROOT_KEY): FastifyReply {
+export function renderError (development: boolean, error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, rootKey: string = APPLICATION_NAME): FastifyReply {
   const stateError = stateStoreError(error, request, rootKey)
   if (stateError !== undefined) return sendError(request, reply.header('retry-after', '10'), 503, { code: stateError.code, detail: stateError.message })
   const code = (error as FastifyError).code
@@ -60,7 +60,7 @@ export function renderError (development: boolean, error: FastifyError | Error, 
 
 async function errorHandler (app: FastifyInstance, options: ErrorHandlerOptions): Promise<void> {
   const { development } = options
-  const rootKey = options.rootKey ?? ROOT_KEY
+  const rootKey = options.rootKey ?? APPLICATION_NAME
   app.setErrorHandler((error: FastifyError, request, reply) => renderError(development, error, request, reply, rootKey))
   // A bare 4xx/5xx (a status with no body) renders like every other error: the page or a problem.
   // Callback style: runs on every response, so no promise per request.

@@ -7,8 +7,9 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
-import { enabledProviderInstances, type ProviderInstance } from '../config/provider-instances.js'
+import { APPLICATION_NAME } from '../application-name.js'
+import type { ApplicationConfiguration } from '../config/schema.js'
+import { enabledProviderInstancesUnder } from '../config/provider-instances.js'
 import type { AuthenticationProvider } from '../providers/provider.js'
 import { openProvider } from './providers/open-provider.js'
 
@@ -30,11 +31,6 @@ export function registerProviderEndpoints (app: FastifyInstance, provider: Authe
   app.authentication.registerProvider(provider)
 }
 
-/** The instance as its provider names its keys in log lines: under the app's own root key. */
-function underRootKey (instance: ProviderInstance, rootKey: string | undefined): ProviderInstance {
-  return rootKey === undefined || rootKey === ROOT_KEY ? instance : { ...instance, keyPrefix: `${rootKey}${instance.keyPrefix.slice(ROOT_KEY.length)}` }
-}
-
 export interface ExternalProvidersOptions {
   readonly config: ApplicationConfiguration
   readonly environmentName: string
@@ -44,8 +40,9 @@ export interface ExternalProvidersOptions {
 
 async function externalProviders (app: FastifyInstance, options: ExternalProvidersOptions): Promise<void> {
   if (!options.config.Authentication.Enabled) return
-  for (const instance of enabledProviderInstances(options.config)) {
-    const { provider } = await openProvider(app, { instance: underRootKey(instance, options.rootKey), environmentName: options.environmentName })
+  // Each instance names its keys (log lines, problems) under the app's own root key.
+  for (const instance of enabledProviderInstancesUnder(options.config, options.rootKey ?? APPLICATION_NAME)) {
+    const { provider } = await openProvider(app, { instance, environmentName: options.environmentName })
     registerProviderEndpoints(app, provider)
   }
 }

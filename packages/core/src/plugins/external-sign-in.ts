@@ -11,14 +11,14 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
-import { COOKIE_NAMES, cookieName, rerootKeyPaths, type CookieNames } from '../application-name.js'
+import { APPLICATION_NAME, COOKIE_NAMES, cookieName, type CookieNames } from '../application-name.js'
 import { isLoopbackHost, parsePublicOrigin } from '../http/host-trust.js'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { ReplayCache } from '../state/replay-cache.js'
 import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../sign-in/sign-in-failure.js'
-import { SignInRefusal } from '../sign-in/refusal.js'
+import { SignInRefusal } from '../errors.js'
 import { identityAuditFields, type UserIdentity } from '../session/user-identity.js'
-import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
+import type { ApplicationConfiguration } from '../config/schema.js'
 import { FLOW_LIFETIME_SECONDS, PendingFlows } from '../sign-in/pending-flows.js'
 import type { SignInResult } from '../sign-in/completion.js'
 import { SignInPipeline, type SessionIssuer, type TakenFlow } from '../sign-in/pipeline.js'
@@ -83,15 +83,14 @@ export interface ExternalSignInOptions {
 }
 
 /**
- * A refusal's `diagnostics` (sign-in/refusal.ts): safe log fields it chose (HTTP status, OAuth
+ * A refusal's `diagnostics` (errors.ts, SignInRefusal): safe log fields it chose (HTTP status, OAuth
  * error code, network cause code, the setting to change; never a description, token or secret);
- * any other error has none. A setting named under the default root is moved under `rootKey`.
+ * any other error has none. A setting is named under the app's root key where the refusal was made.
  */
-function diagnosticsOf (error: Error, rootKey: string): Record<string, string | number> {
+function diagnosticsOf (error: Error): Record<string, string | number> {
   if (!(error instanceof SignInRefusal)) return {}
   return Object.fromEntries(Object.entries(error.diagnostics)
-    .filter(([, value]) => typeof value === 'string' || typeof value === 'number')
-    .map(([name, value]) => [name, typeof value === 'string' ? rerootKeyPaths(value, rootKey) : value])) as Record<string, string | number>
+    .filter(([, value]) => typeof value === 'string' || typeof value === 'number')) as Record<string, string | number>
 }
 
 /** The id of the session whose cookie the request carries, if any. */
@@ -124,9 +123,9 @@ function flowCookies (app: FastifyInstance, pipeline: SignInPipeline, cookieOpti
 }
 
 /** `fail`: one log line (the failure class, never a code, token or assertion) and the login page's safe message. */
-function failure (rootKey: string): FastifyInstance['externalSignIn']['fail'] {
+function failure (): FastifyInstance['externalSignIn']['fail'] {
   return function fail (request, reply, scheme, failure, error, identity) {
-    const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code, ...diagnosticsOf(error, rootKey) } : {}
+    const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code, ...diagnosticsOf(error) } : {}
     const outcome = outcomeOf(failure)
     request.log.warn({ event: 'external.sign_in.failed', ...(identity === undefined ? {} : identityAuditFields(identity)), provider: scheme, failure, code: SIGN_IN_OUTCOMES[outcome].code, ...details }, 'external sign-in failed')
     return reply.redirect(`/Account/Login?failure=${outcome}`, 302)
@@ -155,7 +154,7 @@ function completion (app: FastifyInstance, pipeline: SignInPipeline, fail: Fasti
 }
 
 async function externalSignIn (app: FastifyInstance, options: ExternalSignInOptions): Promise<void> {
-  const rootKey = options.rootKey ?? ROOT_KEY
+  const rootKey = options.rootKey ?? APPLICATION_NAME
   // Over http in Development the cookie drops the __Host- prefix but stays Secure and
   // SameSite=None: browsers treat http://localhost as a secure context, and a cross-site POST
   // callback (SAML, form_post) from a real IdP still carries it (docs/providers.md).
@@ -176,7 +175,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
   const { PublicOrigin } = options.config.Hosting
   const configuredOrigin = PublicOrigin.trim() === '' ? undefined : parsePublicOrigin(PublicOrigin, options.environmentName)
   const publicOrigin = (request: FastifyRequest): string => configuredOrigin ?? `${request.protocol}://${request.host}`
-  const fail = failure(rootKey)
+  const fail = failure()
   app.decorate('externalSignIn', { ...flowCookies(app, pipeline, cookieOptions), fail, complete: completion(app, pipeline, fail), publicOrigin })
 }
 

@@ -12,7 +12,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHostMatcher, hostNameOf, isValidHost, parsePublicOrigin } from '../http/host-trust.js'
-import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
+import { APPLICATION_NAME } from '../application-name.js'
+import type { ApplicationConfiguration } from '../config/schema.js'
 import { messageOf } from '../errors.js'
 import { sendError } from '../http/responses.js'
 
@@ -38,7 +39,8 @@ async function hostFiltering (app: FastifyInstance, options: HostFilteringOption
   const filtering = patterns.length > 0
   const allowed = createHostMatcher(patterns)
 
-  const settings = [`${options.rootKey ?? ROOT_KEY}:Hosting:PublicOrigin`, `${options.rootKey ?? ROOT_KEY}:Hosting:AllowedHosts`] as const
+  const rootKey = options.rootKey ?? APPLICATION_NAME
+  const settings = [`${rootKey}:Hosting:PublicOrigin`, `${rootKey}:Hosting:AllowedHosts`] as const
   const detail = messageOf('APP_ERR_HOST_NOT_ALLOWED', ...settings)
   const refuse = (request: FastifyRequest, reply: FastifyReply, reason: string, host?: string): FastifyReply => {
     request.log.info({ event: 'request.host_refused', reason, ...(host === undefined ? {} : { host }), settings }, 'request refused: host not allowed')

@@ -14,7 +14,8 @@
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
+import { APPLICATION_NAME } from '../application-name.js'
+import type { ApplicationConfiguration } from '../config/schema.js'
 import { ConfigurationError, createError } from '../errors.js'
 import { clientKeyOf, rateLimitStoreOver, type RateLimitBucket } from '../state/rate-limit-store.js'
 
@@ -39,7 +40,7 @@ async function rateLimitsPlugin (app: FastifyInstance, options: RateLimitsPlugin
   const settings = options.config.RateLimits
   if (!settings.Enabled) return
   if (app.state.increment === undefined) {
-    const key = `${options.rootKey ?? ROOT_KEY}:RateLimits:Enabled`
+    const key = `${options.rootKey ?? APPLICATION_NAME}:RateLimits:Enabled`
     throw new ConfigurationError([{ key, message: `${key} needs a state store that counts (increment); the supplied store has none. Set ${key} to false or supply a store with increment.` }])
   }
   const limits: Record<RateLimitBucket, number> = {

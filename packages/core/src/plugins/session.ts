@@ -1,6 +1,6 @@
 /**
  * The cookie session (the `Cookies` scheme): the session cookie carries a sealed reference, the
- * session itself lives in the state store (auth/session-store.ts). Checks it once per request
+ * session itself lives in the state store (session/session-store.ts). Checks it once per request
  * (from a local cache, no round trip while the store vouches for its invalidations), renews it
  * when sliding expiration says so (never past the absolute lifetime), and offers the sign-in,
  * sign-out and revocation API that providers, routes and a consuming application call, and
@@ -9,7 +9,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { applicationNaming, cookieName } from '../application-name.js'
+import { APPLICATION_NAME, applicationNaming, cookieName } from '../application-name.js'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { Principal, type AuthenticationTicket } from '../session/principal.js'
@@ -17,7 +17,7 @@ import { SessionStore, type SessionList } from '../session/session-store.js'
 import { describeDevice } from '../session/device.js'
 import { auditFieldsOf, checkedUserIdentity, type UserIdentity } from '../session/user-identity.js'
 import { expiresSoon, type TokenRefresher, validAccessToken } from '../session/token-refresh.js'
-import { ROOT_KEY, type ApplicationConfiguration } from '../config/schema.js'
+import type { ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
 import { SessionTokenRefresh } from '../session/token-refresh-runner.js'
 import { issuedTicket, renewedTicket, type RenewalSettings, type SignInRequest } from '../session/renewal.js'
@@ -354,7 +354,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
   app.decorate(SESSION_STORE, sessions)
   app.decorate('session', { cookie, authenticate, resolve, ...tokens, ...revocation(ctx) } satisfies SessionApi)
   app.decorateRequest('user', undefined)
-  app.decorateReply('signIn', signInReply(ctx, { idleSeconds, absoluteSeconds: cookieSettings.AbsoluteExpireMinutes * 60 }, `${options.rootKey ?? ROOT_KEY}:Authentication:Enabled`))
+  app.decorateReply('signIn', signInReply(ctx, { idleSeconds, absoluteSeconds: cookieSettings.AbsoluteExpireMinutes * 60 }, `${options.rootKey ?? APPLICATION_NAME}:Authentication:Enabled`))
   app.decorateReply('signOut', signOutReply(ctx))
 }
 

@@ -7,7 +7,8 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { ROOT_KEY, type ApplicationConfiguration, type StateConfiguration } from '../config/schema.js'
+import { APPLICATION_NAME } from '../application-name.js'
+import type { ApplicationConfiguration, StateConfiguration } from '../config/schema.js'
 import { EmbeddedStateStore } from '../state/embedded-store.js'
 import { loadSqlite, prepareStateFile, SqliteJournal } from '../state/sqlite-journal.js'
 import type { RedisConnection, RedisStoreEvent } from '../state/redis-store.js'
@@ -49,7 +50,7 @@ export function createEmbeddedStore (embedded: StateConfiguration['Embedded'], n
  * in memory, with one warning (`state.embedded.not_persisted`) when persistence was asked for.
  * Throws {@link ConfigurationError} when the data directory is unusable or unsafe.
  */
-export async function openEmbeddedStore (embedded: StateConfiguration['Embedded'], contentRoot: string, log: FastifyInstance['log'], now: () => number = Date.now, rootKey: string = ROOT_KEY): Promise<EmbeddedStateStore> {
+export async function openEmbeddedStore (embedded: StateConfiguration['Embedded'], contentRoot: string, log: FastifyInstance['log'], now: () => number = Date.now, rootKey: string = APPLICATION_NAME): Promise<EmbeddedStateStore> {
   if (!embedded.Persist) return createEmbeddedStore(embedded, now)
   const sqlite = await loadSqlite()
   if (sqlite === undefined) {
@@ -57,11 +58,11 @@ export async function openEmbeddedStore (embedded: StateConfiguration['Embedded'
       'node:sqlite is not available on this Node.js (it needs 22.13 or later): the embedded state store is kept in memory only, so a restart signs every user out')
     return createEmbeddedStore(embedded, now)
   }
-  const file = prepareStateFile(embedded.DataDirectory, contentRoot)
+  const file = prepareStateFile(embedded.DataDirectory, contentRoot, rootKey)
   const { journal, records } = SqliteJournal.open(sqlite, file, now(), {
     onWriteFailed: (error) => { log.error({ event: 'state.embedded.write_failed', err: error, file }, 'the embedded state store cannot write its file; writes answer 503 until it can') },
     onWriteRecovered: () => { log.info({ event: 'state.embedded.write_recovered', file }, 'the embedded state store writes its file again') }
-  })
+  }, rootKey)
   const store = createEmbeddedStore(embedded, now, journal)
   store.load(records)
   log.info({ event: 'state.embedded.persisted', file, loaded: store.counts() }, 'embedded state store loaded from its file')
@@ -108,7 +109,7 @@ export function createOutageLog (log: FastifyInstance['log'], now: () => number 
  * The configured store. The Redis client is imported only when Redis is configured (as providers
  * are imported only when enabled), so an app on the embedded store does not load or hold it.
  */
-export async function createStateStore (config: ApplicationConfiguration, contentRoot: string, log: FastifyInstance['log'], now: () => number, rootKey: string = ROOT_KEY): Promise<StateStore> {
+export async function createStateStore (config: ApplicationConfiguration, contentRoot: string, log: FastifyInstance['log'], now: () => number, rootKey: string = APPLICATION_NAME): Promise<StateStore> {
   const state = config.State
   if (state.Provider === 'Redis') {
     const { RedisStateStore, redisTopologyOf } = await import('../state/redis-store.js')

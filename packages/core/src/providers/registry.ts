@@ -5,6 +5,7 @@
  * carries its scheme, and only challenge, callback and sign-out look a provider up. Plain data,
  * generic over what an instance is, so it holds no Fastify types.
  */
+import { CoreError } from '../errors.js'
 
 /** What the registry needs of an instance: its scheme and the e-mail domains it serves. */
 export interface RegisteredProvider {
@@ -14,7 +15,7 @@ export interface RegisteredProvider {
 }
 
 /** Why an instance could not be added: its scheme or one of its domains is taken. */
-export class ProviderConflictError extends Error {
+export class ProviderConflictError extends CoreError {
   constructor (readonly scheme: string, readonly domain?: string) {
     super(domain === undefined ? `provider scheme ${scheme} is registered already` : `e-mail domain of provider ${scheme} is served by another provider`)
     this.name = 'ProviderConflictError'

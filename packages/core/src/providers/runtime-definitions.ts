@@ -9,7 +9,8 @@
  */
 import { bindConfiguration, type ConfigurationProblem } from '../config/bind.js'
 import { flattenJson } from '../config/sources.js'
-import { ROOT_KEY, type ApplicationConfiguration, type SchemeConfiguration, type TSchema } from '../config/schema.js'
+import { APPLICATION_NAME } from '../application-name.js'
+import type { ApplicationConfiguration, SchemeConfiguration, TSchema } from '../config/schema.js'
 import { defaultPathsOf, schemeNameProblem, schemeSchemaFor, schemeTypeOf } from '../config/schemes.js'
 import { domainProblems } from '../config/rules.js'
 import { namedSchemeInstance, type ProviderInstance } from '../config/provider-instances.js'
@@ -66,15 +67,8 @@ function writtenKeys (settings: Readonly<Record<string, unknown>>): Map<string, 
   return new Map(Object.keys(settings).map((key) => [key.toLowerCase(), key]))
 }
 
-/** Replaces the default root key in a problem with the app's. */
-function rerooted (problem: ConfigurationProblem, rootKey: string): ConfigurationProblem {
-  if (rootKey === ROOT_KEY) return problem
-  const swap = (text: string): string => text.split(`${ROOT_KEY}:`).join(`${rootKey}:`)
-  return { key: swap(problem.key), message: swap(problem.message) }
-}
-
 /** The colon path of a runtime provider's section: `<Root>:Authentication:Schemes:<Name>`. */
-export const runtimeSectionKey = (scheme: string, rootKey: string = ROOT_KEY): string => `${rootKey}:Authentication:Schemes:${scheme}`
+export const runtimeSectionKey = (scheme: string, rootKey: string = APPLICATION_NAME): string => `${rootKey}:Authentication:Schemes:${scheme}`
 
 /** The keys of a definition whose URL the app itself fetches (discovery, metadata, keys). */
 export const OUTBOUND_URL_KEYS = ['Authority', 'MetadataUrl', 'JwksUri'] as const
@@ -94,18 +88,18 @@ export function internalHostAllowanceOf (config: ApplicationConfiguration): Inte
  * no user information, no localhost, no literal internal address. Host names are resolved and
  * checked when the definition is applied (plugins/runtime-providers.ts) and at every connection.
  */
-function internalTargetProblems (section: Readonly<Record<string, unknown>>, at: string, environmentName: string, allowance: InternalHostAllowance): ConfigurationProblem[] {
+function internalTargetProblems (section: Readonly<Record<string, unknown>>, at: string, rootKey: string, environmentName: string, allowance: InternalHostAllowance): ConfigurationProblem[] {
   if (isDevelopment(environmentName)) return []
   return outboundUrlsOf(section).flatMap(({ key, url }) => {
     const problem = urlTargetProblem(url, allowance)
-    return problem === undefined ? [] : [{ key: `${at}:${key}`, message: `${at}:${key} ${problem}; a provider from the provider source reaches only public addresses (list an on-premises host in ${ROOT_KEY}:Authentication:ProviderSource:AllowedInternalHosts).` }]
+    return problem === undefined ? [] : [{ key: `${at}:${key}`, message: `${at}:${key} ${problem}; a provider from the provider source reaches only public addresses (list an on-premises host in ${rootKey}:Authentication:ProviderSource:AllowedInternalHosts).` }]
   })
 }
 
 /** `Authentication:ProviderSource:AllowedInternalHosts` holds host names and networks only. */
-export const internalHostAllowanceIsValid: Rule = ({ config }) => config.Authentication.ProviderSource.AllowedInternalHosts.flatMap((entry, index) => {
+export const internalHostAllowanceIsValid: Rule = ({ config, rootKey }) => config.Authentication.ProviderSource.AllowedInternalHosts.flatMap((entry, index) => {
   const problem = allowanceEntryProblem(entry)
-  const key = `${ROOT_KEY}:Authentication:ProviderSource:AllowedInternalHosts:${index}`
+  const key = `${rootKey}:Authentication:ProviderSource:AllowedInternalHosts:${index}`
   return problem === undefined ? [] : [{ key, message: `${key} must be ${problem}.` }]
 })
 
@@ -119,10 +113,11 @@ export function validateRuntimeProvider (
   definition: RuntimeProviderDefinition,
   context: { readonly config: ApplicationConfiguration, readonly environmentName: string, readonly rootKey?: string }
 ): RuntimeValidation {
-  const rootKey = context.rootKey ?? ROOT_KEY
-  const fail = (problems: ConfigurationProblem[]): RuntimeValidation => ({ ok: false, problems: problems.map((problem) => rerooted(problem, rootKey)) })
+  // Every key is named under the app's root key from the start: the section is bound under it.
+  const rootKey = context.rootKey ?? APPLICATION_NAME
+  const fail = (problems: ConfigurationProblem[]): RuntimeValidation => ({ ok: false, problems })
   const name = typeof definition?.scheme === 'string' ? definition.scheme : ''
-  const at = runtimeSectionKey(name, ROOT_KEY)
+  const at = runtimeSectionKey(name, rootKey)
   const nameProblem = schemeNameProblem(name, at)
   if (nameProblem !== undefined) return fail([{ key: at, message: nameProblem }])
   const settings = definition.settings !== null && typeof definition.settings === 'object' && !Array.isArray(definition.settings) ? definition.settings : undefined
@@ -136,7 +131,7 @@ export function validateRuntimeProvider (
     if (written.has(key.toLowerCase())) problems.push({ key: `${at}:${key}`, message: `${at}:${key} is fixed for a provider from the provider source (${defaultPathsOf(type, name)[key] ?? 'not used'}); remove it.` })
   }
   if (written.has('domains')) problems.push({ key: `${at}:Domains`, message: `${at}:Domains is not read for a provider from the provider source; give its domains with their verification state in the definition's domains.` })
-  const flat = flattenJson({ [ROOT_KEY]: { Authentication: { Schemes: { [name]: settings } } } }, 'provider source').entries
+  const flat = flattenJson({ [rootKey]: { Authentication: { Schemes: { [name]: settings } } } }, 'provider source').entries
   const bound = bindConfiguration<SchemeConfiguration>(flat, schemeSchemaFor(type, name) as TSchema, at)
   problems.push(...bound.errors)
   for (const key of bound.unknownKeys) problems.push({ key, message: `${key} is not a key of a ${type} scheme.` })
@@ -145,12 +140,11 @@ export function validateRuntimeProvider (
   const verifiedDomains = domains.filter((domain) => domain.verified === true).map((domain) => String(domain.name).trim().toLowerCase())
   if (bound.errors.length === 0) {
     // The rules of its type, on this definition alone (enabled, every domain checked for its shape).
-    const checked = namedSchemeInstance(name, { ...section, Enabled: true, Domains: domains.map((domain) => String(domain.name)) } as SchemeConfiguration)
+    const checked = namedSchemeInstance(name, { ...section, Enabled: true, Domains: domains.map((domain) => String(domain.name)) } as SchemeConfiguration, rootKey)
     problems.push(...providerSettingsProblems(checked, context.environmentName), ...domainProblems(checked),
-      ...internalTargetProblems(section as unknown as Record<string, unknown>, at, context.environmentName, internalHostAllowanceOf(context.config)))
+      ...internalTargetProblems(section as unknown as Record<string, unknown>, at, rootKey, context.environmentName, internalHostAllowanceOf(context.config)))
   }
   if (problems.length > 0) return fail(problems)
-  const instance = namedSchemeInstance(name, { ...section, Domains: verifiedDomains } as SchemeConfiguration)
-  const keyed = rootKey === ROOT_KEY ? instance : { ...instance, keyPrefix: runtimeSectionKey(name, rootKey) }
-  return { ok: true, provider: { instance: keyed, verifiedDomains, ...(definition.tenant === undefined ? {} : { tenant: String(definition.tenant) }) } }
+  const instance = namedSchemeInstance(name, { ...section, Domains: verifiedDomains } as SchemeConfiguration, rootKey)
+  return { ok: true, provider: { instance, verifiedDomains, ...(definition.tenant === undefined ? {} : { tenant: String(definition.tenant) }) } }
 }

@@ -9,7 +9,7 @@ import { SAML, ValidateInResponseTo } from '@node-saml/node-saml'
 import { XMLSerializer, type Element } from '@xmldom/xmldom'
 import { decryptXml, getVerifiedXml } from '@node-saml/node-saml/lib/xml.js'
 import type { Claim } from '../session/principal.js'
-import { ROOT_KEY } from '../config/schema.js'
+import { APPLICATION_NAME } from '../application-name.js'
 import { partitionByValidity, readCertificate } from './certificates.js'
 import type { IdentityProviderDescription } from './metadata.js'
 import type { ReplayCache } from '../state/replay-cache.js'
@@ -245,5 +245,5 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
   }
 }
 
-/** The setting an `assertion_unsigned` refusal names. */
-export const REQUIRE_SIGNED_ASSERTIONS_KEY = `${ROOT_KEY}:Authentication:Providers:Saml2:RequireSignedAssertions`
+/** The setting an `assertion_unsigned` refusal names when the settings name no section (the default application's contract section). */
+export const REQUIRE_SIGNED_ASSERTIONS_KEY = `${APPLICATION_NAME}:Authentication:Providers:Saml2:RequireSignedAssertions`

@@ -3,12 +3,13 @@
  * carries one, and node-saml's uncoded errors mapped onto them.
  */
 import { SamlStatusError } from '@node-saml/node-saml'
-import { SignInRefusal } from '../sign-in/refusal.js'
+import { SignInRefusal } from '../errors.js'
+import type { SignInFailure } from '../sign-in/sign-in-failure.js'
 
 /** Failure classes the ACS reports through the shared external sign-in `fail()`. */
-export type Saml2FailureClass =
+export type Saml2FailureClass = Extract<SignInFailure,
   | 'correlation' | 'replay' | 'signature' | 'assertion_unsigned' | 'audience' | 'expired' | 'destination' | 'issuer'
-  | 'certificate' | 'unsolicited' | 'malformed' | 'provider_error' | 'decryption'
+  | 'certificate' | 'unsolicited' | 'malformed' | 'provider_error' | 'decryption'>
 
 /**
  * A response refused for `failure`; the message is a fixed phrase, never message content.

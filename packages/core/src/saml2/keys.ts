@@ -63,10 +63,6 @@ function readCertificateOrUndefined (value: string): X509Certificate | undefined
 
 const pkcs8 = (key: KeyObject): string => key.export({ type: 'pkcs8', format: 'pem' }).toString()
 
-/**
- * Reads and cross-checks the SP keys. Returns the problems (key name relative to
- * Providers:Saml2) and, when there are none, the usable keys.
- */
 /** A private key and its certificate, both required once either is set, and matching; problems named by key. */
 function readPair (keyValue: string, certificateValue: string, keyName: string, certificateName: string, problems: KeyProblem[]) {
   const key = blank(keyValue) ? undefined : readKey(keyValue)
@@ -81,6 +77,10 @@ function readPair (keyValue: string, certificateValue: string, keyName: string, 
   return { key, certificate }
 }
 
+/**
+ * Reads and cross-checks the SP keys. Returns the problems (key name relative to
+ * Providers:Saml2) and, when there are none, the usable keys.
+ */
 export function readServiceProviderKeys (input: ServiceProviderKeyInput): { keys: ServiceProviderKeys, problems: KeyProblem[] } {
   const problems: KeyProblem[] = []
   let signing: ServiceProviderSigning | undefined

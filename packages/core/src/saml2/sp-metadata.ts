@@ -5,7 +5,6 @@ import { parseXmlDocument, SAML_METADATA_NS } from './xml.js'
 import { METADATA_SHAPE } from './message-shape.js'
 import type { Saml2ServiceProviderSettings } from './node-saml-options.js'
 
-/** The SP metadata document (published at /Saml2/Metadata). */
 /**
  * The SP metadata document (published at /Saml2/Metadata): AuthnRequestsSigned and one
  * KeyDescriptor use="signing" per signing certificate (two while rolling) when a signing key is

@@ -4,6 +4,7 @@
  */
 import { DOMParser, onWarningStopParsing, type Document, type Element, type Node } from '@xmldom/xmldom'
 import { shapeViolationInDocument, shapeViolationInText, type XmlShape } from './message-shape.js'
+import { CoreError } from '../errors.js'
 
 export const SAML_PROTOCOL_NS = 'urn:oasis:names:tc:SAML:2.0:protocol'
 export const SAML_ASSERTION_NS = 'urn:oasis:names:tc:SAML:2.0:assertion'
@@ -16,7 +17,7 @@ const COMMENT_NODE = 8
 const DOCUMENT_TYPE_NODE = 10
 
 /** A SAML2 document (message or metadata) refused; `reason` is a fixed phrase, never input. */
-export class Saml2RejectedError extends Error {
+export class Saml2RejectedError extends CoreError {
   readonly reason: string
 
   constructor (what: string, reason: string, options?: ErrorOptions) {

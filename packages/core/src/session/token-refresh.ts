@@ -9,7 +9,7 @@
  * from `expires_in` when the token was received). They live only in the sealed server-side session
  * record, never in a cookie or a log.
  */
-import { SignInRefusal } from '../sign-in/refusal.js'
+import { SignInRefusal } from '../errors.js'
 
 /** An access token expiring within this many seconds is refreshed before it is handed out. */
 export const TOKEN_REFRESH_SKEW_SECONDS = 60

@@ -6,6 +6,7 @@
  * sign-in of a process whose `application:group` values include a path reports it once
  * (`authorization.group_path_mismatch`, docs/providers.md, Keycloak).
  */
+import { APPLICATION_NAME } from '../application-name.js'
 import type { AuthorizationConfiguration } from '../config/schema.js'
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
 
@@ -16,13 +17,13 @@ interface GroupSetting {
 }
 
 /** The configured policies that read `application:group` (role or permission claim type set to it). */
-function groupSettings (authorization: AuthorizationConfiguration): GroupSetting[] {
+function groupSettings (authorization: AuthorizationConfiguration, rootKey: string): GroupSetting[] {
   const settings: GroupSetting[] = []
   if (authorization.RoleClaimType.trim() === ApplicationClaimTypes.Group) {
-    settings.push({ key: 'ProjectTemplate:Authorization:AdministratorRoles', values: authorization.AdministratorRoles })
+    settings.push({ key: `${rootKey}:Authorization:AdministratorRoles`, values: authorization.AdministratorRoles })
   }
   if (authorization.PermissionClaimType.trim() === ApplicationClaimTypes.Group) {
-    settings.push({ key: 'ProjectTemplate:Authorization:ManageApplicationPermissions', values: authorization.ManageApplicationPermissions })
+    settings.push({ key: `${rootKey}:Authorization:ManageApplicationPermissions`, values: authorization.ManageApplicationPermissions })
   }
   return settings
 }
@@ -36,13 +37,14 @@ export interface GroupPathMismatch {
  * Undefined when no group arrived as a path, or when the configured policies already name groups
  * by path (a value starting with `/`) and none names an arrived path's last segment without it.
  * Otherwise the keys that name such a group without the slash (empty when no configured policy
- * reads groups: policies in code cannot be inspected, so the path shape itself is reported).
+ * reads groups: policies in code cannot be inspected, so the path shape itself is reported), named
+ * under the application's `rootKey`.
  */
-export function findGroupPathMismatch (claims: readonly Claim[], authorization: AuthorizationConfiguration): GroupPathMismatch | undefined {
+export function findGroupPathMismatch (claims: readonly Claim[], authorization: AuthorizationConfiguration, rootKey: string = APPLICATION_NAME): GroupPathMismatch | undefined {
   const paths = claims.filter((claim) => claim.type === ApplicationClaimTypes.Group && claim.value.startsWith('/')).map((claim) => claim.value)
   if (paths.length === 0) return undefined
   const lastSegments = new Set(paths.map((path) => path.slice(path.lastIndexOf('/') + 1)))
-  const settings = groupSettings(authorization)
+  const settings = groupSettings(authorization, rootKey)
   const keys = settings
     .filter((setting) => setting.values.some((value) => !value.trim().startsWith('/') && lastSegments.has(value.trim())))
     .map((setting) => setting.key)

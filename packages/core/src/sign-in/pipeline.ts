@@ -27,7 +27,6 @@
  * plugin's `fail` logs the failure class and shows the login page's message) or refused by the
  * application (the access-denied page with its reason). Plain inputs and results: no Fastify types.
  */
-import { rerootKeyPaths } from '../application-name.js'
 import type { AuthorizationConfiguration } from '../config/schema.js'
 import { sectionKeyOf } from '../config/provider-instances.js'
 import { isLocalUrl } from '../http/local-url.js'
@@ -212,10 +211,10 @@ export class SignInPipeline {
   /** Step 7, once per process: group claims that arrive as paths (/admins) while policies name bare groups. */
   #reportGroupPaths (provider: string, claims: readonly Claim[], log: SignInLog): void {
     if (this.#groupPathsReported) return
-    const mismatch = findGroupPathMismatch(claims, this.#options.authorization)
+    const mismatch = findGroupPathMismatch(claims, this.#options.authorization, this.#options.rootKey)
     if (mismatch === undefined) return
     this.#groupPathsReported = true
-    const entry = { event: 'authorization.group_path_mismatch', provider, keys: mismatch.keys.map((key) => rerootKeyPaths(key, this.#options.rootKey)) }
+    const entry = { event: 'authorization.group_path_mismatch', provider, keys: mismatch.keys }
     if (mismatch.keys.length > 0) log.warn(entry, 'a policy names a group without the leading slash of the group paths the provider sends')
     else log.info(entry, 'the provider sends group paths: name groups in policies with their leading slash')
   }

@@ -4,19 +4,19 @@
  * fixed text and the error code logged with it. Nothing from the request is ever echoed.
  */
 import type { ErrorCode } from '../errors.js'
-import type { VendorFailure } from '../oauth/vendor-client.js'
-import type { OpenIdConnectFailure } from '../oidc/relying-party.js'
-import type { Saml2FailureClass } from '../saml2/service-provider.js'
 
 /**
  * Every failure class a provider may report through the shared `fail()`: the shared ones
  * (`cancelled` at the provider, `correlation` and `replay` of the flow, `unavailable` metadata or
  * discovery, `provider_error`, unusable `claims`, `group_overage`: the IdP left the groups out,
- * sign-in/group-overage.ts) and each protocol's own.
+ * sign-in/group-overage.ts) and the protocols' own. Each protocol folder names its part of this
+ * set (`OpenIdConnectFailure` in oidc/errors.ts, `Saml2FailureClass` in saml2/errors.ts,
+ * `VendorFailure` in oauth/vendor-client.ts), so a class it reports always has an outcome here.
  */
 export type SignInFailure =
   | 'cancelled' | 'correlation' | 'replay' | 'unavailable' | 'provider_error' | 'claims' | 'group_overage'
-  | OpenIdConnectFailure | Saml2FailureClass | VendorFailure
+  | 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'userinfo'
+  | 'assertion_unsigned' | 'destination' | 'certificate' | 'unsolicited' | 'malformed' | 'decryption'
 
 /** What the login page says: the `failure` query value. */
 export type SignInOutcome = 'cancelled' | 'correlation' | 'unavailable' | 'group_overage' | 'failed'

@@ -80,7 +80,7 @@ export const replayKey = (scope: string, hash: string): string => `replay:${scop
 
 /**
  * The invalidation message that drops sessions from every instance's cache: this prefix, then
- * session ids separated by spaces (auth/session-store.ts publishes it; the embedded store sends it
+ * session ids separated by spaces (session/session-store.ts publishes it; the embedded store sends it
  * when it evicts a session to make room).
  */
 export const SESSION_INVALIDATION_PREFIX = 'sessions:'

@@ -7,7 +7,7 @@
  */
 import type { ConfigurationProblem } from '../config/bind.js'
 import { isMissing, problem, type Rule } from '../config/rules.js'
-import { ROOT_KEY, type StateConfiguration } from '../config/schema.js'
+import type { StateConfiguration } from '../config/schema.js'
 import { parseRedisNode } from './redis-node.js'
 
 export type RedisShape = 'Standalone' | 'Sentinel' | 'Cluster'
@@ -57,11 +57,8 @@ export function checkRedisShape (redis: RedisSettings, path: string): Configurat
   return problems
 }
 
-const STATE = `${ROOT_KEY}:State`
-
-/** A Redis connection string: redis://, rediss:// or unix:/path. The message never repeats it (it may hold a password). */
-export function checkRedisConnectionString (value: string): string | undefined {
-  const key = `${STATE}:Redis:ConnectionString`
+/** A Redis connection string: redis://, rediss:// or unix:/path; the message names `key` and never repeats the value (it may hold a password). */
+export function checkRedisConnectionString (value: string, key: string): string | undefined {
   const text = value.trim()
   if (text.startsWith('unix:')) {
     return /^unix:(\/\/)?\/[^\s?#]+$/.test(text) ? undefined : `${key} must be unix: followed by an absolute socket path.`
@@ -78,13 +75,14 @@ export function checkRedisConnectionString (value: string): string | undefined {
   return undefined
 }
 
-export const stateStoreSettings: Rule = ({ config }) => {
+export const stateStoreSettings: Rule = ({ config, rootKey }) => {
   const state = config.State
   if (state.Provider !== 'Redis') return []
+  const STATE = `${rootKey}:State`
   const key = `${STATE}:Redis:ConnectionString`
   const shape = redisShapeOf(state.Redis)
   if (shape !== 'Standalone') return checkRedisShape(state.Redis, `${STATE}:Redis`)
   if (isMissing(state.Redis.ConnectionString)) return [problem(key, `${key} is required when ${STATE}:Provider is Redis.`)]
-  const message = checkRedisConnectionString(state.Redis.ConnectionString.reveal())
+  const message = checkRedisConnectionString(state.Redis.ConnectionString.reveal(), key)
   return message === undefined ? [] : [problem(key, message)]
 }

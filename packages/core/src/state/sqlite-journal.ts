@@ -20,7 +20,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync, type Stats } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import { ROOT_KEY } from '../config/schema.js'
+import { APPLICATION_NAME } from '../application-name.js'
 import type { ConfigurationProblem } from '../config/bind.js'
 import { creationProblem, writeProblem } from '../config/directory-access.js'
 import { ConfigurationError } from '../errors.js'
@@ -30,8 +30,6 @@ import { StateStoreUnavailableError, type StateKind, type StateStoreStatus } fro
 
 /** The store's file in `State:Embedded:DataDirectory` (with SQLite's `-wal` and `-shm` beside it). */
 export const STATE_FILE = 'state.sqlite'
-
-const DATA_DIRECTORY_KEY = `${ROOT_KEY}:State:Embedded:DataDirectory`
 
 /** The part of `node:sqlite` used here (its types are not in @types/node 20). */
 interface Statement {
@@ -62,12 +60,18 @@ export async function loadSqlite (): Promise<SqliteModule | undefined> {
   }
 }
 
-const problem = (message: string): ConfigurationProblem => ({ key: DATA_DIRECTORY_KEY, message: `${DATA_DIRECTORY_KEY} ${message}` })
-
-/** The next step after a data directory the process cannot create, read or write (errno `code`). */
-const accessProblem = (what: string, code: string): ConfigurationProblem => problem(`${what} (${code}). ` +
-  `Make it a directory (mode 0700) the user running the application may write, point ${DATA_DIRECTORY_KEY} at one, ` +
-  `or set ${ROOT_KEY}:State:Embedded:Persist to false (the store is then kept in memory: a restart signs every user out).`)
+/** The problems of the data directory, named under the application's root key. */
+function directoryProblems (rootKey: string): { problem: (message: string) => ConfigurationProblem, accessProblem: (what: string, code: string) => ConfigurationProblem } {
+  const key = `${rootKey}:State:Embedded:DataDirectory`
+  const problem = (message: string): ConfigurationProblem => ({ key, message: `${key} ${message}` })
+  return {
+    problem,
+    /** The next step after a data directory the process cannot create, read or write (errno `code`). */
+    accessProblem: (what, code) => problem(`${what} (${code}). ` +
+      `Make it a directory (mode 0700) the user running the application may write, point ${key} at one, ` +
+      `or set ${rootKey}:State:Embedded:Persist to false (the store is then kept in memory: a restart signs every user out).`)
+  }
+}
 
 const modeOf = (stats: Stats): string => `0${(stats.mode & 0o777).toString(8).padStart(3, '0')}`
 
@@ -90,7 +94,8 @@ const stateDirectoryOf = (dataDirectory: string, contentRoot: string): string =>
  * created, read or written, a file in its place, a directory or store file open to group or
  * others. Each problem names `State:Embedded:DataDirectory` and the next step.
  */
-export function inspectStateDirectory (dataDirectory: string, contentRoot: string): ConfigurationProblem[] {
+export function inspectStateDirectory (dataDirectory: string, contentRoot: string, rootKey: string = APPLICATION_NAME): ConfigurationProblem[] {
+  const { problem, accessProblem } = directoryProblems(rootKey)
   const directory = stateDirectoryOf(dataDirectory, contentRoot)
   const stats = statOrCode(directory)
   if (typeof stats === 'string') return [accessProblem('cannot be read', stats)]
@@ -118,8 +123,9 @@ export function inspectStateDirectory (dataDirectory: string, contentRoot: strin
  * group or others is refused, as the key directory is (data-protection/key-ring.ts). The file is
  * created 0600 before SQLite opens it; SQLite gives its `-wal` and `-shm` files the same mode.
  */
-export function prepareStateFile (dataDirectory: string, contentRoot: string): string {
-  const problems = inspectStateDirectory(dataDirectory, contentRoot)
+export function prepareStateFile (dataDirectory: string, contentRoot: string, rootKey: string = APPLICATION_NAME): string {
+  const problems = inspectStateDirectory(dataDirectory, contentRoot, rootKey)
+  const { accessProblem } = directoryProblems(rootKey)
   if (problems.length > 0) throw new ConfigurationError(problems)
   const directory = stateDirectoryOf(dataDirectory, contentRoot)
   if (statOrCode(directory) === undefined) {
@@ -237,8 +243,8 @@ export class SqliteJournal implements EmbeddedStoreJournal {
    * closed (state/state-file-lock.ts); a file in use by another process or one SQLite cannot
    * read throws a {@link ConfigurationError}.
    */
-  static open (sqlite: SqliteModule, file: string, now: number, events: SqliteJournalEvents = {}): { journal: SqliteJournal, records: JournalRecord[] } {
-    const lock = StateFileLock.acquire(sqlite.DatabaseSync, file)
+  static open (sqlite: SqliteModule, file: string, now: number, events: SqliteJournalEvents = {}, rootKey: string = APPLICATION_NAME): { journal: SqliteJournal, records: JournalRecord[] } {
+    const lock = StateFileLock.acquire(sqlite.DatabaseSync, file, rootKey)
     let db: Database | undefined
     try {
       db = new sqlite.DatabaseSync(file)
@@ -260,7 +266,7 @@ export class SqliteJournal implements EmbeddedStoreJournal {
     } catch (error) {
       db?.close()
       lock.release()
-      throw stateFileProblem(file, error)
+      throw stateFileProblem(file, error, rootKey)
     }
   }
 

@@ -12,20 +12,23 @@
  * - **A file SQLite cannot read** (corrupt, truncated, not a database) stops startup with one
  *   configuration message naming the file, the setting and the choices; the file is left as it is.
  *
- * Both are {@link ConfigurationError}s keyed `State:Embedded:DataDirectory`, re-rooted under the
- * app's root key by createApp, reported as `configuration.invalid`, exit code 1.
+ * Both are {@link ConfigurationError}s keyed `<Root>:State:Embedded:DataDirectory` under the app's
+ * root key (the store is opened with it), reported as `configuration.invalid`, exit code 1.
  */
 import { closeSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { ROOT_KEY } from '../config/schema.js'
+import { APPLICATION_NAME } from '../application-name.js'
 import { ConfigurationError } from '../errors.js'
 
 /** The lock file beside the state file: `state.sqlite.lock`. */
 export const LOCK_FILE_SUFFIX = '.lock'
 
-const DATA_DIRECTORY_KEY = `${ROOT_KEY}:State:Embedded:DataDirectory`
-const PROVIDER_KEY = `${ROOT_KEY}:State:Provider`
-const PERSIST_KEY = `${ROOT_KEY}:State:Embedded:Persist`
+/** The settings a lock or state file problem names, under the application's root key. */
+const keysOf = (rootKey: string): { readonly dataDirectory: string, readonly provider: string, readonly persist: string } => ({
+  dataDirectory: `${rootKey}:State:Embedded:DataDirectory`,
+  provider: `${rootKey}:State:Provider`,
+  persist: `${rootKey}:State:Embedded:Persist`
+})
 
 /** SQLite's primary result codes that mean "this file is not a sound database". */
 const SQLITE_CORRUPT = 11
@@ -46,8 +49,8 @@ function sqliteCodeOf (error: unknown): number | undefined {
   return code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number' ? errcode & 0xff : undefined
 }
 
-const problem = (message: string, cause: unknown): ConfigurationError =>
-  new ConfigurationError([{ key: DATA_DIRECTORY_KEY, message }], { cause })
+const problem = (rootKey: string, message: string, cause: unknown): ConfigurationError =>
+  new ConfigurationError([{ key: keysOf(rootKey).dataDirectory, message }], { cause })
 
 /** The exclusive lock of one state file, held until {@link release}. */
 export class StateFileLock {
@@ -62,13 +65,14 @@ export class StateFileLock {
    * Takes the lock of `stateFile` without waiting. Throws a {@link ConfigurationError} when
    * another process (or another open store in this one) holds it.
    */
-  static acquire (DatabaseSync: OpenConnection, stateFile: string): StateFileLock {
+  static acquire (DatabaseSync: OpenConnection, stateFile: string, rootKey: string = APPLICATION_NAME): StateFileLock {
     const path = `${stateFile}${LOCK_FILE_SUFFIX}`
+    const keys = keysOf(rootKey)
     try {
       // Created owner-only before SQLite opens it, as the state file is.
       closeSync(openSync(path, 'a', 0o600))
     } catch (error) {
-      throw problem(`${DATA_DIRECTORY_KEY} cannot hold the state store's lock file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, error)
+      throw problem(rootKey, `${keys.dataDirectory} cannot hold the state store's lock file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, error)
     }
     let connection: LockConnection | undefined
     try {
@@ -79,10 +83,10 @@ export class StateFileLock {
       try { connection?.close() } catch {}
       const code = sqliteCodeOf(error)
       if (code === SQLITE_BUSY || code === SQLITE_LOCKED) {
-        throw problem(`${DATA_DIRECTORY_KEY} (${dirname(stateFile)}) is in use by another process: the embedded state store is for one process only. ` +
-          `To run several instances, set ${PROVIDER_KEY} to Redis (docs/scale-out.md); to run one, stop the other process or give this one its own ${DATA_DIRECTORY_KEY}.`, error)
+        throw problem(rootKey, `${keys.dataDirectory} (${dirname(stateFile)}) is in use by another process: the embedded state store is for one process only. ` +
+          `To run several instances, set ${keys.provider} to Redis (docs/scale-out.md); to run one, stop the other process or give this one its own ${keys.dataDirectory}.`, error)
       }
-      throw problem(`${DATA_DIRECTORY_KEY}: the state store's lock file ${path} cannot be locked (SQLite error ${code ?? 'unknown'}).`, error)
+      throw problem(rootKey, `${keys.dataDirectory}: the state store's lock file ${path} cannot be locked (SQLite error ${code ?? 'unknown'}).`, error)
     }
   }
 
@@ -99,15 +103,16 @@ export class StateFileLock {
  * refused the file (the error as it is otherwise). Names the file, the setting and what to do;
  * never the file's content (SQLite's message is a fixed phrase such as "file is not a database").
  */
-export function stateFileProblem (stateFile: string, error: unknown): unknown {
+export function stateFileProblem (stateFile: string, error: unknown, rootKey: string = APPLICATION_NAME): unknown {
   const code = sqliteCodeOf(error)
   if (code === undefined) return error
+  const keys = keysOf(rootKey)
   const reason = (error as Error).message.slice(0, 80)
   if (code === SQLITE_CORRUPT || code === SQLITE_NOTADB) {
-    return problem(`${DATA_DIRECTORY_KEY}: the embedded state store's file ${stateFile} is corrupt or truncated (SQLite: ${reason}); it was left untouched. ` +
+    return problem(rootKey, `${keys.dataDirectory}: the embedded state store's file ${stateFile} is corrupt or truncated (SQLite: ${reason}); it was left untouched. ` +
       `Restore it from a backup; or move it (with any ${stateFile.slice(dirname(stateFile).length + 1)}-wal and -shm beside it) aside to start with an empty store (every user signs in again); ` +
-      `or set ${PERSIST_KEY} to false to keep state in memory only.`, error)
+      `or set ${keys.persist} to false to keep state in memory only.`, error)
   }
-  return problem(`${DATA_DIRECTORY_KEY}: the embedded state store's file ${stateFile} cannot be opened (SQLite: ${reason}). ` +
-    `Check the file and its directory, restore it from a backup, or set ${PERSIST_KEY} to false to keep state in memory only.`, error)
+  return problem(rootKey, `${keys.dataDirectory}: the embedded state store's file ${stateFile} cannot be opened (SQLite: ${reason}). ` +
+    `Check the file and its directory, restore it from a backup, or set ${keys.persist} to false to keep state in memory only.`, error)
 }

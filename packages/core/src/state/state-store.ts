@@ -10,6 +10,7 @@
  * sees claims or tokens in the clear).
  */
 
+import { CoreError } from '../errors.js'
 import { SESSION_INVALIDATION_PREFIX, STATE_KINDS } from './keys.js'
 
 export { SESSION_INVALIDATION_PREFIX, STATE_KINDS }
@@ -68,7 +69,7 @@ export interface StateStore {
 }
 
 /** The store cannot answer: requests that need it fail closed with 503. */
-export class StateStoreUnavailableError extends Error {
+export class StateStoreUnavailableError extends CoreError {
   readonly reason: string
 
   constructor (reason: string, options?: ErrorOptions) {
@@ -94,7 +95,7 @@ export const STATE_KIND_BOUNDS: Readonly<Record<StateKind, { readonly holds: str
  * The store holds as many records of this kind (`bound` entries) or as many characters overall
  * (`bound` characters: State:Embedded:MaxMegabytes) as it may: refuse rather than forget one.
  */
-export class StateStoreFullError extends Error {
+export class StateStoreFullError extends CoreError {
   readonly kind: StateKind
   readonly bound: 'entries' | 'characters'
 

@@ -2,7 +2,7 @@
  * The OpenTelemetry SDK as configured by `<Root>:Telemetry`: a meter provider with the Prometheus
  * reader (served by the app's route or by the exporter's own listener) and/or a periodic OTLP
  * reader, and, with Traces:Enabled, a tracer provider exporting over OTLP plus @fastify/otel for
- * request spans. Loaded only through a dynamic import (telemetry/index.ts), so an app with
+ * request spans. Loaded only through plugins/telemetry.ts, which create-app.ts imports dynamically, so an app with
  * telemetry off never loads the SDK; the SDK packages are optional peer dependencies of the core.
  */
 import type { Meter } from '@opentelemetry/api'

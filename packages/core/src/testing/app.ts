@@ -11,7 +11,7 @@ import type { ApplicationParts, CreateAppOptions } from '../create-app.js'
 import { applicationDiscriminatorOf, createKeyRing, loadKeyRing, type KeyRing } from '../data-protection/key-ring.js'
 import type { LoadedConfiguration } from '../config/load.js'
 import { loadConfiguration } from '../configuration.js'
-import { ROOT_KEY } from '../config/schema.js'
+import { APPLICATION_NAME } from '../application-name.js'
 import { createLogger } from '../logger.js'
 import type { Claim } from '../session/principal.js'
 import type { StateStore } from '../state/state-store.js'
@@ -44,7 +44,7 @@ export class LogCapture extends Writable {
 export type TestSettings = { [key: string]: string | number | boolean | string[] | TestSettings[] | TestSettings }
 
 /** `{ Authentication: { Enabled: false } }` -> `{ ProjectTemplate__Authentication__Enabled: 'false' }` (arrays by index). */
-export function settingsToEnv (settings: TestSettings, prefix: string = ROOT_KEY): Record<string, string> {
+export function settingsToEnv (settings: TestSettings, prefix: string = APPLICATION_NAME): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(settings)) {
     const name = `${prefix}__${key}`
@@ -93,7 +93,7 @@ export interface TestConfigurationOptions extends TestAppLocation {
 
 /** Loads the app's configuration as startup does, with the test's settings as environment variables; user secrets are never read. */
 export function loadTestConfiguration (options: TestConfigurationOptions): LoadedConfiguration {
-  const rootKey = options.applicationName ?? ROOT_KEY
+  const rootKey = options.applicationName ?? APPLICATION_NAME
   const env: NodeJS.ProcessEnv = {
     ...(options.closedPosture === false ? {} : settingsToEnv(CLOSED_POSTURE, rootKey)),
     ...settingsToEnv(EPHEMERAL_STATE, rootKey),

@@ -4,13 +4,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { CLOSED_POSTURE, EPHEMERAL_STATE, settingsToEnv } from './app.js'
-import { ROOT_KEY } from '../config/schema.js'
+import { APPLICATION_NAME } from '../application-name.js'
 
 /**
  * A base environment: PATH and HOME only, user secrets pointed nowhere, the same closed posture
  * and in-memory state as {@link buildTestApp}, then `extra`.
  */
-export function cleanEnv (extra: Record<string, string>, applicationName: string = ROOT_KEY): NodeJS.ProcessEnv {
+export function cleanEnv (extra: Record<string, string>, applicationName: string = APPLICATION_NAME): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/tmp',

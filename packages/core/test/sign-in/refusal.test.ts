@@ -1,5 +1,5 @@
 /**
- * SignInRefusal (src/sign-in/refusal.ts) is the one base of every protocol refusal, as a data
+ * SignInRefusal (src/errors.ts) is the one base of every protocol refusal, as a data
  * table: each class is a SignInRefusal and an Error, keeps its own name, failure class, code,
  * diagnostics, fixed message and cause; the plugins rely on `instanceof SignInRefusal` alone.
  */

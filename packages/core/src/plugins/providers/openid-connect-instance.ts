@@ -33,6 +33,7 @@ export interface OpenIdConnectContext {
   readonly fieldPaths: readonly string[]
 }
 
+/** http to the provider only for a loopback Authority in Development (validation rejects it elsewhere). */
 export function allowsInsecureRequests (authority: string, environmentName: string): boolean {
   return isDevelopmentLoopbackHttp(new URL(authority), environmentName)
 }

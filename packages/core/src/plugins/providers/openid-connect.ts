@@ -34,7 +34,6 @@ import { callback, challenge, signOutRedirect } from './openid-connect-sign-in.j
 
 export { allowsInsecureRequests } from './openid-connect-instance.js'
 
-/** http to the provider only for a loopback Authority in Development (validation rejects it elsewhere). */
 /** The media type of a Content-Type header, lower case, without parameters. */
 function mediaTypeOf (header: string | undefined): string {
   return (header ?? '').split(';', 1)[0]!.trim().toLowerCase()
