@@ -9,9 +9,11 @@ import { SignInRefusal } from '../sign-in/refusal.js'
  * `token` (token endpoint error or unreachable), `id_token` and the more specific `nonce`,
  * `issuer`, `audience`, `expired`, `signature` (a key of the provider does not verify it, or the
  * algorithm is not the pinned one), `unknown_key` (its `kid` names no published key, even after
- * refetching the key set), `unavailable` (the key set cannot be loaded), and `userinfo`.
+ * refetching the key set), `unavailable` (the key set cannot be loaded), `userinfo`, and
+ * `pushed_authorization` (the provider refused or did not answer the pushed authorization
+ * request, RFC 9126).
  */
-export type OpenIdConnectFailure = 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'unavailable' | 'userinfo'
+export type OpenIdConnectFailure = 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'unavailable' | 'userinfo' | 'pushed_authorization'
 
 /**
  * Safe log fields of a failure: the HTTP status and OAuth `error` code of a token or userinfo

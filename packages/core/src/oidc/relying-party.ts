@@ -17,6 +17,8 @@
 import * as client from 'openid-client'
 import type { Secret } from '../config/secret.js'
 import { chooseClientAuthentication, rememberClientAuthentication } from './client-authentication.js'
+import { privateKeyJwtAuthentication, type ClientAssertionKey } from './client-assertion.js'
+import { assertPushedAuthorizationAvailable, pushedAuthorizationEndpointOf, type PushedAuthorization } from './pushed-authorization.js'
 import { boundedFetch, type OutboundResponseKind } from '../http/bounded-fetch.js'
 
 /** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
@@ -36,8 +38,17 @@ export interface OpenIdConnectSettings {
    */
   readonly allowInsecureRequests: boolean
   readonly timeoutSeconds?: number
-  /** `TokenEndpointAuthMethod`; empty or absent: chosen from discovery (oidc/client-authentication.ts). */
-  readonly tokenEndpointAuthMethod?: '' | 'client_secret_basic' | 'client_secret_post'
+  /**
+   * `TokenEndpointAuthMethod`; empty or absent: a secret method chosen from discovery
+   * (oidc/client-authentication.ts); `private_key_jwt`: {@link clientAssertionKeys} sign (oidc/client-assertion.ts).
+   */
+  readonly tokenEndpointAuthMethod?: '' | 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt'
+  /** The parsed keys of `private_key_jwt` (required with it, ignored otherwise). */
+  readonly clientAssertionKeys?: readonly ClientAssertionKey[]
+  /** `PushedAuthorization` (default `Never`): with `Require`, discovery without a PAR endpoint fails. */
+  readonly pushedAuthorization?: PushedAuthorization
+  /** The colon path of `PushedAuthorization`, named when `Require` cannot be met. */
+  readonly pushedAuthorizationSetting?: string
   /** The colon path of `TokenEndpointAuthMethod`, named in the startup notice and a refusal's log line. */
   readonly tokenEndpointAuthMethodSetting?: string
   /** `ClockSkewSeconds`; default {@link CLOCK_TOLERANCE_SECONDS}. */
@@ -45,16 +56,22 @@ export interface OpenIdConnectSettings {
 }
 
 /**
- * Client authentication at the token endpoint with the client secret, revealed at the moment the
- * request is built: the method oidc/client-authentication.ts chooses (the configured one, else
- * client_secret_post when the provider supports only that or when form-encoding would change the
- * Basic credentials, else client_secret_basic).
+ * Client authentication at the token endpoint (and the PAR endpoint): with `private_key_jwt` a
+ * fresh signed assertion per request (oidc/client-assertion.ts); otherwise the client secret,
+ * revealed at the moment the request is built, by the method oidc/client-authentication.ts
+ * chooses (the configured one, else client_secret_post when the provider supports only that or
+ * when form-encoding would change the Basic credentials, else client_secret_basic).
  */
-function clientSecretAuthentication (settings: OpenIdConnectSettings): client.ClientAuth {
+function clientAuthentication (settings: OpenIdConnectSettings): client.ClientAuth {
+  if (settings.tokenEndpointAuthMethod === 'private_key_jwt') {
+    if (settings.clientAssertionKeys === undefined || settings.clientAssertionKeys.length === 0) throw new TypeError('private_key_jwt needs clientAssertionKeys')
+    return privateKeyJwtAuthentication(settings.clientAssertionKeys)
+  }
+  const method = settings.tokenEndpointAuthMethod
   return (as, metadata, body, headers) => {
     const secret = settings.clientSecret.reveal()
-    const { method } = chooseClientAuthentication(settings.tokenEndpointAuthMethod, as.token_endpoint_auth_methods_supported, { clientId: settings.clientId, clientSecret: secret })
-    const authenticate = method === 'client_secret_post' ? client.ClientSecretPost(secret) : client.ClientSecretBasic(secret)
+    const chosen = chooseClientAuthentication(method, as.token_endpoint_auth_methods_supported, { clientId: settings.clientId, clientSecret: secret }).method
+    const authenticate = chosen === 'client_secret_post' ? client.ClientSecretPost(secret) : client.ClientSecretBasic(secret)
     authenticate(as, metadata, body, headers)
   }
 }
@@ -77,6 +94,8 @@ export function outboundKindOf (metadata: client.ServerMetadata): (url: string) 
   add(metadata.userinfo_endpoint, 'userinfo')
   add(metadata.introspection_endpoint, 'introspection')
   add(metadata.jwks_uri, 'jwks')
+  // RFC 9126 section 2.2: a request_uri and its lifetime, like a token response.
+  add(pushedAuthorizationEndpointOf(metadata), 'token')
   return (url) => kinds.get(url) ?? kinds.get(url.split('?', 1)[0]!) ?? 'other'
 }
 
@@ -96,12 +115,16 @@ export async function discoverProvider (settings: OpenIdConnectSettings): Promis
       id_token_signed_response_alg: settings.idTokenSignedResponseAlg,
       [client.clockTolerance]: settings.clockToleranceSeconds ?? CLOCK_TOLERANCE_SECONDS
     },
-    clientSecretAuthentication(settings),
+    clientAuthentication(settings),
     { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs) }
   )
   config[client.customFetch] = boundedFetch(outboundKindOf(config.serverMetadata()), timeoutMs)
-  rememberClientAuthentication(config, chooseClientAuthentication(settings.tokenEndpointAuthMethod, config.serverMetadata().token_endpoint_auth_methods_supported,
-    { clientId: settings.clientId, clientSecret: settings.clientSecret.reveal() }), settings.tokenEndpointAuthMethodSetting ?? 'TokenEndpointAuthMethod')
+  assertPushedAuthorizationAvailable(settings.pushedAuthorization ?? 'Never', config.serverMetadata(), settings.pushedAuthorizationSetting ?? 'PushedAuthorization')
+  const method = settings.tokenEndpointAuthMethod
+  if (method !== 'private_key_jwt') {
+    rememberClientAuthentication(config, chooseClientAuthentication(method, config.serverMetadata().token_endpoint_auth_methods_supported,
+      { clientId: settings.clientId, clientSecret: settings.clientSecret.reveal() }), settings.tokenEndpointAuthMethodSetting ?? 'TokenEndpointAuthMethod')
+  }
   return config
 }
 
@@ -110,3 +133,5 @@ export * from './authorization-request.js'
 export * from './callback.js'
 export * from './refresh.js'
 export * from './provider-metadata.js'
+export * from './pushed-authorization.js'
+export * from './client-assertion.js'
