@@ -6,11 +6,14 @@
  */
 import { checkEndpointUrl, isMissing, problem, requiredKeys, type ProviderSettingsRule } from '../config/rules.js'
 import { keyOfInstance } from '../config/provider-instances.js'
+import { ClientAssertionKeyError, readClientAssertionKeys } from './client-assertion.js'
 
 export const openIdConnectSettingsRule: ProviderSettingsRule<'OpenIdConnect'> = (instance, environmentName) => {
   const oidc = instance.settings
   const key = (name: string): string => keyOfInstance(instance, name)
-  const problems = requiredKeys(instance, { Authority: oidc.Authority, ClientId: oidc.ClientId, ClientSecret: oidc.ClientSecret })
+  const privateKeyJwt = oidc.TokenEndpointAuthMethod === 'private_key_jwt'
+  // private_key_jwt authenticates with ClientAssertionKeys; the client secret is not used.
+  const problems = requiredKeys(instance, { Authority: oidc.Authority, ClientId: oidc.ClientId, ...(privateKeyJwt ? {} : { ClientSecret: oidc.ClientSecret }) })
   if (!isMissing(oidc.Authority)) problems.push(...checkEndpointUrl(oidc.Authority, key('Authority'), environmentName))
   if (oidc.ResponseType !== 'code') {
     problems.push(problem(key('ResponseType'), `${key('ResponseType')} must be code (the authorization code flow with PKCE is the only supported response type).`))
@@ -21,5 +24,17 @@ export const openIdConnectSettingsRule: ProviderSettingsRule<'OpenIdConnect'> = 
   if (!/^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$/.test(oidc.IdTokenSignedResponseAlg)) {
     problems.push(problem(key('IdTokenSignedResponseAlg'), `${key('IdTokenSignedResponseAlg')} must be an asymmetric JWS algorithm (RS256, PS256, ES256, EdDSA, ...).`))
   }
+  if (privateKeyJwt) problems.push(...clientAssertionKeyProblems(oidc, key))
   return problems
+}
+
+/** `private_key_jwt`: the keys and certificates must parse and match; the problem names the setting, never the key. */
+function clientAssertionKeyProblems (oidc: Parameters<ProviderSettingsRule<'OpenIdConnect'>>[0]['settings'], key: (name: string) => string): ReturnType<typeof problem>[] {
+  try {
+    readClientAssertionKeys(oidc.ClientAssertionKeys.map((entry) => entry.reveal()).join('\n'), oidc.ClientAssertionCertificates.join('\n'), { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') })
+    return []
+  } catch (error) {
+    if (!(error instanceof ClientAssertionKeyError)) throw error
+    return [problem(error.setting, error.message)]
+  }
 }

@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import * as client from 'openid-client'
 import { isDevelopmentLoopbackHttp } from '../../http/host-trust.js'
-import { discoverProvider, discoveryUrlOf, OUTBOUND_TIMEOUT_SECONDS, ProviderMetadata } from '../../oidc/relying-party.js'
+import { discoverProvider, discoveryUrlOf, OUTBOUND_TIMEOUT_SECONDS, ProviderMetadata, readClientAssertionKeys } from '../../oidc/relying-party.js'
 import { ProviderKeys } from '../../oidc/provider-keys.js'
 import { isFieldPath } from '../../sign-in/claim-paths.js'
 import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
@@ -42,17 +42,25 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
   const allowInsecureRequests = allowsInsecureRequests(settings.Authority, options.environmentName)
   let warnedBackChannel = false
   let notedClientAuthentication = false
-  const metadata = new ProviderMetadata(() => discoverProvider({
+  const key = (name: string): string => `${options.instance.keyPrefix}:${name}`
+  const metadata = new ProviderMetadata(async () => await discoverProvider({
     authority: settings.Authority,
     clientId: settings.ClientId,
     clientSecret: settings.ClientSecret,
     idTokenSignedResponseAlg: settings.IdTokenSignedResponseAlg,
     allowInsecureRequests,
     tokenEndpointAuthMethod: settings.TokenEndpointAuthMethod,
-    tokenEndpointAuthMethodSetting: `${options.instance.keyPrefix}:TokenEndpointAuthMethod`,
+    tokenEndpointAuthMethodSetting: key('TokenEndpointAuthMethod'),
+    // Validated at startup (oidc/settings-rules.ts); a refusal here names the setting too.
+    ...(settings.TokenEndpointAuthMethod === 'private_key_jwt'
+      ? { clientAssertionKeys: readClientAssertionKeys(settings.ClientAssertionKeys.map((entry) => entry.reveal()).join('\n'), settings.ClientAssertionCertificates.join('\n'), { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') }) }
+      : {}),
+    pushedAuthorization: settings.PushedAuthorization,
+    pushedAuthorizationSetting: key('PushedAuthorization'),
     clockToleranceSeconds: settings.ClockSkewSeconds
   }), {
     onFailure: (reason, error) => {
+      const setting = (error as { setting?: unknown } | null)?.setting
       // The URL without credentials or query, and the cause code (ENOTFOUND, ECONNREFUSED,
       // certificate errors) that undici keeps in error.cause.
       log.warn({
@@ -62,6 +70,8 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
         causeCode: networkCauseCode(error),
         errorName: (error as Error | null)?.name,
         errorCode: (error as { code?: unknown } | null)?.code,
+        // The setting a discovered document cannot satisfy (PushedAuthorization Require without a PAR endpoint).
+        ...(typeof setting === 'string' ? { setting } : {}),
         ...tooLargeFields(error)
       }, 'provider metadata could not be loaded')
     },
