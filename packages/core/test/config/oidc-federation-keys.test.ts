@@ -8,6 +8,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { loadTestConfiguration } from '../helpers/app.js'
 import { createSigningKey } from '../helpers/saml2/certificates.js'
+import { validateRuntimeProvider } from '../../src/providers/runtime-definitions.js'
 
 const P = 'ProjectTemplate:Authentication:Providers:OpenIdConnect'
 const OIDC_VALID = { Enabled: true, Authority: 'https://idp.example.test', ClientId: 'client', ClientSecret: 'secret-value' }
@@ -65,5 +66,27 @@ describe('TokenEndpointAuthMethod private_key_jwt', () => {
 
   test('client secret methods still require ClientSecret', () => {
     assert.deepEqual(errorsOf({ ClientSecret: '' }), [`${P}:ClientSecret is required when the provider is enabled.`])
+  })
+})
+
+describe('the same keys for a provider from the provider source', () => {
+  const config = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' } } }).config
+  const definition = (settings: Record<string, unknown>): Parameters<typeof validateRuntimeProvider>[0] => ({
+    scheme: 'Acme',
+    settings: { Type: 'OpenIdConnect', Authority: 'https://idp.acme.test', ClientId: 'acme-client', TokenEndpointAuthMethod: 'private_key_jwt', PushedAuthorization: 'Require', ...settings }
+  })
+
+  test('private_key_jwt with its key and PushedAuthorization Require: valid, the key held as a secret', () => {
+    const result = validateRuntimeProvider(definition({ ClientAssertionKeys: [key.privateKeyPem], ClientAssertionCertificates: [key.certificatePem] }), { config, environmentName: 'Production' })
+    assert.ok(result.ok)
+    const settings = result.provider.instance.settings as { ClientAssertionKeys: unknown[], PushedAuthorization: string }
+    assert.equal(settings.PushedAuthorization, 'Require')
+    assert.equal(JSON.stringify(settings.ClientAssertionKeys), '["[redacted]"]')
+  })
+
+  test('a certificate of another key: refused, naming the scheme\'s ClientAssertionCertificates', () => {
+    const result = validateRuntimeProvider(definition({ ClientAssertionKeys: [key.privateKeyPem], ClientAssertionCertificates: [other.certificatePem] }), { config, environmentName: 'Production' })
+    assert.ok(!result.ok)
+    assert.deepEqual(result.problems.map((problem) => problem.key), ['ProjectTemplate:Authentication:Schemes:Acme:ClientAssertionCertificates'])
   })
 })
