@@ -11,9 +11,10 @@ import { SignInRefusal } from '../sign-in/refusal.js'
  * algorithm is not the pinned one), `unknown_key` (its `kid` names no published key, even after
  * refetching the key set), `unavailable` (the key set cannot be loaded), `userinfo`, and
  * `pushed_authorization` (the provider refused or did not answer the pushed authorization
- * request, RFC 9126).
+ * request, RFC 9126), and `tenant` (with AllowedTenants: the ID token has no `tid`, or one not
+ * listed; oidc/tenant-issuer.ts).
  */
-export type OpenIdConnectFailure = 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'unavailable' | 'userinfo' | 'pushed_authorization'
+export type OpenIdConnectFailure = 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'unavailable' | 'userinfo' | 'pushed_authorization' | 'tenant'
 
 /**
  * Safe log fields of a failure: the HTTP status and OAuth `error` code of a token or userinfo

@@ -19,6 +19,8 @@ import type { Secret } from '../config/secret.js'
 import { chooseClientAuthentication, rememberClientAuthentication } from './client-authentication.js'
 import { privateKeyJwtAuthentication, type ClientAssertionKey } from './client-assertion.js'
 import { assertPushedAuthorizationAvailable, pushedAuthorizationEndpointOf, type PushedAuthorization } from './pushed-authorization.js'
+import { authorityFitsTemplate, isIssuerTemplate, TenantConfigurationError, type AllowedTenants } from './tenant-issuer.js'
+import { registerIssuerConfiguration } from './issuer-configuration.js'
 import { boundedFetch, type OutboundResponseKind } from '../http/bounded-fetch.js'
 
 /** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
@@ -53,6 +55,16 @@ export interface OpenIdConnectSettings {
   readonly tokenEndpointAuthMethodSetting?: string
   /** `ClockSkewSeconds`; default {@link CLOCK_TOLERANCE_SECONDS}. */
   readonly clockToleranceSeconds?: number
+  /**
+   * `AllowedTenants`, read (oidc/tenant-issuer.ts): when non-empty the discovery document may
+   * publish a `{tenantid}` issuer template that fits the Authority; when empty such a document is
+   * refused naming {@link allowedTenantsSetting}.
+   */
+  readonly allowedTenants?: AllowedTenants
+  /** The colon path of `AllowedTenants`. */
+  readonly allowedTenantsSetting?: string
+  /** The colon path of `Authority`, named when a discovered issuer template does not fit it. */
+  readonly authoritySetting?: string
 }
 
 /**
@@ -99,6 +111,13 @@ export function outboundKindOf (metadata: client.ServerMetadata): (url: string) 
   return (url) => kinds.get(url) ?? kinds.get(url.split('?', 1)[0]!) ?? 'other'
 }
 
+/** openid-client's refusal of a discovery document whose issuer is a `{tenantid}` template. */
+function isTemplateIssuerMismatch (error: unknown): boolean {
+  const cause = error as { code?: unknown, cause?: { attribute?: unknown, body?: { issuer?: unknown } } } | null
+  return cause?.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' && cause.cause?.attribute === 'issuer' &&
+    typeof cause.cause.body?.issuer === 'string' && isIssuerTemplate(cause.cause.body.issuer)
+}
+
 /**
  * Fetches `<Authority>/.well-known/openid-configuration` and prepares the client. Every call
  * openid-client makes (discovery here; token, user information and refresh later) reads its
@@ -108,17 +127,42 @@ export async function discoverProvider (settings: OpenIdConnectSettings): Promis
   // The ID token signature is verified with ProviderKeys, not openid-client's non-repudiation check.
   const execute = settings.allowInsecureRequests ? [client.allowInsecureRequests] : []
   const timeoutMs = (settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS) * 1000
-  const config = await client.discovery(
-    new URL(settings.authority),
-    settings.clientId,
-    {
-      id_token_signed_response_alg: settings.idTokenSignedResponseAlg,
-      [client.clockTolerance]: settings.clockToleranceSeconds ?? CLOCK_TOLERANCE_SECONDS
-    },
-    clientAuthentication(settings),
-    { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs) }
-  )
+  const clientMetadata = {
+    id_token_signed_response_alg: settings.idTokenSignedResponseAlg,
+    [client.clockTolerance]: settings.clockToleranceSeconds ?? CLOCK_TOLERANCE_SECONDS
+  }
+  const multiTenant = settings.allowedTenants !== undefined && settings.allowedTenants.size > 0
+  let config: client.Configuration
+  try {
+    // With AllowedTenants the document is fetched from its own URL, where openid-client does not
+    // compare the issuer with the Authority: a template never equals it; checked below instead.
+    config = await client.discovery(
+      new URL(multiTenant ? discoveryUrlOf(settings.authority) : settings.authority),
+      settings.clientId,
+      clientMetadata,
+      clientAuthentication(settings),
+      { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs) }
+    )
+  } catch (error) {
+    if (isTemplateIssuerMismatch(error)) throw new TenantConfigurationError('ALLOWED_TENANTS_REQUIRED', settings.allowedTenantsSetting ?? 'AllowedTenants')
+    throw error
+  }
+  const issuer = config.serverMetadata().issuer
+  if (isIssuerTemplate(issuer) && !multiTenant) throw new TenantConfigurationError('ALLOWED_TENANTS_REQUIRED', settings.allowedTenantsSetting ?? 'AllowedTenants')
+  if (multiTenant && (isIssuerTemplate(issuer) ? !authorityFitsTemplate(settings.authority, issuer) : new URL(issuer).href !== new URL(settings.authority).href)) {
+    throw new TenantConfigurationError('ISSUER_TEMPLATE_MISMATCH', settings.authoritySetting ?? 'Authority')
+  }
   config[client.customFetch] = boundedFetch(outboundKindOf(config.serverMetadata()), timeoutMs)
+  registerIssuerConfiguration(config, (variantIssuer, fetch) => {
+    // The same client (metadata, authentication, transport) for another issuer: a tenant's own.
+    // JSON round trip: the document's members only, without openid-client's helper methods.
+    const metadata = JSON.parse(JSON.stringify(config.serverMetadata())) as client.ServerMetadata
+    const variant = new client.Configuration({ ...metadata, issuer: variantIssuer }, settings.clientId, clientMetadata, clientAuthentication(settings))
+    if (settings.allowInsecureRequests) client.allowInsecureRequests(variant)
+    variant.timeout = settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS
+    variant[client.customFetch] = fetch
+    return variant
+  })
   assertPushedAuthorizationAvailable(settings.pushedAuthorization ?? 'Never', config.serverMetadata(), settings.pushedAuthorizationSetting ?? 'PushedAuthorization')
   const method = settings.tokenEndpointAuthMethod
   if (method !== 'private_key_jwt') {
@@ -135,3 +179,4 @@ export * from './refresh.js'
 export * from './provider-metadata.js'
 export * from './pushed-authorization.js'
 export * from './client-assertion.js'
+export * from './tenant-issuer.js'

@@ -7,6 +7,7 @@
 import { checkEndpointUrl, isMissing, problem, requiredKeys, type ProviderSettingsRule } from '../config/rules.js'
 import { keyOfInstance } from '../config/provider-instances.js'
 import { ClientAssertionKeyError, readClientAssertionKeys } from './client-assertion.js'
+import { isMultiTenantAuthority, readAllowedTenants } from './tenant-issuer.js'
 
 export const openIdConnectSettingsRule: ProviderSettingsRule<'OpenIdConnect'> = (instance, environmentName) => {
   const oidc = instance.settings
@@ -25,6 +26,11 @@ export const openIdConnectSettingsRule: ProviderSettingsRule<'OpenIdConnect'> = 
     problems.push(problem(key('IdTokenSignedResponseAlg'), `${key('IdTokenSignedResponseAlg')} must be an asymmetric JWS algorithm (RS256, PS256, ES256, EdDSA, ...).`))
   }
   if (privateKeyJwt) problems.push(...clientAssertionKeyProblems(oidc, key))
+  if (oidc.AllowedTenants.length === 0 && isMultiTenantAuthority(oidc.Authority)) {
+    problems.push(problem(key('AllowedTenants'), `${key('AllowedTenants')} is required with a multi-tenant Authority (common, organizations or consumers): list the tenant ids allowed to sign in.`))
+  }
+  const tenants = readAllowedTenants(oidc.AllowedTenants)
+  if ('problem' in tenants) problems.push(problem(key('AllowedTenants'), `${key('AllowedTenants')}: ${tenants.problem}`))
   return problems
 }
 

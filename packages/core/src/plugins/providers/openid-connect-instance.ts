@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import * as client from 'openid-client'
 import { isDevelopmentLoopbackHttp } from '../../http/host-trust.js'
-import { discoverProvider, discoveryUrlOf, OUTBOUND_TIMEOUT_SECONDS, ProviderMetadata, readClientAssertionKeys } from '../../oidc/relying-party.js'
+import { discoverProvider, discoveryUrlOf, OUTBOUND_TIMEOUT_SECONDS, ProviderMetadata, readAllowedTenants, readClientAssertionKeys, type AllowedTenants } from '../../oidc/relying-party.js'
 import { ProviderKeys } from '../../oidc/provider-keys.js'
 import { isFieldPath } from '../../sign-in/claim-paths.js'
 import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
@@ -30,6 +30,14 @@ export interface OpenIdConnectContext {
   keysOf: (config: client.Configuration) => ProviderKeys
   /** ClaimMappings sources that are nested claim paths. */
   readonly fieldPaths: readonly string[]
+  /** `AllowedTenants`, read (oidc/tenant-issuer.ts); undefined when empty. */
+  readonly allowedTenants?: AllowedTenants
+}
+
+/** `AllowedTenants`, read; undefined when none are listed (startup validation refused any invalid entry). */
+function allowedTenantsOf (entries: readonly string[]): AllowedTenants | undefined {
+  const read = readAllowedTenants(entries)
+  return 'tenants' in read && read.tenants.size > 0 ? read.tenants : undefined
 }
 
 export function allowsInsecureRequests (authority: string, environmentName: string): boolean {
@@ -37,7 +45,7 @@ export function allowsInsecureRequests (authority: string, environmentName: stri
 }
 
 /** The instance's discovered metadata, with its load and failure log lines. */
-function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>, log: FastifyBaseLogger): ProviderMetadata {
+function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>, log: FastifyBaseLogger, allowedTenants: AllowedTenants | undefined): ProviderMetadata {
   const settings = options.instance.settings
   const allowInsecureRequests = allowsInsecureRequests(settings.Authority, options.environmentName)
   let warnedBackChannel = false
@@ -57,6 +65,9 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
       : {}),
     pushedAuthorization: settings.PushedAuthorization,
     pushedAuthorizationSetting: key('PushedAuthorization'),
+    ...(allowedTenants === undefined ? {} : { allowedTenants }),
+    allowedTenantsSetting: key('AllowedTenants'),
+    authoritySetting: key('Authority'),
     clockToleranceSeconds: settings.ClockSkewSeconds
   }), {
     onFailure: (reason, error) => {
@@ -116,7 +127,8 @@ function signingKeysOf (allowInsecureRequests: boolean, log: FastifyBaseLogger):
 export function createOpenIdConnectContext (app: FastifyInstance, options: ProviderRegistrationOptions<OpenIdConnectInstance>): OpenIdConnectContext {
   const settings = options.instance.settings
   const log = app.log.child({ provider: settings.Scheme })
-  const metadata = metadataOf(options, log)
+  const allowedTenants = allowedTenantsOf(settings.AllowedTenants)
+  const metadata = metadataOf(options, log, allowedTenants)
   if (options.runtime === undefined) {
     app.addHook('onReady', async () => { metadata.start() })
     app.addHook('onClose', async () => { metadata.stop() })
@@ -129,6 +141,7 @@ export function createOpenIdConnectContext (app: FastifyInstance, options: Provi
     log,
     metadata,
     keysOf: signingKeysOf(allowsInsecureRequests(settings.Authority, options.environmentName), log),
-    fieldPaths: Object.keys(settings.ClaimMappings).filter(isFieldPath)
+    fieldPaths: Object.keys(settings.ClaimMappings).filter(isFieldPath),
+    ...(allowedTenants === undefined ? {} : { allowedTenants })
   }
 }

@@ -65,13 +65,16 @@ export async function callback (ctx: OpenIdConnectContext, request: FastifyReque
       keys: keysOf(config),
       algorithm: settings.IdTokenSignedResponseAlg,
       clockToleranceSeconds: settings.ClockSkewSeconds,
-      fieldPaths
+      fieldPaths,
+      ...(ctx.allowedTenants === undefined ? {} : { tenants: ctx.allowedTenants })
     })
     const { issuer, sub, sid } = result.providerSession
     return await app.externalSignIn.complete(request, reply, taken, {
       scheme,
       claims: result.claims,
       ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),
+      // AllowedTenants: the allowed tenant's mapping is the only application:tenant claim.
+      ...(result.tenant === undefined ? {} : { tenant: result.tenant.applicationTenant === undefined ? {} : { value: result.tenant.applicationTenant } }),
       ...(result.groupOverage === undefined ? {} : { groupOverage: result.groupOverage, acceptGroupOverage: settings.AcceptGroupOverage }),
       // Back-channel logout finds the session by the provider's sid, or by its sub.
       ...(settings.BackChannelLogout
