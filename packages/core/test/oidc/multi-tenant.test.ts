@@ -6,7 +6,7 @@
  * itself as iss, and a tid that tries to bend the issuer are each refused with the login page's
  * failure and one log line with a failure class, never a session. Startup refuses a multi-tenant
  * Authority without AllowedTenants, and a template discovered without it keeps the provider
- * unavailable with a log line naming the key.
+ * unavailable with a log line naming the key. SaveTokens refresh expects the tenant's own issuer.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -17,6 +17,10 @@ import { startProviderApp, waitUntilReady, type ListeningApp } from '../helpers/
 import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
 import { loadTestConfiguration, storedSession, testKeyRing } from '../helpers/app.js'
 import { waitFor } from '../helpers/wait.js'
+import { Secret } from '../../src/config/secret.js'
+import { discoverProvider, readAllowedTenants, refreshTokens } from '../../src/oidc/relying-party.js'
+import { ProviderKeys } from '../../src/oidc/provider-keys.js'
+import { TokenRefreshError } from '../../src/session/token-refresh.js'
 
 const P = 'ProjectTemplate:Authentication:Providers:OpenIdConnect'
 const CLIENT_ID = 'saas-app'
@@ -139,5 +143,31 @@ describe('startup and discovery without AllowedTenants', () => {
       await app.close()
       await idp.close()
     }
+  })
+})
+
+describe('SaveTokens refresh under a {tenantid} template', () => {
+  let idp: TokenIdp
+  before(async () => { idp = await startTokenIdp(CLIENT_ID, { multiTenant: true }) })
+  after(async () => { await idp?.close() })
+
+  async function refresh (newIdToken: JWTPayload): Promise<Record<string, string>> {
+    const tenants = readAllowedTenants([CONTOSO, FABRIKAM])
+    assert.ok('tenants' in tenants)
+    const config = await discoverProvider({ authority: idp.issuer, clientId: CLIENT_ID, clientSecret: new Secret(CLIENT_SECRET), idTokenSignedResponseAlg: 'RS256', allowInsecureRequests: true, allowedTenants: tenants.tenants })
+    const stored = { refresh_token: 'rt-1', id_token: await idp.mintIdToken('n-1', { iss: idp.tenantIssuer(CONTOSO), tid: CONTOSO }) }
+    idp.answer = async () => ({ body: { access_token: 'at-2', token_type: 'Bearer', expires_in: 300, refresh_token: 'rt-2', id_token: await idp.mintIdToken('n-1', newIdToken) } })
+    const keys = new ProviderKeys({ jwksUri: `${idp.issuer}/jwks`, allowInsecureRequests: true, timeoutMs: 5000 })
+    return await refreshTokens(config, stored, { keys, algorithm: 'RS256' })
+  }
+
+  test('a new ID token with the tenant\'s own issuer: refreshed', async () => {
+    const tokens = await refresh({ iss: idp.tenantIssuer(CONTOSO), tid: CONTOSO })
+    assert.equal(tokens.access_token, 'at-2')
+    assert.equal(tokens.refresh_token, 'rt-2')
+  })
+
+  test('a new ID token with another tenant\'s issuer: refused as id_token', async () => {
+    await assert.rejects(refresh({ iss: idp.tenantIssuer(FABRIKAM), tid: FABRIKAM }), (error: unknown) => error instanceof TokenRefreshError && error.failure === 'id_token')
   })
 })
