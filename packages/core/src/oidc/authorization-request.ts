@@ -6,6 +6,7 @@
 import * as client from 'openid-client'
 import { codeOf, OpenIdConnectError, readDiagnostics } from './errors.js'
 import { assertPushedAuthorizationAvailable, usesPushedAuthorization, type PushedAuthorization } from './pushed-authorization.js'
+import { stepUpParameters, type AuthenticationRequirement } from './step-up.js'
 
 /** Builds the authorization URL (response_type code, PKCE S256, state, nonce). */
 export async function buildAuthorizationRequest (config: client.Configuration, options: {
@@ -21,6 +22,8 @@ export async function buildAuthorizationRequest (config: client.Configuration, o
   /** `PushedAuthorization` (default `Never`) and its colon path, named when `Require` cannot be met. */
   readonly pushedAuthorization?: PushedAuthorization
   readonly pushedAuthorizationSetting?: string
+  /** Step-up (oidc/step-up.ts): `acr_values`, `max_age` and, for a maximum age of 0, `prompt=login`. */
+  readonly stepUp?: AuthenticationRequirement
 }): Promise<URL> {
   const parameters: Record<string, string> = {
     ...(options.responseMode === 'form_post' ? { response_mode: 'form_post' } : {}),
@@ -31,7 +34,8 @@ export async function buildAuthorizationRequest (config: client.Configuration, o
     state: options.state,
     nonce: options.nonce,
     code_challenge: await client.calculatePKCECodeChallenge(options.codeVerifier),
-    code_challenge_method: 'S256'
+    code_challenge_method: 'S256',
+    ...(options.stepUp === undefined ? {} : stepUpParameters(options.stepUp))
   }
   const pushed = options.pushedAuthorization ?? 'Never'
   const metadata = config.serverMetadata()

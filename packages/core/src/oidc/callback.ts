@@ -12,6 +12,7 @@ import { classifyGrantError, codeOf, OpenIdConnectError, readDiagnostics } from 
 import { decodeJwt } from 'jose'
 import { allowedTenantOf, isIssuerTemplate, tenantIssuerOf, type AllowedTenant, type AllowedTenants } from './tenant-issuer.js'
 import { configurationForIssuer } from './issuer-configuration.js'
+import { checkAuthentication, type AuthenticationRequirement } from './step-up.js'
 
 /** Protocol claims of the ID token that describe the token, not the user; not kept as user claims. */
 const PROTOCOL_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'nonce', 'at_hash', 'c_hash', 's_hash', 'azp', 'auth_time', 'jti', 'sid'])
@@ -161,6 +162,8 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
   readonly state: string
   readonly nonce: string
   readonly codeVerifier: string
+  /** A step-up request (oidc/step-up.ts): what it required, and when it was made (seconds since the epoch). */
+  readonly stepUp?: { readonly requirement: AuthenticationRequirement, readonly requestedAtSeconds: number }
 }, options: CallbackOptions): Promise<CallbackResult> {
   let response: GrantResponse
   let tenant: AllowedTenant | undefined
@@ -181,6 +184,14 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
   if (idToken === undefined || response.id_token === undefined) throw new OpenIdConnectError('id_token', 'ID_TOKEN_MISSING')
   await verifyIdTokenSignature(response.id_token, options.keys, options.algorithm)
   if (idToken.iat > Math.floor(Date.now() / 1000) + options.clockToleranceSeconds) throw new OpenIdConnectError('id_token', 'ID_TOKEN_IAT_IN_FUTURE')
+  if (expected.stepUp !== undefined) {
+    const unmet = checkAuthentication(idToken as Record<string, unknown>, expected.stepUp.requirement, {
+      nowSeconds: Math.floor(Date.now() / 1000),
+      requestedAtSeconds: expected.stepUp.requestedAtSeconds,
+      clockToleranceSeconds: options.clockToleranceSeconds
+    })
+    if (unmet !== undefined) throw new OpenIdConnectError(unmet.failure, unmet.code)
+  }
 
   let userInfo: Record<string, unknown> = {}
   if (config.serverMetadata().userinfo_endpoint !== undefined && typeof response.access_token === 'string') {

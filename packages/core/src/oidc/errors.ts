@@ -11,10 +11,11 @@ import { SignInRefusal } from '../sign-in/refusal.js'
  * algorithm is not the pinned one), `unknown_key` (its `kid` names no published key, even after
  * refetching the key set), `unavailable` (the key set cannot be loaded), `userinfo`, and
  * `pushed_authorization` (the provider refused or did not answer the pushed authorization
- * request, RFC 9126), and `tenant` (with AllowedTenants: the ID token has no `tid`, or one not
- * listed; oidc/tenant-issuer.ts).
+ * request, RFC 9126), `tenant` (with AllowedTenants: the ID token has no `tid`, or one not
+ * listed; oidc/tenant-issuer.ts), and for a step-up request (oidc/step-up.ts) `auth_time`
+ * (missing or too old), `acr` (missing or not requested) and `amr` (a required method missing).
  */
-export type OpenIdConnectFailure = 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'unavailable' | 'userinfo' | 'pushed_authorization' | 'tenant'
+export type OpenIdConnectFailure = 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'unavailable' | 'userinfo' | 'pushed_authorization' | 'tenant' | 'auth_time' | 'acr' | 'amr'
 
 /**
  * Safe log fields of a failure: the HTTP status and OAuth `error` code of a token or userinfo

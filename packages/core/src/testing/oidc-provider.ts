@@ -60,6 +60,8 @@ export interface TestOidcProviderOptions {
    * `disabled` (no endpoint in discovery).
    */
   readonly pushedAuthorization?: 'enabled' | 'required' | 'disabled'
+  /** The `acr` values the provider supports (`acr_values_supported`); its dev login sets none. */
+  readonly acrValues?: readonly string[]
   /** The provider's clientAuthMethods, advertised as token_endpoint_auth_methods_supported. */
   readonly clientAuthMethods?: readonly string[]
   /**
@@ -174,6 +176,7 @@ export async function startOidcProvider (options: TestOidcProviderOptions): Prom
       jwks: { keys: [jwk] },
       claims: options.claims === undefined ? { openid: ['sub'], profile: ['name', 'roles', 'groups'], email: ['email'] } : Object.fromEntries(Object.entries(options.claims).map(([scope, names]) => [scope, [...names]])),
       ...(options.clientAuthMethods === undefined ? {} : { clientAuthMethods: [...options.clientAuthMethods] }),
+      ...(options.acrValues === undefined ? {} : { acrValues: [...options.acrValues] }),
       cookies: { keys: ['oidc-idp-test-cookie-key'] },
       pkce: { required: () => true },
       // The provider's outbound fetch refuses special-use addresses (SSRF protection); the app
