@@ -99,12 +99,13 @@ async function tenantCodeGrant (config: client.Configuration, grant: (config: cl
   let tid: unknown
   try {
     const body = JSON.parse(Buffer.from(captured.body).toString('utf8')) as { id_token?: unknown }
-    tid = typeof body.id_token === 'string' ? decodeJwt(body.id_token).tid : undefined
+    if (typeof body.id_token !== 'string') throw new OpenIdConnectError('id_token', 'ID_TOKEN_MISSING')
+    tid = decodeJwt(body.id_token).tid
   } catch (error) {
-    throw new OpenIdConnectError('id_token', 'ID_TOKEN_UNREADABLE', { cause: error })
+    throw error instanceof OpenIdConnectError ? error : new OpenIdConnectError('id_token', 'ID_TOKEN_UNREADABLE', { cause: error })
   }
   const tenant = allowedTenantOf(tid, tenants)
-  if (tenant === undefined) throw new OpenIdConnectError('tenant', typeof tid === 'string' ? 'ID_TOKEN_TENANT_NOT_ALLOWED' : 'ID_TOKEN_TENANT_MISSING')
+  if (tenant === undefined) throw tenantRefusal(tid)
   const replay: client.CustomFetch = async (url, init) => endpointOf(url) === tokenEndpoint
     ? new Response(captured.body, { status: captured.status, headers: captured.headers })
     : await transport(url, init)
@@ -120,8 +121,14 @@ async function exchangeCode (config: client.Configuration, grant: (config: clien
   const { response } = isIssuerTemplate(config.serverMetadata().issuer) ? await tenantCodeGrant(config, grant, tenants) : { response: await grant(config) }
   const tid = response.claims()?.tid
   const tenant = allowedTenantOf(tid, tenants)
-  if (tenant === undefined) throw new OpenIdConnectError('tenant', typeof tid === 'string' ? 'ID_TOKEN_TENANT_NOT_ALLOWED' : 'ID_TOKEN_TENANT_MISSING')
+  if (tenant === undefined) throw tenantRefusal(tid)
   return { response, tenant }
+}
+
+/** The refusal of a `tid` missing or not allowed, naming the tid when it looks like one. */
+function tenantRefusal (tid: unknown): OpenIdConnectError {
+  if (typeof tid !== 'string' || tid === '') return new OpenIdConnectError('tenant', 'ID_TOKEN_TENANT_MISSING', { diagnostics: {} })
+  return new OpenIdConnectError('tenant', 'ID_TOKEN_TENANT_NOT_ALLOWED', { diagnostics: /^[A-Za-z0-9._-]{1,64}$/.test(tid) ? { tenantId: tid } : {} })
 }
 
 /**

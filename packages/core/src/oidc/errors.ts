@@ -33,6 +33,11 @@ export interface OpenIdConnectDiagnostics {
   /** A response over its size cap (http/bounded-fetch.ts): its kind and the cap. */
   readonly responseKind?: string
   readonly responseLimitBytes?: number
+  /**
+   * A refusal as `tenant`: the ID token's `tid`, so that an operator can tell which customer tenant
+   * tried (oidc/tenant-issuer.ts). Only when shaped like a tenant id; the token was not verified.
+   */
+  readonly tenantId?: string
 }
 
 /** A coded failure; `cause` holds the library error for the log's error name and code only. */

@@ -79,8 +79,8 @@ describe('a multi-tenant provider with AllowedTenants', () => {
     assert.equal(ticket?.claims.find((claim) => claim.type === 'application:subject')?.issuer, idp.tenantIssuer(FABRIKAM))
   })
 
-  const refusals: Array<{ name: string, claims: (idp: TokenIdp) => JWTPayload, failure: string, errorCode: string }> = [
-    { name: 'a tenant not on the allow-list', claims: (p) => ({ iss: p.tenantIssuer(NORTHWIND), tid: NORTHWIND }), failure: 'tenant', errorCode: 'ID_TOKEN_TENANT_NOT_ALLOWED' },
+  const refusals: Array<{ name: string, claims: (idp: TokenIdp) => JWTPayload, failure: string, errorCode: string, tenantId?: string }> = [
+    { name: 'a tenant not on the allow-list (its tid logged for the operator)', claims: (p) => ({ iss: p.tenantIssuer(NORTHWIND), tid: NORTHWIND }), failure: 'tenant', errorCode: 'ID_TOKEN_TENANT_NOT_ALLOWED', tenantId: NORTHWIND },
     { name: 'a missing tid', claims: (p) => ({ iss: p.tenantIssuer(CONTOSO) }), failure: 'tenant', errorCode: 'ID_TOKEN_TENANT_MISSING' },
     { name: 'a tid that is not a string', claims: (p) => ({ iss: p.tenantIssuer(CONTOSO), tid: 42 }), failure: 'tenant', errorCode: 'ID_TOKEN_TENANT_MISSING' },
     { name: 'an iss of another allowed tenant than its tid', claims: (p) => ({ iss: p.tenantIssuer(FABRIKAM), tid: CONTOSO }), failure: 'issuer', errorCode: 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' },
@@ -101,6 +101,7 @@ describe('a multi-tenant provider with AllowedTenants', () => {
       assert.equal(lines.length, 1)
       assert.equal(lines[0]?.failure, refusal.failure)
       assert.equal(lines[0]?.errorCode, refusal.errorCode)
+      if (refusal.tenantId !== undefined) assert.equal(lines[0]?.tenantId, refusal.tenantId)
       assert.ok(!app.logs.text().includes(CLIENT_SECRET))
     })
   }
