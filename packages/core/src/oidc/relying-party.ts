@@ -21,7 +21,9 @@ import { privateKeyJwtAuthentication, type ClientAssertionKey } from './client-a
 import { assertPushedAuthorizationAvailable, pushedAuthorizationEndpointOf, type PushedAuthorization } from './pushed-authorization.js'
 import { authorityFitsTemplate, isIssuerTemplate, TenantConfigurationError, type AllowedTenants } from './tenant-issuer.js'
 import { registerIssuerConfiguration } from './issuer-configuration.js'
+import { basicAuthorization } from '../http/basic-credentials.js'
 import { boundedFetch, type OutboundResponseKind } from '../http/bounded-fetch.js'
+import type { Dispatcher } from '../http/outbound-address.js'
 
 /** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
 export const OUTBOUND_TIMEOUT_SECONDS = 10
@@ -65,6 +67,8 @@ export interface OpenIdConnectSettings {
   readonly allowedTenantsSetting?: string
   /** The colon path of `Authority`, named when a discovered issuer template does not fit it. */
   readonly authoritySetting?: string
+  /** A provider from the provider source: its connections (public addresses only outside Development). */
+  readonly dispatcher?: Dispatcher
 }
 
 /**
@@ -72,7 +76,9 @@ export interface OpenIdConnectSettings {
  * fresh signed assertion per request (oidc/client-assertion.ts); otherwise the client secret,
  * revealed at the moment the request is built, by the method oidc/client-authentication.ts
  * chooses (the configured one, else client_secret_post when the provider supports only that or
- * when form-encoding would change the Basic credentials, else client_secret_basic).
+ * when the Basic encoding would change the id or secret, else client_secret_basic). Basic
+ * credentials are encoded here, not by openid-client's `ClientSecretBasic`, which percent-encodes
+ * `-`, `.`, `_` and `~` too (http/basic-credentials.ts).
  */
 function clientAuthentication (settings: OpenIdConnectSettings): client.ClientAuth {
   if (settings.tokenEndpointAuthMethod === 'private_key_jwt') {
@@ -83,8 +89,11 @@ function clientAuthentication (settings: OpenIdConnectSettings): client.ClientAu
   return (as, metadata, body, headers) => {
     const secret = settings.clientSecret.reveal()
     const chosen = chooseClientAuthentication(method, as.token_endpoint_auth_methods_supported, { clientId: settings.clientId, clientSecret: secret }).method
-    const authenticate = chosen === 'client_secret_post' ? client.ClientSecretPost(secret) : client.ClientSecretBasic(secret)
-    authenticate(as, metadata, body, headers)
+    if (chosen === 'client_secret_post') {
+      client.ClientSecretPost(secret)(as, metadata, body, headers)
+      return
+    }
+    headers.set('authorization', basicAuthorization(metadata.client_id, secret))
   }
 }
 
@@ -141,7 +150,7 @@ export async function discoverProvider (settings: OpenIdConnectSettings): Promis
       settings.clientId,
       clientMetadata,
       clientAuthentication(settings),
-      { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs) }
+      { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs, settings.dispatcher) }
     )
   } catch (error) {
     if (isTemplateIssuerMismatch(error)) throw new TenantConfigurationError('ALLOWED_TENANTS_REQUIRED', settings.allowedTenantsSetting ?? 'AllowedTenants')
@@ -152,7 +161,7 @@ export async function discoverProvider (settings: OpenIdConnectSettings): Promis
   if (multiTenant && (isIssuerTemplate(issuer) ? !authorityFitsTemplate(settings.authority, issuer) : new URL(issuer).href !== new URL(settings.authority).href)) {
     throw new TenantConfigurationError('ISSUER_TEMPLATE_MISMATCH', settings.authoritySetting ?? 'Authority')
   }
-  config[client.customFetch] = boundedFetch(outboundKindOf(config.serverMetadata()), timeoutMs)
+  config[client.customFetch] = boundedFetch(outboundKindOf(config.serverMetadata()), timeoutMs, settings.dispatcher)
   registerIssuerConfiguration(config, (variantIssuer, fetch) => {
     // The same client (metadata, authentication, transport) for another issuer: a tenant's own.
     // JSON round trip: the document's members only, without openid-client's helper methods.
