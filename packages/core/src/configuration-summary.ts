@@ -8,6 +8,7 @@ import { PROVIDERS_DOCUMENT } from './documentation.js'
 import { clientAuthenticationWarnings } from './oidc/client-authentication.js'
 import { ROOT_KEY } from './config/schema.js'
 import { enabledProviderInstances } from './config/provider-instances.js'
+import { metricsRouteWarning } from './telemetry/metrics-route.js'
 
 export interface ConfigurationSummary {
   readonly valid: boolean
@@ -55,7 +56,8 @@ export function summarizeConfiguration (loaded: LoadedConfiguration, origin?: En
       // Every OpenID Connect instance (the contract section and each named scheme), by its own key.
       ...(config.Authentication.Enabled ? enabledProviderInstances(config) : []).flatMap((instance) => instance.protocol === 'OpenIdConnect'
         ? clientAuthenticationWarnings(instance.settings, `${loaded.applicationName}${instance.keyPrefix.slice(ROOT_KEY.length)}:TokenEndpointAuthMethod`)
-        : [])
+        : []),
+      ...[metricsRouteWarning(config.Telemetry, loaded.applicationName)].filter((warning) => warning !== undefined)
     ],
     errors: loaded.errors.map((problem) => ({ key: problem.key, message: problem.message }))
   }

@@ -10,10 +10,10 @@ export const TelemetrySchema = Type.Object({
   Prometheus: Type.Object({
     Enabled: Type.Boolean({ default: false, description: 'Extension. Serves the metrics in the Prometheus text format at Path, on the app\'s own listener (Port 0) or on a listener of its own (Port).' }),
     Path: Type.String({ default: '/metrics', description: 'Extension. Path of the metrics endpoint.' }),
-    Port: Type.Integer({ default: 0, minimum: 0, maximum: 65535, description: 'Extension. 0: Path is a route of the app, authorized like any other (Policy, or AllowAnonymous). 1-65535: a separate listener on Host:Port serves Path without authentication (keep it off the public network); the app\'s own listener has no metrics route.' }),
+    Port: Type.Integer({ default: 0, minimum: 0, maximum: 65535, description: 'Extension. 0: Path is a route of the app, served only when Policy or AllowAnonymous says who may read it. 1-65535: a separate listener on Host:Port serves Path without authentication (keep it off the public network); the app\'s own listener has no metrics route.' }),
     Host: Type.String({ default: '127.0.0.1', description: 'Extension. Address of the separate metrics listener (Port not 0). Default loopback; 0.0.0.0 or :: exposes it to every network the host is on.' }),
     AllowAnonymous: Type.Boolean({ default: false, description: 'Extension. DANGEROUS: with Port 0, anyone who reaches the app can read its metrics (sign-in counts, refusal classes, store health). Only behind a network boundary that keeps the path internal.' }),
-    Policy: Type.String({ default: '', description: 'Extension. With Port 0 and AllowAnonymous false, the named authorization policy the metrics route requires. Empty: an authenticated user (the default policy).' })
+    Policy: Type.String({ default: '', description: 'Extension. With Port 0 and AllowAnonymous false, the named authorization policy the metrics route requires. Empty: the route is not served on the app\'s port (startup logs a warning naming this key); metrics name every provider, runtime customers included, so any signed-in user is no default.' })
   }, { additionalProperties: false, default: {} }),
   Otlp: Type.Object({
     Enabled: Type.Boolean({ default: false, description: 'Extension. Pushes the metrics (and the spans when Traces:Enabled) to an OpenTelemetry collector over OTLP/HTTP (protobuf).' }),

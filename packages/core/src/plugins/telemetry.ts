@@ -3,18 +3,21 @@
  * dynamic import only when Telemetry:Enabled is true. {@link startTelemetry} starts the SDK and
  * returns what createApp wires in, each in one line: the observed logger (log events count into
  * metrics, telemetry/names.ts), the observed state store, the instrumentation plugin (request
- * spans, sign-ins started, sign-in step spans, authorization refusals) registered before any
- * route, and the metrics endpoint registered after authorization so the route gets its policy.
+ * spans, request durations, sign-ins started, sign-in step spans, authorization refusals,
+ * provider availability) registered before any route, and the metrics endpoint registered after authorization so the route gets its policy.
  */
 import fp from 'fastify-plugin'
 import { trace, SpanStatusCode, type Tracer } from '@opentelemetry/api'
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { ApplicationAuthorizationPolicyNames } from '../authorization/policies.js'
 import type { TelemetryConfiguration } from '../config/telemetry-schema.js'
 import type { StateStore } from '../state/state-store.js'
 import { createEventRecorder, createInstruments, type Instruments } from '../telemetry/event-metrics.js'
 import { observeLogger } from '../telemetry/observed-logger.js'
 import { observeStore } from '../telemetry/observed-store.js'
+import { metricsRouteAccess, metricsRouteWarning } from '../telemetry/metrics-route.js'
+import { observeProviders } from '../telemetry/provider-gauge.js'
+import type { RequestTally } from '../telemetry/request-tally.js'
 import { startSdk, type TelemetrySdk } from '../telemetry/sdk.js'
 
 export interface Telemetry {
@@ -24,7 +27,10 @@ export interface Telemetry {
   readonly observeStore: (store: StateStore) => StateStore
   /** Register right after creating the app, before any route. */
   readonly instrumentation: (app: FastifyInstance) => Promise<void>
-  /** Register after the authorization plugin: the metrics route (Prometheus:Enabled, Port 0). */
+  /**
+   * Register after the authorization plugin: the metrics route (Prometheus:Enabled, Port 0), only
+   * when Policy or AllowAnonymous opens it; otherwise a warning naming Prometheus:Policy.
+   */
   readonly endpoint: (app: FastifyInstance) => Promise<void>
 }
 
@@ -88,6 +94,30 @@ function wrapDecoratedApis (app: FastifyInstance, instruments: Instruments): voi
   })
 }
 
+type ResponseHook = (request: FastifyRequest, reply: FastifyReply, done: () => void) => void
+
+/**
+ * `http.server.request.duration`: each route gets its own onResponse hook as it is registered,
+ * holding its template's tally (telemetry/request-tally.ts), so a response is recorded without
+ * reading `request.routeOptions` (a getter that builds an object). Requests that match no route
+ * are recorded by one app-wide hook that acts only for them. The metrics route (`otel: false`)
+ * is not measured, as it is not traced.
+ */
+function recordRequests (app: FastifyInstance, requests: RequestTally): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.config?.otel === false) return
+    const tally = requests.route(route.url)
+    const hook: ResponseHook = (request, reply, done) => { tally.record(request.method, reply.statusCode, reply.elapsedTime); done() }
+    const existing = route.onResponse
+    route.onResponse = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), hook] as never
+  })
+  const unmatched = requests.route(undefined)
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.is404) unmatched.record(request.method, reply.statusCode, reply.elapsedTime)
+    done()
+  })
+}
+
 /** Starts the SDK (startup fails naming Telemetry:Enabled when it is not installed) and returns the wiring. */
 export async function startTelemetry (settings: TelemetryConfiguration, rootKey: string): Promise<Telemetry> {
   const serviceName = settings.ServiceName.trim() === '' ? rootKey : settings.ServiceName.trim()
@@ -101,16 +131,23 @@ export async function startTelemetry (settings: TelemetryConfiguration, rootKey:
     observeStore: (store) => observeStore(store, instruments),
     instrumentation: fp(async (app: FastifyInstance) => {
       if (sdk.requestSpans !== undefined) await app.register(sdk.requestSpans)
-      app.addHook('onReady', async () => { wrapDecoratedApis(app, instruments) })
+      recordRequests(app, sdk.requests)
+      app.addHook('onReady', async () => {
+        wrapDecoratedApis(app, instruments)
+        observeProviders(sdk.meter, () => app.authentication.providers.values())
+      })
       app.addHook('onClose', async () => { await sdk.shutdown() })
     }, { name: 'telemetry-instrumentation' }),
     endpoint: fp(async (app: FastifyInstance) => {
       const scrape = sdk.scrape
       if (scrape === undefined) return
-      const config = prometheus.AllowAnonymous
-        ? { allowAnonymous: true as const }
-        : { authorize: prometheus.Policy.trim() === '' ? true as const : prometheus.Policy.trim() }
-      app.get(prometheus.Path, { config: { ...config, otel: false } }, async (_request, reply) => {
+      const access = metricsRouteAccess(prometheus)
+      if (access === undefined) {
+        const warning = metricsRouteWarning(settings, rootKey)
+        if (warning !== undefined) app.log.warn({ event: warning.event, key: warning.key }, warning.message)
+        return
+      }
+      app.get(prometheus.Path, { config: { ...access, otel: false } }, async (_request, reply) => {
         const body = await scrape()
         return reply.header('cache-control', 'no-store').type('text/plain; version=0.0.4; charset=utf-8').send(body)
       })

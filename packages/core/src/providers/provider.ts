@@ -153,8 +153,8 @@ export interface AuthenticationProvider {
   /** E-mail domains this instance serves (`Domains`), for discovery by e-mail address. */
   readonly domains?: readonly string[]
   /**
-   * True for a provider from the app's provider source (issue 28): /health/ready reports it in
-   * its details but its failure does not make the app unready.
+   * True for a provider from the app's provider source (issue 28): /health/ready counts it among
+   * the unavailable runtime providers (never by name) but its failure does not make the app unready.
    */
   readonly runtime?: boolean
   /** Paths the handler owns (callback, ACS, metadata, logout); reachable anonymously. */
@@ -168,7 +168,7 @@ export interface AuthenticationProvider {
   readonly endpoints?: readonly ProviderEndpoint[]
   /** Starts the protocol flow for a validated local `returnUrl`. */
   challenge: (request: FastifyRequest, reply: FastifyReply, returnUrl: string, hint?: ChallengeHint) => Promise<FastifyReply> | FastifyReply
-  /** Readiness: /health/ready and the login page report each provider by it. */
+  /** Readiness: /health/ready counts it, the login page marks it, the `app.provider.available` gauge reports it. */
   status: () => ProviderStatus
   /**
    * Optional sign-out at the provider (OpenID Connect RP-initiated logout, SAML2 Single Logout).

@@ -9,16 +9,37 @@
  * the one schema the configuration's types come from.
  */
 import type { ConfigurationProblem } from '../config/bind.js'
-import type { ProviderInstance, ProviderProtocol } from '../config/provider-instances.js'
-import { providerSettings, type ProviderSettingsRule, type Rule } from '../config/rules.js'
+import { keyOfInstance, type ProviderInstance, type ProviderProtocol } from '../config/provider-instances.js'
+import { problem, providerSettings, type ProviderSettingsRule, type Rule } from '../config/rules.js'
 import { vendorSettingsRule } from '../oauth/settings-rules.js'
 import { openIdConnectSettingsRule } from '../oidc/settings-rules.js'
 import { saml2SettingsRule } from '../saml2/settings-rules.js'
 
+/** Claim types a provider's `ClaimMappings` may not target: only the app speaks for them. */
+const RESERVED_CLAIM_TARGETS = new Set(['application:tenant', 'tenant'])
+
+/**
+ * A `ClaimMappings` entry whose target is the tenant claim (issue 33, item 6): an IdP never sets
+ * the tenant (a provider from the source gets it from the source), and the mapping was silently
+ * ignored; refused, naming the key.
+ */
+function tenantMappingProblems (instance: ProviderInstance): ConfigurationProblem[] {
+  const mappings = (instance.settings as { readonly ClaimMappings?: Readonly<Record<string, string>> }).ClaimMappings ?? {}
+  const key = keyOfInstance(instance, 'ClaimMappings')
+  return Object.values(mappings).some((target) => RESERVED_CLAIM_TARGETS.has(String(target).trim().toLowerCase()))
+    ? [problem(key, `${key} must not map a claim to application:tenant: a provider's tenant comes from the app (the provider source's tenant), never from its IdP.`)]
+    : []
+}
+
+/** A type's rule, then the checks every provider type shares. */
+function withSharedChecks<P extends ProviderProtocol> (rule: ProviderSettingsRule<P>): ProviderSettingsRule<P> {
+  return (instance, environmentName) => [...rule(instance, environmentName), ...tenantMappingProblems(instance)]
+}
+
 export const PROVIDER_SETTINGS_RULES: { readonly [P in ProviderProtocol]: ProviderSettingsRule<P> } = {
-  OpenIdConnect: openIdConnectSettingsRule,
-  Saml2: saml2SettingsRule,
-  OAuth: vendorSettingsRule
+  OpenIdConnect: withSharedChecks(openIdConnectSettingsRule),
+  Saml2: withSharedChecks(saml2SettingsRule),
+  OAuth: withSharedChecks(vendorSettingsRule)
 }
 
 /** The problems of one instance's settings, by its protocol's rule. */

@@ -6,7 +6,8 @@
  * telemetry is switched on.
  *
  * Labels are bounded: a provider scheme, an outcome, a failure class, a policy name, a store
- * kind. Never a user, a session, an issuer, a URL or a path with ids.
+ * kind, an HTTP method, route template or status code. Never a user, a session, an issuer, a URL
+ * or a path with ids.
  */
 
 export type MetricKind = 'counter' | 'histogram' | 'gauge'
@@ -29,7 +30,9 @@ export const METRICS = {
   tokenRefresh: { name: 'app.token_refresh', kind: 'counter', unit: '{refresh}', description: 'Provider token refreshes, by outcome and failure class.', labels: ['provider', 'outcome', 'failure'] },
   providerMetadata: { name: 'app.provider.metadata', kind: 'counter', unit: '{fetch}', description: 'Provider metadata fetches (OpenID Connect discovery, SAML2 IdP metadata), by outcome.', labels: ['provider', 'outcome'] },
   providerSigningKeys: { name: 'app.provider.signing_keys', kind: 'counter', unit: '{fetch}', description: 'Provider signing keys fetched again (an ID token or logout token named an unknown key id).', labels: ['provider', 'outcome'] },
+  providerAvailable: { name: 'app.provider.available', kind: 'gauge', unit: '1', description: '1 while the provider\'s metadata is usable, 0 while it is unavailable; every enabled provider, configured or runtime.', labels: ['provider'] },
   authorizationRefused: { name: 'app.authorization.refused', kind: 'counter', unit: '{request}', description: 'Requests refused by an authorization policy: challenge (no user) or forbid (the user lacks it); governance for the governance evaluator.', labels: ['policy', 'outcome'] },
+  httpServerDuration: { name: 'http.server.request.duration', kind: 'histogram', unit: 's', description: 'Duration of HTTP server requests (OpenTelemetry semantic conventions), by method, route template and status code; a request that matched no route has no http.route.', labels: ['http.request.method', 'http.route', 'http.response.status_code'] },
   stateOperations: { name: 'app.state_store.operations', kind: 'counter', unit: '{operation}', description: 'State-store operations by outcome: ok, unavailable (answered 503), full (embedded bound reached), error.', labels: ['store', 'operation', 'outcome'] },
   stateDuration: { name: 'app.state_store.duration', kind: 'histogram', unit: 's', description: 'State-store operation latency.', labels: ['store', 'operation'] },
   stateAvailable: { name: 'app.state_store.available', kind: 'gauge', unit: '1', description: '1 while the state store answers, 0 while it is unavailable.', labels: ['store'] },
@@ -52,6 +55,7 @@ export interface EventMetric {
 export const EVENT_METRICS: Readonly<Record<string, EventMetric>> = {
   'external.sign_in.succeeded': { metric: 'signInSucceeded', fields: { provider: 'provider' } },
   'external.sign_in.failed': { metric: 'signInRefused', fields: { provider: 'provider', failure: 'failure' } },
+  'external.sign_in.refused_by_application': { metric: 'signInRefused', labels: { failure: 'application' }, fields: { provider: 'provider' } },
   'session.signed_in': { metric: 'sessionCreated', fields: { provider: 'provider' } },
   'session.signed_out': { metric: 'signOut', labels: { kind: 'local' }, fields: { provider: 'provider' } },
   'session.signed_out_everywhere': { metric: 'signOut', labels: { kind: 'everywhere' }, fields: { provider: 'provider' } },
@@ -77,3 +81,9 @@ export const MAX_LABEL_LENGTH = 64
 
 /** Latency buckets of the state store, in seconds: embedded reads are microseconds, Redis round trips a millisecond or more. */
 export const STATE_DURATION_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+/**
+ * Request duration buckets, in seconds: the OpenTelemetry semantic conventions' advice for
+ * `http.server.request.duration`, so dashboards built for it read these as they are.
+ */
+export const HTTP_DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]

@@ -10,6 +10,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { TelemetryConfiguration } from '../config/telemetry-schema.js'
 import { ConfigurationError, type KeyedProblem } from '../errors.js'
 import { pathOf } from '../logger.js'
+import { RequestTally } from './request-tally.js'
 import { StoreTally } from './store-tally.js'
 
 /** The SDK packages telemetry needs besides `@opentelemetry/api` (docs/telemetry.md, "Installing"). */
@@ -25,6 +26,8 @@ export interface TelemetrySdk {
   readonly meter: Meter
   /** The state store's counts and latencies, collected by every reader. */
   readonly tally: StoreTally
+  /** The HTTP server's request durations (`http.server.request.duration`), collected by every reader. */
+  readonly requests: RequestTally
   /** The metrics in the Prometheus text format (Prometheus:Enabled with Port 0), else undefined. */
   readonly scrape?: () => Promise<string>
   /** @fastify/otel's plugin (Traces:Enabled), to register before any route. */
@@ -109,8 +112,10 @@ export async function startSdk (settings: TelemetryConfiguration, serviceName: s
     load('@opentelemetry/resources', rootKey),
     import('@opentelemetry/api')
   ])
-  const tally = new StoreTally({ dataPointType: DataPointType, cumulative: AggregationTemporality.CUMULATIVE, doubleValueType: ValueType.DOUBLE })
-  const metricProducers = [tally as unknown as import('@opentelemetry/sdk-metrics').MetricProducer]
+  const enums = { dataPointType: DataPointType, cumulative: AggregationTemporality.CUMULATIVE, doubleValueType: ValueType.DOUBLE }
+  const tally = new StoreTally(enums)
+  const requests = new RequestTally(enums)
+  const metricProducers = [tally, requests] as unknown as Array<import('@opentelemetry/sdk-metrics').MetricProducer>
   const resource = resourceFromAttributes({ 'service.name': serviceName })
   const readers: Array<InstanceType<typeof PeriodicExportingMetricReader> | import('@opentelemetry/exporter-prometheus').PrometheusExporter> = []
   let scrape: (() => Promise<string>) | undefined
@@ -184,6 +189,7 @@ export async function startSdk (settings: TelemetryConfiguration, serviceName: s
   return {
     meter: meterProvider.getMeter('@project-template/core'),
     tally,
+    requests,
     ...(scrape === undefined ? {} : { scrape }),
     ...(requestSpans === undefined ? {} : { requestSpans }),
     shutdown: async () => {

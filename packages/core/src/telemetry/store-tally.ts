@@ -16,36 +16,62 @@ export interface SdkEnums {
   readonly doubleValueType: number
 }
 
-/** One store operation's tally: outcomes counted, and its latency histogram. */
-export class OperationTally {
-  readonly attributes: Attributes
-  readonly outcomes = new Map<string, number>()
-  readonly counts: number[] = new Array<number>(STATE_DURATION_BUCKETS.length + 1).fill(0)
+/**
+ * One histogram's cumulative data over fixed bucket boundaries, in plain numbers: what the store's
+ * and the HTTP server's tallies (request-tally.ts) share. A record is a short bucket scan and five
+ * field updates; nothing is hashed.
+ */
+export class HistogramTally {
+  readonly boundaries: readonly number[]
+  readonly counts: number[]
   sum = 0
   count = 0
   min = Number.POSITIVE_INFINITY
   max = 0
-  ok = 0
 
-  constructor (store: string, operation: string) {
-    this.attributes = { store, operation }
+  constructor (boundaries: readonly number[]) {
+    this.boundaries = boundaries
+    this.counts = new Array<number>(boundaries.length + 1).fill(0)
   }
 
-  /** One operation of `seconds`; `outcome` undefined for ok. */
-  record (seconds: number, outcome?: string): void {
-    if (outcome === undefined) this.ok++
-    else this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1)
+  record (seconds: number): void {
+    const boundaries = this.boundaries
     let bucket = 0
-    while (bucket < STATE_DURATION_BUCKETS.length && seconds > (STATE_DURATION_BUCKETS[bucket] as number)) bucket++
+    while (bucket < boundaries.length && seconds > (boundaries[bucket] as number)) bucket++
     this.counts[bucket] = (this.counts[bucket] as number) + 1
     this.sum += seconds
     this.count++
     if (seconds < this.min) this.min = seconds
     if (seconds > this.max) this.max = seconds
   }
+
+  /** The SDK's histogram value (a copy: collection must not see later records half-applied). */
+  value (): { buckets: { boundaries: number[], counts: number[] }, sum: number, count: number, min: number, max: number } {
+    return { buckets: { boundaries: [...this.boundaries], counts: [...this.counts] }, sum: this.sum, count: this.count, min: this.min, max: this.max }
+  }
 }
 
-function hrTime (milliseconds: number): HrTime {
+/** One store operation's tally: outcomes counted, and its latency histogram. */
+export class OperationTally extends HistogramTally {
+  readonly attributes: Attributes
+  readonly outcomes = new Map<string, number>()
+  ok = 0
+
+  constructor (store: string, operation: string) {
+    super(STATE_DURATION_BUCKETS)
+    this.attributes = { store, operation }
+  }
+
+  /** One operation of `seconds`; `outcome` undefined for ok. */
+  override record (seconds: number, outcome?: string): void {
+    if (outcome === undefined) this.ok++
+    else this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1)
+    super.record(seconds)
+  }
+}
+
+/** Milliseconds since the epoch as the SDK's [seconds, nanoseconds]. */
+export function hrTime (milliseconds: number): HrTime {
   const seconds = Math.floor(milliseconds / 1000)
   return [seconds, Math.round((milliseconds - seconds * 1000) * 1e6)]
 }
@@ -80,7 +106,7 @@ export class StoreTally {
       startTime,
       endTime,
       attributes: tally.attributes,
-      value: { buckets: { boundaries: [...STATE_DURATION_BUCKETS], counts: [...tally.counts] }, sum: tally.sum, count: tally.count, min: tally.min, max: tally.max }
+      value: tally.value()
     }))
     const descriptor = (metric: typeof METRICS.stateOperations | typeof METRICS.stateDuration): object =>
       ({ name: metric.name, description: metric.description, unit: metric.unit, valueType: doubleValueType })

@@ -163,7 +163,7 @@ describe('OpenID Connect options and outages', () => {
     assertNoSecretsLogged(target, deadIdp)
   })
 
-  test('unloadable discovery: the app starts, /health/ready is 503 naming the provider, the login page marks it unavailable', async (context) => {
+  test('unloadable discovery: the app starts, /health/ready is 503 counting one configured provider down, the login page marks it unavailable', async (context) => {
     const deadPort = await closedPort()
     const target = await startProviderApp(oidcSettings(`http://localhost:${deadPort}`))
     context.after(async () => { await target.close() })
@@ -175,7 +175,7 @@ describe('OpenID Connect options and outages', () => {
 
     const ready = await fetch(`${target.origin}/health/ready`)
     assert.equal(ready.status, 503)
-    assert.deepEqual((await ready.json() as { checks: { providers: unknown } }).checks.providers, { OpenIdConnect: { status: 'Unhealthy', reason: 'metadata_unreachable' } })
+    assert.deepEqual((await ready.json() as { checks: { providers: unknown } }).checks.providers, { status: 'Unhealthy', unavailable: { configured: 1, runtime: 0 }, reasons: ['metadata_unreachable'] })
     const login = await (await fetch(`${target.origin}/Account/Login`)).text()
     assert.match(login, /<span class="provider unavailable" data-provider="OpenIdConnect">OpenID Connect \(unavailable\)<\/span>/)
     const challenge = await fetch(`${target.origin}/External/Challenge?provider=OpenIdConnect`, { redirect: 'manual' })

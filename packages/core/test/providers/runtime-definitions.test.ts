@@ -107,3 +107,19 @@ describe('validateRuntimeProvider: internal targets outside Development (issue 3
     assert.deepEqual(loaded.errors.map((error) => error.key), ['ProjectTemplate:Authentication:ProviderSource:AllowedInternalHosts:1'])
   })
 })
+
+describe('ClaimMappings may not target the tenant claim (issue 33, item 6)', () => {
+  for (const target of ['application:tenant', 'Tenant']) {
+    test(`a runtime definition mapping a claim to ${target} is refused, naming ClaimMappings`, () => {
+      const result = validateRuntimeProvider({ scheme: 'Contoso', settings: { Type: 'OpenIdConnect', Authority: 'https://login.contoso.example', ClientId: 'app', ClientSecret: SECRET, ClaimMappings: { org: target } } }, context)
+      assert.equal(result.ok, false)
+      if (!result.ok) assert.deepEqual(result.problems.map((problem) => problem.key), ['Acme:Authentication:Schemes:Contoso:ClaimMappings'])
+    })
+  }
+  test('a configured scheme mapping a claim to application:tenant fails startup, naming the key; other targets pass', () => {
+    const loaded = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Schemes: { Partners: { Type: 'OpenIdConnect', Authority: 'https://idp.example.test', ClientId: 'app', ClientSecret: SECRET, ClaimMappings: { org: 'application:tenant', roles: 'role' } } } } } })
+    assert.deepEqual(loaded.errors.map((error) => error.key), ['ProjectTemplate:Authentication:Schemes:Partners:ClaimMappings'])
+    const fine = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Schemes: { Partners: { Type: 'OpenIdConnect', Authority: 'https://idp.example.test', ClientId: 'app', ClientSecret: SECRET, ClaimMappings: { roles: 'role' } } } } } })
+    assert.deepEqual(fine.errors, [])
+  })
+})

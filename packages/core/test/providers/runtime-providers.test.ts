@@ -280,7 +280,7 @@ describe('providers from the provider source, two instances sharing Redis', () =
     await waitFor(async () => await api() === 401, 'the revoked session to be refused on B', 2_000, 20)
   })
 
-  test('a runtime provider whose discovery is unreachable is unhealthy in the details; the app stays ready', async () => {
+  test('a runtime provider whose discovery is unreachable is counted (Degraded, unnamed) in readiness; the app stays ready', async () => {
     definitions = [fabrikam(), { scheme: 'Down', settings: { Type: 'OpenIdConnect', Authority: 'http://127.0.0.1:9/down', ClientId: 'c', ClientSecret: SECRET } }]
     const result = await a.app.authentication.reloadProviders()
     assert.deepEqual(result.added, ['Down'])
@@ -292,8 +292,11 @@ describe('providers from the provider source, two instances sharing Redis', () =
     assert.equal(await challengeStatus(a, 'provider=Down'), 503)
     const ready = await fetch(`${a.origin}/health/ready`)
     assert.equal(ready.status, 200)
-    const body = await ready.json() as { checks: { providers: Record<string, { status: string, reason?: string }> } }
-    assert.deepEqual(body.checks.providers.Down, { status: 'Unhealthy', reason: 'metadata_unreachable' })
+    const text = await ready.text()
+    for (const scheme of ['Down', 'Fabrikam', 'Configured']) assert.ok(!text.includes(scheme), text)
+    const body = JSON.parse(text) as { checks: { providers: unknown } }
+    assert.deepEqual(body.checks.providers, { status: 'Degraded', unavailable: { configured: 0, runtime: 1 }, reasons: ['metadata_unreachable'] })
+    assert.deepEqual(a.app.authentication.providers.get('Down')?.status(), { available: false, reason: 'metadata_unreachable' })
   })
 
   test('a source that throws rejects the call and keeps the providers in use; Enabled false removes', async () => {

@@ -44,7 +44,8 @@ async function readinessReason (subject: TestApp, expected: string): Promise<str
   let reason: string | undefined
   while (Date.now() < deadline) {
     const ready = await subject.app.inject({ method: 'GET', url: '/health/ready' })
-    reason = (ready.json() as { checks?: { providers?: Record<string, { reason?: string }> } }).checks?.providers?.Saml2?.reason
+    // The app has one provider (Saml2): the aggregate's one failure class is its reason.
+    reason = (ready.json() as { checks?: { providers?: { reasons?: string[] } } }).checks?.providers?.reasons?.[0]
     if (reason === expected) return reason
     await sleep(20)
   }

@@ -1,12 +1,18 @@
 /**
- * The metrics switch: off by default (no route, nothing measured), on with the route closed
- * unless the settings open it, and the events of the scripted flow in the exposition format.
+ * The metrics switch: off by default (no route, nothing measured); on the app's port the route is
+ * served only when Policy or AllowAnonymous opens it (otherwise 404 and a warning naming
+ * Prometheus:Policy, at startup and in check-config); the provider gauge; and the events of the
+ * scripted flow in the exposition format.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { build, buildTestApp, loadTestConfiguration, signIn, standardUser } from '../helpers/app.js'
 import { closedPort } from '../helpers/ports.js'
-import { buildTelemetryApp, scriptedSignInAndOut } from './scripted-flow.js'
+import { buildTelemetryApp, scriptedSignInAndOut, TELEMETRY_SETTINGS } from './scripted-flow.js'
+import { summarizeConfiguration } from '../../src/configuration-summary.js'
+import type { AuthenticationProvider } from '../../src/providers/provider.js'
+
+const METRICS_NOT_SERVED = 'ProjectTemplate:Telemetry:Prometheus:Policy is empty and ProjectTemplate:Telemetry:Prometheus:AllowAnonymous is false, so the metrics route is not served on the app\'s port; name the policy a reader needs, or serve the metrics on a port of their own (ProjectTemplate:Telemetry:Prometheus:Port).'
 
 /** The value of one series line `name{labels} value` in the exposition text, labels in the given order. */
 function sample (body: string, name: string, labels: string): number | undefined {
@@ -23,25 +29,69 @@ test('telemetry is off by default: no metrics route and the state store is the c
   assert.equal(app.state.constructor.name, 'EmbeddedStateStore')
 })
 
-test('the metrics route requires an authenticated user unless AllowAnonymous or a Policy says otherwise', async (t) => {
-  const { app } = await build(t, { settings: { Telemetry: { Enabled: true, Prometheus: { Enabled: true } } } })
+test('on the app\'s port the metrics route is not served (404 to a signed-in user, as an unknown path to others) without Policy or AllowAnonymous, and startup warns naming Prometheus:Policy', async (t) => {
+  const { app, logs } = await build(t, { settings: { Telemetry: { Enabled: true, Prometheus: { Enabled: true } } } })
+  // Anonymous: what any path without a route answers under the closed posture (no hint that it exists).
+  const unknown = await app.inject({ url: '/no-such-route', headers: { accept: 'application/json' } })
   const anonymous = await app.inject({ url: '/metrics', headers: { accept: 'application/json' } })
-  assert.equal(anonymous.statusCode, 401)
+  const withoutRequestId = (body: string): unknown => ({ ...JSON.parse(body), requestId: undefined })
+  assert.deepEqual([anonymous.statusCode, withoutRequestId(anonymous.body)], [unknown.statusCode, withoutRequestId(unknown.body)])
   const cookie = await signIn(app, standardUser())
-  const signedIn = await app.inject({ url: '/metrics', headers: { cookie } })
-  assert.equal(signedIn.statusCode, 200)
-  assert.equal(signedIn.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8')
-  assert.equal(signedIn.headers['cache-control'], 'no-store')
-  assert.equal(sample(signedIn.body, 'app_session_created_total', 'provider="TestFlow"'), 1)
+  assert.equal((await app.inject({ url: '/metrics', headers: { cookie } })).statusCode, 404)
+  const warnings = logs.records().filter((record) => record.event === 'configuration.metrics_not_served')
+  assert.deepEqual(warnings.map((record) => [record.level, record.key, record.msg]), [[40, 'ProjectTemplate:Telemetry:Prometheus:Policy', METRICS_NOT_SERVED]])
+})
 
+test('check-config lists the same warning, and none once a Policy, AllowAnonymous or a Port of its own is set', () => {
+  const summary = summarizeConfiguration(loadTestConfiguration({ settings: { Telemetry: { Enabled: true, Prometheus: { Enabled: true } } } }))
+  assert.deepEqual(summary.warnings.filter((warning) => warning.event === 'configuration.metrics_not_served'),
+    [{ event: 'configuration.metrics_not_served', key: 'ProjectTemplate:Telemetry:Prometheus:Policy', message: METRICS_NOT_SERVED }])
+  const openings: Array<Record<string, string | number | boolean>> = [{ Policy: 'application.Role.Administrator' }, { AllowAnonymous: true }, { Port: 9464 }]
+  for (const prometheus of openings) {
+    const opened = summarizeConfiguration(loadTestConfiguration({ settings: { Telemetry: { Enabled: true, Prometheus: { Enabled: true, ...prometheus } } } }))
+    assert.deepEqual(opened.warnings.filter((warning) => warning.event === 'configuration.metrics_not_served'), [], JSON.stringify(prometheus))
+  }
+})
+
+test('with a Policy the metrics route serves the users it admits and refuses the others', async (t) => {
   const { app: guarded } = await build(t, { settings: { Telemetry: { Enabled: true, Prometheus: { Enabled: true, Policy: 'application.Role.Administrator' } } } })
+  assert.equal((await guarded.inject({ url: '/metrics', headers: { accept: 'application/json' } })).statusCode, 401)
   const reader = await signIn(guarded, standardUser())
   const refused = await guarded.inject({ url: '/metrics', headers: { cookie: reader, accept: 'application/json' } })
   assert.equal(refused.statusCode, 403)
   const administrator = await signIn(guarded, [...standardUser(), { type: 'application:role', value: 'Administrator', issuer: 'TestFlow' }])
   const admin = await guarded.inject({ url: '/metrics', headers: { cookie: administrator } })
   assert.equal(admin.statusCode, 200)
+  assert.equal(admin.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8')
+  assert.equal(admin.headers['cache-control'], 'no-store')
+  assert.equal(sample(admin.body, 'app_session_created_total', 'provider="TestFlow"'), 2)
   assert.equal(sample(admin.body, 'app_authorization_refused_total', 'policy="application.Role.Administrator",outcome="forbid"'), 1)
+})
+
+test('app.provider.available reports every provider, configured and runtime, 1 or 0, and follows a provider going down', async (t) => {
+  let upAvailable = true
+  const provider = (scheme: string, available: () => boolean, runtime: boolean): AuthenticationProvider => ({
+    scheme,
+    displayName: scheme,
+    paths: [],
+    ...(runtime ? { runtime: true } : {}),
+    status: () => available() ? { available: true } : { available: false, reason: 'metadata_unreachable' },
+    challenge: (_request, reply) => reply.code(500).send()
+  })
+  const { app } = await build(t, {
+    settings: TELEMETRY_SETTINGS,
+    configure: (instance) => {
+      instance.authentication.registerProvider(provider('Configured', () => upAvailable, false))
+      instance.authentication.registerProvider(provider('CustomerUp', () => true, true))
+      instance.authentication.registerProvider(provider('CustomerDown', () => false, true))
+    }
+  })
+  const first = (await app.inject({ url: '/metrics' })).body
+  assert.equal(sample(first, 'app_provider_available', 'provider="Configured"'), 1)
+  assert.equal(sample(first, 'app_provider_available', 'provider="CustomerUp"'), 1)
+  assert.equal(sample(first, 'app_provider_available', 'provider="CustomerDown"'), 0)
+  upAvailable = false
+  assert.equal(sample((await app.inject({ url: '/metrics' })).body, 'app_provider_available', 'provider="Configured"'), 0)
 })
 
 test('the scripted sign-in, refused sign-in and sign-out count in the exposition format, whatever the log level', async (t) => {

@@ -80,8 +80,10 @@ test('a real Prometheus scrapes /metrics and reads back the sign-in, refusal, si
   assert.equal(await valueOf(base, 'app_state_store_operations_total{store="Embedded",operation="set",outcome="ok"}'), 1)
   assert.equal(await valueOf(base, 'app_state_store_operations_total{store="Embedded",operation="delete",outcome="ok"}'), 1)
   assert.equal(await valueOf(base, 'sum(app_state_store_duration_count{store="Embedded"})'), await valueOf(base, 'sum(app_state_store_operations_total{store="Embedded"})'))
+  // The logout was one POST to its route template, answered 302.
+  assert.equal(await valueOf(base, 'http_server_request_duration_count{http_request_method="POST",http_route="/Account/Logout",http_response_status_code="302"}'), 1)
   // Bounded labels: no series carries a user, a session or a path.
-  const series = await query(base, '{job="app",__name__=~"app_.+"}')
+  const series = await query(base, '{job="app",__name__=~"(app|http)_.+"}')
   const labelNames = new Set(series.flatMap((entry) => Object.keys(entry.metric)))
   for (const forbidden of ['subject', 'userKey', 'sessionAuditId', 'url', 'path', 'issuer']) assert.equal(labelNames.has(forbidden), false, forbidden)
 })
