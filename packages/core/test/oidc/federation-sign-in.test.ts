@@ -87,7 +87,8 @@ test('PushedAuthorization Require at a provider without a PAR endpoint: not read
   assert.equal(line?.reason, 'metadata_invalid')
   const ready = await fetch(`${app.origin}/health/ready`)
   assert.equal(ready.status, 503)
-  assert.match(await ready.text(), /OpenIdConnect/)
+  const health = await ready.json() as { checks: { providers: { reasons: string[] } } }
+  assert.deepEqual(health.checks.providers.reasons, ['metadata_invalid'])
   const start = await new HttpSession().request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
   assert.equal(start.response.status, 503)
   assert.equal(start.location, undefined)
