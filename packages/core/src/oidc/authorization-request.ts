@@ -1,5 +1,12 @@
-/** The authorization request: code flow, PKCE S256, state, nonce (and login_hint from e-mail discovery). */
+/**
+ * The authorization request: code flow, PKCE S256, state, nonce (and login_hint from e-mail
+ * discovery); pushed to the provider first (RFC 9126) when the scheme's `PushedAuthorization` says
+ * so (oidc/pushed-authorization.ts).
+ */
 import * as client from 'openid-client'
+import { codeOf, OpenIdConnectError, readDiagnostics } from './errors.js'
+import { assertPushedAuthorizationAvailable, usesPushedAuthorization, type PushedAuthorization } from './pushed-authorization.js'
+import { stepUpParameters, type AuthenticationRequirement } from './step-up.js'
 
 /** Builds the authorization URL (response_type code, PKCE S256, state, nonce). */
 export async function buildAuthorizationRequest (config: client.Configuration, options: {
@@ -12,8 +19,13 @@ export async function buildAuthorizationRequest (config: client.Configuration, o
   readonly responseMode?: 'query' | 'form_post'
   /** `login_hint` (OpenID Connect Core 3.1.2.1): the address e-mail discovery chose the provider by. */
   readonly loginHint?: string
+  /** `PushedAuthorization` (default `Never`) and its colon path, named when `Require` cannot be met. */
+  readonly pushedAuthorization?: PushedAuthorization
+  readonly pushedAuthorizationSetting?: string
+  /** Step-up (oidc/step-up.ts): `acr_values`, `max_age` and, for a maximum age of 0, `prompt=login`. */
+  readonly stepUp?: AuthenticationRequirement
 }): Promise<URL> {
-  return client.buildAuthorizationUrl(config, {
+  const parameters: Record<string, string> = {
     ...(options.responseMode === 'form_post' ? { response_mode: 'form_post' } : {}),
     ...(options.loginHint === undefined ? {} : { login_hint: options.loginHint }),
     response_type: 'code',
@@ -22,8 +34,19 @@ export async function buildAuthorizationRequest (config: client.Configuration, o
     state: options.state,
     nonce: options.nonce,
     code_challenge: await client.calculatePKCECodeChallenge(options.codeVerifier),
-    code_challenge_method: 'S256'
-  })
+    code_challenge_method: 'S256',
+    ...(options.stepUp === undefined ? {} : stepUpParameters(options.stepUp))
+  }
+  const pushed = options.pushedAuthorization ?? 'Never'
+  const metadata = config.serverMetadata()
+  assertPushedAuthorizationAvailable(pushed, metadata, options.pushedAuthorizationSetting ?? 'PushedAuthorization')
+  if (!usesPushedAuthorization(pushed, metadata)) return client.buildAuthorizationUrl(config, parameters)
+  try {
+    // RFC 9126 section 4: the browser carries only client_id and request_uri.
+    return await client.buildAuthorizationUrlWithPAR(config, parameters)
+  } catch (error) {
+    throw new OpenIdConnectError('pushed_authorization', codeOf(error), { cause: error, diagnostics: await readDiagnostics(error) })
+  }
 }
 
 /** Fresh nonce and PKCE verifier for one flow. */

@@ -10,9 +10,13 @@ import type { SignInFailure } from '../sign-in/sign-in-failure.js'
  * `token` (token endpoint error or unreachable), `id_token` and the more specific `nonce`,
  * `issuer`, `audience`, `expired`, `signature` (a key of the provider does not verify it, or the
  * algorithm is not the pinned one), `unknown_key` (its `kid` names no published key, even after
- * refetching the key set), `unavailable` (the key set cannot be loaded), and `userinfo`.
+ * refetching the key set), `unavailable` (the key set cannot be loaded), `userinfo`, and
+ * `pushed_authorization` (the provider refused or did not answer the pushed authorization
+ * request, RFC 9126), `tenant` (with AllowedTenants: the ID token has no `tid`, or one not
+ * listed; oidc/tenant-issuer.ts), and for a step-up request (oidc/step-up.ts) `auth_time`
+ * (missing or too old), `acr` (missing or not requested) and `amr` (a required method missing).
  */
-export type OpenIdConnectFailure = Extract<SignInFailure, 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'unavailable' | 'userinfo'>
+export type OpenIdConnectFailure = Extract<SignInFailure, 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'unavailable' | 'userinfo' | 'pushed_authorization' | 'tenant' | 'auth_time' | 'acr' | 'amr'>
 
 /**
  * Safe log fields of a failure: the HTTP status and OAuth `error` code of a token or userinfo
@@ -30,6 +34,11 @@ export interface OpenIdConnectDiagnostics {
   /** A response over its size cap (http/bounded-fetch.ts): its kind and the cap. */
   readonly responseKind?: string
   readonly responseLimitBytes?: number
+  /**
+   * A refusal as `tenant`: the ID token's `tid`, so that an operator can tell which customer tenant
+   * tried (oidc/tenant-issuer.ts). Only when shaped like a tenant id; the token was not verified.
+   */
+  readonly tenantId?: string
 }
 
 /** A coded failure; `cause` holds the library error for the log's error name and code only. */

@@ -5,6 +5,8 @@ import { TokenRefreshError } from '../session/token-refresh.js'
 import type { ProviderKeys } from './provider-keys.js'
 import { classifyGrantError, diagnosticsOf, OpenIdConnectError } from './errors.js'
 import { verifyIdTokenSignature } from './callback.js'
+import { configurationForIssuer } from './issuer-configuration.js'
+import { isIssuerTemplate } from './tenant-issuer.js'
 
 /**
  * Redeems the stored refresh token at the token endpoint (openid-client's refreshTokenGrant: the
@@ -19,7 +21,7 @@ export async function refreshTokens (config: client.Configuration, stored: Reado
   if (refreshToken === undefined) throw new TokenRefreshError('unavailable')
   let response: Awaited<ReturnType<typeof client.refreshTokenGrant>>
   try {
-    response = await client.refreshTokenGrant(config, refreshToken)
+    response = await client.refreshTokenGrant(tenantConfigurationOf(config, stored), refreshToken)
   } catch (error) {
     const diagnostics = withClientAuthenticationHint(config, diagnosticsOf(error))
     if (diagnostics.oauthError === 'invalid_grant') throw new TokenRefreshError('invalid_grant', diagnostics, { cause: error })
@@ -45,12 +47,29 @@ export async function refreshTokens (config: client.Configuration, stored: Reado
   return tokens
 }
 
-/** The `sub` of an ID token this app validated and stored before (not verified again). */
-function subjectOfIdToken (idToken: string): string | undefined {
+/**
+ * Under a `{tenantid}` issuer template (AllowedTenants, oidc/tenant-issuer.ts): the client of the
+ * tenant the stored ID token was validated for at sign-in, so that a new ID token must carry that
+ * tenant's issuer; `config` itself otherwise.
+ */
+function tenantConfigurationOf (config: client.Configuration, stored: Readonly<Record<string, string>>): client.Configuration {
+  if (!isIssuerTemplate(config.serverMetadata().issuer) || stored.id_token === undefined) return config
+  const issuer = claimOfIdToken(stored.id_token, 'iss')
+  if (issuer === undefined || isIssuerTemplate(issuer)) return config
+  return configurationForIssuer(config, issuer, config[client.customFetch] ?? (async (url, init) => await fetch(url, init)))
+}
+
+/** A string claim of an ID token this app validated and stored before (not verified again). */
+function claimOfIdToken (idToken: string, name: 'iss' | 'sub'): string | undefined {
   try {
-    const payload = JSON.parse(Buffer.from(idToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: unknown }
-    return typeof payload.sub === 'string' ? payload.sub : undefined
+    const payload = JSON.parse(Buffer.from(idToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>
+    return typeof payload[name] === 'string' ? payload[name] : undefined
   } catch {
     return undefined
   }
+}
+
+/** The `sub` of an ID token this app validated and stored before (not verified again). */
+function subjectOfIdToken (idToken: string): string | undefined {
+  return claimOfIdToken(idToken, 'sub')
 }

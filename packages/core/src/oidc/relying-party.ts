@@ -17,6 +17,10 @@
 import * as client from 'openid-client'
 import type { Secret } from '../config/secret.js'
 import { chooseClientAuthentication, rememberClientAuthentication } from './client-authentication.js'
+import { privateKeyJwtAuthentication, type ClientAssertionKey } from './client-assertion.js'
+import { assertPushedAuthorizationAvailable, pushedAuthorizationEndpointOf, type PushedAuthorization } from './pushed-authorization.js'
+import { authorityFitsTemplate, isIssuerTemplate, TenantConfigurationError, type AllowedTenants } from './tenant-issuer.js'
+import { registerIssuerConfiguration } from './issuer-configuration.js'
 import { basicAuthorization } from '../http/basic-credentials.js'
 import { boundedFetch, type OutboundResponseKind } from '../http/bounded-fetch.js'
 import type { Dispatcher } from '../http/outbound-address.js'
@@ -38,29 +42,54 @@ export interface OpenIdConnectSettings {
    */
   readonly allowInsecureRequests: boolean
   readonly timeoutSeconds?: number
-  /** `TokenEndpointAuthMethod`; empty or absent: chosen from discovery (oidc/client-authentication.ts). */
-  readonly tokenEndpointAuthMethod?: '' | 'client_secret_basic' | 'client_secret_post'
+  /**
+   * `TokenEndpointAuthMethod`; empty or absent: a secret method chosen from discovery
+   * (oidc/client-authentication.ts); `private_key_jwt`: {@link clientAssertionKeys} sign (oidc/client-assertion.ts).
+   */
+  readonly tokenEndpointAuthMethod?: '' | 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt'
+  /** The parsed keys of `private_key_jwt` (required with it, ignored otherwise). */
+  readonly clientAssertionKeys?: readonly ClientAssertionKey[]
+  /** `PushedAuthorization` (default `Never`): with `Require`, discovery without a PAR endpoint fails. */
+  readonly pushedAuthorization?: PushedAuthorization
+  /** The colon path of `PushedAuthorization`, named when `Require` cannot be met. */
+  readonly pushedAuthorizationSetting?: string
   /** The colon path of `TokenEndpointAuthMethod`, named in the startup notice and a refusal's log line. */
   readonly tokenEndpointAuthMethodSetting?: string
   /** `ClockSkewSeconds`; default {@link CLOCK_TOLERANCE_SECONDS}. */
   readonly clockToleranceSeconds?: number
+  /**
+   * `AllowedTenants`, read (oidc/tenant-issuer.ts): when non-empty the discovery document may
+   * publish a `{tenantid}` issuer template that fits the Authority; when empty such a document is
+   * refused naming {@link allowedTenantsSetting}.
+   */
+  readonly allowedTenants?: AllowedTenants
+  /** The colon path of `AllowedTenants`. */
+  readonly allowedTenantsSetting?: string
+  /** The colon path of `Authority`, named when a discovered issuer template does not fit it. */
+  readonly authoritySetting?: string
   /** A provider from the provider source: its connections (public addresses only outside Development). */
   readonly dispatcher?: Dispatcher
 }
 
 /**
- * Client authentication at the token endpoint with the client secret, revealed at the moment the
- * request is built: the method oidc/client-authentication.ts chooses (the configured one, else
- * client_secret_post when the provider supports only that or when the Basic encoding would change
- * the id or secret, else client_secret_basic). Basic credentials are encoded here, not by
- * openid-client's `ClientSecretBasic`, which percent-encodes `-`, `.`, `_` and `~` too
- * (http/basic-credentials.ts).
+ * Client authentication at the token endpoint (and the PAR endpoint): with `private_key_jwt` a
+ * fresh signed assertion per request (oidc/client-assertion.ts); otherwise the client secret,
+ * revealed at the moment the request is built, by the method oidc/client-authentication.ts
+ * chooses (the configured one, else client_secret_post when the provider supports only that or
+ * when the Basic encoding would change the id or secret, else client_secret_basic). Basic
+ * credentials are encoded here, not by openid-client's `ClientSecretBasic`, which percent-encodes
+ * `-`, `.`, `_` and `~` too (http/basic-credentials.ts).
  */
-function clientSecretAuthentication (settings: OpenIdConnectSettings): client.ClientAuth {
+function clientAuthentication (settings: OpenIdConnectSettings): client.ClientAuth {
+  if (settings.tokenEndpointAuthMethod === 'private_key_jwt') {
+    if (settings.clientAssertionKeys === undefined || settings.clientAssertionKeys.length === 0) throw new TypeError('private_key_jwt needs clientAssertionKeys')
+    return privateKeyJwtAuthentication(settings.clientAssertionKeys)
+  }
+  const method = settings.tokenEndpointAuthMethod
   return (as, metadata, body, headers) => {
     const secret = settings.clientSecret.reveal()
-    const { method } = chooseClientAuthentication(settings.tokenEndpointAuthMethod, as.token_endpoint_auth_methods_supported, { clientId: settings.clientId, clientSecret: secret })
-    if (method === 'client_secret_post') {
+    const chosen = chooseClientAuthentication(method, as.token_endpoint_auth_methods_supported, { clientId: settings.clientId, clientSecret: secret }).method
+    if (chosen === 'client_secret_post') {
       client.ClientSecretPost(secret)(as, metadata, body, headers)
       return
     }
@@ -86,7 +115,16 @@ export function outboundKindOf (metadata: client.ServerMetadata): (url: string) 
   add(metadata.userinfo_endpoint, 'userinfo')
   add(metadata.introspection_endpoint, 'introspection')
   add(metadata.jwks_uri, 'jwks')
+  // RFC 9126 section 2.2: a request_uri and its lifetime, like a token response.
+  add(pushedAuthorizationEndpointOf(metadata), 'token')
   return (url) => kinds.get(url) ?? kinds.get(url.split('?', 1)[0]!) ?? 'other'
+}
+
+/** openid-client's refusal of a discovery document whose issuer is a `{tenantid}` template. */
+function isTemplateIssuerMismatch (error: unknown): boolean {
+  const cause = error as { code?: unknown, cause?: { attribute?: unknown, body?: { issuer?: unknown } } } | null
+  return cause?.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' && cause.cause?.attribute === 'issuer' &&
+    typeof cause.cause.body?.issuer === 'string' && isIssuerTemplate(cause.cause.body.issuer)
 }
 
 /**
@@ -98,19 +136,48 @@ export async function discoverProvider (settings: OpenIdConnectSettings): Promis
   // The ID token signature is verified with ProviderKeys, not openid-client's non-repudiation check.
   const execute = settings.allowInsecureRequests ? [client.allowInsecureRequests] : []
   const timeoutMs = (settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS) * 1000
-  const config = await client.discovery(
-    new URL(settings.authority),
-    settings.clientId,
-    {
-      id_token_signed_response_alg: settings.idTokenSignedResponseAlg,
-      [client.clockTolerance]: settings.clockToleranceSeconds ?? CLOCK_TOLERANCE_SECONDS
-    },
-    clientSecretAuthentication(settings),
-    { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs, settings.dispatcher) }
-  )
+  const clientMetadata = {
+    id_token_signed_response_alg: settings.idTokenSignedResponseAlg,
+    [client.clockTolerance]: settings.clockToleranceSeconds ?? CLOCK_TOLERANCE_SECONDS
+  }
+  const multiTenant = settings.allowedTenants !== undefined && settings.allowedTenants.size > 0
+  let config: client.Configuration
+  try {
+    // With AllowedTenants the document is fetched from its own URL, where openid-client does not
+    // compare the issuer with the Authority: a template never equals it; checked below instead.
+    config = await client.discovery(
+      new URL(multiTenant ? discoveryUrlOf(settings.authority) : settings.authority),
+      settings.clientId,
+      clientMetadata,
+      clientAuthentication(settings),
+      { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs, settings.dispatcher) }
+    )
+  } catch (error) {
+    if (isTemplateIssuerMismatch(error)) throw new TenantConfigurationError('ALLOWED_TENANTS_REQUIRED', settings.allowedTenantsSetting ?? 'AllowedTenants')
+    throw error
+  }
+  const issuer = config.serverMetadata().issuer
+  if (isIssuerTemplate(issuer) && !multiTenant) throw new TenantConfigurationError('ALLOWED_TENANTS_REQUIRED', settings.allowedTenantsSetting ?? 'AllowedTenants')
+  if (multiTenant && (isIssuerTemplate(issuer) ? !authorityFitsTemplate(settings.authority, issuer) : new URL(issuer).href !== new URL(settings.authority).href)) {
+    throw new TenantConfigurationError('ISSUER_TEMPLATE_MISMATCH', settings.authoritySetting ?? 'Authority')
+  }
   config[client.customFetch] = boundedFetch(outboundKindOf(config.serverMetadata()), timeoutMs, settings.dispatcher)
-  rememberClientAuthentication(config, chooseClientAuthentication(settings.tokenEndpointAuthMethod, config.serverMetadata().token_endpoint_auth_methods_supported,
-    { clientId: settings.clientId, clientSecret: settings.clientSecret.reveal() }), settings.tokenEndpointAuthMethodSetting ?? 'TokenEndpointAuthMethod')
+  registerIssuerConfiguration(config, (variantIssuer, fetch) => {
+    // The same client (metadata, authentication, transport) for another issuer: a tenant's own.
+    // JSON round trip: the document's members only, without openid-client's helper methods.
+    const metadata = JSON.parse(JSON.stringify(config.serverMetadata())) as client.ServerMetadata
+    const variant = new client.Configuration({ ...metadata, issuer: variantIssuer }, settings.clientId, clientMetadata, clientAuthentication(settings))
+    if (settings.allowInsecureRequests) client.allowInsecureRequests(variant)
+    variant.timeout = settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS
+    variant[client.customFetch] = fetch
+    return variant
+  })
+  assertPushedAuthorizationAvailable(settings.pushedAuthorization ?? 'Never', config.serverMetadata(), settings.pushedAuthorizationSetting ?? 'PushedAuthorization')
+  const method = settings.tokenEndpointAuthMethod
+  if (method !== 'private_key_jwt') {
+    rememberClientAuthentication(config, chooseClientAuthentication(method, config.serverMetadata().token_endpoint_auth_methods_supported,
+      { clientId: settings.clientId, clientSecret: settings.clientSecret.reveal() }), settings.tokenEndpointAuthMethodSetting ?? 'TokenEndpointAuthMethod')
+  }
   return config
 }
 
@@ -119,3 +186,7 @@ export * from './authorization-request.js'
 export * from './callback.js'
 export * from './refresh.js'
 export * from './provider-metadata.js'
+export * from './pushed-authorization.js'
+export * from './client-assertion.js'
+export * from './tenant-issuer.js'
+export * from './step-up.js'

@@ -6,11 +6,15 @@
  */
 import { checkEndpointUrl, isMissing, problem, requiredKeys, type ProviderSettingsRule } from '../config/rules.js'
 import { keyOfInstance } from '../config/provider-instances.js'
+import { ClientAssertionKeyError, readClientAssertionKeys } from './client-assertion.js'
+import { isMultiTenantAuthority, readAllowedTenants } from './tenant-issuer.js'
 
 export const openIdConnectSettingsRule: ProviderSettingsRule<'OpenIdConnect'> = (instance, environmentName) => {
   const oidc = instance.settings
   const key = (name: string): string => keyOfInstance(instance, name)
-  const problems = requiredKeys(instance, { Authority: oidc.Authority, ClientId: oidc.ClientId, ClientSecret: oidc.ClientSecret })
+  const privateKeyJwt = oidc.TokenEndpointAuthMethod === 'private_key_jwt'
+  // private_key_jwt authenticates with ClientAssertionKeys; the client secret is not used.
+  const problems = requiredKeys(instance, { Authority: oidc.Authority, ClientId: oidc.ClientId, ...(privateKeyJwt ? {} : { ClientSecret: oidc.ClientSecret }) })
   if (!isMissing(oidc.Authority)) problems.push(...checkEndpointUrl(oidc.Authority, key('Authority'), environmentName))
   if (oidc.ResponseType !== 'code') {
     problems.push(problem(key('ResponseType'), `${key('ResponseType')} must be code (the authorization code flow with PKCE is the only supported response type).`))
@@ -21,5 +25,22 @@ export const openIdConnectSettingsRule: ProviderSettingsRule<'OpenIdConnect'> = 
   if (!/^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$/.test(oidc.IdTokenSignedResponseAlg)) {
     problems.push(problem(key('IdTokenSignedResponseAlg'), `${key('IdTokenSignedResponseAlg')} must be an asymmetric JWS algorithm (RS256, PS256, ES256, EdDSA, ...).`))
   }
+  if (privateKeyJwt) problems.push(...clientAssertionKeyProblems(oidc, key))
+  if (oidc.AllowedTenants.length === 0 && isMultiTenantAuthority(oidc.Authority)) {
+    problems.push(problem(key('AllowedTenants'), `${key('AllowedTenants')} is required with a multi-tenant Authority (common, organizations or consumers): list the tenant ids allowed to sign in.`))
+  }
+  const tenants = readAllowedTenants(oidc.AllowedTenants)
+  if ('problem' in tenants) problems.push(problem(key('AllowedTenants'), `${key('AllowedTenants')}: ${tenants.problem}`))
   return problems
+}
+
+/** `private_key_jwt`: the keys and certificates must parse and match; the problem names the setting, never the key. */
+function clientAssertionKeyProblems (oidc: Parameters<ProviderSettingsRule<'OpenIdConnect'>>[0]['settings'], key: (name: string) => string): ReturnType<typeof problem>[] {
+  try {
+    readClientAssertionKeys(oidc.ClientAssertionKeys.map((entry) => entry.reveal()).join('\n'), oidc.ClientAssertionCertificates.join('\n'), { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') })
+    return []
+  } catch (error) {
+    if (!(error instanceof ClientAssertionKeyError)) throw error
+    return [problem(error.setting, error.message)]
+  }
 }

@@ -36,6 +36,13 @@ export interface SignInResult {
    * removal).
    */
   readonly runtime?: { readonly tenant?: string }
+  /**
+   * Set when the protocol established the tenant from the provider's allow-list (OpenID Connect
+   * `AllowedTenants`, oidc/tenant-issuer.ts): like a runtime provider's, its `value` (the app's
+   * tenant the allowed tenant maps to) is the only `application:tenant` claim, and none when the
+   * tenant maps to none. Takes precedence over the runtime definition's tenant.
+   */
+  readonly tenant?: { readonly value?: string }
 }
 
 /** The claim type of the tenant key a runtime provider's definition attaches (issue 28). */
@@ -70,7 +77,7 @@ export function applicationClaimsOf (result: SignInResult, transformation: Claim
  * provider or the hook is dropped) and the provider's index key (revocation on removal).
  */
 export function sessionClaimsOf (result: SignInResult, hookedClaims: readonly Claim[]): { readonly claims: readonly Claim[], readonly indexKeys?: readonly string[] } {
-  if (result.runtime === undefined) return { claims: hookedClaims, ...(result.indexKeys === undefined ? {} : { indexKeys: result.indexKeys }) }
+  if (result.runtime === undefined) return { claims: withSourceTenant(result, hookedClaims), ...(result.indexKeys === undefined ? {} : { indexKeys: result.indexKeys }) }
   return {
     claims: withSourceTenant(result, hookedClaims),
     indexKeys: [...(result.indexKeys ?? []), providerIndexKeyOf(result.scheme)]
@@ -81,11 +88,12 @@ export function sessionClaimsOf (result: SignInResult, hookedClaims: readonly Cl
  * `claims` with the tenant of a provider from the provider source as the only tenant claim: any
  * `application:tenant` claim the provider's response carried is dropped (a customer's IdP cannot
  * speak for the tenant). Applied before the sign-in hook, so the hook sees the source's tenant and
- * never the IdP's (issue 33, item 5), and again after it ({@link sessionClaimsOf}). A configured
- * provider's claims are returned as they are.
+ * never the IdP's (issue 33, item 5), and again after it ({@link sessionClaimsOf}). Likewise the
+ * tenant an allow-list established ({@link SignInResult.tenant}). A configured provider's claims
+ * are otherwise returned as they are.
  */
 export function withSourceTenant (result: SignInResult, claims: readonly Claim[]): readonly Claim[] {
-  if (result.runtime === undefined) return claims
-  const tenant = result.runtime.tenant
+  if (result.runtime === undefined && result.tenant === undefined) return claims
+  const tenant = result.tenant !== undefined ? result.tenant.value : result.runtime?.tenant
   return [...claims.filter((claim) => claim.type !== TENANT_CLAIM_TYPE), ...(tenant === undefined ? [] : [{ type: TENANT_CLAIM_TYPE, value: tenant, issuer: result.scheme }])]
 }

@@ -16,6 +16,7 @@ import type { ErrorCode } from '../errors.js'
 export type SignInFailure =
   | 'cancelled' | 'correlation' | 'replay' | 'unavailable' | 'provider_error' | 'claims' | 'group_overage'
   | 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'userinfo'
+  | 'pushed_authorization' | 'tenant' | 'auth_time' | 'acr' | 'amr'
   | 'assertion_unsigned' | 'destination' | 'certificate' | 'unsolicited' | 'malformed' | 'decryption'
 
 /** What the login page says: the `failure` query value. */

@@ -50,7 +50,18 @@ export interface TestOidcProviderOptions {
   /** Claims released per scope (default: openid sub; profile name, roles, groups; email email). */
   readonly claims?: Readonly<Record<string, readonly string[]>>
   /** The client's registered token_endpoint_auth_method (default client_secret_basic). */
-  readonly tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post'
+  readonly tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt'
+  /** The client's public keys (its registered `jwks`), which verify its `private_key_jwt` assertions. */
+  readonly clientJwks?: { readonly keys: ReadonlyArray<Record<string, unknown>> }
+  /**
+   * Pushed authorization requests (RFC 9126; features.pushedAuthorizationRequests): `enabled`
+   * (oidc-provider's default: the endpoint is in discovery, pushing is optional), `required`
+   * (`require_pushed_authorization_requests`: an authorization request not pushed is refused) or
+   * `disabled` (no endpoint in discovery).
+   */
+  readonly pushedAuthorization?: 'enabled' | 'required' | 'disabled'
+  /** The `acr` values the provider supports (`acr_values_supported`); its dev login sets none. */
+  readonly acrValues?: readonly string[]
   /** The provider's clientAuthMethods, advertised as token_endpoint_auth_methods_supported. */
   readonly clientAuthMethods?: readonly string[]
   /**
@@ -74,6 +85,10 @@ export interface TestOidcProvider {
   readonly issuedTokens: string[]
   /** Every token string of every token-endpoint answer (ID, access and refresh tokens as sent). */
   readonly issuedTokenResponseValues: string[]
+  /** Pushed authorization requests the provider accepted (RFC 9126). */
+  readonly pushedAuthorizationRequests: number
+  /** The client assertions (`private_key_jwt`) of accepted token and pushed authorization requests, in order. */
+  readonly clientAssertions: string[]
   /** Successful token-endpoint grants by grant_type (authorization_code, refresh_token). */
   readonly grants: Record<string, number>
   /** Back-channel logout POSTs the provider made, with the receiving endpoint's answer status. */
@@ -114,6 +129,8 @@ export async function startOidcProvider (options: TestOidcProviderOptions): Prom
   const issuedTokenResponseValues: string[] = []
 
   let endedSessions = 0
+  let pushedAuthorizationRequests = 0
+  const clientAssertions: string[] = []
   const grants: Record<string, number> = {}
   const backChannelLogouts: Array<{ status?: number, error?: string }> = []
   let signingKey: Parameters<SignJWT['sign']>[0] | undefined
@@ -141,6 +158,7 @@ export async function startOidcProvider (options: TestOidcProviderOptions): Prom
         grant_types: refresh === undefined ? ['authorization_code'] : ['authorization_code', 'refresh_token'],
         token_endpoint_auth_method: options.tokenEndpointAuthMethod ?? 'client_secret_basic',
         id_token_signed_response_alg: 'RS256',
+        ...(options.clientJwks === undefined ? {} : { jwks: { keys: options.clientJwks.keys.map((key) => ({ ...key })) } }),
         ...(backChannel === undefined ? {} : { backchannel_logout_uri: backChannel, backchannel_logout_session_required: true })
       }],
       ...(refresh === undefined
@@ -158,6 +176,7 @@ export async function startOidcProvider (options: TestOidcProviderOptions): Prom
       jwks: { keys: [jwk] },
       claims: options.claims === undefined ? { openid: ['sub'], profile: ['name', 'roles', 'groups'], email: ['email'] } : Object.fromEntries(Object.entries(options.claims).map(([scope, names]) => [scope, [...names]])),
       ...(options.clientAuthMethods === undefined ? {} : { clientAuthMethods: [...options.clientAuthMethods] }),
+      ...(options.acrValues === undefined ? {} : { acrValues: [...options.acrValues] }),
       cookies: { keys: ['oidc-idp-test-cookie-key'] },
       pkce: { required: () => true },
       // The provider's outbound fetch refuses special-use addresses (SSRF protection); the app
@@ -165,7 +184,11 @@ export async function startOidcProvider (options: TestOidcProviderOptions): Prom
       fetch: async (url: string | URL, init: RequestInit & { dispatcher?: unknown }) => {
         return await fetch(url, { ...init, dispatcher: undefined } as RequestInit)
       },
-      features: { devInteractions: { enabled: true }, ...(backChannel === undefined ? {} : { backchannelLogout: { enabled: true } }) },
+      features: {
+        devInteractions: { enabled: true },
+        pushedAuthorizationRequests: { enabled: options.pushedAuthorization !== 'disabled', requirePushedAuthorizationRequests: options.pushedAuthorization === 'required' },
+        ...(backChannel === undefined ? {} : { backchannelLogout: { enabled: true } })
+      },
       async findAccount (_ctx: unknown, id: string) {
         const claims = options.accounts[id]
         if (claims === undefined) return undefined
@@ -176,7 +199,14 @@ export async function startOidcProvider (options: TestOidcProviderOptions): Prom
     provider.on('access_token.saved', (token: unknown) => { issuedTokens.push((token as { jti: string }).jti) })
     provider.on('backchannel.success', () => { backChannelLogouts.push({ status: 200 }) })
     provider.on('backchannel.error', (_ctx: unknown, error: unknown) => { backChannelLogouts.push({ error: (error as Error).message }) })
+    const keepAssertion = (ctx: unknown): void => {
+      const oidc = (ctx as { oidc?: { params?: { client_assertion?: unknown }, body?: { client_assertion?: unknown } } }).oidc
+      const assertion = oidc?.body?.client_assertion ?? oidc?.params?.client_assertion
+      if (typeof assertion === 'string') clientAssertions.push(assertion)
+    }
+    provider.on('pushed_authorization_request.success', (ctx: unknown) => { pushedAuthorizationRequests++; keepAssertion(ctx) })
     provider.on('grant.success', (ctx: unknown) => {
+      keepAssertion(ctx)
       const grantType = (ctx as { oidc?: { params?: { grant_type?: unknown } } }).oidc?.params?.grant_type
       if (typeof grantType === 'string') grants[grantType] = (grants[grantType] ?? 0) + 1
       const body = (ctx as { body?: Record<string, unknown> }).body ?? {}
@@ -211,6 +241,8 @@ export async function startOidcProvider (options: TestOidcProviderOptions): Prom
     issuedTokens,
     issuedTokenResponseValues,
     grants,
+    clientAssertions,
+    get pushedAuthorizationRequests () { return pushedAuthorizationRequests },
     backChannelLogouts,
     sign: async (payload, header = {}) => {
       if (signingKey === undefined) throw new Error('configure the IdP first')

@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import * as client from 'openid-client'
 import { isDevelopmentLoopbackHttp } from '../../http/host-trust.js'
-import { discoverProvider, discoveryUrlOf, OUTBOUND_TIMEOUT_SECONDS, ProviderMetadata } from '../../oidc/relying-party.js'
+import { discoverProvider, discoveryUrlOf, OUTBOUND_TIMEOUT_SECONDS, ProviderMetadata, readAllowedTenants, readClientAssertionKeys, type AllowedTenants } from '../../oidc/relying-party.js'
 import { ProviderKeys } from '../../oidc/provider-keys.js'
 import { isFieldPath } from '../../sign-in/claim-paths.js'
 import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
@@ -31,6 +31,14 @@ export interface OpenIdConnectContext {
   keysOf: (config: client.Configuration) => ProviderKeys
   /** ClaimMappings sources that are nested claim paths. */
   readonly fieldPaths: readonly string[]
+  /** `AllowedTenants`, read (oidc/tenant-issuer.ts); undefined when empty. */
+  readonly allowedTenants?: AllowedTenants
+}
+
+/** `AllowedTenants`, read; undefined when none are listed (startup validation refused any invalid entry). */
+function allowedTenantsOf (entries: readonly string[]): AllowedTenants | undefined {
+  const read = readAllowedTenants(entries)
+  return 'tenants' in read && read.tenants.size > 0 ? read.tenants : undefined
 }
 
 /** http to the provider only for a loopback Authority in Development (validation rejects it elsewhere). */
@@ -39,23 +47,34 @@ export function allowsInsecureRequests (authority: string, environmentName: stri
 }
 
 /** The instance's discovered metadata, with its load and failure log lines. */
-function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>, log: FastifyBaseLogger): ProviderMetadata {
+function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>, log: FastifyBaseLogger, allowedTenants: AllowedTenants | undefined): ProviderMetadata {
   const settings = options.instance.settings
   const allowInsecureRequests = allowsInsecureRequests(settings.Authority, options.environmentName)
   let warnedBackChannel = false
   let notedClientAuthentication = false
-  const metadata = new ProviderMetadata(() => discoverProvider({
+  const key = (name: string): string => `${options.instance.keyPrefix}:${name}`
+  const metadata = new ProviderMetadata(async () => await discoverProvider({
     authority: settings.Authority,
     clientId: settings.ClientId,
     clientSecret: settings.ClientSecret,
     idTokenSignedResponseAlg: settings.IdTokenSignedResponseAlg,
     allowInsecureRequests,
     tokenEndpointAuthMethod: settings.TokenEndpointAuthMethod,
-    tokenEndpointAuthMethodSetting: `${options.instance.keyPrefix}:TokenEndpointAuthMethod`,
+    tokenEndpointAuthMethodSetting: key('TokenEndpointAuthMethod'),
+    // Validated at startup (oidc/settings-rules.ts); a refusal here names the setting too.
+    ...(settings.TokenEndpointAuthMethod === 'private_key_jwt'
+      ? { clientAssertionKeys: readClientAssertionKeys(settings.ClientAssertionKeys.map((entry) => entry.reveal()).join('\n'), settings.ClientAssertionCertificates.join('\n'), { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') }) }
+      : {}),
+    pushedAuthorization: settings.PushedAuthorization,
+    pushedAuthorizationSetting: key('PushedAuthorization'),
+    ...(allowedTenants === undefined ? {} : { allowedTenants }),
+    allowedTenantsSetting: key('AllowedTenants'),
+    authoritySetting: key('Authority'),
     clockToleranceSeconds: settings.ClockSkewSeconds,
     ...(options.runtime?.dispatcher === undefined ? {} : { dispatcher: options.runtime.dispatcher })
   }), {
     onFailure: (reason, error) => {
+      const setting = (error as { setting?: unknown } | null)?.setting
       // The URL without credentials or query, and the cause code (ENOTFOUND, ECONNREFUSED,
       // certificate errors) that undici keeps in error.cause.
       log.warn({
@@ -65,6 +84,8 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
         causeCode: networkCauseCode(error),
         errorName: (error as Error | null)?.name,
         errorCode: (error as { code?: unknown } | null)?.code,
+        // The setting a discovered document cannot satisfy (PushedAuthorization Require without a PAR endpoint).
+        ...(typeof setting === 'string' ? { setting } : {}),
         ...tooLargeFields(error)
       }, 'provider metadata could not be loaded')
     },
@@ -110,7 +131,8 @@ function signingKeysOf (allowInsecureRequests: boolean, log: FastifyBaseLogger, 
 export function createOpenIdConnectContext (app: FastifyInstance, options: ProviderRegistrationOptions<OpenIdConnectInstance>): OpenIdConnectContext {
   const settings = options.instance.settings
   const log = app.log.child({ provider: settings.Scheme })
-  const metadata = metadataOf(options, log)
+  const allowedTenants = allowedTenantsOf(settings.AllowedTenants)
+  const metadata = metadataOf(options, log, allowedTenants)
   if (options.runtime === undefined) {
     app.addHook('onReady', async () => { metadata.start() })
     app.addHook('onClose', async () => { metadata.stop() })
@@ -123,6 +145,7 @@ export function createOpenIdConnectContext (app: FastifyInstance, options: Provi
     log,
     metadata,
     keysOf: signingKeysOf(allowsInsecureRequests(settings.Authority, options.environmentName), log, options.runtime?.dispatcher),
-    fieldPaths: Object.keys(settings.ClaimMappings).filter(isFieldPath)
+    fieldPaths: Object.keys(settings.ClaimMappings).filter(isFieldPath),
+    ...(allowedTenants === undefined ? {} : { allowedTenants })
   }
 }

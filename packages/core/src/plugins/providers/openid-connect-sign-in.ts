@@ -1,11 +1,11 @@
 /**
  * An OpenID Connect instance's sign-in: the challenge (authorization request with PKCE, state,
- * nonce and, from e-mail discovery, login_hint) and the callback at CallbackPath (query, or the
+ * nonce and, from e-mail discovery, login_hint; pushed first with PushedAuthorization) and the callback at CallbackPath (query, or the
  * form body with ResponseMode form_post), and RP-initiated logout's end_session URL.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import * as client from 'openid-client'
-import { buildAuthorizationRequest, completeAuthorizationCodeFlow, newCorrelationValues, OpenIdConnectError } from '../../oidc/relying-party.js'
+import { buildAuthorizationRequest, completeAuthorizationCodeFlow, newCorrelationValues, OpenIdConnectError, PushedAuthorizationUnsupportedError } from '../../oidc/relying-party.js'
 import { singleValue } from '../../http/request-input.js'
 import { providerSessionIndexKey, providerSubjectIndexKey } from '../../session/session-store.js'
 import type { ChallengeHint, SignedOutPrincipal } from '../authentication.js'
@@ -17,15 +17,25 @@ export async function challenge (ctx: OpenIdConnectContext, request: FastifyRequ
   if (config === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
   const { nonce, codeVerifier } = newCorrelationValues()
   const state = await app.externalSignIn.beginFlow(reply, scheme, returnUrl, { nonce, codeVerifier })
-  const url = await buildAuthorizationRequest(config, {
-    redirectUri: `${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}`,
-    scopes: settings.Scopes,
-    state,
-    nonce,
-    codeVerifier,
-    responseMode: settings.ResponseMode,
-    ...(hint?.loginHint === undefined ? {} : { loginHint: hint.loginHint })
-  })
+  let url: URL
+  try {
+    url = await buildAuthorizationRequest(config, {
+      redirectUri: `${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}`,
+      scopes: settings.Scopes,
+      state,
+      nonce,
+      codeVerifier,
+      responseMode: settings.ResponseMode,
+      ...(hint?.loginHint === undefined ? {} : { loginHint: hint.loginHint }),
+      pushedAuthorization: settings.PushedAuthorization,
+      pushedAuthorizationSetting: `${ctx.options.instance.keyPrefix}:PushedAuthorization`
+    })
+  } catch (failure) {
+    // The provider refused or did not answer the pushed authorization request (RFC 9126).
+    if (failure instanceof OpenIdConnectError) return app.externalSignIn.fail(request, reply, scheme, failure.failure, failure)
+    if (failure instanceof PushedAuthorizationUnsupportedError) return app.externalSignIn.fail(request, reply, scheme, 'unavailable', failure)
+    throw failure
+  }
   return reply.redirect(url.href, 302)
 }
 
@@ -55,13 +65,16 @@ export async function callback (ctx: OpenIdConnectContext, request: FastifyReque
       keys: keysOf(config),
       algorithm: settings.IdTokenSignedResponseAlg,
       clockToleranceSeconds: settings.ClockSkewSeconds,
-      fieldPaths
+      fieldPaths,
+      ...(ctx.allowedTenants === undefined ? {} : { tenants: ctx.allowedTenants })
     })
     const { issuer, sub, sid } = result.providerSession
     return await app.externalSignIn.complete(request, reply, taken, {
       scheme,
       claims: result.claims,
       ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),
+      // AllowedTenants: the allowed tenant's mapping is the only application:tenant claim.
+      ...(result.tenant === undefined ? {} : { tenant: result.tenant.applicationTenant === undefined ? {} : { value: result.tenant.applicationTenant } }),
       ...(result.groupOverage === undefined ? {} : { groupOverage: result.groupOverage, acceptGroupOverage: settings.AcceptGroupOverage }),
       // Back-channel logout finds the session by the provider's sid, or by its sub.
       ...(settings.BackChannelLogout

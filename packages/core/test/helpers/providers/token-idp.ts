@@ -23,7 +23,15 @@ export interface TokenAnswer {
 }
 
 export interface TokenIdp {
+  /** The Authority to configure: the origin, or with `multiTenant` `<origin>/organizations/v2.0`. */
   readonly issuer: string
+  /**
+   * With `multiTenant`, the discovery document's issuer template (`<origin>/{tenantid}/v2.0`, as
+   * Entra ID's organizations endpoint publishes it); otherwise the issuer.
+   */
+  readonly discoveryIssuer: string
+  /** The template with `tenantId` in place of `{tenantid}`: that tenant's own issuer. */
+  tenantIssuer: (tenantId: string) => string
   readonly clientId: string
   /** The key published in the JWKS. */
   readonly signingKey: CryptoKey
@@ -67,15 +75,26 @@ function unsecuredJwt (payload: JWTPayload): string {
   return `${encode({ alg: 'none', typ: 'JWT' })}.${encode(payload)}.`
 }
 
-export async function startTokenIdp (clientId: string, options: { tokenEndpoint?: string } = {}): Promise<TokenIdp> {
+/**
+ * `multiTenant`: the provider answers under `/organizations/v2.0` (the Authority; `authorityPath`
+ * chooses another) and its discovery
+ * issuer is the template `<origin>/{tenantid}/v2.0`, as a multi-tenant Entra ID authority's is, on
+ * loopback; ID tokens then carry whatever `iss` and `tid` the test mints.
+ */
+export async function startTokenIdp (clientId: string, options: { tokenEndpoint?: string, multiTenant?: boolean, authorityPath?: string } = {}): Promise<TokenIdp> {
+  const base = options.multiTenant === true ? options.authorityPath ?? '/organizations/v2.0' : ''
   const signing = await generateKeyPair('RS256', { extractable: true })
   const unknown = await generateKeyPair('RS256', { extractable: true })
   const publicJwk = { ...(await exportJWK(signing.publicKey)), kid: 'known', alg: 'RS256', use: 'sig' }
   let issuer = ''
+  let origin = ''
   let jwksRequests = 0
+  const discoveryIssuer = (): string => options.multiTenant === true ? `${origin}/{tenantid}/v2.0` : issuer
 
   const idp: TokenIdp = {
     get issuer () { return issuer },
+    get discoveryIssuer () { return discoveryIssuer() },
+    tenantIssuer: (tenantId) => discoveryIssuer().replace('{tenantid}', tenantId),
     clientId,
     signingKey: signing.privateKey,
     unknownKey: unknown.privateKey,
@@ -108,7 +127,8 @@ export async function startTokenIdp (clientId: string, options: { tokenEndpoint?
 
   const server = createServer((request, response) => {
     (async () => {
-      const path = new URL(request.url ?? '/', issuer).pathname
+      const full = new URL(request.url ?? '/', origin).pathname
+      const path = base !== '' && full.startsWith(base) ? full.slice(base.length) : full
       const json = (status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void => {
         response.writeHead(status, { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body))
       }
@@ -117,7 +137,7 @@ export async function startTokenIdp (clientId: string, options: { tokenEndpoint?
         await writeHostile(response, hostile, path.includes('saml') ? 'application/samlmetadata+xml' : 'application/json')
       } else if (path === '/.well-known/openid-configuration') {
         json(200, {
-          issuer,
+          issuer: discoveryIssuer(),
           authorization_endpoint: `${issuer}/authorize`,
           token_endpoint: options.tokenEndpoint ?? `${issuer}/token`,
           jwks_uri: `${issuer}/jwks`,
@@ -144,6 +164,7 @@ export async function startTokenIdp (clientId: string, options: { tokenEndpoint?
     })().catch(() => { response.writeHead(500).end() })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  issuer = `http://localhost:${(server.address() as AddressInfo).port}`
+  origin = `http://localhost:${(server.address() as AddressInfo).port}`
+  issuer = `${origin}${base}`
   return idp
 }

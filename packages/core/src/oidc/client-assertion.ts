@@ -1,0 +1,229 @@
+/**
+ * `TokenEndpointAuthMethod: private_key_jwt`: the client authenticates with a JWT it signs with
+ * its private key (RFC 7523 section 2.2; OpenID Connect Core 1.0, section 9), at the token
+ * endpoint and at the pushed authorization request endpoint (RFC 9126 section 2).
+ *
+ * The keys are one or two PEM private keys (RSA of 2048 bits or more, EC P-256, P-384 or P-521,
+ * Ed25519), each with an optional certificate. Two keys exist for rotation: the app signs with the
+ * newest, so the overlap happens at the provider (register the new certificate or public key
+ * there first; Entra ID and Okta accept several at once), then deploy the app with both keys.
+ * "Newest": among keys whose certificate is valid now, the latest NotBefore; a key without a
+ * certificate counts by its position (the later listed is newer, and newer than any certificate's
+ * key listed before it).
+ *
+ * Each assertion: header `alg` from the key, `kid` the key's JWK thumbprint (RFC 7638), and with a
+ * certificate `x5t#S256` and `x5t` (its SHA-256 and SHA-1 thumbprints, as Entra ID requires);
+ * claims `iss` and `sub` the client id, `aud` the token endpoint (Entra ID and Okta require it;
+ * RFC 7523 allows it and oidc-provider accepts it at every endpoint), a unique `jti` (256 random
+ * bits), `iat`, `nbf` and an `exp` {@link ASSERTION_LIFETIME_SECONDS} later.
+ *
+ * Refusals name the setting and what is wrong, never a key, certificate or part of one.
+ */
+import { createHash, createPrivateKey, randomBytes, X509Certificate, type KeyObject } from 'node:crypto'
+import { SignJWT } from 'jose'
+import type * as client from 'openid-client'
+
+/** Seconds an assertion is valid: long enough for one request, too short to be worth stealing. */
+export const ASSERTION_LIFETIME_SECONDS = 60
+
+/** At most this many keys at once: the current one and the next. */
+export const MAX_CLIENT_ASSERTION_KEYS = 2
+
+/** RFC 7523 section 2.2. */
+export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
+
+/** One parsed signing key. */
+export interface ClientAssertionKey {
+  readonly key: KeyObject
+  readonly alg: string
+  /** The RFC 7638 JWK thumbprint of the public key. */
+  readonly kid: string
+  /** Position in the configured list (0 first). */
+  readonly position: number
+  readonly certificate?: {
+    /** base64url SHA-256 thumbprint of the DER certificate (`x5t#S256`, RFC 7515 section 4.1.8). */
+    readonly x5tS256: string
+    /** base64url SHA-1 thumbprint of the DER certificate (`x5t`, RFC 7515 section 4.1.7). */
+    readonly x5t: string
+    readonly notBefore: number
+    readonly notAfter: number
+  }
+}
+
+/** Why the configured keys are refused. */
+export type ClientAssertionKeyProblem =
+  | 'missing' | 'unparsable' | 'encrypted' | 'too_many' | 'unsupported_key' | 'weak_key'
+  | 'certificate_unparsable' | 'certificate_mismatch' | 'certificate_duplicate'
+
+/** A refusal of the configured keys: `setting` is the colon path of the key or certificate setting. */
+export class ClientAssertionKeyError extends Error {
+  readonly code = 'CLIENT_ASSERTION_KEY_INVALID'
+  readonly setting: string
+  readonly problem: ClientAssertionKeyProblem
+
+  constructor (setting: string, problem: ClientAssertionKeyProblem) {
+    super(`${setting}: ${PROBLEM_TEXT[problem]}`)
+    this.name = 'ClientAssertionKeyError'
+    this.setting = setting
+    this.problem = problem
+  }
+}
+
+const PROBLEM_TEXT: Readonly<Record<ClientAssertionKeyProblem, string>> = {
+  missing: 'a PEM private key is required with TokenEndpointAuthMethod private_key_jwt.',
+  unparsable: 'is not a readable PEM private key (PKCS#8 "PRIVATE KEY", "RSA PRIVATE KEY" or "EC PRIVATE KEY").',
+  encrypted: 'holds an encrypted private key; supply it decrypted through a secret store.',
+  too_many: `holds more than ${MAX_CLIENT_ASSERTION_KEYS} private keys (the current one and the next).`,
+  unsupported_key: 'holds a key of a type that cannot sign client assertions (use RSA, EC P-256/P-384/P-521 or Ed25519).',
+  weak_key: 'holds an RSA key shorter than 2048 bits.',
+  certificate_unparsable: 'is not a readable PEM certificate ("CERTIFICATE").',
+  certificate_mismatch: 'holds a certificate that does not match any of the configured private keys.',
+  certificate_duplicate: 'holds two certificates for the same private key.'
+}
+
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g
+
+function pemBlocks (text: string): Array<{ label: string, pem: string }> {
+  return [...text.matchAll(PEM_BLOCK)].map((match) => ({ label: match[1]!, pem: match[0] }))
+}
+
+function base64url (data: Buffer): string {
+  return data.toString('base64url')
+}
+
+/** The JWS algorithm the key signs with. */
+function algorithmOf (key: KeyObject, setting: string): string {
+  const details = key.asymmetricKeyDetails ?? {}
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      if ((details.modulusLength ?? 0) < 2048) throw new ClientAssertionKeyError(setting, 'weak_key')
+      return 'RS256'
+    case 'ec':
+      switch (details.namedCurve) {
+        case 'prime256v1': return 'ES256'
+        case 'secp384r1': return 'ES384'
+        case 'secp521r1': return 'ES512'
+        default: throw new ClientAssertionKeyError(setting, 'unsupported_key')
+      }
+    case 'ed25519':
+      return 'EdDSA'
+    default:
+      throw new ClientAssertionKeyError(setting, 'unsupported_key')
+  }
+}
+
+/** RFC 7638: the SHA-256 of the required members of the public JWK, in lexical order. */
+export function jwkThumbprintOf (key: KeyObject): string {
+  const jwk = key.export({ format: 'jwk' }) as Record<string, string>
+  const members = jwk.kty === 'RSA' ? ['e', 'kty', 'n'] : jwk.kty === 'EC' ? ['crv', 'kty', 'x', 'y'] : ['crv', 'kty', 'x']
+  const canonical = `{${members.map((name) => `${JSON.stringify(name)}:${JSON.stringify(jwk[name])}`).join(',')}}`
+  return base64url(createHash('sha256').update(canonical).digest())
+}
+
+/**
+ * Parses `keys` (one or two PEM private keys) and `certificates` (none, or one PEM certificate per
+ * key, matched to its key by public key). Throws {@link ClientAssertionKeyError} naming
+ * `settings.keys` or `settings.certificates`.
+ */
+export function readClientAssertionKeys (keys: string, certificates: string, settings: { readonly keys: string, readonly certificates: string }): ClientAssertionKey[] {
+  if (keys.trim() === '') throw new ClientAssertionKeyError(settings.keys, 'missing')
+  const keyBlocks = pemBlocks(keys)
+  if (keyBlocks.length === 0 || keyBlocks.some((block) => !block.label.endsWith('PRIVATE KEY'))) throw new ClientAssertionKeyError(settings.keys, 'unparsable')
+  if (keyBlocks.some((block) => block.label.startsWith('ENCRYPTED'))) throw new ClientAssertionKeyError(settings.keys, 'encrypted')
+  if (keyBlocks.length > MAX_CLIENT_ASSERTION_KEYS) throw new ClientAssertionKeyError(settings.keys, 'too_many')
+  const parsed = keyBlocks.map((block, position) => {
+    let key: KeyObject
+    try {
+      key = createPrivateKey(block.pem)
+    } catch {
+      throw new ClientAssertionKeyError(settings.keys, 'unparsable')
+    }
+    return { key, alg: algorithmOf(key, settings.keys), kid: jwkThumbprintOf(key), position }
+  })
+
+  const certificateBlocks = pemBlocks(certificates)
+  if (certificates.trim() !== '' && (certificateBlocks.length === 0 || certificateBlocks.some((block) => block.label !== 'CERTIFICATE'))) {
+    throw new ClientAssertionKeyError(settings.certificates, 'certificate_unparsable')
+  }
+  const certificateOf = new Map<number, ClientAssertionKey['certificate']>()
+  for (const block of certificateBlocks) {
+    let certificate: X509Certificate
+    try {
+      certificate = new X509Certificate(block.pem)
+    } catch {
+      throw new ClientAssertionKeyError(settings.certificates, 'certificate_unparsable')
+    }
+    const owner = parsed.find((candidate) => safeCheckPrivateKey(certificate, candidate.key))
+    if (owner === undefined) throw new ClientAssertionKeyError(settings.certificates, 'certificate_mismatch')
+    if (certificateOf.has(owner.position)) throw new ClientAssertionKeyError(settings.certificates, 'certificate_duplicate')
+    certificateOf.set(owner.position, {
+      x5tS256: base64url(createHash('sha256').update(certificate.raw).digest()),
+      x5t: base64url(createHash('sha1').update(certificate.raw).digest()),
+      notBefore: Date.parse(certificate.validFrom),
+      notAfter: Date.parse(certificate.validTo)
+    })
+  }
+  return parsed.map((entry) => {
+    const certificate = certificateOf.get(entry.position)
+    return certificate === undefined ? entry : { ...entry, certificate }
+  })
+}
+
+function safeCheckPrivateKey (certificate: X509Certificate, key: KeyObject): boolean {
+  try {
+    return certificate.checkPrivateKey(key)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The key that signs now: the newest among those whose certificate is valid at `nowMs` (keys
+ * without a certificate always are); when none is, the newest of all, so that the provider's
+ * refusal (not a local guess) reports the expired certificate.
+ */
+export function signingKeyOf (keys: readonly ClientAssertionKey[], nowMs: number): ClientAssertionKey {
+  const valid = keys.filter((entry) => entry.certificate === undefined || (entry.certificate.notBefore <= nowMs && nowMs <= entry.certificate.notAfter))
+  const candidates = valid.length > 0 ? valid : keys
+  return candidates.reduce((newest, entry) => isNewer(entry, newest) ? entry : newest)
+}
+
+function isNewer (entry: ClientAssertionKey, than: ClientAssertionKey): boolean {
+  if (entry.certificate !== undefined && than.certificate !== undefined && entry.certificate.notBefore !== than.certificate.notBefore) {
+    return entry.certificate.notBefore > than.certificate.notBefore
+  }
+  return entry.position > than.position
+}
+
+/** Signs one client assertion for `clientId` with the newest key, for `audience`. */
+export async function signClientAssertion (keys: readonly ClientAssertionKey[], clientId: string, audience: string, nowMs = Date.now()): Promise<string> {
+  const signing = signingKeyOf(keys, nowMs)
+  const now = Math.floor(nowMs / 1000)
+  return await new SignJWT({ jti: base64url(randomBytes(32)) })
+    .setProtectedHeader({
+      alg: signing.alg,
+      typ: 'JWT',
+      kid: signing.kid,
+      ...(signing.certificate === undefined ? {} : { 'x5t#S256': signing.certificate.x5tS256, x5t: signing.certificate.x5t })
+    })
+    .setIssuer(clientId)
+    .setSubject(clientId)
+    .setAudience(audience)
+    .setIssuedAt(now)
+    .setNotBefore(now)
+    .setExpirationTime(now + ASSERTION_LIFETIME_SECONDS)
+    .sign(signing.key)
+}
+
+/**
+ * openid-client's client authentication with a fresh assertion per request: `client_id`,
+ * `client_assertion_type` and `client_assertion` in the form body (RFC 7523 section 2.2), the
+ * audience the token endpoint (the issuer when discovery names none).
+ */
+export function privateKeyJwtAuthentication (keys: readonly ClientAssertionKey[]): client.ClientAuth {
+  return async (as, metadata, body) => {
+    body.set('client_id', metadata.client_id)
+    body.set('client_assertion_type', CLIENT_ASSERTION_TYPE)
+    body.set('client_assertion', await signClientAssertion(keys, metadata.client_id, as.token_endpoint ?? as.issuer))
+  }
+}

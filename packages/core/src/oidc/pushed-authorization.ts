@@ -1,0 +1,49 @@
+/**
+ * Pushed authorization requests (RFC 9126), per OpenID Connect scheme (`PushedAuthorization`):
+ * `Never` (the default), `IfAvailable` or `Require`. The provider's discovery document alone never
+ * switches PAR on: ASP.NET's .NET 9 default did (it pushed whenever the document named an endpoint)
+ * and broke sign-ins at Okta and Keycloak for clients not allowed to push (dotnet/aspnetcore
+ * #62166). With PAR the parameters go to the provider over the back channel, with the client's
+ * authentication, and the browser's authorization request carries only `client_id` and
+ * `request_uri` (RFC 9126 section 4).
+ */
+import type * as client from 'openid-client'
+
+/** `PushedAuthorization`: when the authorization request is pushed first (RFC 9126). */
+export type PushedAuthorization = 'Never' | 'IfAvailable' | 'Require'
+
+export const PUSHED_AUTHORIZATION_VALUES: readonly PushedAuthorization[] = ['Never', 'IfAvailable', 'Require']
+
+/** The provider's PAR endpoint (RFC 9126 section 5), when its discovery document names one. */
+export function pushedAuthorizationEndpointOf (metadata: client.ServerMetadata): string | undefined {
+  const endpoint = metadata.pushed_authorization_request_endpoint
+  return typeof endpoint === 'string' && endpoint !== '' ? endpoint : undefined
+}
+
+/** Whether this scheme pushes its authorization requests: `Never` never does, whatever discovery says. */
+export function usesPushedAuthorization (setting: PushedAuthorization, metadata: client.ServerMetadata): boolean {
+  if (setting === 'Never') return false
+  return pushedAuthorizationEndpointOf(metadata) !== undefined
+}
+
+/**
+ * `PushedAuthorization: Require` against a provider whose discovery document names no PAR
+ * endpoint: the discovered metadata is not usable (the provider stays unavailable and its
+ * readiness says so), and the failure's log line names the setting.
+ */
+export class PushedAuthorizationUnsupportedError extends Error {
+  readonly code = 'PAR_ENDPOINT_MISSING'
+  /** The colon path of `PushedAuthorization`. */
+  readonly setting: string
+
+  constructor (setting: string) {
+    super(`${setting} is Require but the provider's discovery document names no pushed_authorization_request_endpoint (RFC 9126 section 5)`)
+    this.name = 'PushedAuthorizationUnsupportedError'
+    this.setting = setting
+  }
+}
+
+/** Throws {@link PushedAuthorizationUnsupportedError} when `Require` meets a provider without a PAR endpoint. */
+export function assertPushedAuthorizationAvailable (setting: PushedAuthorization, metadata: client.ServerMetadata, settingPath: string): void {
+  if (setting === 'Require' && pushedAuthorizationEndpointOf(metadata) === undefined) throw new PushedAuthorizationUnsupportedError(settingPath)
+}
