@@ -162,7 +162,7 @@ describe('the generated app\'s documents name only what the app has', () => {
 describe('the hints the app prints', () => {
   test('check-config\'s "Providers" line and the startup log name a document that resolves in the app', async () => {
     const documentation = await import(pathToFileURL(join(CORE_DIR, 'dist', 'documentation.js')).href)
-    const summary = await import(pathToFileURL(join(CORE_DIR, 'dist', 'config', 'summary.js')).href)
+    const summary = await import(pathToFileURL(join(CORE_DIR, 'dist', 'configuration-summary.js')).href)
     const printed = summary.formatSummary({
       valid: true,
       environment: 'Production',
