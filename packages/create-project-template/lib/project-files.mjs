@@ -76,14 +76,15 @@ export function packageJsonFor (renamedText, identity) {
 
 /**
  * True when `version` satisfies a caret range (`^1.0.0`: same major, not lower), the only kind of
- * range the template gives the core.
+ * range the template gives the core. A development build of the core (`1.0.1-dev.3b062b6f`, see
+ * core-package.mjs) counts by its release part: the project names it by `file:`, never by range.
  * @param {string} version
  * @param {string} range
  */
 export function satisfiesCaret (version, range) {
   const parse = (/** @type {string} */ text) => /^(\d+)\.(\d+)\.(\d+)$/.exec(text)?.slice(1).map(Number)
   const wanted = range.startsWith('^') ? parse(range.slice(1)) : undefined
-  const actual = parse(version)
+  const actual = parse(version.replace(/-dev\.[0-9a-f]{8}$/, ''))
   if (wanted === undefined || actual === undefined) return false
   const [major, minor, patch] = /** @type {[number, number, number]} */ (actual)
   const [wantedMajor, wantedMinor, wantedPatch] = /** @type {[number, number, number]} */ (wanted)

@@ -9,12 +9,26 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'no
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, relative, resolve as resolvePath } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { packCore } from '../lib/core-package.mjs'
 import { findTemplateName } from '../lib/naming.mjs'
 import { isText } from '../lib/template-files.mjs'
 
 export const PACKAGE_DIR = resolvePath(dirname(fileURLToPath(import.meta.url)), '..')
 export const BIN = join(PACKAGE_DIR, 'bin', 'create-project-template.mjs')
 export const TEMPLATE_DIR = resolvePath(PACKAGE_DIR, '..', '..', 'template')
+export const CORE_DIR = resolvePath(PACKAGE_DIR, '..', 'core')
+
+/** @type {import('../lib/core-package.mjs').CoreTarball | undefined} */
+let packedCore
+/**
+ * The core as this checkout packs it (packed once per test process): its package.json version
+ * when the content is that version's release in releases.json, else the `-dev.` prerelease
+ * (lib/core-package.mjs; test/core-release.test.mjs checks the rule itself).
+ */
+export function checkoutCore () {
+  packedCore ??= packCore(CORE_DIR, process.env)
+  return packedCore
+}
 
 /** A fresh directory under the OS temporary directory. */
 export function tempDir (label = 'cpt-') {
