@@ -19,14 +19,14 @@ import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { createServer } from 'node:net'
 import { join, relative } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CORE_PACKAGE, coreTarballName } from '../lib/core-package.mjs'
-import { contentDigest, previousRelease, readReleases } from '../../core/scripts/release-record.mjs'
-import { CORE_DIR, PACKAGE_DIR, checkoutCore, childEnv, generate, killGroup, run, tail, tempDir, templateNameLeftovers } from './helpers.mjs'
+import { previousRelease, readReleases } from '../../core/scripts/release-record.mjs'
+import { CORE_DIR, checkoutCore, childEnv, rebuildRelease, generate, killGroup, run, tail, tempDir, templateNameLeftovers } from './helpers.mjs'
 
 const SKIP = process.env.CREATE_PROJECT_TEMPLATE_E2E === '0' ? 'CREATE_PROJECT_TEMPLATE_E2E=0' : false
 const MINUTE = 60_000
@@ -331,32 +331,6 @@ for (const variant of VARIANTS) {
  */
 const PREVIOUS = SKIP ? undefined : previousRelease(readReleases(CORE_DIR), CORE_VERSION)
 
-/**
- * The tarball of a recorded release, rebuilt from the commit that added its record.
- * @param {string} version
- * @param {string} destination directory for the tarball
- * @returns {Promise<string>} the tarball's file name
- */
-async function rebuildRelease (version, destination) {
-  const root = join(PACKAGE_DIR, '..', '..')
-  const log = await run('git', ['log', '--format=%H', '--reverse', '-S', `"${version}": {`, '--', 'packages/core/releases.json'], { cwd: root })
-  const commit = log.stdout.split('\n')[0] ?? ''
-  assert.match(commit, /^[0-9a-f]{40}$/, `no commit records ${version} in packages/core/releases.json: ${log.stderr}`)
-  const tree = join(sandbox, `core-${version}`)
-  mkdirSync(tree)
-  const archive = await run('sh', ['-c', `git archive ${commit} packages/core | tar -x -C "${tree}"`], { cwd: root })
-  assert.equal(archive.status, 0, archive.stderr)
-  // The checkout's installed packages build it (the release's own lock file is the same or close).
-  symlinkSync(join(root, 'node_modules'), join(tree, 'node_modules'))
-  if (existsSync(join(CORE_DIR, 'node_modules'))) symlinkSync(join(CORE_DIR, 'node_modules'), join(tree, 'packages', 'core', 'node_modules'))
-  const packed = await run('npm', ['pack', '--json', '--pack-destination', destination], { cwd: join(tree, 'packages', 'core'), env: NPM_ENV, timeoutMs: 4 * MINUTE })
-  assert.equal(packed.status, 0, tail(packed.stdout + packed.stderr))
-  const { filename } = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[')))[0]
-  assert.equal(filename, coreTarballName(version))
-  assert.equal(contentDigest(readFileSync(join(destination, filename))), readReleases(CORE_DIR)[version]?.digest, `${version} rebuilt from ${commit} has the recorded content`)
-  return filename
-}
-
 describe('the update path: from the previous release to the current core, with the README\'s one command', { skip: SKIP, concurrency: 1 }, () => {
   // The closed-posture project of the first variant, generated, installed, tested and built above.
   const project = join(sandbox, 'acme-portal')
@@ -373,7 +347,7 @@ describe('the update path: from the previous release to the current core, with t
   test(`before: the app runs ${PREVIOUS ?? `the vendored core ${CORE_VERSION}`}, installed from vendor/`, { timeout: 10 * MINUTE }, async () => {
     assert.ok(existsSync(join(project, 'node_modules')), 'the project of the first variant is installed')
     if (PREVIOUS !== undefined) {
-      const filename = await rebuildRelease(PREVIOUS, join(project, 'vendor'))
+      const filename = await rebuildRelease(PREVIOUS, join(project, 'vendor'), sandbox, NPM_ENV)
       const installed = await run('npm', ['install', `./vendor/${filename}`], { cwd: project, env: NPM_ENV, timeoutMs: 4 * MINUTE })
       assert.equal(installed.status, 0, tail(installed.stdout + installed.stderr))
       assert.equal(JSON.parse(readFileSync(join(project, 'node_modules', '@project-template', 'core', 'package.json'), 'utf8')).version, PREVIOUS)
