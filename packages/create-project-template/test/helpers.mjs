@@ -52,8 +52,9 @@ export async function rebuildRelease (version, destination, workDir, env) {
   mkdirSync(tree)
   const archive = await run('sh', ['-c', `git archive ${commit} packages/core | tar -x -C "${tree}"`], { cwd: root })
   assert.equal(archive.status, 0, archive.stderr)
-  symlinkSync(join(root, 'node_modules'), join(tree, 'node_modules'))
-  if (existsSync(join(CORE_DIR, 'node_modules'))) symlinkSync(join(CORE_DIR, 'node_modules'), join(tree, 'packages', 'core', 'node_modules'))
+  for (const [installed, link] of [[join(root, 'node_modules'), join(tree, 'node_modules')], [join(CORE_DIR, 'node_modules'), join(tree, 'packages', 'core', 'node_modules')]]) {
+    if (existsSync(installed) && !existsSync(link)) symlinkSync(installed, link)
+  }
   const packed = await run('npm', ['pack', '--json', '--pack-destination', destination], { cwd: join(tree, 'packages', 'core'), env, timeoutMs: 4 * 60_000 })
   assert.equal(packed.status, 0, tail(packed.stdout + packed.stderr))
   const { filename } = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[')))[0]
