@@ -64,7 +64,7 @@ export type { SignInHook, SignInHookContext, SignInHookResult, VerifiedSignIn, C
 export { TokenRefreshError } from './session/token-refresh.js'
 export type { TokenRefresher, TokenRefreshFailure, TokenRefreshDiagnostics } from './session/token-refresh.js'
 export type { AuthenticationApi } from './plugins/authentication.js'
-export type { ProviderReloadResult, RefusedProvider, ReloadProvidersOptions } from './providers/runtime-provider-set.js'
+export type { ProviderReloadResult, RefusedDomain, RefusedProvider, ReloadProvidersOptions } from './providers/runtime-provider-set.js'
 export type { ProviderSource } from './plugins/runtime-providers.js'
 export { validateRuntimeProvider } from './providers/runtime-definitions.js'
 export type { RuntimeProviderDefinition, RuntimeProviderDomain, RuntimeValidation, ValidatedRuntimeProvider } from './providers/runtime-definitions.js'

@@ -4,11 +4,18 @@
  * `vendor/` directory until the package is on a registry. A published generator carries the
  * tarball in `<package>/vendor/` (put there by `prepack`, see pack-template.mjs); in a checkout it
  * is produced on demand with `npm pack` of `packages/core`.
+ *
+ * A version names one content (packages/core/scripts/release-record.mjs, releases.json): a packed
+ * core whose content digest is the record of its package.json version keeps that version; any
+ * other content is renamed to the development prerelease `<next patch>-dev.<digest8>` (so an app
+ * generated from a checkout with unreleased changes never vendors them under a released
+ * version), and publishing the generator refuses it (pack-template.mjs).
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { npmCommand, npmEnvironment } from './install.mjs'
 
 /** The core's package name, as the template's package.json depends on it. */
@@ -31,6 +38,8 @@ export const REGISTRY_SWITCH_COMMAND = `npm install ${CORE_PACKAGE}@^1`
  * @property {string} version
  * @property {string} fileName `project-template-core-<version>.tgz`
  * @property {Buffer} data
+ * @property {boolean} [released] false for a development build (`-dev.` prerelease) of a checkout's core
+ * @property {string} [reason] why it is or is not a release
  */
 
 /**
@@ -55,22 +64,51 @@ export function findCoreTarball (packageDir, env) {
 }
 
 /**
- * `npm pack` of a core directory into a temporary directory, read into memory. The core's
- * `prepack` (its build) runs only when `dist/` is missing or older than a source file, so that a
- * checkout packs what its sources say without rebuilding on every generation. The core has no
- * install-time script (`prepare`), so the tarball installs without running anything.
+ * The packed core of a checkout: `npm pack` of `coreDir`, kept as it is when its content is the
+ * release of its version, else repacked as the development prerelease (module comment).
  * @param {string} coreDir
  * @param {NodeJS.ProcessEnv} env
  * @returns {CoreTarball}
  */
 export function packCore (coreDir, env) {
+  const packed = npmPack(coreDir, env, !isBuilt(coreDir))
+  // The core's own rule, from the checkout (a published generator carries a packed core and never packs).
+  /** @type {typeof import('../../core/scripts/release-record.mjs')} */
+  const record = createRequire(import.meta.url)(join(coreDir, 'scripts', 'release-record.mjs'))
+  const decided = record.packedVersion({ version: packed.version, digest: record.contentDigest(packed.data), releases: record.readReleases(coreDir) })
+  if (decided.released) return { ...packed, released: true, reason: decided.reason }
+  const copy = mkdtempSync(join(tmpdir(), 'cpt-core-dev-'))
+  try {
+    for (const entry of record.tarEntries(packed.data)) {
+      const path = join(copy, ...entry.path.split('/'))
+      mkdirSync(dirname(path), { recursive: true })
+      writeFileSync(path, entry.path === 'package/package.json' ? JSON.stringify({ ...JSON.parse(entry.data.toString('utf8')), version: decided.version }, null, 2) + '\n' : entry.data)
+    }
+    return { ...npmPack(join(copy, 'package'), env, false), released: false, reason: decided.reason }
+  } finally {
+    rmSync(copy, { recursive: true, force: true })
+  }
+}
+
+/**
+ * `npm pack` of a package directory into a temporary directory, read into memory. The core's
+ * `prepack` (its build) runs only when `build` is set (dist/ missing or older than a source
+ * file), so that a checkout packs what its sources say without rebuilding on every generation.
+ * The core has no install-time script (`prepare`), so the tarball installs without running
+ * anything.
+ * @param {string} directory
+ * @param {NodeJS.ProcessEnv} env
+ * @param {boolean} build
+ * @returns {CoreTarball}
+ */
+function npmPack (directory, env, build) {
   const destination = mkdtempSync(join(tmpdir(), 'cpt-core-'))
   try {
     const { command, prefix, shell } = npmCommand(env)
     const args = [...prefix, 'pack', '--json', '--pack-destination', destination]
-    if (isBuilt(coreDir)) args.push('--ignore-scripts')
-    const result = spawnSync(command, args, { cwd: coreDir, env: npmEnvironment(env), encoding: 'utf8', shell, maxBuffer: 64 * 1024 * 1024 })
-    if (result.status !== 0) throw new Error(`npm pack of ${coreDir} failed (exit status ${result.status}): ${result.stderr.trim().split('\n').slice(-5).join(' ')}`)
+    if (!build) args.push('--ignore-scripts')
+    const result = spawnSync(command, args, { cwd: directory, env: npmEnvironment(env), encoding: 'utf8', shell, maxBuffer: 64 * 1024 * 1024 })
+    if (result.status !== 0) throw new Error(`npm pack of ${directory} failed (exit status ${result.status}): ${result.stderr.trim().split('\n').slice(-5).join(' ')}`)
     const [{ filename, version }] = JSON.parse(result.stdout.slice(result.stdout.indexOf('[')))
     return { version, fileName: filename, data: readFileSync(join(destination, filename)) }
   } finally {

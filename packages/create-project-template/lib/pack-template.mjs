@@ -7,6 +7,11 @@
  * and packs the core (`npm pack` of packages/core, built first when its dist/ is stale);
  * `node lib/pack-template.mjs remove` (postpack) deletes both, so that a checkout keeps using the
  * live `template/` and packs the core on demand.
+ *
+ * The published generator carries a released core only: `copy` refuses (exit status 1, nothing
+ * left behind) when the core's content is not the release of its version (core-package.mjs),
+ * unless CREATE_PROJECT_TEMPLATE_DEV_CORE=1 asks for a development package (the generator's own
+ * pack test), which then carries the `-dev.` prerelease.
  */
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -32,6 +37,11 @@ if (command === 'copy') {
   }
   rmSync(VENDOR, { recursive: true, force: true })
   const core = packCore(CORE, process.env)
+  if (core.released !== true && process.env.CREATE_PROJECT_TEMPLATE_DEV_CORE !== '1') {
+    rmSync(COPY, { recursive: true, force: true })
+    process.stderr.write(`Refusing to pack the generator with the core ${core.version}: ${core.reason}. Cut a release first (npm run release --workspace packages/core -- <patch|minor|major>), or set CREATE_PROJECT_TEMPLATE_DEV_CORE=1 for a development package that is never published.\n`)
+    process.exit(1)
+  }
   mkdirSync(VENDOR)
   writeFileSync(join(VENDOR, core.fileName), core.data)
 } else if (command === 'remove') {

@@ -1,14 +1,14 @@
 // @ts-check
 /**
  * The whole generated project as a list of files in memory: the template's files renamed, the
- * posture applied, the packed core in vendor/, and the project's own package.json, .gitignore,
- * README and CI workflow. Nothing is written here, so every error surfaces before writing starts.
+ * posture applied, the packed core in vendor/, the project's own package.json, and the files of
+ * files/ rendered (README, .gitignore, CI workflow, Dockerfile, compose, nginx: generated-files.mjs). Nothing is written here, so every error surfaces before writing starts.
  */
 import { VENDOR_DIRECTORY } from './core-package.mjs'
 import { kebabName, renameText } from './naming.mjs'
 import { appsettingsFor } from './posture.mjs'
-import { composeYaml, dockerfile, dockerignore, nginxConf } from './deploy-files.mjs'
-import { ciWorkflow, gitignore, packageJsonFor, readme } from './project-files.mjs'
+import { placeholderValues, renderProjectFiles } from './generated-files.mjs'
+import { packageJsonFor } from './project-files.mjs'
 import { isText, readTemplateFiles } from './template-files.mjs'
 
 /**
@@ -58,16 +58,11 @@ export function planProject (options) {
   rewrite('appsettings.json', (text) => appsettingsFor(text, authProvider, name))
 
   const docs = [...files.keys()].filter((path) => /^docs\/[^/]+\.md$/.test(path)).map((path) => path.slice('docs/'.length))
-  /** @param {string} path @param {string} text */
-  const generated = (path, text) => files.set(path, { path, data: Buffer.from(text, 'utf8'), mode: 0o644 })
   files.set(identity.core.path, { path: identity.core.path, data: core.data, mode: 0o644 })
-  generated('.gitignore', gitignore())
-  generated('README.md', readme(identity, JSON.parse(files.get('package.json')?.data.toString('utf8') ?? '{}'), docs))
-  generated('.github/workflows/ci.yml', ciWorkflow())
-  generated('Dockerfile', dockerfile())
-  generated('.dockerignore', dockerignore())
-  generated('compose.yaml', composeYaml(name))
-  generated('deploy/nginx.conf', nginxConf())
+  const manifest = JSON.parse(files.get('package.json')?.data.toString('utf8') ?? '{}')
+  for (const { path, text } of renderProjectFiles(placeholderValues({ name, authProvider, core: identity.core, manifest, docs }))) {
+    files.set(path, { path, data: Buffer.from(text, 'utf8'), mode: 0o644 })
+  }
 
   return [...files.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
 }

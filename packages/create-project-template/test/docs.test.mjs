@@ -16,10 +16,9 @@ import { dirname, join, normalize, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { CORE_PACKAGE } from '../lib/core-package.mjs'
 import { REPOSITORY_ADDRESS } from '../lib/naming.mjs'
-import { PACKAGE_DIR, generate, tempDir } from './helpers.mjs'
+import { PACKAGE_DIR, checkoutCore, generate, tempDir } from './helpers.mjs'
 
 const CORE_DIR = join(PACKAGE_DIR, '..', 'core')
-const CORE_VERSION = JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8')).version
 const CORE_PREFIX = `node_modules/${CORE_PACKAGE}/`
 
 /** Paths a document names that exist only once the app is built, run or deployed (and why). */
@@ -43,7 +42,7 @@ let packedCore = new Set()
 before(async () => {
   const result = await generate(['acme-portal', '--skip-install'], { cwd: sandbox })
   assert.equal(result.status, 0, result.stderr)
-  const tarball = join(project, 'vendor', `project-template-core-${CORE_VERSION}.tgz`)
+  const tarball = join(project, 'vendor', checkoutCore().fileName)
   packedCore = new Set(execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter((line) => line !== '').map((line) => line.replace(/^package\//, '')))
 })
 after(() => rmSync(sandbox, { recursive: true, force: true }))
@@ -162,7 +161,7 @@ describe('the generated app\'s documents name only what the app has', () => {
 describe('the hints the app prints', () => {
   test('check-config\'s "Providers" line and the startup log name a document that resolves in the app', async () => {
     const documentation = await import(pathToFileURL(join(CORE_DIR, 'dist', 'documentation.js')).href)
-    const summary = await import(pathToFileURL(join(CORE_DIR, 'dist', 'config', 'summary.js')).href)
+    const summary = await import(pathToFileURL(join(CORE_DIR, 'dist', 'configuration-summary.js')).href)
     const printed = summary.formatSummary({
       valid: true,
       environment: 'Production',

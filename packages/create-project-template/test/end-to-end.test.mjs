@@ -6,8 +6,11 @@
  * where possible), run each project's own `npm test`, then start each with its README's run
  * command and check /health, the posture of / and the one-time authentication-disabled warning;
  * check that `--name` reaches the running app (configuration keys, cookie names, page title);
- * and prove the update path: a core with a higher patch version, installed with the README's one
- * command, changes no file the team owns, passes the app's tests and is in effect.
+ * and prove the update path from the previous release recorded in packages/core/releases.json
+ * (rebuilt from the commit that recorded it) to the core the checkout vendors, installed with the
+ * README's one command: it changes no file the team owns, passes the app's tests and is in
+ * effect. While no release precedes the vendored core, the update goes to a patch release made
+ * from a copy of it (one more response header).
  *
  * Minutes, not seconds (two installs, two runs of the app's own suite, builds and starts).
  * CREATE_PROJECT_TEMPLATE_E2E=0 skips this file for quick local iterations; CI always runs it.
@@ -22,12 +25,13 @@ import { createServer } from 'node:net'
 import { join, relative } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CORE_PACKAGE, coreTarballName } from '../lib/core-package.mjs'
-import { PACKAGE_DIR, childEnv, generate, killGroup, run, tail, tempDir, templateNameLeftovers } from './helpers.mjs'
+import { previousRelease, readReleases } from '../../core/scripts/release-record.mjs'
+import { CORE_DIR, checkoutCore, childEnv, rebuildRelease, generate, killGroup, run, tail, tempDir, templateNameLeftovers } from './helpers.mjs'
 
 const SKIP = process.env.CREATE_PROJECT_TEMPLATE_E2E === '0' ? 'CREATE_PROJECT_TEMPLATE_E2E=0' : false
 const MINUTE = 60_000
-const CORE_DIR = join(PACKAGE_DIR, '..', 'core')
-const CORE_VERSION = JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8')).version
+/** The version the generator vendors from this checkout: a release, or the `-dev.` prerelease of unreleased changes. */
+const CORE_VERSION = SKIP ? '' : checkoutCore().version
 
 /**
  * npm settings for every child: the local cache first, no network extras, HTTP requests logged
@@ -318,19 +322,40 @@ for (const variant of VARIANTS) {
   })
 }
 
-describe('the update path: a patch release of the core, installed with the README\'s one command', { skip: SKIP, concurrency: 1 }, () => {
+/**
+ * The release the update path starts from: the latest release recorded in releases.json before
+ * the version the checkout vendors, rebuilt from the commit that recorded it (git archive of
+ * packages/core, built with this checkout's installed packages, packed); its content digest must
+ * be the recorded one. Undefined while no release precedes it (then a patch release is made
+ * from a copy of the checkout's core, below).
+ */
+const PREVIOUS = SKIP ? undefined : previousRelease(readReleases(CORE_DIR), CORE_VERSION)
+
+describe('the update path: from the previous release to the current core, with the README\'s one command', { skip: SKIP, concurrency: 1 }, () => {
   // The closed-posture project of the first variant, generated, installed, tested and built above.
   const project = join(sandbox, 'acme-portal')
-  const patched = { version: '1.0.1', header: 'x-core-patch-release' }
+  /**
+   * Where the update goes: the core this checkout vendors (from the previous release), or, while
+   * no release precedes it, a patch release of it whose responses carry one more header.
+   */
+  const target = PREVIOUS === undefined
+    ? { version: nextPatch(CORE_VERSION), header: 'x-core-patch-release' }
+    : { version: CORE_VERSION, header: undefined }
   /** @type {Record<string, string>} */
   let before = {}
 
-  test('before: the app runs the vendored core, without the patch release\'s header', { timeout: 5 * MINUTE }, async () => {
+  test(`before: the app runs ${PREVIOUS ?? `the vendored core ${CORE_VERSION}`}, installed from vendor/`, { timeout: 10 * MINUTE }, async () => {
     assert.ok(existsSync(join(project, 'node_modules')), 'the project of the first variant is installed')
+    if (PREVIOUS !== undefined) {
+      const filename = await rebuildRelease(PREVIOUS, join(project, 'vendor'), sandbox, NPM_ENV)
+      const installed = await run('npm', ['install', `./vendor/${filename}`], { cwd: project, env: NPM_ENV, timeoutMs: 4 * MINUTE })
+      assert.equal(installed.status, 0, tail(installed.stdout + installed.stderr))
+      assert.equal(JSON.parse(readFileSync(join(project, 'node_modules', '@project-template', 'core', 'package.json'), 'utf8')).version, PREVIOUS)
+    }
     const server = await startServer(project, 'npm run build && npm start')
     try {
       assert.equal(server.health, 200, tail(server.output))
-      assert.equal((await get(`${server.base}/health`)).headers[patched.header], undefined)
+      assert.equal((await get(`${server.base}/health`)).headers['x-core-patch-release'], undefined)
     } finally {
       killGroup(server.child.pid, 'SIGKILL')
     }
@@ -338,38 +363,44 @@ describe('the update path: a patch release of the core, installed with the READM
     assert.ok(Object.keys(before).some((path) => path.startsWith('src/')) && Object.keys(before).some((path) => path.startsWith('dist/')))
   })
 
-  test(`a core ${patched.version} whose responses carry one more header, packed from a copy of packages/core`, { timeout: 2 * MINUTE }, async () => {
+  test(`the core ${target.version} in vendor/`, { timeout: 2 * MINUTE }, async () => {
+    if (PREVIOUS !== undefined) {
+      // The generator vendored it: the checkout's core, as packing names it.
+      assert.ok(existsSync(join(project, 'vendor', coreTarballName(target.version))))
+      return
+    }
     // A copy of the core's package (what npm pack would publish, with its build); the real sources are not touched.
     const copy = join(sandbox, 'core-patch')
     mkdirSync(copy)
     const manifest = JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8'))
     for (const entry of readdirSync(CORE_DIR)) {
-      if (['node_modules', 'src', 'test', 'etc'].includes(entry) || entry.startsWith('.')) continue
+      if (['node_modules', 'src', 'test', 'etc', 'scripts'].includes(entry) || entry.startsWith('.')) continue
       cpSync(join(CORE_DIR, entry), join(copy, entry), { recursive: true })
     }
-    writeFileSync(join(copy, 'package.json'), JSON.stringify({ ...manifest, version: patched.version }, null, 2))
+    writeFileSync(join(copy, 'package.json'), JSON.stringify({ ...manifest, version: target.version }, null, 2))
     const headers = join(copy, 'dist', 'plugins', 'security-headers.js')
     const compiled = readFileSync(headers, 'utf8')
     assert.equal(compiled.split('return Object.freeze(headers);').length, 2, 'the compiled security headers have one return to patch')
-    writeFileSync(headers, compiled.replace('return Object.freeze(headers);', `headers['${patched.header}'] = '${patched.version}';\n    return Object.freeze(headers);`))
+    writeFileSync(headers, compiled.replace('return Object.freeze(headers);', `headers['${target.header}'] = '${target.version}';\n    return Object.freeze(headers);`))
     const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', join(project, 'vendor')], { cwd: copy, env: NPM_ENV, timeoutMs: 90_000 })
     assert.equal(packed.status, 0, packed.stderr)
-    assert.equal(JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[')))[0].filename, coreTarballName(patched.version))
-    assert.equal(readFileSync(join(CORE_DIR, 'package.json'), 'utf8').includes(`"version": "${CORE_VERSION}"`), true, 'the real core is unchanged')
+    assert.equal(JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[')))[0].filename, coreTarballName(target.version))
+    assert.equal(readFileSync(join(CORE_DIR, 'package.json'), 'utf8').includes(`"version": "${manifest.version}"`), true, 'the real core is unchanged')
   })
 
   test('the README\'s upgrade command installs it from vendor/, and no file the team owns changes', { timeout: 5 * MINUTE }, async () => {
     const readme = readFileSync(join(project, 'README.md'), 'utf8')
-    const command = /and install it:\n\n```sh\n(.+)\n```/.exec(readme)?.[1]
-    assert.equal(command, `npm install ./vendor/${coreTarballName(patched.version)}`)
-    const result = await run('sh', ['-c', command ?? 'false'], { cwd: project, env: NPM_ENV, timeoutMs: 4 * MINUTE })
+    const example = /and install it:\n\n```sh\n(npm install \.\/vendor\/)project-template-core-\d+\.\d+\.\d+\.tgz\n```/.exec(readme)
+    assert.ok(example !== null, 'the README gives the upgrade command')
+    const command = `${example[1]}${coreTarballName(target.version)}`
+    const result = await run('sh', ['-c', command], { cwd: project, env: NPM_ENV, timeoutMs: 4 * MINUTE })
     assert.equal(result.status, 0, tail(result.stdout + result.stderr))
     assert.doesNotMatch(result.stdout + result.stderr, SCOPE_REQUEST)
-    assert.match(result.stdout + result.stderr, fromVendor(patched.version))
+    assert.match(result.stdout + result.stderr, fromVendor(target.version))
     assert.deepEqual(ownedFiles(project), before)
-    assert.equal(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).dependencies[CORE_PACKAGE], `file:vendor/${coreTarballName(patched.version)}`)
-    assert.equal(lockedCore(project)?.resolved, `file:vendor/${coreTarballName(patched.version)}`)
-    assert.equal(JSON.parse(readFileSync(join(project, 'node_modules', '@project-template', 'core', 'package.json'), 'utf8')).version, patched.version)
+    assert.equal(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).dependencies[CORE_PACKAGE], `file:vendor/${coreTarballName(target.version)}`)
+    assert.equal(lockedCore(project)?.resolved, `file:vendor/${coreTarballName(target.version)}`)
+    assert.equal(JSON.parse(readFileSync(join(project, 'node_modules', '@project-template', 'core', 'package.json'), 'utf8')).version, target.version)
   })
 
   test('the app\'s own tests pass on the new core, and still nothing the team owns changed', { timeout: 10 * MINUTE }, async () => {
@@ -379,16 +410,28 @@ describe('the update path: a patch release of the core, installed with the READM
     assert.deepEqual(ownedFiles(project), before)
   })
 
-  test('rebuilt and started with the README\'s run command, the app answers with the new behaviour', { timeout: 5 * MINUTE }, async () => {
+  test('rebuilt and started with the README\'s run command, the app runs the new core', { timeout: 5 * MINUTE }, async () => {
     const readme = readFileSync(join(project, 'README.md'), 'utf8')
     const command = /## Run it\n\n```sh\n(.+)\n```/.exec(readme)?.[1] ?? 'false'
     const server = await startServer(project, command)
     try {
       assert.equal(server.health, 200, tail(server.output))
-      assert.equal((await get(`${server.base}/health`)).headers[patched.header], patched.version)
-      assert.equal((await get(`${server.base}/Account/Login`)).headers[patched.header], patched.version)
+      if (target.header !== undefined) {
+        assert.equal((await get(`${server.base}/health`)).headers[target.header], target.version)
+        assert.equal((await get(`${server.base}/Account/Login`)).headers[target.header], target.version)
+      }
+      assert.equal(JSON.parse(readFileSync(join(project, 'node_modules', '@project-template', 'core', 'package.json'), 'utf8')).version, target.version)
     } finally {
       killGroup(server.child.pid, 'SIGKILL')
     }
   })
 })
+
+/**
+ * The patch release after `version` (after its release part, for a `-dev.` prerelease).
+ * @param {string} version
+ */
+function nextPatch (version) {
+  const [major, minor, patch] = (version.split('-')[0] ?? '').split('.').map(Number)
+  return `${major}.${minor}.${(patch ?? 0) + (version.includes('-') ? 0 : 1)}`
+}

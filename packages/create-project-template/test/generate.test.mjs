@@ -14,10 +14,10 @@ import { renameText } from '../lib/naming.mjs'
 import { planProject } from '../lib/plan.mjs'
 import { isExcluded, readTemplateFiles, unclassifiedEntries } from '../lib/template-files.mjs'
 import { writeProject } from '../lib/write-project.mjs'
-import { PACKAGE_DIR, TEMPLATE_DIR, generate, snapshot, tempDir, templateNameLeftovers } from './helpers.mjs'
+import { PACKAGE_DIR, TEMPLATE_DIR, checkoutCore, generate, snapshot, tempDir, templateNameLeftovers } from './helpers.mjs'
 
 const CORE_DIR = join(PACKAGE_DIR, '..', 'core')
-const CORE_VERSION = JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8')).version
+const CORE_VERSION = checkoutCore().version
 const CORE_TARBALL = `vendor/project-template-core-${CORE_VERSION}.tgz`
 
 /** Every file below `root` (relative paths), node_modules aside. */
@@ -193,7 +193,7 @@ describe('package.json', () => {
     }
   })
 
-  test('vendor/ holds the core packed from packages/core: its package.json says @project-template/core at the core\'s version', async () => {
+  test('vendor/ holds the core packed from packages/core: its package.json says @project-template/core at the version packing gives it', async () => {
     const listing = await import('node:child_process').then(({ execFileSync }) =>
       execFileSync('tar', ['-xzOf', join(cookieProject, CORE_TARBALL), 'package/package.json'], { encoding: 'utf8' }))
     const packed = JSON.parse(listing)

@@ -3,18 +3,65 @@
  * Test helpers: run the generator's bin as a child process with bounded waits, snapshot a
  * directory tree (to prove that nothing was written), find leftovers of the template's name.
  */
+import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, relative, resolve as resolvePath } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { contentDigest, readReleases } from '../../core/scripts/release-record.mjs'
+import { packCore } from '../lib/core-package.mjs'
 import { findTemplateName } from '../lib/naming.mjs'
 import { isText } from '../lib/template-files.mjs'
 
 export const PACKAGE_DIR = resolvePath(dirname(fileURLToPath(import.meta.url)), '..')
 export const BIN = join(PACKAGE_DIR, 'bin', 'create-project-template.mjs')
 export const TEMPLATE_DIR = resolvePath(PACKAGE_DIR, '..', '..', 'template')
+export const CORE_DIR = resolvePath(PACKAGE_DIR, '..', 'core')
+
+/** @type {import('../lib/core-package.mjs').CoreTarball | undefined} */
+let packedCore
+/**
+ * The core as this checkout packs it (packed once per test process): its package.json version
+ * when the content is that version's release in releases.json, else the `-dev.` prerelease
+ * (lib/core-package.mjs; test/core-release.test.mjs checks the rule itself).
+ */
+export function checkoutCore () {
+  packedCore ??= packCore(CORE_DIR, process.env)
+  return packedCore
+}
+
+/**
+ * The tarball of a release recorded in packages/core/releases.json, rebuilt from the commit that
+ * added its record: `git archive` of packages/core into `workDir`, built with this checkout's
+ * installed packages (the release's own lock file is the same or close), packed into
+ * `destination`. Fails unless its content digest is the recorded one.
+ * @param {string} version
+ * @param {string} destination
+ * @param {string} workDir
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {Promise<string>} the tarball's file name
+ */
+export async function rebuildRelease (version, destination, workDir, env) {
+  const root = resolvePath(PACKAGE_DIR, '..', '..')
+  const log = await run('git', ['log', '--format=%H', '--reverse', '-S', `"${version}": {`, '--', 'packages/core/releases.json'], { cwd: root })
+  const commit = log.stdout.split('\n')[0] ?? ''
+  assert.match(commit, /^[0-9a-f]{40}$/, `no commit records ${version} in packages/core/releases.json: ${log.stderr}`)
+  const tree = join(workDir, `core-${version}`)
+  mkdirSync(tree)
+  const archive = await run('sh', ['-c', `git archive ${commit} packages/core | tar -x -C "${tree}"`], { cwd: root })
+  assert.equal(archive.status, 0, archive.stderr)
+  for (const [installed, link] of [[join(root, 'node_modules'), join(tree, 'node_modules')], [join(CORE_DIR, 'node_modules'), join(tree, 'packages', 'core', 'node_modules')]]) {
+    if (existsSync(installed) && !existsSync(link)) symlinkSync(installed, link)
+  }
+  const packed = await run('npm', ['pack', '--json', '--pack-destination', destination], { cwd: join(tree, 'packages', 'core'), env, timeoutMs: 4 * 60_000 })
+  assert.equal(packed.status, 0, tail(packed.stdout + packed.stderr))
+  const { filename } = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[')))[0]
+  assert.equal(filename, `project-template-core-${version}.tgz`)
+  assert.equal(contentDigest(readFileSync(join(destination, filename))), readReleases(CORE_DIR)[version]?.digest, `${version} rebuilt from ${commit} has the recorded content`)
+  return filename
+}
 
 /** A fresh directory under the OS temporary directory. */
 export function tempDir (label = 'cpt-') {

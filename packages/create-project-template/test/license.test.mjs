@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { CORE_LICENSE } from '../lib/project-files.mjs'
-import { PACKAGE_DIR, generate, tempDir } from './helpers.mjs'
+import { PACKAGE_DIR, checkoutCore, generate, tempDir } from './helpers.mjs'
 
 const ROOT = join(PACKAGE_DIR, '..', '..')
 const CORE_DIR = join(ROOT, 'packages', 'core')
@@ -69,7 +69,7 @@ describe('a generated app', () => {
   })
 
   test('the packed core in vendor/ holds its LICENSE and says MIT', () => {
-    const tarball = join(project, 'vendor', `project-template-core-${manifest(CORE_DIR).version}.tgz`)
+    const tarball = join(project, 'vendor', checkoutCore().fileName)
     assert.equal(execFileSync('tar', ['-xzOf', tarball, 'package/LICENSE'], { encoding: 'utf8' }), read(join(ROOT, 'LICENSE')))
     assert.equal(JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' })).license, 'MIT')
   })

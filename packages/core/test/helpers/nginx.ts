@@ -1,7 +1,8 @@
 /**
  * A real nginx (Debian's package, installed by scripts/install-test-dependencies.sh) running the
  * shipped proxy configuration: the text the generator writes to deploy/nginx.conf (read from the
- * generated project's deploy/nginx.conf, or rendered by the generator in the monorepo), with only
+ * generated project's deploy/nginx.conf, or in the monorepo the generator's real file
+ * packages/create-project-template/files/deploy/nginx.conf, which has no placeholders), with only
  * the instance addresses, the listen ports and the certificate directory moved to loopback and a
  * temporary directory. A self-signed certificate for 127.0.0.1 (openssl), its own prefix, pid,
  * logs and temporary paths, nothing on a privileged port. Bounded waits.
@@ -16,13 +17,14 @@ import { APP_ROOT, CORE_ROOT } from './app.js'
 
 export const NGINX = process.env.NGINX ?? '/usr/sbin/nginx'
 
-/** The proxy configuration as shipped: deploy/nginx.conf of a generated project, else the generator's rendering. */
+/** The proxy configuration as shipped: deploy/nginx.conf of a generated project, else the generator's files/deploy/nginx.conf. */
 export async function shippedNginxConf (): Promise<string> {
   const generated = join(APP_ROOT, 'deploy', 'nginx.conf')
   if (existsSync(generated)) return readFileSync(generated, 'utf8')
-  const generator = join(CORE_ROOT, '..', 'create-project-template', 'lib', 'deploy-files.mjs')
-  const module = await import(generator) as { nginxConf: () => string }
-  return module.nginxConf()
+  const text = readFileSync(join(CORE_ROOT, '..', 'create-project-template', 'files', 'deploy', 'nginx.conf'), 'utf8')
+  // The generator copies this file as it is; a placeholder here would reach nginx unreplaced.
+  if (/\{\{/.test(text)) throw new Error('files/deploy/nginx.conf has a placeholder; render it as the generator does')
+  return text
 }
 
 export interface NginxPlacement {
