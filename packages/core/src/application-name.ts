@@ -39,6 +39,8 @@ export interface Purposes {
   readonly correlation: string
   /** The anti-forgery HMAC key (plugins/csrf.ts). */
   readonly antiforgery: string
+  /** A secret the app keeps at rest: `protectSecret` / `app.dataProtection` (data-protection/secrets.ts). */
+  readonly protectedSecret: string
 }
 
 /** Everything named after the application. */
@@ -79,7 +81,8 @@ export function applicationNaming (applicationName: string = APPLICATION_NAME): 
       sessionRecord: `${name}.Web.SessionRecord.v1`,
       sessionReference: `${name}.Web.Authentication.v2`,
       correlation: `${name}.Web.Correlation.v3`,
-      antiforgery: `${name}.Antiforgery.v1`
+      antiforgery: `${name}.Antiforgery.v1`,
+      protectedSecret: `${name}.Web.ProtectedSecret.v1`
     })
   })
   namings.set(name, naming)

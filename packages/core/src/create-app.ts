@@ -22,6 +22,7 @@ import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
 import { createClientErrorHandler } from './plugins/client-errors.js'
 import csrf from './plugins/csrf.js'
+import dataProtection from './plugins/data-protection.js'
 import errorHandler, { renderError } from './plugins/error-handler.js'
 import rateLimits from './plugins/rate-limits.js'
 import externalProviders from './plugins/external-providers.js'
@@ -204,6 +205,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(hostFiltering, { config, environmentName, rootKey })
   await app.register(staticFiles, { root: join(contentRoot, 'public') })
   await app.register(state, { config, contentRoot, now, rootKey, ...(options.stateStore === undefined ? {} : { store: options.stateStore }), ...(telemetry === undefined ? {} : { observe: telemetry.observeStore }) })
+  await app.register(dataProtection, { keyRing })
   await app.register(session, { config, cookie: sessionCookie, keyRing, now, rootKey })
   await app.register(authentication, { config, environmentName, rootKey })
   await app.register(csrf, { keyRing, secure: !insecureCookies, cookieNames })

@@ -9,13 +9,13 @@ export const CORE_DOCS_DIRECTORY = 'node_modules/@project-template/core/docs'
 export const PROVIDERS_DOCUMENT = `${CORE_DOCS_DIRECTORY}/providers.md`
 
 /**
- * The repository's documents that the package does not ship (the state stores across instances,
- * performance, the generator), by their published address.
+ * The repository's documents that the package does not ship (performance, the generator), by
+ * their published address.
  */
 export const REPOSITORY_DOCS_URL = 'https://github.com/project-template/project-template/blob/main/docs'
 
-const SHIPPED = /(?<![\w/@.-])docs\/(providers|security|errors|audit-events|telemetry)\.md\b/g
-const REPOSITORY = /(?<![\w/@.-])docs\/(scale-out|performance|generator)\.md\b/g
+const SHIPPED = /(?<![\w/@.-])docs\/(providers|security|errors|audit-events|telemetry|scale-out)\.md\b/g
+const REPOSITORY = /(?<![\w/@.-])docs\/(performance|generator)\.md\b/g
 
 /**
  * `text` (a schema description) with each `docs/<name>.md` of the core as an app can follow it:

@@ -26,6 +26,7 @@ export const ERRORS = {
   APP_ERR_RATE_LIMITED: { status: 429, title: 'Too many requests', message: (seconds: string) => `Too many requests from this address. Please try again in ${seconds} seconds.` },
   APP_ERR_SESSION_DISABLED: { status: 500, title: 'Cookie session is disabled', message: (enabledKey: string, cookieKey: string) => `Sign-in needs ${enabledKey} and ${cookieKey}.` },
   APP_ERR_HOST_NOT_ALLOWED: { status: 400, title: 'Host not allowed', message: (publicOriginKey: string, allowedHostsKey: string) => `The request's host is not one this application answers for. Use the address in ${publicOriginKey}; to answer for another host name, an operator adds it to ${allowedHostsKey}.` },
+  APP_ERR_SECRET_INVALID: { status: 500, title: 'Protected secret cannot be opened', message: (reason: string) => `A protected secret could not be opened: ${reason}.` },
   APP_ERR_NOT_FOUND: { status: 404, title: 'Not found', message: () => 'No route matches the request.' },
   APP_ERR_INTERNAL: { status: 500, title: 'Internal server error', message: () => 'An unexpected error occurred.' }
 } as const satisfies Record<string, { status: number, title: string, message: (...parameters: string[]) => string }>

@@ -6,7 +6,7 @@
  *
  * Importing it also brings the Fastify type augmentations the core adds: `request.user`,
  * `reply.signIn` / `reply.signOut` / `reply.generateCsrf`, `app.session`, `app.authentication`,
- * `app.authorization`, `app.state`, `app.pages`, `app.csrfProtection`, and the route `config`
+ * `app.authorization`, `app.state`, `app.pages`, `app.csrfProtection`, `app.dataProtection`, and the route `config`
  * members `allowAnonymous`, `authorize` and `governance`.
  *
  * @packageDocumentation
@@ -101,5 +101,8 @@ export { createLogger, CENSOR } from './logger.js'
 // Keys and state, for tests and tools that build an app by hand.
 export { createKeyRing, generateKeyMaterial } from './data-protection/key-ring.js'
 export type { KeyRing, SessionKey } from './data-protection/key-ring.js'
+// Secrets the app keeps at rest (a runtime provider's client secret), sealed with the key ring.
+export { protectSecret, unprotectSecret, MAX_PROTECTED_SECRET_LENGTH } from './data-protection/secrets.js'
+export type { DataProtectionApi } from './plugins/data-protection.js'
 export type { StateStore, StateStoreStatus, StateKind } from './state/state-store.js'
 export { STATE_KINDS } from './state/keys.js'

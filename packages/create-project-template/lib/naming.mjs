@@ -25,7 +25,7 @@ export const PACKAGE_NAME = '@project-template/create'
 /**
  * The repository of the core and the generator, as an https address (from this package's
  * `repository` field, which the core's shares): documents cite the repository's own documents
- * there (`<address>/blob/main/docs/scale-out.md`). It names the tool's home, not the project, so
+ * there (`<address>/blob/main/docs/performance.md`). It names the tool's home, not the project, so
  * the rename leaves it alone like {@link GENERATOR_NAME}.
  */
 export const REPOSITORY_ADDRESS = repositoryAddress()

@@ -7,11 +7,19 @@
  * vendor/ (what `npm install` puts under node_modules). No document names a path of the monorepo
  * (packages/..., template/...). The hints the app prints (check-config's "Providers" line, the
  * startup log's `authentication.no_provider`) are checked the same way.
+ *
+ * The core's documents are checked as they land in the app, read from the packed core at
+ * node_modules/@project-template/core/ (docs/*.md, README.md, CHANGELOG.md, SECURITY.md): every
+ * relative link, every path with a top-level prefix and every backticked file path (`x/y.ts`,
+ * `dir/`) resolves in the app or in the packed core, which ships dist/, docs/ and its top-level
+ * files but not src/ (issue 33, item 10). The core's tests are not shipped either: a `test/...`
+ * path the app does not have must be a test of the core's repository, and the document must say
+ * where they are (a link to the repository's packages/core/test).
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join, normalize, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { CORE_PACKAGE } from '../lib/core-package.mjs'
@@ -24,13 +32,19 @@ const CORE_PREFIX = `node_modules/${CORE_PACKAGE}/`
 /** Paths a document names that exist only once the app is built, run or deployed (and why). */
 const CREATED_LATER = new Map([
   ['deploy/certs', 'the operator puts the local TLS certificate there (docs/deployment.md)'],
-  ['test/output', 'written by test runs']
+  ['test/output', 'written by test runs'],
+  ['dist/THIRD-PARTY-NOTICES.txt', 'written by npm run bundle'],
+  ['src/routes/orders.ts', 'the core README\'s worked example has the reader write it']
 ])
 
 /** A path that starts at a top-level entry of the app: `src/app.ts`, `docs/`, `node_modules/@project-template/core/docs/x.md`. */
 const PATH = /(?<![\w/.@<>-])((?:src|test|docs|public|deploy|vendor|node_modules|\.github)\/[\w@.*/-]*)/g
 /** A Markdown link's target. */
 const LINK = /\]\(([^)\s]+)\)/g
+/** A backticked file path in a core document: a name with a `/` and an extension, or a directory (`dist/`). */
+const BACKTICKED_FILE = /`((?:\.\.?\/)*[\w@-][\w@.-]*\/(?:[\w@.*-]+\/)*(?:[\w@*-][\w@.*-]*\.[a-z]{1,5}|))`/g
+/** Top-level prefixes of the packed core that core documents name (besides the app's). */
+const CORE_PATH = /(?<![\w/.@<>-])((?:dist|etc)\/[\w@.*/-]*)/g
 /** A path of the monorepo, which no generated document may name. */
 const MONOREPO_PATH = /(?<![\w@/.-])(packages\/(core|create-project-template)|template\/|\.\.\/\.\.\/)/
 
@@ -44,8 +58,17 @@ before(async () => {
   assert.equal(result.status, 0, result.stderr)
   const tarball = join(project, 'vendor', checkoutCore().fileName)
   packedCore = new Set(execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter((line) => line !== '').map((line) => line.replace(/^package\//, '')))
+  // What `npm install` puts under node_modules: the packed core's files, read as the app has them.
+  const installed = join(project, CORE_PREFIX)
+  mkdirSync(installed, { recursive: true })
+  execFileSync('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'])
 })
 after(() => rmSync(sandbox, { recursive: true, force: true }))
+
+/** The core's documents as the app has them, relative to the project (read from the packed core). */
+function coreDocuments () {
+  return [...packedCore].filter((entry) => /^docs\/[\w-]+\.md$/.test(entry) || /^[A-Z]+\.md$/.test(entry)).sort().map((entry) => `${CORE_PREFIX}${entry}`)
+}
 
 /** The documents the app ships: README.md and docs/*.md, relative to the project. */
 function documents () {
@@ -71,6 +94,29 @@ function resolves (path) {
     return existsSync(join(project, directory)) && readdirSync(join(project, directory)).some((name) => pattern.test(name))
   }
   return existsSync(join(project, clean))
+}
+
+/** The core's tests in the repository (not shipped), relative to the core: `test/security/csrf.test.ts`. */
+const CORE_REPOSITORY_TESTS = `${REPOSITORY_ADDRESS}/tree/main/packages/core/test`
+/** A link into them: the folder, or one test file. */
+const CORE_REPOSITORY_TEST_LINK = new RegExp(`\\]\\(${REPOSITORY_ADDRESS.replace(/[.]/g, '\\.')}/(tree|blob)/main/packages/core/test[/)]`)
+
+/**
+ * What is wrong with a path a core document (`file`, under node_modules/@project-template/core/)
+ * names, or undefined when it resolves: in the app (`src/app.ts`, `docs/configuration.md`), in
+ * the packed core (`docs/security.md`, `dist/index.js`), or, for a test of the core, in the
+ * core's repository when the document links there.
+ * @param {string} file
+ * @param {string} text
+ * @param {string} path
+ */
+function coreReferenceProblem (file, text, path) {
+  if (resolves(path) || resolves(`${CORE_PREFIX}${path}`)) return undefined
+  const clean = path.replace(/[.,;:]+$/, '').replace(/\*.*$/, '')
+  if (clean.startsWith('test/') && existsSync(join(CORE_DIR, clean))) {
+    return CORE_REPOSITORY_TEST_LINK.test(text) ? undefined : `a test of the core's repository, and ${file} does not link ${CORE_REPOSITORY_TESTS}`
+  }
+  return 'not in the app nor in the packed core'
 }
 
 /**
@@ -135,24 +181,91 @@ describe('the generated app\'s documents name only what the app has', () => {
     assert.deepEqual(imports.filter((specifier) => specifier !== CORE_PACKAGE && !specifier?.startsWith('./')), [])
   })
 
-  test('links to the repository\'s own documents keep the repository\'s address (not renamed) and name a document it has', async () => {
+  test('links to the repository (its documents, the core\'s tests) keep the repository\'s address (not renamed) and name a file it has', async () => {
     const documentation = await import(pathToFileURL(join(CORE_DIR, 'dist', 'documentation.js')).href)
     assert.equal(documentation.REPOSITORY_DOCS_URL, `${REPOSITORY_ADDRESS}/blob/main/docs`)
     assert.equal(JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8')).repository.url, `git+${REPOSITORY_ADDRESS}.git`)
+    // A document the core ships is named where the app has it, one it does not by its address.
+    assert.equal(documentation.asApplicationReferences('docs/scale-out.md'), `${CORE_PREFIX}docs/scale-out.md`)
+    assert.equal(documentation.asApplicationReferences('docs/performance.md'), `${documentation.REPOSITORY_DOCS_URL}/performance.md`)
     /** @type {string[]} */
     const found = []
-    for (const file of documents()) {
-      for (const [url] of readFileSync(join(project, file), 'utf8').matchAll(/https:\/\/github\.com\/[^\s)`|]*?\/docs\/[\w-]+\.md/g)) found.push(url)
+    for (const file of [...documents(), ...coreDocuments()]) {
+      for (const [url] of readFileSync(join(project, file), 'utf8').matchAll(/https:\/\/github\.com\/[^\s)`|>]+?\/(?:blob|tree)\/[^\s)`|>]+/g)) found.push(url)
     }
-    assert.ok(found.length >= 2, `repository links: ${found.join(', ')}`)
+    assert.ok(found.length >= 5, `repository links: ${found.join(', ')}`)
     for (const url of found) {
-      assert.ok(url.startsWith(`${documentation.REPOSITORY_DOCS_URL}/`), url)
-      assert.ok(existsSync(join(CORE_DIR, '..', '..', 'docs', url.slice(documentation.REPOSITORY_DOCS_URL.length + 1))), url)
+      assert.ok(url.startsWith(`${REPOSITORY_ADDRESS}/`), url)
+      const inside = /^\/(?:blob|tree)\/main\/(.+?)(?:#.*)?$/.exec(url.slice(REPOSITORY_ADDRESS.length))?.[1]
+      assert.ok(inside !== undefined && existsSync(join(CORE_DIR, '..', '..', inside)), `${url} names no file of the repository`)
     }
   })
 
+  test('the core\'s documents are all read as the app has them (a check that read nothing would pass)', () => {
+    assert.deepEqual(coreDocuments().map((file) => file.slice(CORE_PREFIX.length)), [
+      'CHANGELOG.md', 'README.md', 'SECURITY.md',
+      'docs/audit-events.md', 'docs/errors.md', 'docs/providers.md', 'docs/scale-out.md', 'docs/security.md', 'docs/telemetry.md'
+    ])
+    assert.ok(!packedCore.has('src/index.ts') && [...packedCore].every((entry) => !entry.startsWith('src/')), 'the core ships no src/')
+  })
+
+  test('in the core\'s documents, every relative link, path and backticked file path resolves in the app or the packed core', () => {
+    /** @type {string[]} */
+    const broken = []
+    let checked = 0
+    for (const file of coreDocuments()) {
+      const text = readFileSync(join(project, file), 'utf8')
+      // Links come relative to the project; a named path is tried in the app, then in the core.
+      const found = referencesOf(file, text)
+      for (const [, named] of text.matchAll(CORE_PATH)) if (named !== undefined) found.push({ named, path: named })
+      for (const [, named] of text.matchAll(BACKTICKED_FILE)) if (named !== undefined) found.push({ named, path: named })
+      for (const { named, path } of new Map(found.map((reference) => [reference.path, reference])).values()) {
+        if ([...CREATED_LATER.keys()].some((prefix) => path.startsWith(prefix))) continue
+        checked++
+        const problem = coreReferenceProblem(file, text, path)
+        if (problem !== undefined) broken.push(`${file.slice(CORE_PREFIX.length)}: ${named} (${problem})`)
+      }
+    }
+    assert.deepEqual(broken, [])
+    assert.ok(checked >= 150, `only ${checked} references were checked`)
+  })
+
+  test('every `npm run` command names a script of the app (in a core document: or of the core, run in its repository)', () => {
+    const appScripts = Object.keys(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).scripts)
+    const coreScripts = Object.keys(JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8')).scripts)
+    /** @type {string[]} */
+    const unknown = []
+    let checked = 0
+    for (const file of [...documents(), ...coreDocuments()]) {
+      const text = readFileSync(join(project, file), 'utf8')
+      const known = file.startsWith(CORE_PREFIX) && CORE_REPOSITORY_TEST_LINK.test(text) ? [...appScripts, ...coreScripts] : appScripts
+      for (const [, script] of text.matchAll(/npm run (?:--silent )?([\w:-]+)/g)) {
+        checked++
+        if (script === undefined || !known.includes(script)) unknown.push(`${file}: npm run ${script}`)
+      }
+    }
+    assert.deepEqual(unknown, [])
+    assert.ok(checked >= 30, `only ${checked} commands were checked`)
+  })
+
+  test('the admin endpoint example checks the anti-forgery token it claims, and shows where the token comes from', () => {
+    const configuration = readFileSync(join(project, 'docs', 'configuration.md'), 'utf8')
+    const example = configuration.slice(configuration.indexOf('An admin endpoint adds a customer'), configuration.indexOf('Removing a customer is'))
+    assert.match(example, /anti-forgery check/)
+    assert.match(example, /app\.post\('\/admin\/customers', \{ \.\.\.administrators, preHandler: app\.csrfProtection \}/)
+    assert.match(example, /reply\.generateCsrf\(\{ userInfo: request\.user!\.ticket\.sessionId \}\)/)
+    assert.match(example, /name="\$\{CSRF_FORM_FIELD\}" value="\$\{token\}"/)
+    assert.match(example, /import \{ [^}]*CSRF_FORM_FIELD[^}]* \} from '@project-template\/core'/)
+  })
+
+  test('the runtime providers\' routes are pinned where an app pins its public routes', () => {
+    const providers = readFileSync(join(project, CORE_PREFIX, 'docs', 'providers.md'), 'utf8')
+    assert.match(providers, /`GET\|POST \/Saml2\/:scheme\/Logout` \(all anonymous: an app with a\n {2}source adds them to its reviewed list, `ANONYMOUS_ROUTES` in `test\/authorization\.test\.ts`\)/)
+    assert.doesNotMatch(providers, /anonymous-routes\.test\.ts/)
+  })
+
   test('the core\'s documents the app cites are in the packed core', () => {
-    for (const document of ['docs/providers.md', 'docs/security.md', 'docs/errors.md', 'LICENSE', 'README.md']) {
+    for (const document of ['docs/providers.md', 'docs/security.md', 'docs/errors.md', 'docs/scale-out.md', 'etc/core.api.md', 'LICENSE', 'README.md']) {
       assert.ok(packedCore.has(document), document)
     }
   })

@@ -31,8 +31,12 @@ import { sessionStoreOf } from './session.js'
 import { removeProvider, setProviderReloader } from './authentication.js'
 import { openProvider } from './providers/open-provider.js'
 
-/** The app's provider source: the definitions of every runtime provider, read at start and on each reload. */
-export type ProviderSource = () => Promise<readonly RuntimeProviderDefinition[]> | readonly RuntimeProviderDefinition[]
+/**
+ * The app's provider source: the definitions of every runtime provider, read at start and on each
+ * reload. It is given the app, so it can open the secrets its rows keep sealed
+ * (`app.dataProtection.unprotectSecret`, docs/providers.md "Providers added at runtime").
+ */
+export type ProviderSource = (app: FastifyInstance) => Promise<readonly RuntimeProviderDefinition[]> | readonly RuntimeProviderDefinition[]
 
 export interface RuntimeProvidersOptions {
   readonly config: ApplicationConfiguration
@@ -169,7 +173,7 @@ async function runtimeProviders (app: FastifyInstance, options: RuntimeProviders
   let queue: Promise<unknown> = Promise.resolve()
   function reloadLocally (reloadOptions: ReloadProvidersOptions, trigger: string): Promise<ProviderReloadResult> {
     const run = queue.then(async () => {
-      const definitions = await options.source()
+      const definitions = await options.source(app)
       if (!Array.isArray(definitions)) throw new TypeError('providerSource must return an array of provider definitions')
       const result = await set.apply(definitions, reloadOptions)
       for (const refusal of result.refused) {
