@@ -1,0 +1,160 @@
+/**
+ * Bearer tokens on API routes (issue 35, item 2): a route accepts them when its path starts with
+ * one of `Authentication:Bearer:PathPrefixes` (default `/api/`) or its `config` says
+ * `bearer: true` (`bearer: false` opts a route under a prefix out); pages never do. Decided when
+ * the route is registered (onRoute): such a route gets, ahead of its authorization hook, a hook
+ * that reads `Authorization: Bearer`. When a token is present it alone decides: a verified token
+ * is the request's user (bearer/bearer-schemes.ts) and the session cookie is not read; a refused
+ * one is answered 401 with `WWW-Authenticate: Bearer error="invalid_token"` and a problem
+ * document, never a redirect, even when a session cookie came too, with one `bearer.refused` log
+ * line naming the failure class (never the token). On an anonymous route a refused token leaves
+ * the caller anonymous. Bearer-authenticated requests need no anti-forgery token
+ * (plugins/csrf.ts). Refused tokens count per client (bearer/refusal-limit.ts): over the limit,
+ * 429 before any cryptography. Without a bearer scheme the plugin adds nothing.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { routeAccessOf } from '../authorization/route-access.js'
+import type { BearerSchemes } from '../bearer/bearer-schemes.js'
+import { bearerChallenge } from '../bearer/challenge.js'
+import { BearerTokenError, type BearerFailure } from '../bearer/failures.js'
+import type { BearerAuthentication } from '../bearer/jwt-bearer-scheme.js'
+import type { RefusalLimit } from '../bearer/refusal-limit.js'
+import { createError } from '../errors.js'
+import { sendProblem } from '../http/responses.js'
+import { clientKeyOf } from '../state/rate-limit-store.js'
+import { authenticateRequestAs } from './session.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Whether the route accepts bearer tokens: true or false as declared; routes under
+     * `Authentication:Bearer:PathPrefixes` are set to true when registered (plugins/bearer.ts).
+     */
+    bearer?: boolean
+  }
+  interface FastifyRequest {
+    /** The bearer token's caller (scheme, principal, client, scopes) when a bearer token authenticated the request. */
+    bearer: BearerAuthentication | undefined
+  }
+}
+
+export interface BearerPluginOptions {
+  readonly schemes: BearerSchemes
+  /** `Authentication:Bearer:PathPrefixes`. */
+  readonly pathPrefixes: readonly string[]
+  /** `Authorization:RequireAuthenticatedUserByDefault`, to tell anonymous routes apart. */
+  readonly fallbackRequiresUser: boolean
+  /** Refused tokens per client; none: unlimited. */
+  readonly refusals?: RefusalLimit
+  /** The absolute URL of the protected-resource metadata, sent in challenges (RFC 9728). */
+  readonly resourceMetadataUrl?: (request: FastifyRequest) => string | undefined
+}
+
+/** RFC 6750 section 2.1 `b64token`, after `Bearer` and one or more spaces. */
+const BEARER_HEADER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+
+/** Whether the route at `url` with `config.bearer` accepts bearer tokens. */
+export function acceptsBearer (url: string, declared: boolean | undefined, pathPrefixes: readonly string[]): boolean {
+  return declared ?? pathPrefixes.some((prefix) => url.startsWith(prefix))
+}
+
+/** The 401 of a refused (or missing, `error` undefined) bearer token: problem+json, `WWW-Authenticate`, no detail. */
+export function sendBearerChallenge (request: FastifyRequest, reply: FastifyReply, error: 'invalid_token' | undefined, resourceMetadata?: string): FastifyReply {
+  reply.header('www-authenticate', bearerChallenge({ ...(error === undefined ? {} : { error }), ...(resourceMetadata === undefined ? {} : { resourceMetadata }) }))
+  return sendProblem(request, reply, 401, { code: error === undefined ? 'APP_ERR_AUTH_REQUIRED' : 'APP_ERR_BEARER_INVALID' })
+}
+
+/** The 403 of a valid bearer token that does not meet the route's policy (RFC 6750 `insufficient_scope`). */
+export function sendInsufficientScope (request: FastifyRequest, reply: FastifyReply, scope?: string): FastifyReply {
+  reply.header('www-authenticate', bearerChallenge({ error: 'insufficient_scope', ...(scope === undefined ? {} : { scope }) }))
+  return sendProblem(request, reply, 403, { code: 'APP_ERR_BEARER_SCOPE' })
+}
+
+/** Whether a bearer token authenticated the request (no anti-forgery token is needed then). */
+export function isBearerAuthenticated (request: FastifyRequest): boolean {
+  return request.bearer !== undefined
+}
+
+type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void
+
+function bearerHook (options: BearerPluginOptions, anonymous: boolean): Hook {
+  const { schemes, refusals } = options
+  function accept (request: FastifyRequest, authentication: BearerAuthentication): void {
+    request.bearer = authentication
+    authenticateRequestAs(request, authentication.principal)
+  }
+  function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: BearerFailure, held: boolean): void {
+    request.log.info({ event: 'bearer.refused', failure, ...(held ? { rateLimited: true } : {}) }, 'bearer token refused')
+    if (anonymous) {
+      authenticateRequestAs(request, undefined)
+      done()
+      return
+    }
+    if (failure === 'keys_unavailable') {
+      done(createError('APP_ERR_PROVIDER_UNAVAILABLE'))
+      return
+    }
+    sendBearerChallenge(request, reply, 'invalid_token', options.resourceMetadataUrl?.(request))
+  }
+  return function authenticateBearer (request, reply, done) {
+    const header = request.headers.authorization
+    if (header === undefined || header.length < 7 || header.slice(0, 7).toLowerCase() !== 'bearer ') {
+      done()
+      return
+    }
+    const token = BEARER_HEADER.exec(header.length > 9000 ? '' : header)?.[1]
+    const cached = token === undefined ? undefined : schemes.cached(token)
+    if (cached !== undefined) {
+      accept(request, cached)
+      done()
+      return
+    }
+    const client = clientKeyOf(request.ip)
+    const wait = refusals?.retryAfterSeconds(client)
+    if (wait !== undefined) {
+      request.log.info({ event: 'bearer.refused', failure: 'rate_limited' }, 'bearer token refused')
+      done(createError('APP_ERR_RATE_LIMITED', String(wait)))
+      return
+    }
+    const failed = (failure: BearerFailure): void => {
+      const counting = failure === 'keys_unavailable' || refusals === undefined ? Promise.resolve(false) : refusals.count(client)
+      counting.then((held) => { refuse(request, reply, done, failure, held) }, () => { refuse(request, reply, done, failure, false) })
+    }
+    if (token === undefined) {
+      failed(header.length > 9000 ? 'oversized' : 'malformed')
+      return
+    }
+    schemes.authenticate(token).then((authentication) => {
+      accept(request, authentication)
+      done()
+    }, (error: unknown) => {
+      if (error instanceof BearerTokenError) failed(error.failure)
+      else done(error instanceof Error ? error : new Error(String(error)))
+    })
+  }
+}
+
+async function bearerPlugin (app: FastifyInstance, options: BearerPluginOptions): Promise<void> {
+  app.decorateRequest('bearer', undefined)
+  if (options.schemes.schemes.length === 0) return
+  app.addHook('onRoute', (route) => {
+    const config = route.config ?? {}
+    if (!acceptsBearer(route.url, config.bearer, options.pathPrefixes)) return
+    route.config = { ...config, bearer: true }
+    const anonymous = routeAccessOf(config, `${String(route.method)} ${route.url}`, options.fallbackRequiresUser).kind === 'anonymous'
+    const existing = route.onRequest
+    const hooks = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
+    // First: the authorization hook (added earlier) must see the bearer principal.
+    route.onRequest = [bearerHook(options, anonymous), ...hooks] as never
+  })
+  app.addHook('onReady', async () => {
+    // Discovery of every Authority scheme starts with the app, in the background; a failure is
+    // retried on use (at most once per bearer/jwt-bearer-scheme.ts DISCOVERY_RETRY_MS).
+    for (const scheme of options.schemes.schemes) {
+      scheme.open().catch(() => { app.log.warn({ event: 'bearer.discovery.failed', scheme: scheme.scheme }, 'bearer scheme discovery failed; retried on use') })
+    }
+  })
+}
+
+export default fp(bearerPlugin, { name: 'bearer', dependencies: ['session', 'authorization'] })
