@@ -114,6 +114,7 @@ function bearerHook (options: BearerPluginOptions, anonymous: boolean): Hook {
     const wait = refusals?.retryAfterSeconds(client)
     if (wait !== undefined) {
       request.log.info({ event: 'bearer.refused', failure: 'rate_limited' }, 'bearer token refused')
+      reply.header('retry-after', String(wait))
       done(createError('APP_ERR_RATE_LIMITED', String(wait)))
       return
     }

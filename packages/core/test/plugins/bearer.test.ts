@@ -1,0 +1,190 @@
+/**
+ * Bearer tokens on API routes (issue 35, item 2 and "Bad input"), against real issuers on
+ * loopback: oidc-provider issuing RFC 9068 JWT access tokens for a resource (Resource Indicators)
+ * through the client-credentials grant, and an issuer whose user tokens jose mints (Issuer and
+ * JwksUri without discovery). A present token alone decides (a refused one is 401 even beside a
+ * valid session cookie), RFC 6750 answers with problem+json and never a redirect, no anti-forgery
+ * token for bearer calls, pages never accept tokens, one `bearer.refused` line per refusal naming
+ * the failure class, never the token, and a flood of forged tokens is held back with 429.
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { SignJWT, type JWTPayload } from 'jose'
+import { claim, signIn } from '../../src/testing/app.js'
+import { buildBearerApp, type BearerTestApp } from '../helpers/bearer-app.js'
+import { startResourceIdp, type ResourceIdp } from '../helpers/providers/resource-idp.js'
+import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
+
+const RESOURCE = 'https://api.example.test/'
+const PARTNER_AUDIENCE = 'api://orders'
+
+describe('bearer tokens on the API routes', () => {
+  let resourceIdp: ResourceIdp
+  let partnerIdp: TokenIdp
+  let t: BearerTestApp
+  const planted: string[] = []
+
+  before(async () => {
+    resourceIdp = await startResourceIdp({ resource: RESOURCE, scopes: ['orders.read', 'orders.write'], clients: { billing: 'billing-secret-PLANTED' } })
+    partnerIdp = await startTokenIdp('unused')
+    t = await buildBearerApp({
+      schemes: {
+        Api: { Authority: resourceIdp.issuer, Audiences: [RESOURCE] },
+        Partner: { Issuer: partnerIdp.issuer, JwksUri: `${partnerIdp.issuer}/jwks`, Audiences: [PARTNER_AUDIENCE] }
+      },
+      refusalsPerWindow: 1000
+    })
+  })
+  after(async () => {
+    await t?.app.close()
+    await resourceIdp?.close()
+    await partnerIdp?.close()
+  })
+
+  async function userToken (claims: JWTPayload = {}): Promise<string> {
+    const now = Math.floor(Date.now() / 1000)
+    const token = await new SignJWT({ iss: partnerIdp.issuer, aud: PARTNER_AUDIENCE, sub: 'ada', name: 'Ada Lovelace', iat: now, exp: now + 300, scp: 'orders.read', ...claims })
+      .setProtectedHeader({ alg: 'RS256', kid: 'known', typ: 'JWT' }).sign(partnerIdp.signingKey)
+    planted.push(token)
+    return token
+  }
+
+  async function machineToken (): Promise<string> {
+    const token = await resourceIdp.clientCredentialsToken('billing', 'orders.read')
+    planted.push(token)
+    return token
+  }
+
+  test('a client-credentials token from oidc-provider (resource indicator) is a machine principal of the Api scheme', async () => {
+    const response = await t.app.inject({ url: '/api/orders', headers: { authorization: `Bearer ${await machineToken()}` } })
+    assert.equal(response.statusCode, 200)
+    assert.deepEqual(response.json(), { subject: 'billing', scheme: 'Api', machine: true, clientId: 'billing', scopes: ['orders.read'] })
+    assert.equal(response.headers['set-cookie'], undefined, 'a bearer call sets no cookie')
+  })
+
+  test('a user token of the second scheme (picked by its iss) is that user, with the scheme, issuer and subject identity', async () => {
+    const response = await t.app.inject({ url: '/api/orders', headers: { authorization: `Bearer ${await userToken()}` } })
+    assert.equal(response.statusCode, 200)
+    assert.deepEqual(response.json(), { subject: 'ada', scheme: 'Partner', machine: false, clientId: null, scopes: ['orders.read'] })
+  })
+
+  test('a refused token is 401 invalid_token with problem+json even when a valid session cookie is sent too (no fallback)', async () => {
+    const cookie = await signIn(t.app, [claim('application:subject', 'cookie-user')])
+    const withCookie = await t.app.inject({ url: '/api/orders', headers: { cookie } })
+    assert.equal(withCookie.statusCode, 200, 'the cookie alone still works on the API')
+    assert.equal(withCookie.json().subject, 'cookie-user')
+
+    const forged = await userToken({ aud: 'api://someone-else' })
+    const response = await t.app.inject({ url: '/api/orders', headers: { cookie, authorization: `Bearer ${forged}`, accept: 'text/html' } })
+    assert.equal(response.statusCode, 401)
+    assert.equal(response.headers['www-authenticate'], 'Bearer error="invalid_token"')
+    assert.match(String(response.headers['content-type']), /^application\/problem\+json/)
+    assert.equal(response.headers.location, undefined)
+    assert.equal(response.json().code, 'APP_ERR_BEARER_INVALID')
+    assert.equal(response.json().detail, undefined, 'no detail that helps an attacker')
+  })
+
+  const refused: ReadonlyArray<{ readonly name: string, readonly failure: string, readonly header: () => Promise<string> }> = [
+    { name: 'not a JWT', failure: 'malformed', header: async () => 'Bearer not-a-jwt' },
+    { name: 'characters outside b64token', failure: 'malformed', header: async () => 'Bearer a.b.c"' },
+    { name: 'oversized', failure: 'oversized', header: async () => `Bearer ${await userToken({ pad: 'x'.repeat(9000) })}` },
+    { name: 'expired', failure: 'expired', header: async () => `Bearer ${await userToken({ exp: Math.floor(Date.now() / 1000) - 120 })}` },
+    { name: 'wrong audience', failure: 'audience', header: async () => `Bearer ${await userToken({ aud: 'api://other' })}` },
+    { name: 'unknown issuer', failure: 'issuer', header: async () => `Bearer ${await userToken({ iss: 'https://evil.example' })}` },
+    { name: 'alg none', failure: 'algorithm', header: async () => `Bearer ${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ iss: partnerIdp.issuer, aud: PARTNER_AUDIENCE, sub: 'x', exp: 9999999999 })).toString('base64url')}.` },
+    { name: 'signed by an unknown key', failure: 'unknown_key', header: async () => `Bearer ${await new SignJWT({ iss: partnerIdp.issuer, aud: PARTNER_AUDIENCE, sub: 'x', exp: 9999999999 }).setProtectedHeader({ alg: 'RS256', kid: 'nope' }).sign(partnerIdp.unknownKey)}` }
+  ]
+
+  for (const { name, failure, header } of refused) {
+    test(`refused with 401 and one bearer.refused line (${failure}): ${name}`, async () => {
+      const before = t.logs.events('bearer.refused').length
+      const response = await t.app.inject({ url: '/api/orders', headers: { authorization: await header() } })
+      assert.equal(response.statusCode, 401)
+      assert.equal(response.headers['www-authenticate'], 'Bearer error="invalid_token"')
+      const lines = t.logs.events('bearer.refused').slice(before)
+      assert.deepEqual(lines.map((line) => line.failure), [failure])
+    })
+  }
+
+  test('a bearer POST needs no anti-forgery token; a cookie POST still does', async () => {
+    const bearerPost = await t.app.inject({ method: 'POST', url: '/api/orders', headers: { authorization: `Bearer ${await userToken()}` }, payload: {} })
+    assert.equal(bearerPost.statusCode, 200)
+    assert.equal(bearerPost.json().created, true)
+    const cookie = await signIn(t.app, [claim('application:subject', 'cookie-user')])
+    const cookiePost = await t.app.inject({ method: 'POST', url: '/api/orders', headers: { cookie, accept: 'application/json' }, payload: {} })
+    assert.equal(cookiePost.statusCode, 400)
+    assert.equal(cookiePost.json().code, 'APP_ERR_CSRF_INVALID')
+  })
+
+  test('pages never accept bearer tokens; a route may opt in with config.bearer', async () => {
+    const token = await userToken()
+    const page = await t.app.inject({ url: '/orders', headers: { authorization: `Bearer ${token}` } })
+    assert.equal(page.statusCode, 302, 'the page ignores the token: anonymous, sent to sign in')
+    assert.match(String(page.headers.location), /^\/Account\/Login/)
+    const optedIn = await t.app.inject({ url: '/reports', headers: { authorization: `Bearer ${token}` } })
+    assert.equal(optedIn.statusCode, 200)
+    assert.equal(optedIn.json().subject, 'ada')
+  })
+
+  test('on an anonymous API route a refused token leaves the caller anonymous; a valid one is the user', async () => {
+    const refusedToken = await t.app.inject({ url: '/api/public', headers: { authorization: 'Bearer forged.token.value' } })
+    assert.equal(refusedToken.statusCode, 200)
+    assert.equal(refusedToken.json().subject, null)
+    const valid = await t.app.inject({ url: '/api/public', headers: { authorization: `Bearer ${await userToken()}` } })
+    assert.equal(valid.json().subject, 'ada')
+  })
+
+  test('a verified token is served from the cache until it expires: the scheme verifies it once', async () => {
+    const token = await userToken({ jti: 'cache-test' })
+    const scheme = t.schemes.schemes.find((candidate) => candidate.scheme === 'Partner')!
+    let verifications = 0
+    const original = scheme.authenticate.bind(scheme)
+    scheme.authenticate = async (value: string) => { verifications++; return await original(value) }
+    try {
+      for (let index = 0; index < 5; index++) {
+        assert.equal((await t.app.inject({ url: '/api/orders', headers: { authorization: `Bearer ${token}` } })).statusCode, 200)
+      }
+    } finally {
+      scheme.authenticate = original
+    }
+    assert.equal(verifications, 1)
+  })
+
+  test('no token issued or refused in these tests appears in any log line', () => {
+    const text = t.logs.text()
+    assert.ok(planted.length > 5)
+    for (const token of planted) {
+      assert.equal(text.includes(token), false, 'a token was logged')
+      assert.equal(text.includes(token.split('.')[2] ?? token), false, 'a token signature was logged')
+    }
+    assert.equal(text.includes('billing-secret-PLANTED'), false)
+  })
+})
+
+describe('a flood of forged bearer tokens', () => {
+  let idp: TokenIdp
+  let t: BearerTestApp
+  before(async () => {
+    idp = await startTokenIdp('unused')
+    t = await buildBearerApp({ schemes: { Partner: { Issuer: idp.issuer, JwksUri: `${idp.issuer}/jwks`, Audiences: [PARTNER_AUDIENCE] } }, refusalsPerWindow: 5 })
+  })
+  after(async () => { await t?.app.close(); await idp?.close() })
+
+  test('is answered 429 after the limit, before any cryptography, with at most one key refetch; a valid cached token still passes', async () => {
+    const now = Math.floor(Date.now() / 1000)
+    const valid = await new SignJWT({ iss: idp.issuer, aud: PARTNER_AUDIENCE, sub: 'ada', exp: now + 300 }).setProtectedHeader({ alg: 'RS256', kid: 'known' }).sign(idp.signingKey)
+    assert.equal((await t.app.inject({ url: '/api/orders', headers: { authorization: `Bearer ${valid}` } })).statusCode, 200)
+    const fetched = idp.jwksRequests
+    const statuses: number[] = []
+    for (let index = 0; index < 20; index++) {
+      const forged = await new SignJWT({ iss: idp.issuer, aud: PARTNER_AUDIENCE, sub: 'x', exp: now + 300 }).setProtectedHeader({ alg: 'RS256', kid: `forged-${index}` }).sign(idp.unknownKey)
+      const response = await t.app.inject({ url: '/api/orders', headers: { authorization: `Bearer ${forged}` } })
+      statuses.push(response.statusCode)
+      if (response.statusCode === 429) assert.ok(Number(response.headers['retry-after']) >= 1)
+    }
+    assert.deepEqual(statuses, [...Array(6).fill(401), ...Array(14).fill(429)])
+    assert.ok(idp.jwksRequests - fetched <= 1, 'at most one refetch for the whole flood')
+    assert.equal((await t.app.inject({ url: '/api/orders', headers: { authorization: `Bearer ${valid}` } })).statusCode, 200, 'the verified token is not held back')
+    assert.equal(t.logs.events('bearer.refused').filter((line) => line.failure === 'rate_limited').length, 14)
+  })
+})
