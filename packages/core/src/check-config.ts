@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { DOTENV_FILE } from './config/sources.js'
-import { formatSummary, summarizeConfiguration } from './config/summary.js'
+import { formatSummary, summarizeConfiguration } from './configuration-summary.js'
 import { loadEntryPointConfiguration } from './startup.js'
 
 const USAGE = 'Usage: npm run check-config [-- --json]\n'

@@ -232,11 +232,11 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   if (options.governance !== undefined) app.authorization.useGovernanceEvaluator(options.governance)
   const signInHook = options.signInHook === undefined ? {} : { signInHook: { hook: options.signInHook, timeoutMs: config.Authentication.SignInHook.TimeoutSeconds * 1000 } }
   await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey, ...signInHook })
-  await app.register(externalProviders, { config, environmentName, keyRing, rootKey })
+  await app.register(externalProviders, { config, environmentName, rootKey })
   if (options.providerSource !== undefined && config.Authentication.Enabled) {
     // Loaded only with a source: it brings both protocols' handlers (openid-client, node-saml).
     const runtimeProviders = (await import('./plugins/runtime-providers.js')).default
-    await app.register(runtimeProviders, { config, environmentName, keyRing, rootKey, source: options.providerSource })
+    await app.register(runtimeProviders, { config, environmentName, rootKey, source: options.providerSource })
   }
 
   await app.register(accountRoutes)

@@ -26,7 +26,8 @@ export { runCheckConfig } from './check-config.js'
 export type { CheckConfigOptions } from './check-config.js'
 
 // Configuration: loading and validation, the schema's types, the derived reference files.
-export { loadConfiguration, environmentNameFrom } from './config/load.js'
+export { loadConfiguration } from './configuration.js'
+export { environmentNameFrom } from './config/load.js'
 export type { LoadedConfiguration, LoadOptions, ConfigurationWarning, SecretOrigin } from './config/load.js'
 export type { ConfigurationProblem } from './config/bind.js'
 export {
@@ -64,7 +65,8 @@ export type { SignInHook, SignInHookContext, SignInHookResult, VerifiedSignIn, C
 export type { RefusalDiagnostics } from './sign-in/refusal.js'
 export { TokenRefreshError } from './session/token-refresh.js'
 export type { TokenRefresher, TokenRefreshFailure, TokenRefreshDiagnostics } from './session/token-refresh.js'
-export type { AuthenticationApi, ProviderReloadResult, RefusedProvider, ReloadProvidersOptions } from './plugins/authentication.js'
+export type { AuthenticationApi } from './plugins/authentication.js'
+export type { ProviderReloadResult, RefusedProvider, ReloadProvidersOptions } from './providers/runtime-provider-set.js'
 export type { ProviderSource } from './plugins/runtime-providers.js'
 export { validateRuntimeProvider } from './providers/runtime-definitions.js'
 export type { RuntimeProviderDefinition, RuntimeProviderDomain, RuntimeValidation, ValidatedRuntimeProvider } from './providers/runtime-definitions.js'

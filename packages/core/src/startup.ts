@@ -8,7 +8,8 @@ import type { Logger } from 'pino'
 import { rerootKeyPaths } from './application-name.js'
 import type { ConfigurationProblem } from './config/bind.js'
 import { isDevelopment } from './config/environment.js'
-import { environmentNameFrom, loadConfiguration, type LoadedConfiguration } from './config/load.js'
+import { environmentNameFrom, type LoadedConfiguration } from './config/load.js'
+import { loadConfiguration } from './configuration.js'
 import { readDotEnv } from './config/sources.js'
 import type { ConfigurationError } from './errors.js'
 import { inspectStateDirectory, loadSqlite } from './state/sqlite-journal.js'
@@ -44,7 +45,7 @@ export async function loadEntryPointConfiguration (env: NodeJS.ProcessEnv, conte
  * see from the values alone, run read-only: the embedded store's data directory (created,
  * readable, writable, owner-only), when the store is persisted on a Node.js with `node:sqlite`,
  * exactly as startup decides (plugins/state.ts). The key directory is checked by the validation
- * rules themselves (config/rules.ts).
+ * rules themselves (data-protection/settings-rules.ts).
  */
 export async function inspectResources (loaded: LoadedConfiguration): Promise<ConfigurationProblem[]> {
   const state = loaded.config.State

@@ -1,16 +1,13 @@
 /**
  * The environment facts. "Development" is decided here, once: the name comes from NODE_ENV
  * (config/load.ts), buildApp works the facts out with {@link environmentOf} and passes them down;
- * code that runs before the app exists (validation, the entry points) asks {@link isDevelopment}.
+ * code that runs before the app exists (validation, the entry points) asks {@link isDevelopment}
+ * (environment-name.ts, which host trust asks too).
  */
+import { isDevelopment } from '../environment-name.js'
 import type { ApplicationConfiguration } from './schema.js'
 
-/** The environment whose explicit switches may relax a rule (contract: AllowInsecureHttp). */
-export const DEVELOPMENT = 'Development'
-
-export function isDevelopment (environmentName: string): boolean {
-  return environmentName === DEVELOPMENT
-}
+export { DEVELOPMENT, isDevelopment } from '../environment-name.js'
 
 export interface EnvironmentFacts {
   readonly name: string

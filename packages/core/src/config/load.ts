@@ -1,12 +1,13 @@
 /**
- * Loads, binds and validates the configuration. The same function serves `server.ts` and
- * `npm run check-config`; only those entry points pass in `process.env`.
+ * Loads, binds and validates the configuration: the layered sources, the binder, then the
+ * cross-key rules it is given (configuration.ts `loadConfiguration` gives every rule, the provider
+ * types', the data-protection keys' and the state store's among them).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { bindConfiguration, type ConfigurationProblem } from './bind.js'
 import { DEVELOPMENT, isDevelopment } from './environment.js'
-import { applyRules } from './rules.js'
+import type { Rule } from './rules.js'
 import { applicationNaming, rerootKeyPaths } from '../application-name.js'
 import { ApplicationSchema, applicationSchemaFor, OpenIdConnectSchemeSchema, ROOT_KEY, Saml2SchemeSchema, SECRET_KEYWORD, type ApplicationConfiguration } from './schema.js'
 import {
@@ -90,7 +91,8 @@ function deepFreeze<T> (value: T): T {
   return value
 }
 
-export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
+/** Loads the configuration and checks it with `rules` (configuration.ts `RULES`, in their order). */
+export function loadConfigurationWith (options: LoadOptions, rules: readonly Rule[]): LoadedConfiguration {
   const { env, contentRoot } = options
   const naming = applicationNaming(options.applicationName)
   const { rootKey } = naming
@@ -147,7 +149,7 @@ export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
   const bound = bindConfiguration<ApplicationConfiguration>(merged, applicationSchemaFor(rootKey), rootKey)
   errors.push(...bound.errors)
   // The rules name keys under the default root; re-rooted here, where the name is known.
-  errors.push(...applyRules({ config: bound.value, environmentName, contentRoot })
+  errors.push(...rules.flatMap((rule) => rule({ config: bound.value, environmentName, contentRoot }))
     .map((problem) => ({ ...problem, key: rerootKeyPaths(problem.key, rootKey), message: rerootKeyPaths(problem.message, rootKey) })))
   const warnings: ConfigurationWarning[] = bound.unknownKeys.map((key) => ({
     key,

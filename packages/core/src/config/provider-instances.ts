@@ -7,7 +7,7 @@
  */
 import {
   PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES,
-  type ApplicationConfiguration, type OpenIdConnectConfiguration, type Saml2Configuration, type VendorConfiguration, type VendorName
+  type ApplicationConfiguration, type OpenIdConnectConfiguration, type Saml2Configuration, type SchemeConfiguration, type VendorConfiguration, type VendorName
 } from './schema.js'
 
 /** The SAML2 settings with the endpoint paths every SAML2 instance has. */
@@ -47,16 +47,19 @@ function contractInstances (config: ApplicationConfiguration): ProviderInstance[
   })
 }
 
-function namedInstances (config: ApplicationConfiguration): ProviderInstance[] {
-  return Object.entries(config.Authentication.Schemes).map(([name, section]): ProviderInstance => {
-    const base: ProviderInstanceBase = { scheme: name, keyPrefix: `${AUTH}:Schemes:${name}`, contract: false }
-    if (section.Type === 'OpenIdConnect') {
-      const { Type: _type, ...settings } = section
-      return { ...base, protocol: 'OpenIdConnect', settings: { ...settings, Scheme: name } }
-    }
+/** The instance of the named scheme `name` (`Authentication:Schemes:<Name>`), its protocol the one its Type names. */
+export function namedSchemeInstance (name: string, section: SchemeConfiguration): ProviderInstance {
+  const base: ProviderInstanceBase = { scheme: name, keyPrefix: `${AUTH}:Schemes:${name}`, contract: false }
+  if (section.Type === 'OpenIdConnect') {
     const { Type: _type, ...settings } = section
-    return { ...base, protocol: 'Saml2', settings: { ...settings, Scheme: name } }
-  })
+    return { ...base, protocol: 'OpenIdConnect', settings: { ...settings, Scheme: name } }
+  }
+  const { Type: _type, ...settings } = section
+  return { ...base, protocol: 'Saml2', settings: { ...settings, Scheme: name } }
+}
+
+function namedInstances (config: ApplicationConfiguration): ProviderInstance[] {
+  return Object.entries(config.Authentication.Schemes).map(([name, section]) => namedSchemeInstance(name, section))
 }
 
 /** Every declared provider, enabled or not: the contract sections in their order, then the named schemes. */

@@ -1,18 +1,16 @@
 /**
- * Cross-key startup rules, one small named function each; read them as a list in {@link RULES}.
- * Each returns sentences that name the full colon path and never a configured value.
+ * Cross-key startup rules of the core's own sections, one small named function each, and the
+ * helpers the rules of every section are written with. Each returns sentences that name the full
+ * colon path and never a configured value. The settings of a provider type, the data-protection
+ * keys and the state store are checked by rules of their own folders (oidc/, saml2/, oauth/,
+ * data-protection/, state/); configuration.ts lists every rule in the order they report.
  */
 import { isAllowedHostPattern, isDevelopmentLoopbackHttp, isProxyAddress, parsePublicOrigin } from '../http/host-trust.js'
-import { inspectKeyStore, keyMaterialOf } from '../data-protection/key-ring.js'
-import { readCertificate } from '../saml2/certificates.js'
-import { readServiceProviderKeys, type ServiceProviderKeyInput } from '../saml2/keys.js'
 import type { ConfigurationProblem } from './bind.js'
 import { isDevelopment } from './environment.js'
-import { ROOT_KEY, VENDOR_NAMES, type ApplicationConfiguration, type ProviderName, type Saml2Configuration } from './schema.js'
-import { enabledProviderInstances, keyOfInstance, providerInstancesOf, type ProviderInstance } from './provider-instances.js'
+import { ROOT_KEY, type ApplicationConfiguration } from './schema.js'
+import { enabledProviderInstances, keyOfInstance, providerInstancesOf, SAML2_LOGOUT_PATH, SAML2_METADATA_PATH, type ProviderInstance } from './provider-instances.js'
 import type { Secret } from './secret.js'
-import { checkRedisShape, redisShapeOf } from './redis-rules.js'
-import { telemetrySettings } from './telemetry-rules.js'
 
 export interface RuleContext {
   readonly config: ApplicationConfiguration
@@ -24,20 +22,25 @@ export interface RuleContext {
   readonly contentRoot?: string
 }
 
-type Rule = (context: RuleContext) => ConfigurationProblem[]
+export type Rule = (context: RuleContext) => ConfigurationProblem[]
+
+/**
+ * The rule of one provider type's settings, for one instance (enabled) of its protocol: the
+ * contract section or a named scheme, configured or from the provider source. Keys are named
+ * under the instance's `keyPrefix`.
+ */
+export type ProviderSettingsRule<P extends ProviderInstance['protocol']> = (instance: Extract<ProviderInstance, { protocol: P }>, environmentName: string) => ConfigurationProblem[]
 
 const AUTH = `${ROOT_KEY}:Authentication`
 const HOSTING = `${ROOT_KEY}:Hosting`
-const DATA_PROTECTION = `${ROOT_KEY}:DataProtection`
 const AUTHZ = `${ROOT_KEY}:Authorization`
-const providerKey = (name: ProviderName, key: string): string => `${AUTH}:Providers:${name}:${key}`
-const problem = (key: string, message: string): ConfigurationProblem => ({ key, message })
+export const problem = (key: string, message: string): ConfigurationProblem => ({ key, message })
 
 /**
  * Paths and path areas the application's own routes own. A provider callback may not be one of
  * them or lie below one of the areas.
  */
-export const RESERVED_PATHS: readonly string[] = ['/', '/favicon.ico', '/Saml2/Metadata', '/Saml2/Logout']
+export const RESERVED_PATHS: readonly string[] = ['/', '/favicon.ico', SAML2_METADATA_PATH, SAML2_LOGOUT_PATH]
 export const RESERVED_AREAS: readonly string[] = ['/Account', '/External', '/Home', '/health', '/api', '/css']
 
 /** A value that is empty, whitespace or a `<placeholder>` counts as not configured. */
@@ -111,11 +114,11 @@ export const providerSchemesAreFixed: Rule = ({ config }) =>
   providerInstancesOf(config).filter((instance) => instance.settings.Scheme !== instance.scheme)
     .map((instance) => problem(keyOfInstance(instance, 'Scheme'), `${keyOfInstance(instance, 'Scheme')} must equal the provider name (${instance.scheme}).`))
 
-function required (instance: ProviderInstance | ProviderName, keys: Record<string, string | Secret>): ConfigurationProblem[] {
-  const keyOf = (key: string): string => typeof instance === 'string' ? providerKey(instance, key) : keyOfInstance(instance, key)
+/** A problem for each of `keys` of `instance` that {@link isMissing}. */
+export function requiredKeys (instance: Pick<ProviderInstance, 'keyPrefix'>, keys: Record<string, string | Secret>): ConfigurationProblem[] {
   return Object.entries(keys)
     .filter(([, value]) => isMissing(value))
-    .map(([key]) => problem(keyOf(key), `${keyOf(key)} is required when the provider is enabled.`))
+    .map(([key]) => problem(keyOfInstance(instance, key), `${keyOfInstance(instance, key)} is required when the provider is enabled.`))
 }
 
 /** The enabled providers of one protocol (contract section and named schemes). */
@@ -123,100 +126,9 @@ function enabledOf<P extends ProviderInstance['protocol']> (config: ApplicationC
   return enabledProviders(config).filter((instance): instance is Extract<ProviderInstance, { protocol: P }> => instance.protocol === protocol)
 }
 
-export const openIdConnectSettings: Rule = ({ config, environmentName }) =>
-  enabledOf(config, 'OpenIdConnect').flatMap((instance) => {
-    const oidc = instance.settings
-    const key = (name: string): string => keyOfInstance(instance, name)
-    const problems = required(instance, { Authority: oidc.Authority, ClientId: oidc.ClientId, ClientSecret: oidc.ClientSecret })
-    if (!isMissing(oidc.Authority)) problems.push(...checkEndpointUrl(oidc.Authority, key('Authority'), environmentName))
-    if (oidc.ResponseType !== 'code') {
-      problems.push(problem(key('ResponseType'), `${key('ResponseType')} must be code (the authorization code flow with PKCE is the only supported response type).`))
-    }
-    if (!oidc.Scopes.includes('openid')) {
-      problems.push(problem(key('Scopes'), `${key('Scopes')} must include openid.`))
-    }
-    if (!/^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$/.test(oidc.IdTokenSignedResponseAlg)) {
-      problems.push(problem(key('IdTokenSignedResponseAlg'), `${key('IdTokenSignedResponseAlg')} must be an asymmetric JWS algorithm (RS256, PS256, ES256, EdDSA, ...).`))
-    }
-    return problems
-  })
-
-/** The SP key settings of Providers:Saml2 as plain text (the secret ones revealed here, for parsing only). */
-export function saml2KeyInput (saml: Saml2Configuration): ServiceProviderKeyInput {
-  return {
-    signingKey: saml.SigningKey.reveal(),
-    signingCertificate: saml.SigningCertificate,
-    signingCertificateNext: saml.SigningCertificateNext,
-    encryptionKey: saml.EncryptionKey.reveal(),
-    encryptionKeyPrevious: saml.EncryptionKeyPrevious.reveal(),
-    encryptionCertificate: saml.EncryptionCertificate
-  }
-}
-
-/** Each non-empty entry of a certificate list that does not parse, named `<key>:<index>`. */
-function unreadableCertificates (values: readonly string[], listKey: string): ConfigurationProblem[] {
-  return values.flatMap((value, index) => {
-    if (value.trim() === '') return []
-    try {
-      readCertificate(value)
-      return []
-    } catch {
-      return [problem(`${listKey}:${index}`, `${listKey}:${index} is not a PEM or base64 DER X.509 certificate.`)]
-    }
-  })
-}
-
-export const saml2Settings: Rule = ({ config, environmentName }) =>
-  enabledOf(config, 'Saml2').flatMap((instance) => saml2InstanceSettings(instance, environmentName))
-
-function saml2InstanceSettings (instance: Extract<ProviderInstance, { protocol: 'Saml2' }>, environmentName: string): ConfigurationProblem[] {
-  const saml = instance.settings
-  const providerKey = (_name: 'Saml2', key: string): string => keyOfInstance(instance, key)
-  const problems = required(instance, { EntityId: saml.EntityId })
-  if (saml.LoadMetadata) {
-    problems.push(...required(instance, { MetadataUrl: saml.MetadataUrl }))
-    if (!isMissing(saml.MetadataUrl)) problems.push(...checkEndpointUrl(saml.MetadataUrl, providerKey('Saml2', 'MetadataUrl'), environmentName))
-    problems.push(...unreadableCertificates(saml.MetadataSigningCertificates, providerKey('Saml2', 'MetadataSigningCertificates')))
-  } else {
-    problems.push(...required(instance, { IdpEntityId: saml.IdpEntityId, IdpSingleSignOnUrl: saml.IdpSingleSignOnUrl }))
-    if (!isMissing(saml.IdpSingleSignOnUrl)) problems.push(...checkEndpointUrl(saml.IdpSingleSignOnUrl, providerKey('Saml2', 'IdpSingleSignOnUrl'), environmentName))
-    if (!saml.IdpSigningCertificates.some((value) => !isMissing(value))) {
-      problems.push(problem(providerKey('Saml2', 'IdpSigningCertificates'), `${providerKey('Saml2', 'IdpSigningCertificates')} must contain at least one certificate when ${providerKey('Saml2', 'LoadMetadata')} is false.`))
-    }
-    // The same parse the provider does at startup (plugins/providers/saml2.ts), so check-config finds it first.
-    problems.push(...unreadableCertificates(saml.IdpSigningCertificates, providerKey('Saml2', 'IdpSigningCertificates')))
-  }
-  if (!saml.LoadMetadata && !isMissing(saml.IdpSingleLogoutUrl)) {
-    problems.push(...checkEndpointUrl(saml.IdpSingleLogoutUrl, providerKey('Saml2', 'IdpSingleLogoutUrl'), environmentName))
-  }
-  if (saml.SignOutAtProvider && isMissing(saml.SigningKey)) {
-    problems.push(problem(providerKey('Saml2', 'SigningKey'), `${providerKey('Saml2', 'SigningKey')} is required when ${providerKey('Saml2', 'SignOutAtProvider')} is true (LogoutRequests must be signed).`))
-  }
-  // The provider reads the keys the same way at startup (plugins/providers/saml2.ts).
-  for (const keyProblem of readServiceProviderKeys(saml2KeyInput(saml)).problems) {
-    const key = providerKey('Saml2', keyProblem.key)
-    problems.push(problem(key, `${key} ${keyProblem.message}`))
-  }
-  return problems
-}
-
-export const vendorSettings: Rule = ({ config, environmentName }) => {
-  const problems: ConfigurationProblem[] = []
-  for (const name of VENDOR_NAMES) {
-    const vendor = config.Authentication.Providers[name]
-    if (!vendor.Enabled) continue
-    problems.push(...required(name, {
-      ClientId: vendor.ClientId,
-      ClientSecret: vendor.ClientSecret,
-      AuthorizationEndpoint: vendor.AuthorizationEndpoint,
-      TokenEndpoint: vendor.TokenEndpoint,
-      UserInformationEndpoint: vendor.UserInformationEndpoint
-    }))
-    for (const key of ['AuthorizationEndpoint', 'TokenEndpoint', 'UserInformationEndpoint', 'EmailsEndpoint'] as const) {
-      if (!isMissing(vendor[key])) problems.push(...checkEndpointUrl(vendor[key], providerKey(name, key), environmentName))
-    }
-  }
-  return problems
+/** The rule that checks every enabled provider of `protocol` with its type's settings rule. */
+export function providerSettings<P extends ProviderInstance['protocol']> (protocol: P, rule: ProviderSettingsRule<P>): Rule {
+  return ({ config, environmentName }) => enabledOf(config, protocol).flatMap((instance) => rule(instance, environmentName))
 }
 
 /** Every path an enabled provider owns, with the key that sets it (the contract Saml2's metadata and logout paths are reserved instead). */
@@ -245,19 +157,27 @@ const EMAIL_DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-
 export const providerDomainsAreDistinct: Rule = ({ config }) => {
   const problems: ConfigurationProblem[] = []
   const owners = new Map<string, string>()
-  for (const instance of enabledProviders(config)) {
-    instance.settings.Domains.forEach((value, index) => {
-      const key = keyOfInstance(instance, `Domains:${index}`)
-      const domain = value.trim().toLowerCase()
-      if (!EMAIL_DOMAIN.test(domain)) {
-        problems.push(problem(key, `${key} must be an e-mail domain such as example.com (no scheme, no @).`))
-        return
-      }
-      const owner = owners.get(domain)
-      if (owner !== undefined) problems.push(problem(key, `${key} names a domain that ${owner} names already; a domain belongs to one provider.`))
-      else owners.set(domain, key)
-    })
-  }
+  for (const instance of enabledProviders(config)) problems.push(...domainProblems(instance, owners))
+  return problems
+}
+
+/**
+ * The Domains of one provider that are no domain names, or that a provider before it names
+ * (`owners`: domain -> the key that names it, filled in as they are read).
+ */
+export function domainProblems (instance: ProviderInstance, owners = new Map<string, string>()): ConfigurationProblem[] {
+  const problems: ConfigurationProblem[] = []
+  instance.settings.Domains.forEach((value, index) => {
+    const key = keyOfInstance(instance, `Domains:${index}`)
+    const domain = value.trim().toLowerCase()
+    if (!EMAIL_DOMAIN.test(domain)) {
+      problems.push(problem(key, `${key} must be an e-mail domain such as example.com (no scheme, no @).`))
+      return
+    }
+    const owner = owners.get(domain)
+    if (owner !== undefined) problems.push(problem(key, `${key} names a domain that ${owner} names already; a domain belongs to one provider.`))
+    else owners.set(domain, key)
+  })
   return problems
 }
 
@@ -298,56 +218,9 @@ export const knownProxiesAreAddresses: Rule = ({ config }) =>
     })
     : []
 
-export const dataProtectionKeysAreStrong: Rule = ({ config }) =>
-  config.DataProtection.Keys.flatMap((key, index) => {
-    const path = `${DATA_PROTECTION}:Keys:${index}`
-    return keyMaterialOf(key.reveal()) !== undefined ? [] : [problem(path, `${path} must be base64 of at least 32 random bytes.`)]
-  })
-
 export const absoluteLifetimeCoversIdleLifetime: Rule = ({ config }) =>
   config.Authentication.Cookie.AbsoluteExpireMinutes < config.Authentication.Cookie.ExpireMinutes
     ? [problem(`${AUTH}:Cookie:AbsoluteExpireMinutes`, `${AUTH}:Cookie:AbsoluteExpireMinutes must be at least ${AUTH}:Cookie:ExpireMinutes.`)]
-    : []
-
-const STATE = `${ROOT_KEY}:State`
-
-/** A Redis connection string: redis://, rediss:// or unix:/path. The message never repeats it (it may hold a password). */
-export function checkRedisConnectionString (value: string): string | undefined {
-  const key = `${STATE}:Redis:ConnectionString`
-  const text = value.trim()
-  if (text.startsWith('unix:')) {
-    return /^unix:(\/\/)?\/[^\s?#]+$/.test(text) ? undefined : `${key} must be unix: followed by an absolute socket path.`
-  }
-  let url: URL
-  try {
-    url = new URL(text)
-  } catch {
-    return `${key} must be a redis://, rediss:// or unix: connection string.`
-  }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return `${key} must use redis://, rediss:// or unix:.`
-  if (url.hostname === '') return `${key} must name a host.`
-  if (!/^(\/\d{0,2})?$/.test(url.pathname)) return `${key} may name only a database number as its path.`
-  return undefined
-}
-
-export const stateStoreSettings: Rule = ({ config }) => {
-  const state = config.State
-  if (state.Provider !== 'Redis') return []
-  const key = `${STATE}:Redis:ConnectionString`
-  const shape = redisShapeOf(state.Redis)
-  if (shape !== 'Standalone') return checkRedisShape(state.Redis, `${STATE}:Redis`)
-  if (isMissing(state.Redis.ConnectionString)) return [problem(key, `${key} is required when ${STATE}:Provider is Redis.`)]
-  const message = checkRedisConnectionString(state.Redis.ConnectionString.reveal())
-  return message === undefined ? [] : [problem(key, message)]
-}
-
-/** The key directory as startup would find it (read-only here): permissions, a missing, malformed or weak key file. */
-export const dataProtectionKeyStoreIsUsable: Rule = ({ config, contentRoot }) =>
-  contentRoot === undefined ? [] : inspectKeyStore(config.DataProtection.Keys, config.DataProtection.KeyDirectory, contentRoot)
-
-export const applicationDiscriminatorIsShort: Rule = ({ config }) =>
-  config.DataProtection.ApplicationDiscriminator.length > 200
-    ? [problem(`${DATA_PROTECTION}:ApplicationDiscriminator`, `${DATA_PROTECTION}:ApplicationDiscriminator must be at most 200 characters.`)]
     : []
 
 /**
@@ -380,34 +253,3 @@ export const headersTimeoutWithinRequestTimeout: Rule = ({ config }) =>
   config.Hosting.HeadersTimeoutSeconds > config.Hosting.RequestTimeoutSeconds
     ? [problem(`${HOSTING}:HeadersTimeoutSeconds`, `${HOSTING}:HeadersTimeoutSeconds must not exceed ${HOSTING}:RequestTimeoutSeconds.`)]
     : []
-
-/** Every cross-key rule, in the order their messages are reported. */
-export const RULES: readonly Rule[] = [
-  authenticationDisabledRequiresNoFallback,
-  cookieSessionRequiredWhenAuthenticationEnabled,
-  providersRequireAuthentication,
-  defaultSchemes,
-  insecureCookieOnlyInDevelopment,
-  claimTypesAndValues,
-  providerSchemesAreFixed,
-  openIdConnectSettings,
-  saml2Settings,
-  vendorSettings,
-  callbackPathsAreLocalAndDistinct,
-  providerDomainsAreDistinct,
-  forwardedHeadersNeedKnownProxies,
-  knownProxiesAreAddresses,
-  dataProtectionKeysAreStrong,
-  dataProtectionKeyStoreIsUsable,
-  applicationDiscriminatorIsShort,
-  publicOriginIsAnOrigin,
-  allowedHostsArePatterns,
-  headersTimeoutWithinRequestTimeout,
-  absoluteLifetimeCoversIdleLifetime,
-  stateStoreSettings,
-  telemetrySettings
-]
-
-export function applyRules (context: RuleContext): ConfigurationProblem[] {
-  return RULES.flatMap((rule) => rule(context))
-}

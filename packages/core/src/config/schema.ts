@@ -105,8 +105,8 @@ function providerCommon (name: string, displayName: string) {
 
 /**
  * The OAuth 2.0 vendor slots. Adding a name here adds its configuration section (callback path
- * `/signin-<name in lower case>`), its startup rules (config/rules.ts), its registration
- * (plugins/external-providers.ts) and its handler slot (plugins/providers/oauth-vendors.ts, where
+ * `/signin-<name in lower case>`), its startup rules (oauth/settings-rules.ts), its registration
+ * (plugins/providers/open-provider.ts) and its handler slot (plugins/providers/oauth-vendors.ts, where
  * the compiler asks for its entry); test/config/provider-names.test.ts checks each of them.
  */
 export const VENDOR_NAMES = ['VendorA', 'VendorB', 'VendorC'] as const

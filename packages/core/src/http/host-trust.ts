@@ -5,7 +5,7 @@
  * request-time host check use the same functions, so `check-config` and startup agree.
  */
 import { isIP } from 'node:net'
-import { isDevelopment } from '../config/environment.js'
+import { isDevelopment } from '../environment-name.js'
 
 /**
  * The origin (`https://app.example.com[:port]`, lower-case, no trailing slash) of a configured

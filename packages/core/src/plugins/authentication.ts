@@ -6,43 +6,38 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isLocalUrl } from '../http/local-url.js'
-import type { KeyRing } from '../data-protection/key-ring.js'
 import { ProviderRegistry } from '../providers/registry.js'
-import type { AuthenticationProvider, SignedOutPrincipal } from '../providers/provider.js'
+import type { AuthenticationProvider, OpenedProvider, SignedOutPrincipal } from '../providers/provider.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 import type { ProviderInstance } from '../config/provider-instances.js'
 import { createError } from '../errors.js'
 import { validateRuntimeProvider, type RuntimeProviderDefinition, type RuntimeValidation } from '../providers/runtime-definitions.js'
+import type { ProviderReloadResult, ReloadProvidersOptions } from '../providers/runtime-provider-set.js'
 import { pagesFor } from './branding.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
 export type { AuthenticationProvider, ChallengeHint, ProviderStatus, SignedOutPrincipal } from '../providers/provider.js'
+export type { ProviderReloadResult, RefusedProvider, ReloadProvidersOptions } from '../providers/runtime-provider-set.js'
 
-/** What a provider's registration receives (plugins/external-providers.ts calls it for each enabled provider). */
+/** What a provider's registration receives (plugins/providers/open-provider.ts calls it for each provider it opens). */
 export interface ProviderRegistrationOptions<I extends ProviderInstance = ProviderInstance> {
-  /** The scheme (a contract provider name or a named scheme). */
-  readonly name: string
-  /** The provider's protocol, settings and configuration key path. */
+  /** The provider's protocol, settings and configuration key path (under the app's root key). */
   readonly instance: I
-  readonly config: ApplicationConfiguration
   readonly environmentName: string
-  readonly keyRing: KeyRing
-  /** The application's configuration root key (default `ProjectTemplate`), for keys named in log lines. */
-  readonly rootKey?: string
   /**
    * Set for a provider from the app's provider source (plugins/runtime-providers.ts): its state
-   * adds no app hooks (the runtime set starts and stops it), and its sign-ins carry the tenant
-   * key and the per-provider session index.
+   * adds no app hooks (it opens on first use and the runtime set stops it), and its sign-ins carry
+   * the tenant key and the per-provider session index.
    */
   readonly runtime?: { readonly tenant?: string }
 }
 
 /**
- * Builds one provider instance, its endpoints declared (`AuthenticationProvider.endpoints`), and
- * adds its app hooks (metadata schedule, token refresher); it registers no route:
- * plugins/external-providers.ts registers the endpoints, then the provider.
+ * Builds one provider instance of a protocol, its endpoints declared
+ * (`AuthenticationProvider.endpoints`); a configured one adds its app hooks (metadata schedule),
+ * one from the provider source opens on first use. It registers no route and no scheme.
  */
-export type ProviderRegistration<I extends ProviderInstance = ProviderInstance> = (app: FastifyInstance, options: ProviderRegistrationOptions<I>) => Promise<AuthenticationProvider>
+export type ProviderRegistration<I extends ProviderInstance = ProviderInstance> = (app: FastifyInstance, options: ProviderRegistrationOptions<I>) => OpenedProvider
 
 /** `app.authentication`: the registered providers, challenge, forbid and provider sign-out. */
 export interface AuthenticationApi {
@@ -76,24 +71,6 @@ export interface AuthenticationApi {
    * environment and configuration), without applying it: for an admin form before it saves.
    */
   validateProvider: (definition: RuntimeProviderDefinition) => RuntimeValidation
-}
-
-export interface ReloadProvidersOptions {
-  /** End the sessions signed in through a provider this reload removes (every instance). */
-  readonly revokeSessions?: boolean
-}
-
-/** A runtime provider definition that was not applied, and why (keys named, never a value). */
-export interface RefusedProvider {
-  readonly scheme: string
-  readonly problems: ReadonlyArray<{ readonly key: string, readonly message: string }>
-}
-
-/** What a reload changed: schemes added (or replaced), removed, and definitions refused. */
-export interface ProviderReloadResult {
-  readonly added: readonly string[]
-  readonly removed: readonly string[]
-  readonly refused: readonly RefusedProvider[]
 }
 
 /** What plugins/runtime-providers.ts needs of the registry: removal, and the reload it implements. */

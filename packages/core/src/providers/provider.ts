@@ -5,11 +5,14 @@
  * slots) or named scheme (`Schemes:<Name>`). It starts a challenge, reports readiness, may sign
  * out at the provider, and declares the anonymous endpoints where it completes a callback,
  * publishes metadata and receives provider-initiated logout ({@link ProviderEndpoint}: method,
- * path, limits and handler). The protocols in plugins/providers/ build instances and declare no
- * routes themselves: plugins/external-providers.ts registers each declared endpoint as an
- * anonymous route, and plugins/runtime-providers.ts dispatches its parametric routes to the
- * endpoints of a provider from the app's provider source. The registry (providers/registry.ts)
- * finds an instance by scheme or e-mail domain.
+ * path, limits and handler; every kind of endpoint, with its limits, is one row of
+ * {@link ENDPOINT_KINDS}). The protocols in plugins/providers/ build instances and declare no
+ * routes themselves; plugins/providers/open-provider.ts opens an instance of any protocol, the
+ * same way for a configured provider and one from the app's provider source. Then
+ * plugins/external-providers.ts registers each declared endpoint as an anonymous route, and
+ * plugins/runtime-providers.ts dispatches its parametric routes to the endpoints of a provider
+ * from the provider source (its bookkeeping: providers/runtime-provider-set.ts). The registry
+ * (providers/registry.ts) finds an instance by scheme or e-mail domain.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Principal } from '../session/principal.js'
@@ -42,6 +45,40 @@ export interface SignedOutPrincipal {
  */
 export type ProviderEndpointKind = 'callback' | 'acs' | 'metadata' | 'signed-out-callback' | 'logout' | 'back-channel-logout'
 
+/** What every endpoint of one kind shares, whichever provider declares it. */
+export interface ProviderEndpointKindRules {
+  /** The methods an endpoint of the kind may answer (a protocol may declare one of them only). */
+  readonly methods: ReadonlyArray<'GET' | 'POST'>
+  /** The group of per-client rate limits it counts in (`RateLimits:*`); none when absent. */
+  readonly rateLimitBucket?: RateLimitBucket
+  /** Largest body of its POST in bytes; the parser's or the server's limit when absent. */
+  readonly postBodyLimit?: number
+  /**
+   * The key of a section that sets its path. Its default for a named scheme (config/schemes.ts
+   * `defaultPathsOf`) is also, with `:scheme` for the name, the pattern of the parametric route
+   * that serves a provider from the provider source, whose paths are fixed to these defaults.
+   */
+  readonly pathKey: 'CallbackPath' | 'SignedOutCallbackPath' | 'BackChannelLogoutPath' | 'ModulePath' | 'MetadataPath' | 'LogoutPath'
+}
+
+/**
+ * Every kind of provider endpoint, once, in the order a named scheme's path keys are listed: its
+ * methods, rate-limit group, body limit and path key. A protocol declares its endpoints with
+ * {@link providerEndpoint}, so a configured route and the parametric route of the same kind have
+ * the same limits.
+ */
+export const ENDPOINT_KINDS: { readonly [K in ProviderEndpointKind]: ProviderEndpointKindRules } = {
+  // The OpenID Connect or OAuth callback; a form_post response (code, state, id_token) is a few KB.
+  callback: { methods: ['GET', 'POST'], rateLimitBucket: 'callback', postBodyLimit: 16 * 1024, pathKey: 'CallbackPath' },
+  'signed-out-callback': { methods: ['GET'], rateLimitBucket: 'sign-out', pathKey: 'SignedOutCallbackPath' },
+  // One form field holding a logout token.
+  'back-channel-logout': { methods: ['POST'], rateLimitBucket: 'logout-receiver', postBodyLimit: 16 * 1024, pathKey: 'BackChannelLogoutPath' },
+  // Signed SAML2 responses outgrow the 16 KB form limit.
+  acs: { methods: ['POST'], rateLimitBucket: 'callback', postBodyLimit: 256 * 1024, pathKey: 'ModulePath' },
+  metadata: { methods: ['GET'], pathKey: 'MetadataPath' },
+  logout: { methods: ['GET', 'POST'], rateLimitBucket: 'logout-receiver', postBodyLimit: 256 * 1024, pathKey: 'LogoutPath' }
+}
+
 /**
  * One anonymous endpoint of a provider (auth-contract.md, "(paths) ... Owned by authentication
  * middleware"). For a configured provider the core registers it as a route with `config: {
@@ -64,6 +101,19 @@ export interface ProviderEndpoint {
   handle: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply
 }
 
+/** One endpoint of `kind` at `path`, with the limits of its kind ({@link ENDPOINT_KINDS}). */
+export function providerEndpoint (kind: ProviderEndpointKind, method: 'GET' | 'POST', path: string, handle: ProviderEndpoint['handle']): ProviderEndpoint {
+  const { rateLimitBucket, postBodyLimit } = ENDPOINT_KINDS[kind]
+  return {
+    method,
+    path,
+    kind,
+    ...(method === 'POST' && postBodyLimit !== undefined ? { bodyLimit: postBodyLimit } : {}),
+    ...(rateLimitBucket === undefined ? {} : { rateLimitBucket }),
+    handle
+  }
+}
+
 /** The paths of `endpoints`, each once, in declaration order: a core-built provider's {@link AuthenticationProvider.paths}. */
 export function endpointPathsOf (endpoints: readonly ProviderEndpoint[]): string[] {
   return [...new Set(endpoints.map((endpoint) => endpoint.path))]
@@ -72,8 +122,8 @@ export function endpointPathsOf (endpoints: readonly ProviderEndpoint[]): string
 /**
  * When a provider instance loads what it needs from its provider (discovery document, IdP
  * metadata): a configured one on its own schedule from startup ({@link ALREADY_OPEN}), one from the
- * app's provider source on first use (plugins/providers/runtime-instance.ts). Internal: not part of
- * the package's API.
+ * app's provider source on first use ({@link openingOnFirstUse}). Internal: not part of the
+ * package's API.
  */
 export interface ProviderOpening {
   /** Resolves once the first load has been made (it waits for it on first use). */
@@ -84,6 +134,15 @@ export interface ProviderOpening {
 
 /** A configured instance: nothing to wait for on use. */
 export const ALREADY_OPEN: ProviderOpening = { open: async () => {}, opened: true }
+
+/** An instance from the provider source: runs `load` once, on first use; later calls wait for the same first load. */
+export function openingOnFirstUse (load: () => Promise<void>): ProviderOpening {
+  let first: Promise<void> | undefined
+  return {
+    open: async () => { first ??= load(); await first },
+    get opened () { return first !== undefined }
+  }
+}
 
 /** A remote-authentication handler (OpenID Connect, SAML2, OAuth vendor) as the core sees it. */
 export interface AuthenticationProvider {
@@ -119,4 +178,11 @@ export interface AuthenticationProvider {
    * must not contact the provider: the local sign-out never waits for or depends on it.
    */
   signOutRedirect?: (request: FastifyRequest, signedOut: SignedOutPrincipal) => Promise<string | undefined> | string | undefined
+}
+
+/** A provider instance as its protocol's registration opened it: the provider with its endpoints, and how to stop its state. */
+export interface OpenedProvider {
+  readonly provider: AuthenticationProvider & { readonly endpoints: readonly ProviderEndpoint[] }
+  /** Stops its schedules and unregisters its token refresher (a provider from the provider source, when removed). */
+  stop: () => void
 }

@@ -2,16 +2,19 @@
  * Runtime provider definitions (issue 28): what an app's provider source returns, and their
  * validation with exactly the schema and rules of configuration. A definition is bound as if it
  * were written at `<Root>:Authentication:Schemes:<Name>` (the binder of config/bind.ts with the
- * named scheme's schema of config/schemes.ts), then checked by the same per-instance rules
- * (config/rules.ts); every problem names that colon path, never a value, so a secret never reaches
- * a message. Plain data: no Fastify types.
+ * named scheme's schema of config/schemes.ts), then checked directly by its provider type's rule
+ * (settings-rules.ts) and the shape of its domains (config/rules.ts), as startup checks each
+ * instance; every problem names that colon path, never a value, so a secret never reaches a
+ * message. Plain data: no Fastify types.
  */
 import { bindConfiguration, type ConfigurationProblem } from '../config/bind.js'
 import { flattenJson } from '../config/sources.js'
 import { ROOT_KEY, type ApplicationConfiguration, type SchemeConfiguration, type TSchema } from '../config/schema.js'
 import { defaultPathsOf, schemeNameProblem, schemeSchemaFor, schemeTypeOf } from '../config/schemes.js'
-import { openIdConnectSettings, providerDomainsAreDistinct, providerSchemesAreFixed, saml2Settings } from '../config/rules.js'
-import { providerInstancesOf, type ProviderInstance } from '../config/provider-instances.js'
+import { domainProblems } from '../config/rules.js'
+import { namedSchemeInstance, type ProviderInstance } from '../config/provider-instances.js'
+import { ENDPOINT_KINDS } from './provider.js'
+import { providerSettingsProblems } from './settings-rules.js'
 
 /** One e-mail domain of a runtime provider, with whether its DNS TXT proof succeeded (domain-verification.ts). */
 export interface RuntimeProviderDomain {
@@ -47,7 +50,7 @@ export type RuntimeValidation =
   | { readonly ok: false, readonly problems: readonly ConfigurationProblem[] }
 
 /** Keys a runtime provider may not set: its endpoint paths are the defaults the parametric routes serve. */
-const FIXED_PATH_KEYS = ['CallbackPath', 'SignedOutCallbackPath', 'BackChannelLogoutPath', 'ModulePath', 'MetadataPath', 'LogoutPath'] as const
+const FIXED_PATH_KEYS = Object.values(ENDPOINT_KINDS).map((kind) => kind.pathKey)
 
 /** The key names a definition wrote at the top of its section (as written), lower-cased to their spelling. */
 function writtenKeys (settings: Readonly<Record<string, unknown>>): Map<string, string> {
@@ -65,8 +68,10 @@ function rerooted (problem: ConfigurationProblem, rootKey: string): Configuratio
 export const runtimeSectionKey = (scheme: string, rootKey: string = ROOT_KEY): string => `${rootKey}:Authentication:Schemes:${scheme}`
 
 /**
- * Validates one definition against the app's configuration (for the environment name and what
- * the rules read beside the section). Problems name `<Root>:Authentication:Schemes:<Name>:<Key>`.
+ * Validates one definition in the app's environment: its name, its keys against its type's
+ * schema, then its type's settings rule and its domains, on the definition alone (nothing beside
+ * the section decides whether it is valid; `config` is the app's configuration, which the rules
+ * may read). Problems name `<Root>:Authentication:Schemes:<Name>:<Key>`.
  */
 export function validateRuntimeProvider (
   definition: RuntimeProviderDefinition,
@@ -96,25 +101,13 @@ export function validateRuntimeProvider (
   const section = { ...bound.value, Type: type } as SchemeConfiguration
   const domains = definition.domains ?? []
   const verifiedDomains = domains.filter((domain) => domain.verified === true).map((domain) => String(domain.name).trim().toLowerCase())
-  // The same rules as configuration, on a configuration holding only this scheme (enabled, its domains all checked for shape).
-  const candidate: ApplicationConfiguration = {
-    ...context.config,
-    Authentication: {
-      ...context.config.Authentication,
-      Enabled: true,
-      Providers: Object.fromEntries(Object.entries(context.config.Authentication.Providers).map(([key, value]) => [key, { ...value, Enabled: false }])) as ApplicationConfiguration['Authentication']['Providers'],
-      Schemes: { [name]: { ...section, Enabled: true, Domains: domains.map((domain) => String(domain.name)) } as SchemeConfiguration }
-    }
-  }
   if (bound.errors.length === 0) {
-    const ruleContext = { config: candidate, environmentName: context.environmentName }
-    const mine = (problem: ConfigurationProblem): boolean => problem.key === at || problem.key.startsWith(`${at}:`)
-    problems.push(...[openIdConnectSettings, saml2Settings, providerSchemesAreFixed, providerDomainsAreDistinct].flatMap((rule) => rule(ruleContext)).filter(mine))
+    // The rules of its type, on this definition alone (enabled, every domain checked for its shape).
+    const checked = namedSchemeInstance(name, { ...section, Enabled: true, Domains: domains.map((domain) => String(domain.name)) } as SchemeConfiguration)
+    problems.push(...providerSettingsProblems(checked, context.environmentName), ...domainProblems(checked))
   }
   if (problems.length > 0) return fail(problems)
-  const instance = providerInstancesOf({ ...candidate, Authentication: { ...candidate.Authentication, Schemes: { [name]: { ...section, Domains: verifiedDomains } as SchemeConfiguration } } })
-    .find((entry) => !entry.contract && entry.scheme === name)
-  if (instance === undefined) return fail([{ key: at, message: `${at} could not be read.` }])
+  const instance = namedSchemeInstance(name, { ...section, Domains: verifiedDomains } as SchemeConfiguration)
   const keyed = rootKey === ROOT_KEY ? instance : { ...instance, keyPrefix: runtimeSectionKey(name, rootKey) }
   return { ok: true, provider: { instance: keyed, verifiedDomains, ...(definition.tenant === undefined ? {} : { tenant: String(definition.tenant) }) } }
 }

@@ -1,6 +1,6 @@
 /**
  * A Redis node address as configured for Sentinel and Cluster (`host:port`, `[::1]:26379`): parsed
- * here once, for the startup rules (config/redis-rules.ts) and for the store (redis-topology.ts).
+ * here once, for the startup rules (settings-rules.ts) and for the store (redis-topology.ts).
  */
 
 export interface RedisNodeAddress {

@@ -80,7 +80,7 @@ const MAX_RECONNECT_DELAY_MS = 5_000
 /** Capped exponential backoff with jitter, for every connection and for a first connect that failed. */
 export const reconnectDelay = (retries: number): number => Math.min(100 * 2 ** Math.min(retries, 6), MAX_RECONNECT_DELAY_MS) + Math.floor(Math.random() * 100)
 
-/** node-redis options for a connection string, which was validated at startup (config/rules.ts). */
+/** node-redis options for a connection string, which was validated at startup (settings-rules.ts). */
 export function clientOptions (connectionString: string, timeoutMs: number): RedisClientOptions {
   const common = { disableOfflineQueue: true, commandOptions: { timeout: timeoutMs } }
   if (connectionString.startsWith('unix:')) {

@@ -5,7 +5,8 @@
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { environmentNameFrom, loadConfiguration } from '../../src/config/load.js'
+import { environmentNameFrom } from '../../src/config/load.js'
+import { loadConfiguration } from '../../src/configuration.js'
 import { APP_ROOT } from '../helpers/app.js'
 
 const load = (env: Record<string, string>) => loadConfiguration({ contentRoot: APP_ROOT, env: { XDG_CONFIG_HOME: '/nonexistent-test-config', ...env } })

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { normalizeClaims } from '../../src/sign-in/claims-normalization.js'
-import { loadConfiguration } from '../../src/config/load.js'
+import { loadConfiguration } from '../../src/configuration.js'
 import { createContentRoot, settingsFile, type TempContentRoot } from '../helpers/content-root.js'
 
 const GROUPS_URI = 'http://schemas.microsoft.com/ws/2008/06/identity/claims/groups'

@@ -8,7 +8,7 @@ import { after, afterEach, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { loadConfiguration } from '../../src/config/load.js'
+import { loadConfiguration } from '../../src/configuration.js'
 import { describeJsonErrorPosition, readDotEnv } from '../../src/config/sources.js'
 import { createContentRoot, settingsFile, type TempContentRoot } from '../helpers/content-root.js'
 

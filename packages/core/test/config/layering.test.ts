@@ -4,7 +4,7 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { loadConfiguration } from '../../src/config/load.js'
+import { loadConfiguration } from '../../src/configuration.js'
 import { createContentRoot, settingsFile, type TempContentRoot } from '../helpers/content-root.js'
 
 // One DisplayName per layer depth: the deepest layer that sets a key must win.

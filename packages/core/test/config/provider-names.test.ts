@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { AuthenticationSchema, PROVIDER_NAMES, VENDOR_NAMES } from '../../src/config/schema.js'
-import { REGISTRATIONS } from '../../src/plugins/external-providers.js'
+import { REGISTRATIONS } from '../../src/plugins/providers/open-provider.js'
 import { VENDOR_SLOTS } from '../../src/plugins/providers/oauth-vendors.js'
 import { providerInstancesOf } from '../../src/config/provider-instances.js'
 import { loadTestConfiguration } from '../helpers/app.js'

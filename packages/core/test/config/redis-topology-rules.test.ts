@@ -1,5 +1,5 @@
 /**
- * Startup validation of State:Redis:Sentinel and State:Redis:Cluster (src/config/redis-rules.ts):
+ * Startup validation of State:Redis:Sentinel and State:Redis:Cluster (src/state/settings-rules.ts):
  * each problem named by its full key, every problem reported at once, no password or node address
  * repeated in a message; check-config reports the same, and the server refuses to start on one;
  * neither prints the password.

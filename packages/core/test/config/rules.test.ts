@@ -1,10 +1,11 @@
 /**
- * Startup validation rules (src/config/rules.ts): each rule's exact sentence naming the full colon
+ * Startup validation rules (src/configuration.ts RULES: config/rules.ts and the rules of the
+ * provider types, key ring and state store): each rule's exact sentence naming the full colon
  * path, its negative case, and collect-all reporting.
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { RULES } from '../../src/config/rules.js'
+import { RULES } from '../../src/configuration.js'
 import { VENDOR_NAMES } from '../../src/config/schema.js'
 import { loadTestConfiguration } from '../helpers/app.js'
 

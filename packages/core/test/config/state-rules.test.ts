@@ -1,5 +1,5 @@
 /**
- * Startup validation of ProjectTemplate:State (src/config/rules.ts stateStoreSettings): each bad
+ * Startup validation of ProjectTemplate:State (src/state/settings-rules.ts stateStoreSettings): each bad
  * value is named by its key, and a connection string's password never appears in a message or in
  * the output of a server that refuses to start.
  */

@@ -15,7 +15,7 @@ import { startOidcPair, type OidcPair } from '../helpers/providers/oidc-pair.js'
 import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from '../helpers/providers/provider-app.js'
 import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
-import { loadConfiguration } from '../../src/config/load.js'
+import { loadConfiguration } from '../../src/configuration.js'
 import { APP_ROOT } from '../helpers/app.js'
 
 const CLIENT_ID = 'keycloak-client'

@@ -23,7 +23,7 @@ import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
 import { waitFor } from '../helpers/wait.js'
 import { loadTestConfiguration } from '../helpers/app.js'
 import { changedByFormEncoding, chooseClientAuthentication, formUrlEncode } from '../../src/oidc/client-authentication.js'
-import { formatSummary, summarizeConfiguration } from '../../src/config/summary.js'
+import { formatSummary, summarizeConfiguration } from '../../src/configuration-summary.js'
 
 // The characters LemonLDAP::NG 2.16 does not decode from Basic credentials.
 const CLIENT_ID = 'lemon-client-id'

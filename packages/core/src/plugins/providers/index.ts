@@ -1,4 +1,4 @@
-/** plugins/providers/: the Fastify glue of each external provider (plugins/external-providers.ts registers the enabled ones). Internal. */
+/** plugins/providers/: the Fastify glue of each external provider (plugins/providers/open-provider.ts opens each instance). Internal. */
 export * from './oauth-vendors.js'
 export * from './openid-connect.js'
 export * from './saml2.js'

@@ -27,7 +27,7 @@ import {
 import type { VendorConfiguration, VendorName } from '../../config/schema.js'
 import { singleValue } from '../../http/request-input.js'
 import { groupOverageInJson } from '../../sign-in/group-overage.js'
-import { endpointPathsOf, type ProviderEndpoint } from '../../providers/provider.js'
+import { endpointPathsOf, providerEndpoint } from '../../providers/provider.js'
 import type { ProviderRegistration } from '../authentication.js'
 import type { ProviderInstance } from '../../config/provider-instances.js'
 
@@ -131,22 +131,23 @@ class VendorHandler {
   }
 }
 
-/** Builds one vendor slot's instance (its endpoint: the callback at CallbackPath) and registers its token refresher. */
-export const registerVendor: ProviderRegistration<Extract<ProviderInstance, { protocol: 'OAuth' }>> = async (app, options) => {
+/** Builds one vendor slot's instance (its endpoint: the callback at CallbackPath) and, with SaveTokens, registers its token refresher. */
+export const registerVendor: ProviderRegistration<Extract<ProviderInstance, { protocol: 'OAuth' }>> = (app, options) => {
   const settings = options.instance.settings
   const handler = new VendorHandler(app, settings, VENDOR_SLOTS[options.instance.vendor])
-  if (settings.SaveTokens) app.session.registerTokenRefresher(handler.scheme, async (tokens) => await handler.refresh(tokens))
-  const endpoints: ProviderEndpoint[] = [
-    { method: 'GET', path: settings.CallbackPath, kind: 'callback', rateLimitBucket: 'callback', handle: async (request, reply) => await handler.callback(request, reply) }
-  ]
+  const unregisterRefresher = settings.SaveTokens ? app.session.registerTokenRefresher(handler.scheme, async (tokens) => await handler.refresh(tokens)) : undefined
+  const endpoints = [providerEndpoint('callback', 'GET', settings.CallbackPath, async (request, reply) => await handler.callback(request, reply))]
   return {
-    scheme: handler.scheme,
-    displayName: settings.DisplayName,
-    protocol: 'OAuth',
-    domains: settings.Domains,
-    paths: endpointPathsOf(endpoints),
-    endpoints,
-    challenge: async (request, reply, returnUrl) => await handler.challenge(request, reply, returnUrl),
-    status: () => ({ available: true })
+    provider: {
+      scheme: handler.scheme,
+      displayName: settings.DisplayName,
+      protocol: 'OAuth',
+      domains: settings.Domains,
+      paths: endpointPathsOf(endpoints),
+      endpoints,
+      challenge: async (request, reply, returnUrl) => await handler.challenge(request, reply, returnUrl),
+      status: () => ({ available: true })
+    },
+    stop: () => { unregisterRefresher?.() }
   }
 }

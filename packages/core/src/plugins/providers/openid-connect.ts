@@ -26,7 +26,7 @@ import { ReplayCache } from '../../state/replay-cache.js'
 import { providerSessionIndexKey, providerSubjectIndexKey } from '../../session/session-store.js'
 import { sessionStoreOf } from '../session.js'
 import { sessionAuditIdOf } from '../../session/user-identity.js'
-import { ALREADY_OPEN, endpointPathsOf, type AuthenticationProvider, type ProviderEndpoint, type ProviderOpening } from '../../providers/provider.js'
+import { ALREADY_OPEN, endpointPathsOf, openingOnFirstUse, providerEndpoint, type AuthenticationProvider, type ProviderEndpoint, type ProviderOpening } from '../../providers/provider.js'
 import type { ProviderRegistration } from '../authentication.js'
 import { createOpenIdConnectContext, type OpenIdConnectContext, type OpenIdConnectInstance } from './openid-connect-instance.js'
 import { callback, challenge, signOutRedirect } from './openid-connect-sign-in.js'
@@ -39,11 +39,21 @@ function mediaTypeOf (header: string | undefined): string {
   return (header ?? '').split(';', 1)[0]!.trim().toLowerCase()
 }
 
-/** Builds one OpenID Connect instance (its endpoints: callback, signed-out callback, back-channel logout) and registers its token refresher. */
-export const registerOpenIdConnect: ProviderRegistration<OpenIdConnectInstance> = async (app: FastifyInstance, options) => {
+/**
+ * Builds one OpenID Connect instance (its endpoints: callback, signed-out callback, back-channel
+ * logout) and, with SaveTokens, registers its token refresher. One from the provider source opens
+ * on first use: its discovery document is loaded by the first challenge or endpoint that needs it.
+ */
+export const registerOpenIdConnect: ProviderRegistration<OpenIdConnectInstance> = (app: FastifyInstance, options) => {
   const ctx = createOpenIdConnectContext(app, options)
-  if (ctx.settings.SaveTokens) app.session.registerTokenRefresher(ctx.scheme, openIdConnectTokenRefresher(ctx))
-  return openIdConnectProvider(ctx)
+  const opening = options.runtime === undefined ? ALREADY_OPEN : openingOnFirstUse(async () => { await ctx.metadata.refresh() })
+  // SaveTokens: the refresh token renews the access token.
+  const unregisterRefresher = ctx.settings.SaveTokens ? app.session.registerTokenRefresher(ctx.scheme, openIdConnectTokenRefresher(ctx, opening.open)) : undefined
+  const provider = openIdConnectProvider(ctx, opening)
+  return {
+    provider: options.runtime === undefined ? provider : { ...provider, runtime: true },
+    stop: () => { ctx.metadata.stop(); unregisterRefresher?.() }
+  }
 }
 
 /**
@@ -87,24 +97,9 @@ export function openIdConnectTokenRefresher (ctx: OpenIdConnectContext, open: ()
 export function openIdConnectEndpoints (ctx: OpenIdConnectContext, open: () => Promise<void> = ALREADY_OPEN.open): ProviderEndpoint[] {
   const { settings } = ctx
   const endpoints: ProviderEndpoint[] = [settings.ResponseMode === 'form_post'
-    ? {
-        method: 'POST',
-        path: settings.CallbackPath,
-        kind: 'callback',
-        bodyLimit: FORM_POST_BODY_LIMIT,
-        rateLimitBucket: 'callback',
-        handle: async (request, reply) => { await open(); return await callback(ctx, request, reply, request.body, formPostQuery(request.body)) }
-      }
-    : {
-        method: 'GET',
-        path: settings.CallbackPath,
-        kind: 'callback',
-        rateLimitBucket: 'callback',
-        handle: async (request, reply) => { await open(); return await callback(ctx, request, reply, request.query, rawQueryOf(request)) }
-      }]
-  if (settings.SignOutAtProvider) {
-    endpoints.push({ method: 'GET', path: settings.SignedOutCallbackPath, kind: 'signed-out-callback', rateLimitBucket: 'sign-out', handle: signedOutCallback })
-  }
+    ? providerEndpoint('callback', 'POST', settings.CallbackPath, async (request, reply) => { await open(); return await callback(ctx, request, reply, request.body, formPostQuery(request.body)) })
+    : providerEndpoint('callback', 'GET', settings.CallbackPath, async (request, reply) => { await open(); return await callback(ctx, request, reply, request.query, rawQueryOf(request)) })]
+  if (settings.SignOutAtProvider) endpoints.push(providerEndpoint('signed-out-callback', 'GET', settings.SignedOutCallbackPath, signedOutCallback))
   if (settings.BackChannelLogout) {
     const backChannelLogout = backChannelLogoutHandler(ctx.app, {
       scheme: ctx.scheme,
@@ -113,14 +108,7 @@ export function openIdConnectEndpoints (ctx: OpenIdConnectContext, open: () => P
       clockToleranceSeconds: settings.ClockSkewSeconds,
       metadata: () => ctx.metadata.current
     })
-    endpoints.push({
-      method: 'POST',
-      path: settings.BackChannelLogoutPath,
-      kind: 'back-channel-logout',
-      bodyLimit: BACK_CHANNEL_LOGOUT_BODY_LIMIT,
-      rateLimitBucket: 'logout-receiver',
-      handle: async (request, reply) => { await open(); return await backChannelLogout(request, reply) }
-    })
+    endpoints.push(providerEndpoint('back-channel-logout', 'POST', settings.BackChannelLogoutPath, async (request, reply) => { await open(); return await backChannelLogout(request, reply) }))
   }
   return endpoints
 }
@@ -150,12 +138,6 @@ export function rawQueryOf (request: FastifyRequest): string {
   const start = request.url.indexOf('?')
   return start === -1 ? '' : request.url.slice(start)
 }
-
-/** Largest back-channel logout request body: one form field holding a logout token. */
-/** Body limit of a `form_post` callback (code, state, id_token: a few KB). */
-export const FORM_POST_BODY_LIMIT = 16 * 1024
-
-export const BACK_CHANNEL_LOGOUT_BODY_LIMIT = 16 * 1024
 
 export interface BackChannelLogoutOptions {
   readonly scheme: string

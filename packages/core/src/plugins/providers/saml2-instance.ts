@@ -11,7 +11,8 @@ import { IdentityProviderMetadataSource } from '../../saml2/metadata-source.js'
 import { tooLargeFields } from '../../http/bounded-fetch.js'
 import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
 import { ReplayCache } from '../../state/replay-cache.js'
-import { checkEndpointUrl, saml2KeyInput } from '../../config/rules.js'
+import { checkEndpointUrl } from '../../config/rules.js'
+import { saml2KeyInput } from '../../saml2/settings-rules.js'
 import { readServiceProviderKeys } from '../../saml2/keys.js'
 import { ConfigurationError } from '../../errors.js'
 import type { ProviderRegistrationOptions } from '../authentication.js'
@@ -26,9 +27,6 @@ export const logoutKey = saml2LogoutKey
 
 /** Longest RelayState echoed back on a LogoutResponse (SAML Bindings 3.4.3 and 3.5.3 ask for at most 80 bytes). */
 export const MAX_RELAY_STATE_LENGTH = 1024
-
-/** Body limit of the ACS and logout routes: signed responses outgrow the 16 KB form limit. */
-export const ACS_BODY_LIMIT = 256 * 1024
 
 /** Whether a RelayState has the shape of this app's flow ids (plugins/external-sign-in.ts). */
 export const isFlowId = (value: string | undefined): boolean => value !== undefined && LOGOUT_RELAY_STATE.test(value)
@@ -53,7 +51,7 @@ interface IdentityProviderSource {
 function configuredIdentityProvider (options: ProviderRegistrationOptions<Saml2Instance>): IdentityProviderSource {
   const saml = options.instance.settings
   const KEY = options.instance.keyPrefix
-  // Startup validation (config/rules.ts, saml2Settings) refuses an unreadable entry first.
+  // Startup validation (saml2/settings-rules.ts) refuses an unreadable entry first.
   const signingCertificates = saml.IdpSigningCertificates.flatMap((value, index) => {
     if (value.trim() === '') return []
     try {
@@ -96,11 +94,11 @@ export interface Saml2Context {
   status: () => { available: boolean, reason?: string }
 }
 
-/** The SP settings of the instance, its keys read as at startup validation (config/rules.ts, saml2Settings). */
+/** The SP settings of the instance, its keys read as at startup validation (saml2/settings-rules.ts). */
 function serviceProviderSettingsOf (options: ProviderRegistrationOptions<Saml2Instance>): Saml2ServiceProviderSettings {
   const saml = options.instance.settings
   const KEY = options.instance.keyPrefix
-  // Startup validation (config/rules.ts, saml2Settings) reports the same problems first.
+  // Startup validation (saml2/settings-rules.ts) reports the same problems first.
   const spKeys = readServiceProviderKeys(saml2KeyInput(saml))
   if (spKeys.problems.length > 0) {
     throw new ConfigurationError(spKeys.problems.map((problem) => ({ key: `${KEY}:${problem.key}`, message: `${KEY}:${problem.key} ${problem.message}` })))

@@ -8,25 +8,27 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { buildServiceProviderMetadata } from '../../saml2/service-provider.js'
-import { ALREADY_OPEN, endpointPathsOf, type AuthenticationProvider, type ProviderEndpoint, type ProviderOpening } from '../../providers/provider.js'
-import type { ProviderRegistrationOptions } from '../authentication.js'
-import { ACS_BODY_LIMIT, createSaml2Context, type Saml2Context, type Saml2Instance } from './saml2-instance.js'
+import { ALREADY_OPEN, endpointPathsOf, openingOnFirstUse, providerEndpoint, type AuthenticationProvider, type ProviderEndpoint, type ProviderOpening } from '../../providers/provider.js'
+import type { ProviderRegistration } from '../authentication.js'
+import { createSaml2Context, type Saml2Context, type Saml2Instance } from './saml2-instance.js'
 import { assertionConsumerService, challenge } from './saml2-sign-in.js'
 import { signOutRedirect, singleLogoutService } from './saml2-logout.js'
 
 /**
- * The contract Saml2 provider's metadata and Single Logout paths (reserved in config/rules.ts
- * RESERVED_PATHS); a named SAML2 scheme has its own (MetadataPath, LogoutPath). The Single Logout
- * endpoint, HTTP-Redirect or HTTP-POST, takes the IdP's LogoutResponse to our LogoutRequest and
- * the IdP's own LogoutRequest (SAML Profiles 4.4).
+ * Builds one Saml2 instance: its endpoints (ACS, metadata and, with Single Logout, logout). One
+ * from the provider source opens on first use: its IdP metadata is loaded by the first challenge
+ * or endpoint that needs it.
  */
-export { SAML2_LOGOUT_PATH, SAML2_METADATA_PATH } from '../../config/provider-instances.js'
-/** Body limit of the ACS and logout routes. */
-export { ACS_BODY_LIMIT } from './saml2-instance.js'
-
-/** Builds one Saml2 instance: its endpoints (ACS, metadata and, with Single Logout, logout). */
-export async function registerSaml2 (app: FastifyInstance, options: ProviderRegistrationOptions<Saml2Instance>): Promise<AuthenticationProvider> {
-  return saml2Provider(createSaml2Context(app, options))
+export const registerSaml2: ProviderRegistration<Saml2Instance> = (app: FastifyInstance, options) => {
+  const ctx = createSaml2Context(app, options)
+  const { source } = ctx
+  const refresh = (source as { refresh?: () => Promise<void> }).refresh
+  const opening = options.runtime === undefined ? ALREADY_OPEN : openingOnFirstUse(async () => { if (refresh !== undefined) await refresh.call(source) })
+  const provider = saml2Provider(ctx, opening)
+  return {
+    provider: options.runtime === undefined ? provider : { ...provider, runtime: true },
+    stop: () => { source.stop() }
+  }
 }
 
 /**
@@ -57,21 +59,12 @@ export function saml2Provider (ctx: Saml2Context, opening: ProviderOpening = ALR
  */
 export function saml2Endpoints (ctx: Saml2Context, open: () => Promise<void> = ALREADY_OPEN.open): ProviderEndpoint[] {
   const endpoints: ProviderEndpoint[] = [
-    {
-      method: 'POST',
-      path: ctx.modulePath,
-      kind: 'acs',
-      bodyLimit: ACS_BODY_LIMIT,
-      rateLimitBucket: 'callback',
-      handle: async (request, reply) => { await open(); return await assertionConsumerService(ctx, request, reply) }
-    },
-    { method: 'GET', path: ctx.SAML2_METADATA_PATH, kind: 'metadata', handle: (request, reply) => serviceProviderMetadata(ctx, request, reply) }
+    providerEndpoint('acs', 'POST', ctx.modulePath, async (request, reply) => { await open(); return await assertionConsumerService(ctx, request, reply) }),
+    providerEndpoint('metadata', 'GET', ctx.SAML2_METADATA_PATH, (request, reply) => serviceProviderMetadata(ctx, request, reply))
   ]
   if (ctx.singleLogout) {
     const logout = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => { await open(); return await singleLogoutService(ctx, request, reply) }
-    endpoints.push(
-      { method: 'GET', path: ctx.SAML2_LOGOUT_PATH, kind: 'logout', rateLimitBucket: 'logout-receiver', handle: logout },
-      { method: 'POST', path: ctx.SAML2_LOGOUT_PATH, kind: 'logout', bodyLimit: ACS_BODY_LIMIT, rateLimitBucket: 'logout-receiver', handle: logout })
+    endpoints.push(providerEndpoint('logout', 'GET', ctx.SAML2_LOGOUT_PATH, logout), providerEndpoint('logout', 'POST', ctx.SAML2_LOGOUT_PATH, logout))
   }
   return endpoints
 }

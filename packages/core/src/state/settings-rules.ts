@@ -1,11 +1,14 @@
 /**
- * Startup rules of `State:Redis:Sentinel` and `State:Redis:Cluster` (docs/scale-out.md, "Sentinel
- * and Cluster"), called from rules.ts {@link stateStoreSettings}. Each message names the full key
- * and never a configured value (a node list can reveal a network; a password never appears).
+ * The startup rules of `<Root>:State` (docs/scale-out.md): with Provider Redis, a usable
+ * connection string, or a `State:Redis:Sentinel` or `State:Redis:Cluster` ("Sentinel and
+ * Cluster") whose nodes parse as the store parses them (redis-node.ts). Each message names the
+ * full key and never a configured value (a node list can reveal a network; a password never
+ * appears).
  */
-import type { ConfigurationProblem } from './bind.js'
-import type { StateConfiguration } from './schema.js'
-import { parseRedisNode } from '../state/redis-node.js'
+import type { ConfigurationProblem } from '../config/bind.js'
+import { isMissing, problem, type Rule } from '../config/rules.js'
+import { ROOT_KEY, type StateConfiguration } from '../config/schema.js'
+import { parseRedisNode } from './redis-node.js'
 
 export type RedisShape = 'Standalone' | 'Sentinel' | 'Cluster'
 
@@ -52,4 +55,36 @@ export function checkRedisShape (redis: RedisSettings, path: string): Configurat
     problems.push(...checkNodes(redis.Cluster.Nodes, `${cluster}:Nodes`))
   }
   return problems
+}
+
+const STATE = `${ROOT_KEY}:State`
+
+/** A Redis connection string: redis://, rediss:// or unix:/path. The message never repeats it (it may hold a password). */
+export function checkRedisConnectionString (value: string): string | undefined {
+  const key = `${STATE}:Redis:ConnectionString`
+  const text = value.trim()
+  if (text.startsWith('unix:')) {
+    return /^unix:(\/\/)?\/[^\s?#]+$/.test(text) ? undefined : `${key} must be unix: followed by an absolute socket path.`
+  }
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return `${key} must be a redis://, rediss:// or unix: connection string.`
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return `${key} must use redis://, rediss:// or unix:.`
+  if (url.hostname === '') return `${key} must name a host.`
+  if (!/^(\/\d{0,2})?$/.test(url.pathname)) return `${key} may name only a database number as its path.`
+  return undefined
+}
+
+export const stateStoreSettings: Rule = ({ config }) => {
+  const state = config.State
+  if (state.Provider !== 'Redis') return []
+  const key = `${STATE}:Redis:ConnectionString`
+  const shape = redisShapeOf(state.Redis)
+  if (shape !== 'Standalone') return checkRedisShape(state.Redis, `${STATE}:Redis`)
+  if (isMissing(state.Redis.ConnectionString)) return [problem(key, `${key} is required when ${STATE}:Provider is Redis.`)]
+  const message = checkRedisConnectionString(state.Redis.ConnectionString.reveal())
+  return message === undefined ? [] : [problem(key, message)]
 }

@@ -3,11 +3,11 @@
  * posture, enabled providers, where each secret came from, warnings, errors) as plain data, and
  * its readable form. Never a configured value: secrets appear as their key and source only.
  */
-import type { LoadedConfiguration } from './load.js'
-import { PROVIDERS_DOCUMENT } from '../documentation.js'
-import { clientAuthenticationWarnings } from '../oidc/client-authentication.js'
-import { ROOT_KEY } from './schema.js'
-import { enabledProviderInstances } from './provider-instances.js'
+import type { LoadedConfiguration } from './config/load.js'
+import { PROVIDERS_DOCUMENT } from './documentation.js'
+import { clientAuthenticationWarnings } from './oidc/client-authentication.js'
+import { ROOT_KEY } from './config/schema.js'
+import { enabledProviderInstances } from './config/provider-instances.js'
 
 export interface ConfigurationSummary {
   readonly valid: boolean

@@ -1,0 +1,57 @@
+/**
+ * The configuration as the app loads it: config/ (the schema, the sources, the binder and the
+ * cross-key rules of the core's own sections) composed with the rules that the provider types
+ * (providers/settings-rules.ts), the data-protection keys and the state store bring from their own
+ * folders. config/ imports none of them; {@link RULES} is the one list, in the order problems are
+ * reported.
+ */
+import { loadConfigurationWith, type LoadedConfiguration, type LoadOptions } from './config/load.js'
+import {
+  allowedHostsArePatterns, absoluteLifetimeCoversIdleLifetime, authenticationDisabledRequiresNoFallback, callbackPathsAreLocalAndDistinct,
+  claimTypesAndValues, cookieSessionRequiredWhenAuthenticationEnabled, defaultSchemes, forwardedHeadersNeedKnownProxies,
+  headersTimeoutWithinRequestTimeout, insecureCookieOnlyInDevelopment, knownProxiesAreAddresses, providerDomainsAreDistinct,
+  providersRequireAuthentication, providerSchemesAreFixed, publicOriginIsAnOrigin, type Rule, type RuleContext
+} from './config/rules.js'
+import { telemetrySettings } from './config/telemetry-rules.js'
+import type { ConfigurationProblem } from './config/bind.js'
+import { applicationDiscriminatorIsShort, dataProtectionKeysAreStrong, dataProtectionKeyStoreIsUsable } from './data-protection/settings-rules.js'
+import { providerTypeSettings } from './providers/settings-rules.js'
+import { stateStoreSettings } from './state/settings-rules.js'
+
+/** Every cross-key rule, in the order their messages are reported. */
+export const RULES: readonly Rule[] = [
+  authenticationDisabledRequiresNoFallback,
+  cookieSessionRequiredWhenAuthenticationEnabled,
+  providersRequireAuthentication,
+  defaultSchemes,
+  insecureCookieOnlyInDevelopment,
+  claimTypesAndValues,
+  providerSchemesAreFixed,
+  ...providerTypeSettings,
+  callbackPathsAreLocalAndDistinct,
+  providerDomainsAreDistinct,
+  forwardedHeadersNeedKnownProxies,
+  knownProxiesAreAddresses,
+  dataProtectionKeysAreStrong,
+  dataProtectionKeyStoreIsUsable,
+  applicationDiscriminatorIsShort,
+  publicOriginIsAnOrigin,
+  allowedHostsArePatterns,
+  headersTimeoutWithinRequestTimeout,
+  absoluteLifetimeCoversIdleLifetime,
+  stateStoreSettings,
+  telemetrySettings
+]
+
+export function applyRules (context: RuleContext): ConfigurationProblem[] {
+  return RULES.flatMap((rule) => rule(context))
+}
+
+/**
+ * Loads, binds and validates the configuration with every rule ({@link RULES}). The same
+ * function serves `server.ts` and `npm run check-config`; only those entry points pass in
+ * `process.env`.
+ */
+export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
+  return loadConfigurationWith(options, RULES)
+}

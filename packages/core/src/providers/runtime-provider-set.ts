@@ -1,0 +1,195 @@
+/**
+ * The bookkeeping of the providers from the app's provider source (issue 28; docs/providers.md
+ * "Providers added at runtime"): which are in use, under which fingerprint, and which one owns
+ * each endpoint path. A reload applies the source's definitions: each is validated
+ * (runtime-definitions.ts), removals go first (a domain may move), then, when asked, the sessions
+ * of the providers removed or now trusting other users end, then additions in the source's order.
+ * Plain data: the host (plugins/runtime-providers.ts) opens instances, registers their schemes and
+ * ends sessions, so nothing here sees Fastify.
+ */
+import { createHash } from 'node:crypto'
+import { ProviderConflictError } from './registry.js'
+import type { AuthenticationProvider, OpenedProvider, ProviderEndpoint, ProviderEndpointKind } from './provider.js'
+import { runtimeSectionKey, type RuntimeProviderDefinition, type RuntimeValidation, type ValidatedRuntimeProvider } from './runtime-definitions.js'
+
+export interface ReloadProvidersOptions {
+  /** End the sessions signed in through a provider this reload removes (every instance). */
+  readonly revokeSessions?: boolean
+}
+
+/** A runtime provider definition that was not applied, and why (keys named, never a value). */
+export interface RefusedProvider {
+  readonly scheme: string
+  readonly problems: ReadonlyArray<{ readonly key: string, readonly message: string }>
+}
+
+/** What a reload changed: schemes added (or replaced), removed, and definitions refused. */
+export interface ProviderReloadResult {
+  readonly added: readonly string[]
+  readonly removed: readonly string[]
+  readonly refused: readonly RefusedProvider[]
+}
+
+/** What the set needs of the app: validation, opening, the scheme registry and the session store. */
+export interface RuntimeProviderHost {
+  /** The app's root key, for the section keys refusals name. */
+  readonly rootKey: string
+  /** Validates one definition (runtime-definitions.ts `validateRuntimeProvider`, with the app's configuration). */
+  validate: (definition: RuntimeProviderDefinition) => RuntimeValidation
+  /** Opens the instance of a validated provider (nothing is fetched until first use); throws when its protocol cannot open it. */
+  open: (validated: ValidatedRuntimeProvider) => Promise<OpenedProvider>
+  /** Every provider registered now, configured ones among them. */
+  registered: () => ReadonlyMap<string, AuthenticationProvider>
+  /** Adds a provider to the scheme registry; throws when its scheme or a domain is taken. */
+  register: (provider: AuthenticationProvider) => void
+  /** Removes a provider from the scheme registry. */
+  unregister: (scheme: string) => void
+  /** Ends every session signed in with `scheme`, on every instance. */
+  endSessions: (scheme: string) => Promise<void>
+}
+
+interface Entry {
+  readonly fingerprint: string
+  /** {@link identityFingerprintOf}: a change ends the provider's sessions when the reload asks to revoke. */
+  readonly identity: string
+  readonly opened: OpenedProvider
+}
+
+/** A fingerprint of a definition (secrets included; kept in memory only) to tell a changed one from an unchanged one. */
+const fingerprintOf = (definition: RuntimeProviderDefinition): string => createHash('sha256').update(JSON.stringify(definition)).digest('base64url')
+
+/**
+ * The settings that decide who a provider's users are, and so whether its existing sessions still
+ * speak for them: the protocol, the IdP trusted (OpenID Connect `Authority` and `ClientId`, a SAML2
+ * IdP's `IdpEntityId` and `MetadataUrl`), the `ClaimMappings` that choose the subject and roles,
+ * and the tenant key. A replacement that changes none of them (a display name, a rotated secret or
+ * certificate, domains, timings) keeps the sessions, even with `revokeSessions`.
+ */
+const IDENTITY_KEYS = ['type', 'authority', 'clientid', 'idpentityid', 'metadataurl', 'claimmappings']
+
+/** A fingerprint of a definition's {@link IDENTITY_KEYS} (keys compared case-insensitively, as the binder does). */
+function identityFingerprintOf (definition: RuntimeProviderDefinition): string {
+  const settings = definition.settings ?? {}
+  const picked = IDENTITY_KEYS.map((key) => Object.entries(settings).filter(([name]) => name.toLowerCase() === key).map(([, value]) => value))
+  return createHash('sha256').update(JSON.stringify([definition.tenant ?? null, picked])).digest('base64url')
+}
+
+export class RuntimeProviderSet {
+  readonly #entries = new Map<string, Entry>()
+  readonly #byPath = new Map<string, { entry: Entry, kind: ProviderEndpointKind }>()
+  #configured: ReadonlySet<string> | undefined
+
+  constructor (private readonly host: RuntimeProviderHost) {}
+
+  /** The endpoints a runtime provider declares at `path` (without the query) when they are of `kind`, or undefined when none owns it. */
+  find (path: string, kind: ProviderEndpointKind): readonly ProviderEndpoint[] | undefined {
+    const lower = path.toLowerCase()
+    const found = this.#byPath.get(lower)
+    return found?.kind === kind ? found.entry.opened.provider.endpoints.filter((endpoint) => endpoint.path.toLowerCase() === lower) : undefined
+  }
+
+  /**
+   * The paths of the configured providers, lower case. Read once, at the first addition (the app
+   * is ready by then, and configured providers are registered before ready and never removed),
+   * instead of once per provider added.
+   */
+  #configuredPaths (): ReadonlySet<string> {
+    this.#configured ??= new Set([...this.host.registered().values()].filter((provider) => provider.runtime !== true).flatMap((provider) => provider.paths.map((path) => path.toLowerCase())))
+    return this.#configured
+  }
+
+  #remove (scheme: string): void {
+    const entry = this.#entries.get(scheme)
+    if (entry === undefined) return
+    this.host.unregister(scheme)
+    for (const [path, target] of this.#byPath) if (target.entry === entry) this.#byPath.delete(path)
+    this.#entries.delete(scheme)
+    entry.opened.stop()
+  }
+
+  /** Adds one validated provider; a refusal (name, path or domain taken) adds nothing. */
+  async #add (validated: ValidatedRuntimeProvider, fingerprint: string, identity: string): Promise<RefusedProvider | undefined> {
+    const scheme = validated.instance.scheme
+    const at = runtimeSectionKey(scheme, this.host.rootKey)
+    let opened: OpenedProvider
+    try {
+      opened = await this.host.open(validated)
+    } catch (error) {
+      // A key that validation passed but the protocol cannot open (its own message names the key, never a value).
+      const problems = (error as { problems?: RefusedProvider['problems'] }).problems
+      return { scheme, problems: problems ?? [{ key: at, message: `${at} could not be opened (${(error as Error | null)?.name ?? 'error'}).` }] }
+    }
+    const configuredPaths = this.#configuredPaths()
+    const taken = opened.provider.paths.find((path) => this.#byPath.has(path.toLowerCase()) || configuredPaths.has(path.toLowerCase()))
+    if (taken !== undefined) {
+      opened.stop()
+      return { scheme, problems: [{ key: at, message: `${at} would use the endpoint path of another provider (a configured one, or one from the source whose name differs in case only); choose another scheme name.` }] }
+    }
+    try {
+      this.host.register(opened.provider)
+    } catch (error) {
+      opened.stop()
+      const domain = error instanceof ProviderConflictError && error.domain !== undefined
+      return { scheme, problems: [{ key: domain ? `${at}:Domains` : at, message: domain ? `${at}:Domains names a verified domain that another provider serves already; a domain belongs to one provider.` : `${at} names a scheme that is registered already.` }] }
+    }
+    const entry: Entry = { fingerprint, identity, opened }
+    this.#entries.set(scheme, entry)
+    for (const { path, kind } of opened.provider.endpoints) this.#byPath.set(path.toLowerCase(), { entry, kind })
+    return undefined
+  }
+
+  /** The definitions to be in use, by scheme, and the refusals of the others (configured already, invalid, or twice). */
+  #wanted (definitions: readonly RuntimeProviderDefinition[]): { wanted: Map<string, { validated: ValidatedRuntimeProvider, fingerprint: string, identity: string }>, refused: RefusedProvider[] } {
+    const refused: RefusedProvider[] = []
+    const wanted = new Map<string, { validated: ValidatedRuntimeProvider, fingerprint: string, identity: string }>()
+    for (const definition of definitions) {
+      const scheme = typeof definition?.scheme === 'string' ? definition.scheme : ''
+      const at = runtimeSectionKey(scheme, this.host.rootKey)
+      const declared = this.host.registered().get(scheme)
+      if (declared !== undefined && declared.runtime !== true) {
+        refused.push({ scheme, problems: [{ key: at, message: `${at} is declared in configuration; the configured provider is used.` }] })
+        continue
+      }
+      const result = this.host.validate(definition)
+      if (!result.ok) refused.push({ scheme, problems: result.problems })
+      else if (!result.provider.instance.settings.Enabled) continue // Enabled false: as if absent (removed when it was there)
+      else if (wanted.has(scheme)) refused.push({ scheme, problems: [{ key: at, message: `${at} is defined twice by the provider source.` }] })
+      else wanted.set(scheme, { validated: result.provider, fingerprint: fingerprintOf(definition), identity: identityFingerprintOf(definition) })
+    }
+    return { wanted, refused }
+  }
+
+  /**
+   * Applies the source's definitions: removals first (a domain may move), then, with
+   * `revokeSessions`, the sessions of the providers removed and of those replaced with other
+   * users ({@link IDENTITY_KEYS}) end, then additions in the source's order.
+   */
+  async apply (definitions: readonly RuntimeProviderDefinition[], options: ReloadProvidersOptions): Promise<ProviderReloadResult> {
+    const { wanted, refused } = this.#wanted(definitions)
+    const removed: string[] = []
+    const otherUsers: string[] = []
+    for (const [scheme, entry] of this.#entries) {
+      const next = wanted.get(scheme)
+      if (next?.fingerprint === entry.fingerprint) continue
+      this.#remove(scheme)
+      if (next === undefined) removed.push(scheme)
+      else if (next.identity !== entry.identity) otherUsers.push(scheme)
+    }
+    // Before the additions: a session the new instance makes is never among those ended.
+    if (options.revokeSessions === true) {
+      for (const scheme of [...removed, ...otherUsers]) await this.host.endSessions(scheme)
+    }
+    const added: string[] = []
+    for (const [scheme, { validated, fingerprint, identity }] of wanted) {
+      if (this.#entries.has(scheme)) continue
+      const refusal = await this.#add(validated, fingerprint, identity)
+      if (refusal === undefined) added.push(scheme)
+      else refused.push(refusal)
+    }
+    return { added, removed, refused }
+  }
+
+  close (): void {
+    for (const scheme of [...this.#entries.keys()]) this.#remove(scheme)
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The bookkeeping of providers from the provider source (src/providers/runtime-provider-set.ts),
+ * without Fastify: which definitions are applied, which endpoint path each provider owns, what is
+ * refused and why (keys named, never a value), and in which order a reload removes, revokes and
+ * adds. The host is a plain object recording what the set asks of it.
+ */
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { ProviderConflictError, ProviderRegistry } from '../../src/providers/registry.js'
+import { providerEndpoint, type AuthenticationProvider, type OpenedProvider, type ProviderEndpoint } from '../../src/providers/provider.js'
+import { RuntimeProviderSet, type RuntimeProviderHost } from '../../src/providers/runtime-provider-set.js'
+import type { RuntimeProviderDefinition, ValidatedRuntimeProvider } from '../../src/providers/runtime-definitions.js'
+import type { ProviderInstance } from '../../src/config/provider-instances.js'
+
+const SECTION = 'ProjectTemplate:Authentication:Schemes'
+
+function providerOf (scheme: string, options: { runtime?: boolean, domains?: string[] } = {}): AuthenticationProvider & { endpoints: readonly ProviderEndpoint[] } {
+  const endpoints = [providerEndpoint('callback', 'GET', `/signin-${scheme.toLowerCase()}`, (_request, reply) => reply)]
+  return {
+    scheme,
+    displayName: scheme,
+    paths: endpoints.map((endpoint) => endpoint.path),
+    endpoints,
+    ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
+    ...(options.domains === undefined ? {} : { domains: options.domains }),
+    challenge: (_request, reply) => reply,
+    status: () => ({ available: true })
+  }
+}
+
+/** A host whose registry holds `configured`, and that records every call the set makes. */
+function hostWith (configured: AuthenticationProvider[] = []): RuntimeProviderHost & { calls: string[], registry: ProviderRegistry<AuthenticationProvider> } {
+  const registry = new ProviderRegistry<AuthenticationProvider>()
+  for (const provider of configured) registry.add(provider)
+  const calls: string[] = []
+  return {
+    calls,
+    registry,
+    rootKey: 'ProjectTemplate',
+    validate: (definition) => definition.settings.Valid === false
+      ? { ok: false, problems: [{ key: `${SECTION}:${definition.scheme}:Authority`, message: `${SECTION}:${definition.scheme}:Authority is required when the provider is enabled.` }] }
+      : {
+          ok: true,
+          provider: {
+            instance: { scheme: definition.scheme, keyPrefix: `${SECTION}:${definition.scheme}`, contract: false, protocol: 'OpenIdConnect', settings: { Enabled: definition.settings.Enabled !== false } } as unknown as ProviderInstance,
+            verifiedDomains: (definition.domains ?? []).map((domain) => domain.name)
+          }
+        },
+    open: async (validated: ValidatedRuntimeProvider): Promise<OpenedProvider> => {
+      calls.push(`open ${validated.instance.scheme}`)
+      return { provider: providerOf(validated.instance.scheme, { runtime: true, domains: [...validated.verifiedDomains] }), stop: () => { calls.push(`stop ${validated.instance.scheme}`) } }
+    },
+    registered: () => registry.byScheme,
+    register: (provider) => { registry.add(provider) },
+    unregister: (scheme) => { registry.remove(scheme) },
+    endSessions: async (scheme) => { calls.push(`end ${scheme}`) }
+  }
+}
+
+const definition = (scheme: string, settings: Record<string, unknown> = {}, extra: Partial<RuntimeProviderDefinition> = {}): RuntimeProviderDefinition => ({ scheme, settings: { Type: 'OpenIdConnect', ...settings }, ...extra })
+
+describe('RuntimeProviderSet', () => {
+  test('an applied provider owns its endpoint paths, compared case-insensitively and by kind', async () => {
+    const host = hostWith()
+    const set = new RuntimeProviderSet(host)
+    assert.deepEqual(await set.apply([definition('Acme')], {}), { added: ['Acme'], removed: [], refused: [] })
+    assert.equal(host.registry.get('Acme')?.runtime, true)
+    assert.deepEqual(set.find('/SIGNIN-acme', 'callback')?.map((endpoint) => endpoint.path), ['/signin-acme'])
+    assert.equal(set.find('/signin-acme', 'acs'), undefined, 'another kind of endpoint at the path')
+    assert.equal(set.find('/signin-other', 'callback'), undefined)
+  })
+
+  test('a configured scheme, an invalid definition, a name twice and a taken path are refused; nothing of them stays open', async () => {
+    const host = hostWith([providerOf('Staff'), providerOf('Legacy')])
+    const set = new RuntimeProviderSet(host)
+    // Legacy's runtime path /signin-legacy is the configured Legacy's; LEGACY differs from it in case only.
+    const result = await set.apply([definition('Staff'), definition('Broken', { Valid: false }), definition('Acme'), definition('Acme', { DisplayName: 'Again' }), definition('LEGACY')], {})
+    assert.deepEqual(result.added, ['Acme'])
+    assert.deepEqual(result.refused.map((refusal) => refusal.problems.map((problem) => problem.message)), [
+      [`${SECTION}:Staff is declared in configuration; the configured provider is used.`],
+      [`${SECTION}:Broken:Authority is required when the provider is enabled.`],
+      [`${SECTION}:Acme is defined twice by the provider source.`],
+      [`${SECTION}:LEGACY would use the endpoint path of another provider (a configured one, or one from the source whose name differs in case only); choose another scheme name.`]
+    ])
+    assert.deepEqual(host.calls, ['open Acme', 'open LEGACY', 'stop LEGACY'])
+  })
+
+  test('a verified domain another provider serves is refused under the Domains key', async () => {
+    const host = hostWith([providerOf('Staff', { domains: ['staff.example'] })])
+    const set = new RuntimeProviderSet(host)
+    const result = await set.apply([definition('Acme', {}, { domains: [{ name: 'staff.example', verified: true }] })], {})
+    assert.deepEqual(result.refused, [{ scheme: 'Acme', problems: [{ key: `${SECTION}:Acme:Domains`, message: `${SECTION}:Acme:Domains names a verified domain that another provider serves already; a domain belongs to one provider.` }] }])
+    assert.ok(host.registry.get('Acme') === undefined)
+    assert.deepEqual(host.calls, ['open Acme', 'stop Acme'])
+    assert.throws(() => { host.register(providerOf('Beta', { domains: ['STAFF.example'] })) }, ProviderConflictError)
+  })
+
+  test('a reload keeps an unchanged definition open, removes the absent ones and ends their sessions before it adds', async () => {
+    const host = hostWith()
+    const set = new RuntimeProviderSet(host)
+    await set.apply([definition('Acme'), definition('Beta'), definition('Gamma')], {})
+    host.calls.length = 0
+    const result = await set.apply([definition('Acme'), definition('Gamma', { Enabled: false }), definition('Delta')], { revokeSessions: true })
+    assert.deepEqual(result, { added: ['Delta'], removed: ['Beta', 'Gamma'], refused: [] })
+    assert.deepEqual(host.calls, ['stop Beta', 'stop Gamma', 'end Beta', 'end Gamma', 'open Delta'])
+    assert.equal(set.find('/signin-beta', 'callback'), undefined)
+    set.close()
+    assert.deepEqual([...host.registry.byScheme.keys()], [])
+  })
+
+  test('a replaced definition that names other users ends their sessions; one that keeps them does not', async () => {
+    const host = hostWith()
+    const set = new RuntimeProviderSet(host)
+    await set.apply([definition('Acme', { Authority: 'https://a.example' }), definition('Beta', { Authority: 'https://b.example' })], {})
+    host.calls.length = 0
+    const result = await set.apply([definition('Acme', { Authority: 'https://other.example' }), definition('Beta', { Authority: 'https://b.example', DisplayName: 'Beta Corp' })], { revokeSessions: true })
+    assert.deepEqual(result, { added: ['Acme', 'Beta'], removed: [], refused: [] })
+    assert.deepEqual(host.calls, ['stop Acme', 'stop Beta', 'end Acme', 'open Acme', 'open Beta'])
+  })
+})
