@@ -13,7 +13,7 @@ import { flattenClaims } from '../oidc/callback.js'
 import { ApplicationClaimTypes, Principal, type Claim } from '../session/principal.js'
 import { pathClaims } from '../sign-in/claim-paths.js'
 import { normalizeClaims } from '../sign-in/claims-normalization.js'
-import type { ClaimsTransformation } from '../sign-in/completion.js'
+import { withSourceTenant, type ClaimsTransformation } from '../sign-in/completion.js'
 import type { VerifiedAccessToken } from './access-token.js'
 
 /** Claims that describe the token, not the caller: not kept as claims of the principal. */
@@ -25,6 +25,8 @@ export interface PrincipalSettings {
   /** The scheme's ClaimMappings (claim or nested path -> application claim type). */
   readonly claimMappings: Readonly<Record<string, string>>
   readonly transformation: ClaimsTransformation
+  /** A scheme from the provider source: its tenant is the only tenant claim. */
+  readonly runtime?: { readonly tenant?: string }
 }
 
 /**
@@ -58,7 +60,7 @@ export function principalOf (token: string, verified: VerifiedAccessToken, setti
   return new Principal({
     sessionId: bearerSessionIdOf(token),
     scheme: settings.scheme,
-    claims: normalized,
+    claims: settings.runtime === undefined ? normalized : withSourceTenant({ scheme: settings.scheme, claims: [], returnUrl: '', runtime: settings.runtime }, normalized),
     issuedAt: nowSeconds,
     expiresAt: verified.expiresAt,
     absoluteExpiresAt: verified.expiresAt

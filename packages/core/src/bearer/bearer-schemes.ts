@@ -5,6 +5,7 @@
  * the scheme; that scheme then verifies everything) and, once verified, cached. Plain inputs, no
  * Fastify types.
  */
+import type { ClaimsTransformation } from '../sign-in/completion.js'
 import { BearerTokenError } from './failures.js'
 import type { BearerAuthentication, JwtBearerScheme } from './jwt-bearer-scheme.js'
 import { MAX_BEARER_TOKEN_BYTES } from './token-shape.js'
@@ -31,21 +32,52 @@ function unverifiedIssuerOf (token: string): string | undefined {
   }
 }
 
+export interface BearerSchemesOptions {
+  /** `Authentication:ClaimsTransformation`, applied to every token's claims. */
+  readonly transformation: ClaimsTransformation
+  readonly now?: () => number
+  readonly cache?: TokenCache<CachedAuthentication>
+}
+
+/** A cache entry: the caller, and the scheme instance that verified it (replaced or removed: the entry no longer counts). */
+export interface CachedAuthentication {
+  readonly authentication: BearerAuthentication
+  readonly by: JwtBearerScheme
+}
+
 export class BearerSchemes {
-  readonly schemes: readonly JwtBearerScheme[]
-  readonly #cache: TokenCache<BearerAuthentication>
+  readonly #schemes: () => readonly JwtBearerScheme[]
+  readonly #transformation: ClaimsTransformation
+  readonly #cache: TokenCache<CachedAuthentication>
   readonly #now: () => number
 
-  constructor (schemes: readonly JwtBearerScheme[], options: { readonly now?: () => number, readonly cache?: TokenCache<BearerAuthentication> } = {}) {
-    this.schemes = schemes
+  /**
+   * `schemes` gives the current bearer schemes (the configured ones, and those the provider
+   * source adds or removes at runtime).
+   */
+  constructor (schemes: () => readonly JwtBearerScheme[], options: BearerSchemesOptions) {
+    this.#schemes = schemes
+    this.#transformation = options.transformation
     this.#now = options.now ?? Date.now
     this.#cache = options.cache ?? new TokenCache()
   }
 
-  /** Whether `token` is in the verified-token cache and still valid (the caller may skip the failure limit). */
+  get schemes (): readonly JwtBearerScheme[] {
+    return this.#schemes()
+  }
+
+  /**
+   * The caller of `token` when it is in the verified-token cache, still valid, and its scheme is
+   * still the registered one (a scheme removed or replaced at runtime invalidates its entries).
+   */
   cached (token: string): BearerAuthentication | undefined {
     if (token.length > MAX_BEARER_TOKEN_BYTES) return undefined
-    return this.#cache.get(tokenCacheKeyOf(token), this.#now())
+    return this.#live(this.#cache.get(tokenCacheKeyOf(token), this.#now()))
+  }
+
+  #live (entry: CachedAuthentication | undefined): BearerAuthentication | undefined {
+    if (entry === undefined) return undefined
+    return this.#schemes().includes(entry.by) ? entry.authentication : undefined
   }
 
   /**
@@ -54,22 +86,23 @@ export class BearerSchemes {
    */
   #schemeFor (token: string): JwtBearerScheme {
     if (token.length > MAX_BEARER_TOKEN_BYTES) throw new BearerTokenError('oversized')
-    if (this.schemes.length === 1) return this.schemes[0] as JwtBearerScheme
+    const schemes = this.#schemes()
+    if (schemes.length === 1) return schemes[0] as JwtBearerScheme
     const iss = unverifiedIssuerOf(token)
-    if (iss === undefined) throw new BearerTokenError('malformed')
-    const scheme = this.schemes.find((candidate) => (candidate.issuer ?? candidate.configuredIssuer) === iss) ??
-      this.schemes.find((candidate) => candidate.issuer === undefined && candidate.configuredIssuer.replace(/\/+$/, '') === iss.replace(/\/+$/, ''))
+    if (iss === undefined) throw new BearerTokenError(schemes.length === 0 ? 'issuer' : 'malformed')
+    const scheme = schemes.find((candidate) => (candidate.issuer ?? candidate.configuredIssuer) === iss) ??
+      schemes.find((candidate) => candidate.issuer === undefined && candidate.configuredIssuer.replace(/\/+$/, '') === iss.replace(/\/+$/, ''))
     if (scheme === undefined) throw new BearerTokenError('issuer')
     return scheme
   }
 
   /** The caller `token` authenticates, from the cache or verified now; throws {@link BearerTokenError}. */
   async authenticate (token: string): Promise<BearerAuthentication> {
-    const key = tokenCacheKeyOf(token.length > MAX_BEARER_TOKEN_BYTES ? '' : token)
-    const cached = token.length > MAX_BEARER_TOKEN_BYTES ? undefined : this.#cache.get(key, this.#now())
+    const cached = this.cached(token)
     if (cached !== undefined) return cached
-    const authentication = await this.#schemeFor(token).authenticate(token)
-    this.#cache.set(key, authentication, authentication.expiresAtMs, bytesOf(authentication))
+    const scheme = this.#schemeFor(token)
+    const authentication = await scheme.authenticate(token, this.#transformation)
+    this.#cache.set(tokenCacheKeyOf(token), { authentication, by: scheme }, authentication.expiresAtMs, bytesOf(authentication))
     return authentication
   }
 }

@@ -57,7 +57,12 @@ export interface BearerAuthentication {
 export interface JwtBearerSchemeOptions {
   readonly scheme: string
   readonly settings: JwtBearerSettings
-  readonly transformation: ClaimsTransformation
+  /**
+   * Set for a scheme from the app's provider source: the tenant key its definition attached is
+   * the principal's only `application:tenant` claim (a customer's issuer cannot speak for the
+   * tenant), as for a sign-in (sign-in/completion.ts `withSourceTenant`).
+   */
+  readonly runtime?: { readonly tenant?: string }
   /** DANGEROUS: http to the issuer (loopback in Development only, as for OpenID Connect). */
   readonly allowInsecureRequests: boolean
   readonly timeoutMs: number
@@ -168,8 +173,8 @@ export class JwtBearerScheme {
     return { issuer, keys: this.#keysAt(jwksUri) }
   }
 
-  /** Validates `token` into a bearer authentication; throws {@link BearerTokenError}. */
-  async authenticate (token: string): Promise<BearerAuthentication> {
+  /** Validates `token` into a bearer authentication, claims normalized by `transformation`; throws {@link BearerTokenError}. */
+  async authenticate (token: string, transformation: ClaimsTransformation): Promise<BearerAuthentication> {
     const { issuer, keys } = await this.#resolve()
     const nowSeconds = Math.floor(this.#now() / 1000)
     const verified: VerifiedAccessToken = await validateAccessToken(token, keys, {
@@ -182,7 +187,8 @@ export class JwtBearerScheme {
       scheme: this.scheme,
       issuer,
       claimMappings: this.#options.settings.ClaimMappings,
-      transformation: this.#options.transformation
+      transformation,
+      ...(this.#options.runtime === undefined ? {} : { runtime: this.#options.runtime })
     }, nowSeconds)
     return {
       scheme: this.scheme,

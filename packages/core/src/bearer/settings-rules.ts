@@ -8,6 +8,7 @@
  * value. Plain inputs, no Fastify types.
  */
 import type { ConfigurationProblem } from '../config/bind.js'
+import type { ProviderSettingsRule } from '../config/rules.js'
 import { isDevelopmentLoopbackHttp } from '../http/host-trust.js'
 import type { JwtBearerSettings } from './jwt-bearer-scheme.js'
 
@@ -74,3 +75,7 @@ export function jwtBearerSettingsProblems (settings: JwtBearerSettings, schemeKe
     ...clockSkewInRange(settings, schemeKey)
   ]
 }
+
+/** The rule providers/settings-rules.ts runs for every enabled JwtBearer scheme (configured, or a definition from the provider source). */
+export const jwtBearerSettingsRule: ProviderSettingsRule<'JwtBearer'> = (instance, environmentName) =>
+  jwtBearerSettingsProblems(instance.settings, instance.keyPrefix, environmentName)

@@ -9,7 +9,7 @@ import { isAllowedHostPattern, isDevelopmentLoopbackHttp, isProxyAddress, parseP
 import type { ConfigurationProblem } from './bind.js'
 import { isDevelopment } from './environment.js'
 import { ROOT_KEY, type ApplicationConfiguration } from './schema.js'
-import { enabledProviderInstances, keyOfInstance, providerInstancesOf, SAML2_LOGOUT_PATH, SAML2_METADATA_PATH, type ProviderInstance } from './provider-instances.js'
+import { enabledProviderInstances, keyOfInstance, providerInstancesOf, SAML2_LOGOUT_PATH, SAML2_METADATA_PATH, signsIn, type ProviderInstance } from './provider-instances.js'
 import type { Secret } from './secret.js'
 
 export interface RuleContext {
@@ -86,7 +86,8 @@ export const defaultSchemes: Rule = ({ config }) => {
   const problems: ConfigurationProblem[] = []
   if (auth.DefaultScheme !== 'Cookies') problems.push(problem(`${AUTH}:DefaultScheme`, `${AUTH}:DefaultScheme must be Cookies.`))
   if (auth.DefaultSignInScheme !== 'Cookies') problems.push(problem(`${AUTH}:DefaultSignInScheme`, `${AUTH}:DefaultSignInScheme must be Cookies.`))
-  const allowed = ['Cookies', ...enabledProviders(config).map((instance) => instance.scheme)]
+  // A JwtBearer scheme cannot sign anyone in: it is never the challenge scheme.
+  const allowed = ['Cookies', ...enabledProviders(config).filter(signsIn).map((instance) => instance.scheme)]
   if (!allowed.includes(auth.DefaultChallengeScheme)) {
     problems.push(problem(`${AUTH}:DefaultChallengeScheme`, `${AUTH}:DefaultChallengeScheme must be Cookies or the scheme of an enabled provider (${allowed.join(', ')}).`))
   }
@@ -141,6 +142,7 @@ function callbackPaths (config: ApplicationConfiguration): Array<{ key: string, 
         : [at('ModulePath', instance.settings.ModulePath), at('MetadataPath', instance.settings.MetadataPath), at('LogoutPath', instance.settings.LogoutPath)]
     }
     if (instance.protocol === 'OAuth') return [at('CallbackPath', instance.settings.CallbackPath)]
+    if (instance.protocol === 'JwtBearer') return []
     const oidc = instance.settings
     return [
       at('CallbackPath', oidc.CallbackPath),
@@ -167,6 +169,8 @@ export const providerDomainsAreDistinct: Rule = ({ config }) => {
  */
 export function domainProblems (instance: ProviderInstance, owners = new Map<string, string>()): ConfigurationProblem[] {
   const problems: ConfigurationProblem[] = []
+  // A JwtBearer scheme has no Domains: e-mail discovery starts sign-ins.
+  if (instance.protocol === 'JwtBearer') return problems
   instance.settings.Domains.forEach((value, index) => {
     const key = keyOfInstance(instance, `Domains:${index}`)
     const domain = value.trim().toLowerCase()
@@ -231,7 +235,8 @@ export const publicOriginIsAnOrigin: Rule = ({ config, environmentName }) => {
   const key = `${HOSTING}:PublicOrigin`
   const value = config.Hosting.PublicOrigin
   if (isMissing(value)) {
-    return !isDevelopment(environmentName) && config.Authentication.Enabled && enabledProviders(config).length > 0
+    // A JwtBearer scheme builds no redirect: only sign-in providers need it.
+    return !isDevelopment(environmentName) && config.Authentication.Enabled && enabledProviders(config).some(signsIn)
       ? [problem(key, `${key} is required outside Development when an external provider is enabled; every redirect_uri and SAML endpoint URL is built from it.`)]
       : []
   }

@@ -1,7 +1,8 @@
 /**
  * Authentication schemes: the registry of external providers (each registers only when its
  * Enabled is true) and the two responses every protected route may need, challenge and forbid,
- * rendered by content negotiation.
+ * rendered by content negotiation; on an API route that accepts bearer tokens (plugins/bearer.ts)
+ * they are RFC 6750's 401 `WWW-Authenticate: Bearer` and 403 `insufficient_scope`, never a redirect.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -14,6 +15,7 @@ import { createError } from '../errors.js'
 import { validateRuntimeProvider, type RuntimeProviderDefinition, type RuntimeValidation } from '../providers/runtime-definitions.js'
 import type { ProviderReloadResult, ReloadProvidersOptions } from '../providers/runtime-provider-set.js'
 import { pagesFor } from './branding.js'
+import { sendBearerChallenge, sendInsufficientScope } from './bearer.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
 export type { AuthenticationProvider, ChallengeHint, ProviderStatus, SignedOutPrincipal } from '../providers/provider.js'
@@ -133,6 +135,8 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       return registry.hasDomains
     },
     challenge (request: FastifyRequest, reply: FastifyReply) {
+      // An API route that accepts bearer tokens (plugins/bearer.ts): RFC 6750, never a redirect.
+      if (request.routeOptions.config?.bearer === true) return sendBearerChallenge(request, reply, undefined)
       if (wantsJson(request)) return sendProblem(request, reply, 401, { code: 'APP_ERR_AUTH_REQUIRED' })
       const returnUrl = returnUrlOf(request)
       const provider = providers.get(defaultChallengeScheme)
@@ -140,6 +144,7 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       return reply.redirect(withReturnUrl('/Account/Login', returnUrl), 302)
     },
     forbid (request: FastifyRequest, reply: FastifyReply) {
+      if (request.bearer !== undefined) return sendInsufficientScope(request, reply)
       if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 403, { code: 'APP_ERR_AUTH_FORBIDDEN' })
       return reply.redirect(withReturnUrl('/Account/AccessDenied', returnUrlOf(request)), 302)
     },

@@ -15,11 +15,14 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { routeAccessOf } from '../authorization/route-access.js'
-import type { BearerSchemes } from '../bearer/bearer-schemes.js'
+import { BearerSchemes } from '../bearer/bearer-schemes.js'
 import { bearerChallenge } from '../bearer/challenge.js'
 import { BearerTokenError, type BearerFailure } from '../bearer/failures.js'
-import type { BearerAuthentication } from '../bearer/jwt-bearer-scheme.js'
-import type { RefusalLimit } from '../bearer/refusal-limit.js'
+import type { BearerAuthentication, JwtBearerScheme } from '../bearer/jwt-bearer-scheme.js'
+import { RefusalLimit } from '../bearer/refusal-limit.js'
+import { enabledProviderInstances } from '../config/provider-instances.js'
+import type { ApplicationConfiguration } from '../config/schema.js'
+import type { AuthenticationProvider } from '../providers/provider.js'
 import { createError } from '../errors.js'
 import { sendProblem } from '../http/responses.js'
 import { clientKeyOf } from '../state/rate-limit-store.js'
@@ -40,15 +43,25 @@ declare module 'fastify' {
 }
 
 export interface BearerPluginOptions {
+  readonly config: ApplicationConfiguration
+  /** The app has a provider source, which may add JwtBearer schemes at runtime. */
+  readonly providerSource: boolean
+}
+
+/** What the hook needs, built once from the configuration. */
+interface BearerContext {
   readonly schemes: BearerSchemes
-  /** `Authentication:Bearer:PathPrefixes`. */
-  readonly pathPrefixes: readonly string[]
-  /** `Authorization:RequireAuthenticatedUserByDefault`, to tell anonymous routes apart. */
-  readonly fallbackRequiresUser: boolean
-  /** Refused tokens per client; none: unlimited. */
+  /** Refused tokens per client; none: unlimited (RateLimits:Enabled false). */
   readonly refusals?: RefusalLimit
   /** The absolute URL of the protected-resource metadata, sent in challenges (RFC 9728). */
   readonly resourceMetadataUrl?: (request: FastifyRequest) => string | undefined
+}
+
+/** The bearer schemes among the registered providers (configured, and added by the provider source). */
+function bearerSchemesOf (providers: ReadonlyMap<string, AuthenticationProvider>): JwtBearerScheme[] {
+  const schemes: JwtBearerScheme[] = []
+  for (const provider of providers.values()) if (provider.bearer !== undefined) schemes.push(provider.bearer)
+  return schemes
 }
 
 /** RFC 6750 section 2.1 `b64token`, after `Bearer` and one or more spaces. */
@@ -78,7 +91,7 @@ export function isBearerAuthenticated (request: FastifyRequest): boolean {
 
 type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void
 
-function bearerHook (options: BearerPluginOptions, anonymous: boolean): Hook {
+function bearerHook (options: BearerContext, anonymous: boolean): Hook {
   const { schemes, refusals } = options
   function accept (request: FastifyRequest, authentication: BearerAuthentication): void {
     request.bearer = authentication
@@ -138,24 +151,30 @@ function bearerHook (options: BearerPluginOptions, anonymous: boolean): Hook {
 
 async function bearerPlugin (app: FastifyInstance, options: BearerPluginOptions): Promise<void> {
   app.decorateRequest('bearer', undefined)
-  if (options.schemes.schemes.length === 0) return
+  const { config } = options
+  const configured = enabledProviderInstances(config).some((instance) => instance.protocol === 'JwtBearer')
+  // No JwtBearer scheme and none that can come: the API routes behave exactly as before.
+  if (!config.Authentication.Enabled || (!configured && !options.providerSource)) return
+  const providers = app.authentication.providers
+  const limits = config.RateLimits
+  const context: BearerContext = {
+    schemes: new BearerSchemes(() => bearerSchemesOf(providers), { transformation: config.Authentication.ClaimsTransformation }),
+    ...(limits.Enabled && app.state.increment !== undefined
+      ? { refusals: new RefusalLimit({ increment: app.state.increment.bind(app.state), perWindow: limits.BearerRefusalsPerWindow, windowMs: limits.WindowSeconds * 1000 }) }
+      : {})
+  }
+  const pathPrefixes = config.Authentication.Bearer.PathPrefixes
+  const fallbackRequiresUser = config.Authorization.RequireAuthenticatedUserByDefault
   app.addHook('onRoute', (route) => {
-    const config = route.config ?? {}
-    if (!acceptsBearer(route.url, config.bearer, options.pathPrefixes)) return
-    route.config = { ...config, bearer: true }
-    const anonymous = routeAccessOf(config, `${String(route.method)} ${route.url}`, options.fallbackRequiresUser).kind === 'anonymous'
+    const routeConfig = route.config ?? {}
+    if (!acceptsBearer(route.url, routeConfig.bearer, pathPrefixes)) return
+    route.config = { ...routeConfig, bearer: true }
+    const anonymous = routeAccessOf(routeConfig, `${String(route.method)} ${route.url}`, fallbackRequiresUser).kind === 'anonymous'
     const existing = route.onRequest
     const hooks = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
     // First: the authorization hook (added earlier) must see the bearer principal.
-    route.onRequest = [bearerHook(options, anonymous), ...hooks] as never
-  })
-  app.addHook('onReady', async () => {
-    // Discovery of every Authority scheme starts with the app, in the background; a failure is
-    // retried on use (at most once per bearer/jwt-bearer-scheme.ts DISCOVERY_RETRY_MS).
-    for (const scheme of options.schemes.schemes) {
-      scheme.open().catch(() => { app.log.warn({ event: 'bearer.discovery.failed', scheme: scheme.scheme }, 'bearer scheme discovery failed; retried on use') })
-    }
+    route.onRequest = [bearerHook(context, anonymous), ...hooks] as never
   })
 }
 
-export default fp(bearerPlugin, { name: 'bearer', dependencies: ['session', 'authorization'] })
+export default fp(bearerPlugin, { name: 'bearer', dependencies: ['session', 'authorization', 'authentication'] })

@@ -11,6 +11,7 @@
 import type { ConfigurationProblem } from '../config/bind.js'
 import type { ProviderInstance, ProviderProtocol } from '../config/provider-instances.js'
 import { providerSettings, type ProviderSettingsRule, type Rule } from '../config/rules.js'
+import { jwtBearerSettingsRule } from '../bearer/settings-rules.js'
 import { vendorSettingsRule } from '../oauth/settings-rules.js'
 import { openIdConnectSettingsRule } from '../oidc/settings-rules.js'
 import { saml2SettingsRule } from '../saml2/settings-rules.js'
@@ -18,7 +19,8 @@ import { saml2SettingsRule } from '../saml2/settings-rules.js'
 export const PROVIDER_SETTINGS_RULES: { readonly [P in ProviderProtocol]: ProviderSettingsRule<P> } = {
   OpenIdConnect: openIdConnectSettingsRule,
   Saml2: saml2SettingsRule,
-  OAuth: vendorSettingsRule
+  OAuth: vendorSettingsRule,
+  JwtBearer: jwtBearerSettingsRule
 }
 
 /** The problems of one instance's settings, by its protocol's rule. */
@@ -27,6 +29,7 @@ export function providerSettingsProblems (instance: ProviderInstance, environmen
     case 'OpenIdConnect': return PROVIDER_SETTINGS_RULES.OpenIdConnect(instance, environmentName)
     case 'Saml2': return PROVIDER_SETTINGS_RULES.Saml2(instance, environmentName)
     case 'OAuth': return PROVIDER_SETTINGS_RULES.OAuth(instance, environmentName)
+    case 'JwtBearer': return PROVIDER_SETTINGS_RULES.JwtBearer(instance, environmentName)
   }
 }
 
@@ -34,5 +37,6 @@ export function providerSettingsProblems (instance: ProviderInstance, environmen
 export const providerTypeSettings: readonly Rule[] = [
   providerSettings('OpenIdConnect', PROVIDER_SETTINGS_RULES.OpenIdConnect),
   providerSettings('Saml2', PROVIDER_SETTINGS_RULES.Saml2),
-  providerSettings('OAuth', PROVIDER_SETTINGS_RULES.OAuth)
+  providerSettings('OAuth', PROVIDER_SETTINGS_RULES.OAuth),
+  providerSettings('JwtBearer', PROVIDER_SETTINGS_RULES.JwtBearer)
 ]

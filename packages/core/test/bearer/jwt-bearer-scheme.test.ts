@@ -16,6 +16,7 @@ import { userKeyOf } from '../../src/session/user-identity.js'
 import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
 
 const AUDIENCE = 'api://orders'
+const TRANSFORMATION = { Enabled: true, RemoveOriginalClaims: false }
 const encode = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')
 
 function settingsFor (idp: TokenIdp, overrides: Partial<JwtBearerSettings> = {}): JwtBearerSettings {
@@ -26,7 +27,6 @@ function schemeFor (idp: TokenIdp, overrides: Partial<JwtBearerSettings> = {}, n
   return new JwtBearerScheme({
     scheme: 'Api',
     settings: settingsFor(idp, overrides),
-    transformation: { Enabled: true, RemoveOriginalClaims: false },
     allowInsecureRequests: true,
     timeoutMs: 5000,
     ...(now === undefined ? {} : { now })
@@ -64,7 +64,7 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
   }
 
   test('a valid at+jwt token is the normalized principal of (scheme, issuer, subject), with its scopes', async () => {
-    const authentication = await schemeFor(idp).authenticate(await mint())
+    const authentication = await schemeFor(idp).authenticate(await mint(), TRANSFORMATION)
     const principal = authentication.principal
     assert.equal(principal.scheme, 'Api')
     assert.deepEqual(principal.identity, { scheme: 'Api', issuer: idp.issuer, subject: 'user-1' })
@@ -78,23 +78,23 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
 
   test('the common non-at+jwt shapes are accepted: typ JWT, no typ, aud as an array, scp as an array', async () => {
     const scheme = schemeFor(idp)
-    assert.equal((await scheme.authenticate(await mint({}, { typ: 'JWT' }))).principal.subject, 'user-1')
-    assert.equal((await scheme.authenticate(await mint({ aud: ['other', AUDIENCE] }, { typ: undefined }))).principal.subject, 'user-1')
-    assert.deepEqual((await scheme.authenticate(await mint({ scope: undefined, scp: ['a', 'b'] }))).scopes, ['a', 'b'])
+    assert.equal((await scheme.authenticate(await mint({}, { typ: 'JWT' }), TRANSFORMATION)).principal.subject, 'user-1')
+    assert.equal((await scheme.authenticate(await mint({ aud: ['other', AUDIENCE] }, { typ: undefined }), TRANSFORMATION)).principal.subject, 'user-1')
+    assert.deepEqual((await scheme.authenticate(await mint({ scope: undefined, scp: ['a', 'b'] }), TRANSFORMATION)).scopes, ['a', 'b'])
   })
 
   test('ClaimMappings reads nested roles (Keycloak realm_access.roles) as the OpenID Connect section does', async () => {
     const scheme = schemeFor(idp, { ClaimMappings: { 'realm_access.roles': 'role' } })
-    const authentication = await scheme.authenticate(await mint({ roles: undefined, realm_access: { roles: ['Auditor'] } }))
+    const authentication = await scheme.authenticate(await mint({ roles: undefined, realm_access: { roles: ['Auditor'] } }), TRANSFORMATION)
     assert.ok(authentication.principal.hasAnyValue('application:role', new Set(['Auditor'])))
   })
 
   test('a client-credentials token (sub is the client) is a machine principal carrying its client id', async () => {
-    const authentication = await schemeFor(idp).authenticate(await mint({ sub: 'billing-service', client_id: 'billing-service', roles: undefined }))
+    const authentication = await schemeFor(idp).authenticate(await mint({ sub: 'billing-service', client_id: 'billing-service', roles: undefined }), TRANSFORMATION)
     assert.equal(authentication.machine, true)
     assert.equal(authentication.clientId, 'billing-service')
     assert.equal(authentication.principal.find('application:name'), undefined, 'a machine has no user name')
-    const entra = await schemeFor(idp).authenticate(await mint({ sub: 'sp-object-id', azp: 'client-guid', idtyp: 'app' }))
+    const entra = await schemeFor(idp).authenticate(await mint({ sub: 'sp-object-id', azp: 'client-guid', idtyp: 'app' }), TRANSFORMATION)
     assert.equal(entra.machine, true)
     assert.equal(entra.clientId, 'client-guid')
   })
@@ -125,7 +125,7 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
   for (const { name, failure, token } of hostile) {
     test(`refused: ${name} (${failure})`, async () => {
       const scheme = schemeFor(idp, { ValidAlgorithms: ['RS256', 'ES256'] })
-      assert.equal(await failureOf(scheme.authenticate(await token({ mint, hmac: hmacSecret }))), failure)
+      assert.equal(await failureOf(scheme.authenticate(await token({ mint, hmac: hmacSecret }), TRANSFORMATION)), failure)
     })
   }
 
@@ -134,7 +134,7 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
     try {
       const scheme = schemeFor(fresh, { Authority: '', Issuer: fresh.issuer, JwksUri: `${fresh.issuer}/jwks` })
       for (const token of ['x.y', `${encode({ alg: 'none' })}.${encode({})}.`, `${encode({ alg: 'HS256' })}.${encode({})}.c2ln`, 'a'.repeat(MAX_BEARER_TOKEN_BYTES + 1)]) {
-        await failureOf(scheme.authenticate(token))
+        await failureOf(scheme.authenticate(token, TRANSFORMATION))
       }
       assert.equal(fresh.jwksRequests, 0)
     } finally {
@@ -147,7 +147,7 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
     try {
       const scheme = schemeFor(idp, { Authority: '', Issuer: idp.issuer, JwksUri: `${idp.issuer}/jwks` })
       const token = await mint({}, { alg: 'ES256', kid: 'ec' }, es256.privateKey)
-      assert.equal((await scheme.authenticate(token)).principal.subject, 'user-1')
+      assert.equal((await scheme.authenticate(token, TRANSFORMATION)).principal.subject, 'user-1')
     } finally {
       idp.publishedKeys.pop()
     }
@@ -156,26 +156,26 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
   test('an unknown-kid flood refetches the key set at most once per 30 s per scheme', async () => {
     let now = Date.now()
     const scheme = schemeFor(idp, {}, () => now)
-    await scheme.authenticate(await mint())
+    await scheme.authenticate(await mint(), TRANSFORMATION)
     const baseline = idp.jwksRequests
     const forged = await Promise.all(Array.from({ length: 50 }, async (_, index) => await mint({ jti: String(index) }, { kid: `invented-${index}` }, idp.unknownKey)))
-    for (const token of forged) assert.equal(await failureOf(scheme.authenticate(token)), 'unknown_key')
+    for (const token of forged) assert.equal(await failureOf(scheme.authenticate(token, TRANSFORMATION)), 'unknown_key')
     assert.equal(idp.jwksRequests, baseline + 1, 'one refetch for the whole flood')
     now += BEARER_UNKNOWN_KEY_REFETCH_INTERVAL_MS - 1000
-    for (const token of forged.slice(0, 10)) await failureOf(scheme.authenticate(token))
+    for (const token of forged.slice(0, 10)) await failureOf(scheme.authenticate(token, TRANSFORMATION))
     assert.equal(idp.jwksRequests, baseline + 1, 'none within the 30 s')
     now += 2000
-    for (const token of forged.slice(0, 10)) await failureOf(scheme.authenticate(token))
+    for (const token of forged.slice(0, 10)) await failureOf(scheme.authenticate(token, TRANSFORMATION))
     assert.equal(idp.jwksRequests, baseline + 2, 'one more after 30 s')
   })
 
   test('a rotated key is found by the one refetch (the first call after the rotation succeeds)', async () => {
     const scheme = schemeFor(idp)
-    await scheme.authenticate(await mint())
+    await scheme.authenticate(await mint(), TRANSFORMATION)
     const rotated = await generateKeyPair('RS256', { extractable: true })
     idp.publishedKeys.push({ ...(await exportJWK(rotated.publicKey)), kid: 'rotated', alg: 'RS256' })
     try {
-      assert.equal((await scheme.authenticate(await mint({}, { kid: 'rotated' }, rotated.privateKey))).principal.subject, 'user-1')
+      assert.equal((await scheme.authenticate(await mint({}, { kid: 'rotated' }, rotated.privateKey), TRANSFORMATION)).principal.subject, 'user-1')
     } finally {
       idp.publishedKeys.pop()
     }
@@ -183,7 +183,7 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
 
   test('discovery whose issuer is not the Authority makes the scheme unavailable (keys_unavailable), retried no sooner than 30 s', async () => {
     const scheme = schemeFor(idp, { Authority: `${idp.issuer}/tenant` })
-    assert.equal(await failureOf(scheme.authenticate(await mint())), 'keys_unavailable')
+    assert.equal(await failureOf(scheme.authenticate(await mint(), TRANSFORMATION)), 'keys_unavailable')
     assert.deepEqual(scheme.status(), { available: false, reason: 'metadata_unreachable' })
   })
 })

@@ -1,41 +1,45 @@
 /**
- * The app of the bearer-token tests: the core (createApp) with the bearer plugin and a few API
- * routes registered the way an app's routes are, and bearer schemes built from JwtBearer settings.
- * Routes: GET and POST /api/orders (fallback policy; POST behind anti-forgery), GET /api/public
- * (anonymous), GET /api/admin (the administrator role policy), GET /orders (a page, outside the
- * API prefixes) and GET /reports (a page path that opts in with `config: { bearer: true }`).
+ * The app of the bearer-token tests: the core (createApp) configured with JwtBearer schemes
+ * (`Authentication:Schemes:<Name>` with `Type: JwtBearer`), in Development so the issuers may
+ * listen on loopback http, and a few API routes registered the way an app's routes are: GET and
+ * POST /api/orders (fallback policy; POST behind anti-forgery), GET /api/public (anonymous),
+ * GET /api/admin (the administrator role policy), GET /orders (a page, outside the API prefixes)
+ * and GET /reports (a page path that opts in with `config: { bearer: true }`).
  */
-import type { FastifyInstance } from 'fastify'
-import { BearerSchemes } from '../../src/bearer/bearer-schemes.js'
-import { JwtBearerScheme, type JwtBearerSettings } from '../../src/bearer/jwt-bearer-scheme.js'
-import { RefusalLimit } from '../../src/bearer/refusal-limit.js'
-import { createApp } from '../../src/create-app.js'
-import bearer from '../../src/plugins/bearer.js'
-import { buildTestApp as buildWithTesting, type TestApp } from '../../src/testing/app.js'
-import type { TestSettings } from '../../src/testing/app.js'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { JwtBearerScheme } from '../../src/bearer/jwt-bearer-scheme.js'
+import { createApp, type ApplicationParts } from '../../src/create-app.js'
+import { buildTestApp as buildWithTesting, type TestApp, type TestSettings } from '../../src/testing/app.js'
 import { APP_ROOT } from './app.js'
 
 export interface BearerAppOptions {
-  readonly schemes: Readonly<Record<string, Partial<JwtBearerSettings>>>
+  /** Name -> the scheme's keys (Type JwtBearer is added). */
+  readonly schemes: Readonly<Record<string, TestSettings>>
   readonly settings?: TestSettings
-  /** Refused tokens per client and minute; default unlimited. */
+  /** `RateLimits:BearerRefusalsPerWindow`. */
   readonly refusalsPerWindow?: number
+  readonly policies?: ApplicationParts['policies']
+  /** More routes, registered after the standard ones. */
+  readonly routes?: (app: FastifyInstance) => void
 }
-
-const DEFAULTS: JwtBearerSettings = { Authority: '', Issuer: '', JwksUri: '', Audiences: [], ValidAlgorithms: [], ClockSkewSeconds: 60, ClaimMappings: {} }
 
 export interface BearerTestApp extends TestApp {
-  readonly schemes: BearerSchemes
+  /** The registered bearer scheme `name`. */
+  scheme: (name: string) => JwtBearerScheme
 }
 
-function routes (app: FastifyInstance): void {
-  const who = (request: { user?: { subject?: string, scheme: string } | undefined, bearer?: { machine: boolean, clientId?: string, scopes: readonly string[] } | undefined }): Record<string, unknown> => ({
+/** What a route answers about its caller. */
+export function who (request: FastifyRequest): Record<string, unknown> {
+  return {
     subject: request.user?.subject ?? null,
     scheme: request.user?.scheme ?? null,
     machine: request.bearer?.machine ?? null,
     clientId: request.bearer?.clientId ?? null,
     scopes: request.bearer?.scopes ?? null
-  })
+  }
+}
+
+function routes (app: FastifyInstance): void {
   app.get('/api/orders', async (request) => who(request))
   app.post('/api/orders', { preHandler: app.csrfProtection }, async (request) => ({ created: true, ...who(request) }))
   app.get('/api/public', { config: { allowAnonymous: true } }, async (request) => who(request))
@@ -45,31 +49,30 @@ function routes (app: FastifyInstance): void {
 }
 
 export async function buildBearerApp (options: BearerAppOptions): Promise<BearerTestApp> {
-  let schemes: BearerSchemes | undefined
+  const schemes = Object.fromEntries(Object.entries(options.schemes).map(([name, settings]) => [name, { Type: 'JwtBearer', ...settings }]))
   const built = await buildWithTesting({
     contentRoot: APP_ROOT,
-    settings: { Authentication: { Cookie: { AllowInsecureHttp: true } }, ...options.settings },
     nodeEnv: 'Development',
+    settings: {
+      ...options.settings,
+      Authentication: { Cookie: { AllowInsecureHttp: true }, Schemes: schemes, ...(options.settings?.Authentication as TestSettings | undefined) },
+      ...(options.refusalsPerWindow === undefined ? {} : { RateLimits: { BearerRefusalsPerWindow: options.refusalsPerWindow } })
+    },
     buildApp: async (appOptions) => await createApp({
       ...appOptions,
+      ...(options.policies === undefined ? {} : { policies: options.policies }),
       routes: async (app) => {
-        schemes = new BearerSchemes(Object.entries(options.schemes).map(([scheme, settings]) => new JwtBearerScheme({
-          scheme,
-          settings: { ...DEFAULTS, ...settings },
-          transformation: appOptions.config.Authentication.ClaimsTransformation,
-          allowInsecureRequests: true,
-          timeoutMs: 5000
-        })))
-        const perWindow = options.refusalsPerWindow
-        await app.register(bearer, {
-          schemes,
-          pathPrefixes: ['/api/'],
-          fallbackRequiresUser: true,
-          ...(perWindow === undefined ? {} : { refusals: new RefusalLimit({ increment: app.state.increment!.bind(app.state), perWindow, windowMs: 60_000 }) })
-        })
         routes(app)
+        options.routes?.(app)
       }
     })
   })
-  return { ...built, schemes: schemes! }
+  return {
+    ...built,
+    scheme: (name) => {
+      const scheme = built.app.authentication.providers.get(name)?.bearer
+      if (scheme === undefined) throw new Error(`no bearer scheme ${name}`)
+      return scheme
+    }
+  }
 }

@@ -30,7 +30,7 @@ describe('bearer tokens on the API routes', () => {
     t = await buildBearerApp({
       schemes: {
         Api: { Authority: resourceIdp.issuer, Audiences: [RESOURCE] },
-        Partner: { Issuer: partnerIdp.issuer, JwksUri: `${partnerIdp.issuer}/jwks`, Audiences: [PARTNER_AUDIENCE] }
+        Partner: { Issuer: partnerIdp.issuer, JwksUri: `${partnerIdp.issuer}/jwks`, Audiences: [PARTNER_AUDIENCE], ClaimMappings: { scp: 'permission' } }
       },
       refusalsPerWindow: 1000
     })
@@ -82,6 +82,31 @@ describe('bearer tokens on the API routes', () => {
     assert.equal(response.headers.location, undefined)
     assert.equal(response.json().code, 'APP_ERR_BEARER_INVALID')
     assert.equal(response.json().detail, undefined, 'no detail that helps an attacker')
+  })
+
+  test('no token and no session on an API route: 401 WWW-Authenticate: Bearer, problem+json, never a redirect', async () => {
+    const response = await t.app.inject({ url: '/api/orders', headers: { accept: 'text/html' } })
+    assert.equal(response.statusCode, 401)
+    assert.equal(response.headers['www-authenticate'], 'Bearer')
+    assert.equal(response.headers.location, undefined)
+    assert.match(String(response.headers['content-type']), /^application\/problem\+json/)
+  })
+
+  test('a valid token that does not meet the route\'s policy: 403 insufficient_scope, never a redirect', async () => {
+    const response = await t.app.inject({ url: '/api/admin', headers: { authorization: `Bearer ${await userToken()}`, accept: 'text/html' } })
+    assert.equal(response.statusCode, 403)
+    assert.equal(response.headers['www-authenticate'], 'Bearer error="insufficient_scope"')
+    assert.equal(response.json().code, 'APP_ERR_BEARER_SCOPE')
+    const admin = await t.app.inject({ url: '/api/admin', headers: { authorization: `Bearer ${await userToken({ roles: ['Administrator'] })}` } })
+    assert.equal(admin.statusCode, 200)
+  })
+
+  test('bearer schemes sign no one in: not on the login page, unknown to /External/Challenge', async () => {
+    const login = await t.app.inject({ url: '/Account/Login' })
+    assert.equal(login.body.includes('Partner'), false)
+    const challenge = await t.app.inject({ url: '/External/Challenge?provider=Partner', headers: { accept: 'application/json' } })
+    assert.equal(challenge.statusCode, 400)
+    assert.equal(challenge.json().code, 'APP_ERR_PROVIDER_UNKNOWN')
   })
 
   const refused: ReadonlyArray<{ readonly name: string, readonly failure: string, readonly header: () => Promise<string> }> = [
@@ -136,10 +161,10 @@ describe('bearer tokens on the API routes', () => {
 
   test('a verified token is served from the cache until it expires: the scheme verifies it once', async () => {
     const token = await userToken({ jti: 'cache-test' })
-    const scheme = t.schemes.schemes.find((candidate) => candidate.scheme === 'Partner')!
+    const scheme = t.scheme('Partner')
     let verifications = 0
     const original = scheme.authenticate.bind(scheme)
-    scheme.authenticate = async (value: string) => { verifications++; return await original(value) }
+    scheme.authenticate = async (value, transformation) => { verifications++; return await original(value, transformation) }
     try {
       for (let index = 0; index < 5; index++) {
         assert.equal((await t.app.inject({ url: '/api/orders', headers: { authorization: `Bearer ${token}` } })).statusCode, 200)
