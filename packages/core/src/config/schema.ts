@@ -417,9 +417,9 @@ export type StateConfiguration = Static<typeof ApplicationSchema>['State']
 export type VendorConfiguration = Static<VendorSchema>
 export type OpenIdConnectSchemeConfiguration = Static<typeof OpenIdConnectSchemeSchema>
 export type Saml2SchemeConfiguration = Static<typeof Saml2SchemeSchema>
-/** One Authentication:Schemes:<Name> section, as bound (its path defaults filled in from the name). */
 /** Authentication:Schemes:<Name> of Type JwtBearer. */
 export type JwtBearerSchemeConfiguration = Static<typeof JwtBearerSchemeSchema>
+/** One Authentication:Schemes:<Name> section, as bound (its path defaults filled in from the name). */
 export type SchemeConfiguration = OpenIdConnectSchemeConfiguration | Saml2SchemeConfiguration | JwtBearerSchemeConfiguration
 
 /**
