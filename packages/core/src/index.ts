@@ -50,6 +50,9 @@ export type { ApplicationNaming, CookieNames, Purposes } from './application-nam
 export { ApplicationAuthorizationPolicyNames } from './authorization/policies.js'
 export type { AuthorizationPolicy, PolicyOutcome } from './authorization/policies.js'
 export { requireTenant, tenantOf, tenantPolicy } from './authorization/tenants.js'
+export { clientOf, clientPolicy, isMachine, scopePolicy, scopesOf, userPolicy } from './authorization/scopes.js'
+export { BearerPrincipal } from './bearer/bearer-principal.js'
+export type { AccessFacts } from './bearer/bearer-principal.js'
 export type { AuthorizationApi, GovernanceContext, GovernanceEvaluator, RouteAuthorization } from './plugins/authorization.js'
 
 // The signed-in user, and what a sign-in flow hands over.

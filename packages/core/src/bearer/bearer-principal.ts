@@ -16,6 +16,34 @@ import { normalizeClaims } from '../sign-in/claims-normalization.js'
 import { withSourceTenant, type ClaimsTransformation } from '../sign-in/completion.js'
 import type { VerifiedAccessToken } from './access-token.js'
 
+/** What an access token says about who acts, beside the claims (issue 35, item 3). */
+export interface AccessFacts {
+  /** `scope` / `scp`, space-separated or an array. */
+  readonly scopes: readonly string[]
+  /** The OAuth client the token was issued to (`client_id`, `azp`, `appid`). */
+  readonly clientId?: string
+  /** A client-credentials token: the caller is the client itself, no user. */
+  readonly machine: boolean
+}
+
+/**
+ * The principal of a bearer call: the same claims and identity as a signed-in user's, plus the
+ * token's scopes and client, which scope and client policies read (authorization/scopes.ts).
+ */
+export class BearerPrincipal extends Principal {
+  readonly access: AccessFacts
+
+  constructor (ticket: ConstructorParameters<typeof Principal>[0], access: AccessFacts) {
+    super(ticket)
+    this.access = access
+  }
+
+  /** A machine has no user name: its display name is its client. */
+  override get name (): string {
+    return this.access.machine ? `client ${this.access.clientId ?? this.subject ?? ''}` : super.name
+  }
+}
+
 /** Claims that describe the token, not the caller: not kept as claims of the principal. */
 const TOKEN_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'cnf', 'nonce', 'at_hash', 'c_hash', 'auth_time', 'sid', 'typ', 'uti', 'rh', 'xms_tcdt'])
 
@@ -39,7 +67,7 @@ export function bearerSessionIdOf (token: string): string {
 }
 
 /** The principal of a verified token. */
-export function principalOf (token: string, verified: VerifiedAccessToken, settings: PrincipalSettings, nowSeconds: number): Principal {
+export function principalOf (token: string, verified: VerifiedAccessToken, settings: PrincipalSettings, nowSeconds: number): BearerPrincipal {
   const { issuer } = settings
   const flat = flattenClaims(verified.payload, issuer, TOKEN_CLAIMS)
   const claims: Claim[] = [
@@ -57,12 +85,12 @@ export function principalOf (token: string, verified: VerifiedAccessToken, setti
   if (!normalized.some((claim) => claim.type === ApplicationClaimTypes.Subject)) {
     normalized = [{ type: ApplicationClaimTypes.Subject, value: verified.subject, issuer }, ...normalized]
   }
-  return new Principal({
+  return new BearerPrincipal({
     sessionId: bearerSessionIdOf(token),
     scheme: settings.scheme,
     claims: settings.runtime === undefined ? normalized : withSourceTenant({ scheme: settings.scheme, claims: [], returnUrl: '', runtime: settings.runtime }, normalized),
     issuedAt: nowSeconds,
     expiresAt: verified.expiresAt,
     absoluteExpiresAt: verified.expiresAt
-  })
+  }, { scopes: verified.scopes, machine: verified.machine, ...(verified.clientId === undefined ? {} : { clientId: verified.clientId }) })
 }

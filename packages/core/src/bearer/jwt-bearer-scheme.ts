@@ -8,10 +8,9 @@
  */
 import { fetchBounded } from '../http/bounded-fetch.js'
 import { ProviderKeys } from '../oidc/provider-keys.js'
-import type { Principal } from '../session/principal.js'
 import type { ClaimsTransformation } from '../sign-in/completion.js'
 import { validateAccessToken, type VerifiedAccessToken } from './access-token.js'
-import { principalOf } from './bearer-principal.js'
+import { principalOf, type BearerPrincipal } from './bearer-principal.js'
 import { BearerTokenError } from './failures.js'
 
 /** At most one unknown-`kid` refetch per scheme in this many milliseconds (issue 35, "Bad input"). */
@@ -45,7 +44,7 @@ export interface JwtBearerSettings {
 /** A bearer-authenticated caller: the principal, and what the token says about the client and its scopes. */
 export interface BearerAuthentication {
   readonly scheme: string
-  readonly principal: Principal
+  readonly principal: BearerPrincipal
   readonly clientId?: string
   readonly scopes: readonly string[]
   /** A client-credentials token: the caller is a client, not a user. */

@@ -309,6 +309,7 @@ export const AuthenticationSchema = Type.Object({
   }, { additionalProperties: false, default: {} }),
   Schemes: schemesSchema(),
   Bearer: Type.Object({
+    ScopesSupported: strings([], 'Extension. The scopes listed as scopes_supported in the protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource, published while a JwtBearer scheme is configured. Empty: the member is left out.'),
     PathPrefixes: strings(['/api/'], 'Extension. Routes whose path starts with one of these accept Authorization: Bearer tokens of the JwtBearer schemes (a route may also opt in or out with config: { bearer: true | false }). Pages never should. A request carrying a bearer token there is decided by the token alone: a refused token is 401, even with a session cookie. docs/providers.md, "Protect an API".')
   }, { additionalProperties: false, default: {} })
 }, { additionalProperties: false, default: {} })

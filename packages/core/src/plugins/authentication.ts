@@ -14,6 +14,7 @@ import type { ProviderInstance } from '../config/provider-instances.js'
 import { createError } from '../errors.js'
 import { validateRuntimeProvider, type RuntimeProviderDefinition, type RuntimeValidation } from '../providers/runtime-definitions.js'
 import type { ProviderReloadResult, ReloadProvidersOptions } from '../providers/runtime-provider-set.js'
+import type { AuthorizationPolicy } from '../authorization/policies.js'
 import { pagesFor } from './branding.js'
 import { sendBearerChallenge, sendInsufficientScope } from './bearer.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
@@ -53,8 +54,11 @@ export interface AuthenticationApi {
   readonly discoversByEmail: boolean
   /** Anonymous caller on a protected resource: login redirect, provider challenge or 401. */
   challenge: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply
-  /** Authenticated caller lacking a policy: AccessDenied redirect or 403. */
-  forbid: (request: FastifyRequest, reply: FastifyReply) => FastifyReply
+  /**
+   * Authenticated caller lacking a policy: AccessDenied redirect or 403; a bearer call gets 403
+   * `insufficient_scope`, naming the scopes of `policy` when it asks for some.
+   */
+  forbid: (request: FastifyRequest, reply: FastifyReply, policy?: AuthorizationPolicy) => FastifyReply
   /**
    * After the local sign-out: continues at the signing-in provider's logout endpoint (a
    * no-store page that navigates there) and returns the reply, or undefined when the
@@ -143,8 +147,8 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       if (provider !== undefined && provider.status().available) return provider.challenge(request, reply, returnUrl ?? '/')
       return reply.redirect(withReturnUrl('/Account/Login', returnUrl), 302)
     },
-    forbid (request: FastifyRequest, reply: FastifyReply) {
-      if (request.bearer !== undefined) return sendInsufficientScope(request, reply)
+    forbid (request: FastifyRequest, reply: FastifyReply, policy?: AuthorizationPolicy) {
+      if (request.bearer !== undefined) return sendInsufficientScope(request, reply, policy?.scopes?.join(' '))
       if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 403, { code: 'APP_ERR_AUTH_FORBIDDEN' })
       return reply.redirect(withReturnUrl('/Account/AccessDenied', returnUrlOf(request)), 302)
     },

@@ -20,6 +20,7 @@ import { bearerChallenge } from '../bearer/challenge.js'
 import { BearerTokenError, type BearerFailure } from '../bearer/failures.js'
 import type { BearerAuthentication, JwtBearerScheme } from '../bearer/jwt-bearer-scheme.js'
 import { RefusalLimit } from '../bearer/refusal-limit.js'
+import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceOf } from '../bearer/resource-metadata.js'
 import { enabledProviderInstances } from '../config/provider-instances.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 import type { AuthenticationProvider } from '../providers/provider.js'
@@ -35,6 +36,12 @@ declare module 'fastify' {
      * `Authentication:Bearer:PathPrefixes` are set to true when registered (plugins/bearer.ts).
      */
     bearer?: boolean
+    /**
+     * Set by plugins/bearer.ts on the routes that accept bearer tokens while protected-resource
+     * metadata is published (RFC 9728): the configured PublicOrigin ('' for the request's own),
+     * from which 401 challenges build their `resource_metadata` URL.
+     */
+    resourceMetadataOrigin?: string
   }
   interface FastifyRequest {
     /** The bearer token's caller (scheme, principal, client, scopes) when a bearer token authenticated the request. */
@@ -53,8 +60,6 @@ interface BearerContext {
   readonly schemes: BearerSchemes
   /** Refused tokens per client; none: unlimited (RateLimits:Enabled false). */
   readonly refusals?: RefusalLimit
-  /** The absolute URL of the protected-resource metadata, sent in challenges (RFC 9728). */
-  readonly resourceMetadataUrl?: (request: FastifyRequest) => string | undefined
 }
 
 /** The bearer schemes among the registered providers (configured, and added by the provider source). */
@@ -72,8 +77,18 @@ export function acceptsBearer (url: string, declared: boolean | undefined, pathP
   return declared ?? pathPrefixes.some((prefix) => url.startsWith(prefix))
 }
 
-/** The 401 of a refused (or missing, `error` undefined) bearer token: problem+json, `WWW-Authenticate`, no detail. */
-export function sendBearerChallenge (request: FastifyRequest, reply: FastifyReply, error: 'invalid_token' | undefined, resourceMetadata?: string): FastifyReply {
+/** The absolute URL of the protected-resource metadata for a request to a route that publishes it, or undefined. */
+function resourceMetadataUrlOf (request: FastifyRequest): string | undefined {
+  const origin = request.routeOptions.config?.resourceMetadataOrigin
+  return origin === undefined ? undefined : `${resourceOf(origin, `${request.protocol}://${request.host}`)}${RESOURCE_METADATA_PATH}`
+}
+
+/**
+ * The 401 of a refused (or missing, `error` undefined) bearer token: problem+json and
+ * `WWW-Authenticate` with `resource_metadata` where it is published, and no detail.
+ */
+export function sendBearerChallenge (request: FastifyRequest, reply: FastifyReply, error: 'invalid_token' | undefined): FastifyReply {
+  const resourceMetadata = resourceMetadataUrlOf(request)
   reply.header('www-authenticate', bearerChallenge({ ...(error === undefined ? {} : { error }), ...(resourceMetadata === undefined ? {} : { resourceMetadata }) }))
   return sendProblem(request, reply, 401, { code: error === undefined ? 'APP_ERR_AUTH_REQUIRED' : 'APP_ERR_BEARER_INVALID' })
 }
@@ -108,7 +123,7 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       done(createError('APP_ERR_PROVIDER_UNAVAILABLE'))
       return
     }
-    sendBearerChallenge(request, reply, 'invalid_token', options.resourceMetadataUrl?.(request))
+    sendBearerChallenge(request, reply, 'invalid_token')
   }
   return function authenticateBearer (request, reply, done) {
     const header = request.headers.authorization
@@ -149,6 +164,21 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
   }
 }
 
+/**
+ * RFC 9728: `GET /.well-known/oauth-protected-resource` (anonymous, in the reviewed inventory),
+ * naming the configured JwtBearer schemes' issuers, and its URL in every 401 challenge.
+ */
+function publishResourceMetadata (app: FastifyInstance, config: ApplicationConfiguration): void {
+  const publicOrigin = config.Hosting.PublicOrigin
+  const resource = (request: FastifyRequest): string => resourceOf(publicOrigin, `${request.protocol}://${request.host}`)
+  const configuredSchemes = new Set(enabledProviderInstances(config).filter((instance) => instance.protocol === 'JwtBearer').map((instance) => instance.scheme))
+  app.get(RESOURCE_METADATA_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
+    const issuers = bearerSchemesOf(app.authentication.providers).filter((scheme) => configuredSchemes.has(scheme.scheme)).map((scheme) => scheme.issuer ?? scheme.configuredIssuer)
+    return await reply.header('cache-control', 'public, max-age=3600').type('application/json')
+      .send(protectedResourceMetadata(resource(request), issuers, config.Authentication.Bearer.ScopesSupported))
+  })
+}
+
 async function bearerPlugin (app: FastifyInstance, options: BearerPluginOptions): Promise<void> {
   app.decorateRequest('bearer', undefined)
   const { config } = options
@@ -163,12 +193,13 @@ async function bearerPlugin (app: FastifyInstance, options: BearerPluginOptions)
       ? { refusals: new RefusalLimit({ increment: app.state.increment.bind(app.state), perWindow: limits.BearerRefusalsPerWindow, windowMs: limits.WindowSeconds * 1000 }) }
       : {})
   }
+  if (configured) publishResourceMetadata(app, config)
   const pathPrefixes = config.Authentication.Bearer.PathPrefixes
   const fallbackRequiresUser = config.Authorization.RequireAuthenticatedUserByDefault
   app.addHook('onRoute', (route) => {
     const routeConfig = route.config ?? {}
     if (!acceptsBearer(route.url, routeConfig.bearer, pathPrefixes)) return
-    route.config = { ...routeConfig, bearer: true }
+    route.config = { ...routeConfig, bearer: true, ...(configured ? { resourceMetadataOrigin: config.Hosting.PublicOrigin } : {}) }
     const anonymous = routeAccessOf(routeConfig, `${String(route.method)} ${route.url}`, fallbackRequiresUser).kind === 'anonymous'
     const existing = route.onRequest
     const hooks = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]

@@ -11,12 +11,16 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { SignJWT, type JWTPayload } from 'jose'
 import { claim, signIn } from '../../src/testing/app.js'
-import { buildBearerApp, type BearerTestApp } from '../helpers/bearer-app.js'
+import { clientPolicy, scopePolicy, userPolicy } from '../../src/authorization/scopes.js'
+import { buildBearerApp, who, type BearerTestApp } from '../helpers/bearer-app.js'
 import { startResourceIdp, type ResourceIdp } from '../helpers/providers/resource-idp.js'
 import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
 
 const RESOURCE = 'https://api.example.test/'
 const PARTNER_AUDIENCE = 'api://orders'
+/** inject() addresses the app as localhost:80; no PublicOrigin in these tests (Development). */
+const METADATA_URL = 'http://localhost:80/.well-known/oauth-protected-resource'
+const INVALID_TOKEN_CHALLENGE = `Bearer error="invalid_token", resource_metadata="${METADATA_URL}"`
 
 describe('bearer tokens on the API routes', () => {
   let resourceIdp: ResourceIdp
@@ -32,7 +36,14 @@ describe('bearer tokens on the API routes', () => {
         Api: { Authority: resourceIdp.issuer, Audiences: [RESOURCE] },
         Partner: { Issuer: partnerIdp.issuer, JwksUri: `${partnerIdp.issuer}/jwks`, Audiences: [PARTNER_AUDIENCE], ClaimMappings: { scp: 'permission' } }
       },
-      refusalsPerWindow: 1000
+      refusalsPerWindow: 1000,
+      settings: { Authentication: { Bearer: { ScopesSupported: ['orders.read', 'orders.write'] } } },
+      policies: [scopePolicy('orders.Write', 'orders.write'), userPolicy('orders.UsersOnly'), clientPolicy('orders.Billing', 'billing')],
+      routes: (app) => {
+        app.post('/api/orders/write', { config: { authorize: 'orders.Write' } }, async (request) => who(request))
+        app.get('/api/me', { config: { authorize: 'orders.UsersOnly' } }, async (request) => who(request))
+        app.get('/api/invoices', { config: { authorize: 'orders.Billing' } }, async (request) => who(request))
+      }
     })
   })
   after(async () => {
@@ -77,7 +88,7 @@ describe('bearer tokens on the API routes', () => {
     const forged = await userToken({ aud: 'api://someone-else' })
     const response = await t.app.inject({ url: '/api/orders', headers: { cookie, authorization: `Bearer ${forged}`, accept: 'text/html' } })
     assert.equal(response.statusCode, 401)
-    assert.equal(response.headers['www-authenticate'], 'Bearer error="invalid_token"')
+    assert.equal(response.headers['www-authenticate'], INVALID_TOKEN_CHALLENGE)
     assert.match(String(response.headers['content-type']), /^application\/problem\+json/)
     assert.equal(response.headers.location, undefined)
     assert.equal(response.json().code, 'APP_ERR_BEARER_INVALID')
@@ -87,7 +98,7 @@ describe('bearer tokens on the API routes', () => {
   test('no token and no session on an API route: 401 WWW-Authenticate: Bearer, problem+json, never a redirect', async () => {
     const response = await t.app.inject({ url: '/api/orders', headers: { accept: 'text/html' } })
     assert.equal(response.statusCode, 401)
-    assert.equal(response.headers['www-authenticate'], 'Bearer')
+    assert.equal(response.headers['www-authenticate'], `Bearer resource_metadata="${METADATA_URL}"`)
     assert.equal(response.headers.location, undefined)
     assert.match(String(response.headers['content-type']), /^application\/problem\+json/)
   })
@@ -99,6 +110,40 @@ describe('bearer tokens on the API routes', () => {
     assert.equal(response.json().code, 'APP_ERR_BEARER_SCOPE')
     const admin = await t.app.inject({ url: '/api/admin', headers: { authorization: `Bearer ${await userToken({ roles: ['Administrator'] })}` } })
     assert.equal(admin.statusCode, 200)
+  })
+
+  test('scope policies: a token without the scope is 403 insufficient_scope naming it; with it, allowed (no anti-forgery token)', async () => {
+    const without = await t.app.inject({ method: 'POST', url: '/api/orders/write', headers: { authorization: `Bearer ${await machineToken()}` } })
+    assert.equal(without.statusCode, 403)
+    assert.equal(without.headers['www-authenticate'], 'Bearer error="insufficient_scope", scope="orders.write"')
+    const token = await resourceIdp.clientCredentialsToken('billing', 'orders.read orders.write')
+    planted.push(token)
+    const granted = await t.app.inject({ method: 'POST', url: '/api/orders/write', headers: { authorization: `Bearer ${token}` } })
+    assert.equal(granted.statusCode, 200)
+    assert.deepEqual(granted.json().scopes, ['orders.read', 'orders.write'])
+    const cookie = await signIn(t.app, [claim('application:subject', 'cookie-user'), claim('scope', 'orders.write')])
+    const sessionUser = await t.app.inject({ method: 'POST', url: '/api/orders/write', headers: { cookie, accept: 'application/json' } })
+    assert.equal(sessionUser.statusCode, 403, 'a session has no token scopes')
+  })
+
+  test('machine principals: a user policy refuses a client-credentials token; a client policy names the allowed clients', async () => {
+    const machine = await machineToken()
+    assert.equal((await t.app.inject({ url: '/api/me', headers: { authorization: `Bearer ${machine}` } })).statusCode, 403)
+    assert.equal((await t.app.inject({ url: '/api/me', headers: { authorization: `Bearer ${await userToken()}` } })).statusCode, 200)
+    assert.equal((await t.app.inject({ url: '/api/invoices', headers: { authorization: `Bearer ${machine}` } })).statusCode, 200)
+    assert.equal((await t.app.inject({ url: '/api/invoices', headers: { authorization: `Bearer ${await userToken({ azp: 'mobile-app' })}` } })).statusCode, 403)
+  })
+
+  test('protected-resource metadata (RFC 9728): the configured issuers, scopes and the header method, anonymously', async () => {
+    const response = await t.app.inject({ url: '/.well-known/oauth-protected-resource' })
+    assert.equal(response.statusCode, 200)
+    assert.deepEqual(response.json(), {
+      resource: 'http://localhost:80',
+      authorization_servers: [resourceIdp.issuer, partnerIdp.issuer],
+      scopes_supported: ['orders.read', 'orders.write'],
+      bearer_methods_supported: ['header']
+    })
+    assert.ok(t.app.authorization.anonymousRoutes().includes('GET /.well-known/oauth-protected-resource'))
   })
 
   test('bearer schemes sign no one in: not on the login page, unknown to /External/Challenge', async () => {
@@ -125,7 +170,7 @@ describe('bearer tokens on the API routes', () => {
       const before = t.logs.events('bearer.refused').length
       const response = await t.app.inject({ url: '/api/orders', headers: { authorization: await header() } })
       assert.equal(response.statusCode, 401)
-      assert.equal(response.headers['www-authenticate'], 'Bearer error="invalid_token"')
+      assert.equal(response.headers['www-authenticate'], INVALID_TOKEN_CHALLENGE)
       const lines = t.logs.events('bearer.refused').slice(before)
       assert.deepEqual(lines.map((line) => line.failure), [failure])
     })
