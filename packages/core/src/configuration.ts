@@ -16,6 +16,7 @@ import { telemetrySettings } from './config/telemetry-rules.js'
 import type { ConfigurationProblem } from './config/bind.js'
 import { applicationDiscriminatorIsShort, dataProtectionKeysAreStrong, dataProtectionKeyStoreIsUsable } from './data-protection/settings-rules.js'
 import { providerTypeSettings } from './providers/settings-rules.js'
+import { internalHostAllowanceIsValid } from './providers/runtime-definitions.js'
 import { stateStoreSettings } from './state/settings-rules.js'
 
 /** Every cross-key rule, in the order their messages are reported. */
@@ -30,6 +31,7 @@ export const RULES: readonly Rule[] = [
   ...providerTypeSettings,
   callbackPathsAreLocalAndDistinct,
   providerDomainsAreDistinct,
+  internalHostAllowanceIsValid,
   forwardedHeadersNeedKnownProxies,
   knownProxiesAreAddresses,
   dataProtectionKeysAreStrong,

@@ -280,11 +280,14 @@ async function run (io) {
   // from packages/core in a checkout.
   const core = findCoreTarball(PACKAGE_DIR, io.env)
   const files = planProject({ templateDir, name, authProvider, core })
-  writeProject(target, files)
+  const journal = writeProject(target, files)
+  // Counted from what was written, so that the number printed is the number on disk.
+  const written = journal.createdFiles.length + journal.overwrittenFiles.length
+  const overwritten = journal.overwrittenFiles.length === 0 ? '' : ` (${journal.overwrittenFiles.length} overwritten)`
 
   const shown = relative(io.cwd, target)
   const cdPath = shown === '' ? '.' : shown.startsWith('..') || isAbsolute(shown) ? target : shown
-  io.stdout.write(`Created ${name} (package ${kebabName(name)}, --authProvider ${authProvider}) in ${target}: ${files.length} files.\n`)
+  io.stdout.write(`Created ${name} (package ${kebabName(name)}, --authProvider ${authProvider}) in ${target}: ${written} files${overwritten}.\n`)
   if (authProvider === 'none') {
     io.stdout.write('Authentication is off: routes without authorization metadata are public. This is not a production identity configuration; README.md says how to return to the closed posture.\n')
   }

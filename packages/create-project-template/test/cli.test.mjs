@@ -6,7 +6,7 @@
  */
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { join } from 'node:path'
 import { main } from '../lib/cli.mjs'
@@ -134,9 +134,13 @@ test('--force writes into a non-empty directory and keeps unrelated files', asyn
   const root = join(sandbox, 'forced')
   mkdirSync(join(root, 'my-app'), { recursive: true })
   writeFileSync(join(root, 'my-app', 'notes.txt'), 'mine')
+  writeFileSync(join(root, 'my-app', 'README.md'), 'old')
   const result = await generate(['my-app', '--force', '--skip-install'], { cwd: root })
   assert.equal(result.status, 0, result.stderr)
   assert.equal(readFileSync(join(root, 'my-app', 'notes.txt'), 'utf8'), 'mine')
+  // The count is what was written: every file but notes.txt, README.md among them.
+  const written = readdirSync(join(root, 'my-app'), { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).length - 1
+  assert.match(result.stdout, new RegExp(`: ${written} files \\(1 overwritten\\)\\.\\n`), result.stdout)
   assert.equal(JSON.parse(readFileSync(join(root, 'my-app', 'package.json'), 'utf8')).name, 'my-app')
 })
 

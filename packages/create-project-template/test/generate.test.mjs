@@ -40,11 +40,16 @@ const noneProject = join(sandbox, 'open-demo')
 const read = (/** @type {string} */ root, /** @type {string} */ path) => readFileSync(join(root, path), 'utf8')
 const json = (/** @type {string} */ root, /** @type {string} */ path) => JSON.parse(read(root, path))
 
+/** What the generator printed for each project. */
+const printed = { cookie: '', none: '' }
+
 before(async () => {
   const cookie = await generate(['acme-portal', '--skip-install'], { cwd: sandbox })
   assert.equal(cookie.status, 0, cookie.stderr)
   const none = await generate(['open-demo', '--name', 'OpenDemo', '--authProvider', 'none', '--skip-install'], { cwd: sandbox })
   assert.equal(none.status, 0, none.stderr)
+  printed.cookie = cookie.stdout
+  printed.none = none.stdout
 })
 after(() => rmSync(sandbox, { recursive: true, force: true }))
 
@@ -100,6 +105,27 @@ describe('what is copied', () => {
       assert.ok(files.length <= 60, `${files.length} files`)
       assert.deepEqual(files.filter((path) => coreHashes.has(sha256(readFileSync(join(root, path))))), [], 'no file is a copy of the core')
       assert.deepEqual(files.filter((path) => path.startsWith('vendor/')), [CORE_TARBALL])
+    }
+  })
+
+  test('one number of files: the count printed is the files on disk, and README.md and docs/generator.md state it', () => {
+    /** @type {number[]} */
+    const counts = []
+    for (const [root, stdout] of /** @type {const} */ ([[cookieProject, printed.cookie], [noneProject, printed.none]])) {
+      const onDisk = filesBelow(root).length
+      assert.match(stdout, new RegExp(`--authProvider \\w+\\) in .*: ${onDisk} files\\.\\n`), `${root}: ${stdout}`)
+      counts.push(onDisk)
+    }
+    assert.equal(counts[0], counts[1], 'both postures write the same number of files')
+    const repository = join(PACKAGE_DIR, '..', '..')
+    const stated = [
+      ['README.md', /the thin app \((\d+) files, no core code or core tests\)/],
+      ['docs/generator.md', /none of the core's code or tests \((\d+)\s+files in all\)/]
+    ]
+    for (const [document, pattern] of /** @type {Array<[string, RegExp]>} */ (stated)) {
+      const match = pattern.exec(readFileSync(join(repository, document), 'utf8'))
+      assert.ok(match !== null, `${document} states the number of files as ${pattern}`)
+      assert.equal(Number(match[1]), counts[0], `${document} states ${match[1]} files; the generator writes ${counts[0]}`)
     }
   })
 

@@ -17,6 +17,7 @@
  *
  * No Fastify types here.
  */
+import { fetch as undiciFetch, type Dispatcher } from 'undici'
 
 /** What an outbound response is, which decides its size cap. */
 export type OutboundResponseKind = 'discovery' | 'jwks' | 'token' | 'userinfo' | 'introspection' | 'saml_metadata' | 'other'
@@ -96,6 +97,11 @@ export interface BoundedCall {
   readonly timeoutMs: number
   /** A smaller or larger cap than the kind's (tests, a vendor slot's own setting). */
   readonly limitBytes?: number
+  /**
+   * The connections to use (undici's fetch with this dispatcher instead of the global fetch): a
+   * provider from the provider source reaches only public addresses (outbound-address.ts).
+   */
+  readonly dispatcher?: Dispatcher
 }
 
 /** Statuses whose Response cannot carry a body (the Fetch standard's null body statuses). */
@@ -109,7 +115,9 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
 export async function fetchBounded (url: string | URL, init: RequestInit, call: BoundedCall): Promise<Response> {
   const deadline = AbortSignal.timeout(call.timeoutMs)
   const signal = init.signal === undefined || init.signal === null ? deadline : AbortSignal.any([init.signal, deadline])
-  const response = await fetch(url, { ...init, signal })
+  const response = call.dispatcher === undefined
+    ? await fetch(url, { ...init, signal })
+    : await undiciFetch(url, { ...init, signal, dispatcher: call.dispatcher } as Parameters<typeof undiciFetch>[1]) as unknown as Response
   const body = await readBounded(response, call.kind, call.limitBytes)
   const headers = new Headers(response.headers)
   headers.delete('content-encoding')
@@ -118,6 +126,6 @@ export async function fetchBounded (url: string | URL, init: RequestInit, call: 
 }
 
 /** A fetch-compatible function (openid-client's and jose's `customFetch`) for calls of `kind`, or of the kind `kindOf` gives each URL. */
-export function boundedFetch (kind: OutboundResponseKind | ((url: string) => OutboundResponseKind), timeoutMs: number): (url: string | URL, init?: RequestInit) => Promise<Response> {
-  return async (url, init = {}) => await fetchBounded(url, init, { kind: typeof kind === 'function' ? kind(String(url)) : kind, timeoutMs })
+export function boundedFetch (kind: OutboundResponseKind | ((url: string) => OutboundResponseKind), timeoutMs: number, dispatcher?: Dispatcher): (url: string | URL, init?: RequestInit) => Promise<Response> {
+  return async (url, init = {}) => await fetchBounded(url, init, { kind: typeof kind === 'function' ? kind(String(url)) : kind, timeoutMs, ...(dispatcher === undefined ? {} : { dispatcher }) })
 }

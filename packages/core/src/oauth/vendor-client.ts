@@ -2,9 +2,9 @@
  * The OAuth 2.0 authorization-code client behind the VendorA/B/C slots (auth-contract.md,
  * "Providers:VendorA, Providers:VendorB, Providers:VendorC"; RFC 6749 section 4.1, RFC 7636),
  * without Fastify types: the authorization URL (PKCE S256 when UsePkce), the token request with
- * client_secret_basic or client_secret_post (RFC 6749 section 2.3.1), the user-information
- * request with the access token and, for GitHub-like vendors, a second request for the verified
- * primary e-mail address. Every outbound call has a timeout, refuses redirects and reads at most
+ * client_secret_basic (encoded as http/basic-credentials.ts says) or client_secret_post (RFC 6749
+ * section 2.3.1), the user-information request with the access token and, for GitHub-like
+ * vendors, a second request for the verified primary e-mail address. Every outbound call has a timeout, refuses redirects and reads at most
  * {@link MAX_RESPONSE_BYTES}, stopping at the limit.
  *
  * Why not openid-client here (it serves OpenID Connect): its token-response processing validates
@@ -17,6 +17,7 @@
 import * as client from 'openid-client'
 import type { Claim } from '../session/principal.js'
 import type { Secret } from '../config/secret.js'
+import { basicAuthorization } from '../http/basic-credentials.js'
 import { bearerChallengeError, networkCauseCode, oauthErrorCode } from '../http/outbound-diagnostics.js'
 import { OUTBOUND_RESPONSE_LIMITS, OutboundResponseTooLargeError, readBounded, tooLargeFields } from '../http/bounded-fetch.js'
 import { TokenRefreshError } from '../session/token-refresh.js'
@@ -167,12 +168,6 @@ function isObject (value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
-/** RFC 6749 section 2.3.1: both parts form-urlencoded before base64. */
-function basicCredentials (clientId: string, clientSecret: Secret): string {
-  const encode = (value: string): string => encodeURIComponent(value).replace(/%20/g, '+')
-  return Buffer.from(`${encode(clientId)}:${encode(clientSecret.reveal())}`).toString('base64')
-}
-
 export interface VendorTokens {
   readonly accessToken: string
   /** Present when the vendor issues refresh tokens (GitHub only with expiring user tokens). */
@@ -236,7 +231,7 @@ async function tokenRequest (endpoints: VendorEndpoints, body: URLSearchParams):
     body.set('client_id', endpoints.clientId)
     body.set('client_secret', endpoints.clientSecret.reveal())
   } else {
-    headers.authorization = `Basic ${basicCredentials(endpoints.clientId, endpoints.clientSecret)}`
+    headers.authorization = basicAuthorization(endpoints.clientId, endpoints.clientSecret.reveal())
   }
   const json = await callJsonEndpoint(endpoints, endpoints.tokenEndpoint, { method: 'POST', headers, body }, 'token', TOKEN_CODES)
   // GitHub answers a refused code with HTTP 200 and an OAuth error body.

@@ -17,6 +17,7 @@
  */
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose'
 import { boundedFetch } from '../http/bounded-fetch.js'
+import type { Dispatcher } from '../http/outbound-address.js'
 import { SignInRefusal } from '../sign-in/refusal.js'
 
 export const BACK_CHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
@@ -59,13 +60,13 @@ export interface LogoutTokenExpectations {
 }
 
 /** The provider's key set, fetched on demand with a timeout and cached by jose. */
-export function remoteKeySet (jwksUri: string, timeoutMs: number): ReturnType<typeof createRemoteJWKSet> {
+export function remoteKeySet (jwksUri: string, timeoutMs: number, dispatcher?: Dispatcher): ReturnType<typeof createRemoteJWKSet> {
   return createRemoteJWKSet(new URL(jwksUri), {
     timeoutDuration: timeoutMs,
     cooldownDuration: 30_000,
     cacheMaxAge: 600_000,
     // Read through the bounded reader (the `jwks` cap), as every outbound response.
-    [customFetch]: boundedFetch('jwks', timeoutMs)
+    [customFetch]: boundedFetch('jwks', timeoutMs, dispatcher)
   })
 }
 

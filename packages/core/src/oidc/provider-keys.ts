@@ -14,7 +14,8 @@
  * signature, with jose (the JOSE library openid-client uses) and the pinned algorithm.
  */
 import { compactVerify, createLocalJWKSet, errors, type JSONWebKeySet } from 'jose'
-import { readBounded } from '../http/bounded-fetch.js'
+import { fetchBounded } from '../http/bounded-fetch.js'
+import type { Dispatcher } from '../http/outbound-address.js'
 
 /** At most one unknown-key refetch per provider in this many milliseconds. */
 export const UNKNOWN_KEY_REFETCH_INTERVAL_MS = 60_000
@@ -49,6 +50,8 @@ export interface ProviderKeysOptions {
   /** DANGEROUS: http to the provider (loopback in Development only, as for discovery). */
   readonly allowInsecureRequests: boolean
   readonly timeoutMs: number
+  /** A provider from the provider source: its connections (public addresses only outside Development). */
+  readonly dispatcher?: Dispatcher
   /** Milliseconds since the epoch; for tests. */
   readonly now?: () => number
   /**
@@ -92,12 +95,10 @@ export class ProviderKeys {
         if (url.protocol !== 'https:' && !(this.#options.allowInsecureRequests && url.protocol === 'http:')) {
           throw new KeySetUnavailableError({ cause: new Error('jwks_uri must be https') })
         }
-        const response = await fetch(url, { headers: { accept: 'application/json, application/jwk-set+json' }, redirect: 'error', signal: AbortSignal.timeout(this.#options.timeoutMs) })
-        if (!response.ok) {
-          await response.body?.cancel().catch(() => {})
-          throw new KeySetUnavailableError({ cause: new Error(`jwks_uri answered ${response.status}`) })
-        }
-        const jwks = JSON.parse((await readBounded(response, 'jwks')).toString('utf8')) as JSONWebKeySet
+        const { dispatcher, timeoutMs } = this.#options
+        const response = await fetchBounded(url, { headers: { accept: 'application/json, application/jwk-set+json' }, redirect: 'error' }, { kind: 'jwks', timeoutMs, ...(dispatcher === undefined ? {} : { dispatcher }) })
+        if (!response.ok) throw new KeySetUnavailableError({ cause: new Error(`jwks_uri answered ${response.status}`) })
+        const jwks = JSON.parse(await response.text()) as JSONWebKeySet
         const loaded = { fetchedAt: this.#now(), getKey: createLocalJWKSet(jwks) }
         this.#set = loaded
         return loaded

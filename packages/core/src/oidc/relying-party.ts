@@ -17,7 +17,9 @@
 import * as client from 'openid-client'
 import type { Secret } from '../config/secret.js'
 import { chooseClientAuthentication, rememberClientAuthentication } from './client-authentication.js'
+import { basicAuthorization } from '../http/basic-credentials.js'
 import { boundedFetch, type OutboundResponseKind } from '../http/bounded-fetch.js'
+import type { Dispatcher } from '../http/outbound-address.js'
 
 /** Seconds an outbound call (discovery, token, JWKS, userinfo) may take. */
 export const OUTBOUND_TIMEOUT_SECONDS = 10
@@ -42,20 +44,27 @@ export interface OpenIdConnectSettings {
   readonly tokenEndpointAuthMethodSetting?: string
   /** `ClockSkewSeconds`; default {@link CLOCK_TOLERANCE_SECONDS}. */
   readonly clockToleranceSeconds?: number
+  /** A provider from the provider source: its connections (public addresses only outside Development). */
+  readonly dispatcher?: Dispatcher
 }
 
 /**
  * Client authentication at the token endpoint with the client secret, revealed at the moment the
  * request is built: the method oidc/client-authentication.ts chooses (the configured one, else
- * client_secret_post when the provider supports only that or when form-encoding would change the
- * Basic credentials, else client_secret_basic).
+ * client_secret_post when the provider supports only that or when the Basic encoding would change
+ * the id or secret, else client_secret_basic). Basic credentials are encoded here, not by
+ * openid-client's `ClientSecretBasic`, which percent-encodes `-`, `.`, `_` and `~` too
+ * (http/basic-credentials.ts).
  */
 function clientSecretAuthentication (settings: OpenIdConnectSettings): client.ClientAuth {
   return (as, metadata, body, headers) => {
     const secret = settings.clientSecret.reveal()
     const { method } = chooseClientAuthentication(settings.tokenEndpointAuthMethod, as.token_endpoint_auth_methods_supported, { clientId: settings.clientId, clientSecret: secret })
-    const authenticate = method === 'client_secret_post' ? client.ClientSecretPost(secret) : client.ClientSecretBasic(secret)
-    authenticate(as, metadata, body, headers)
+    if (method === 'client_secret_post') {
+      client.ClientSecretPost(secret)(as, metadata, body, headers)
+      return
+    }
+    headers.set('authorization', basicAuthorization(metadata.client_id, secret))
   }
 }
 
@@ -97,9 +106,9 @@ export async function discoverProvider (settings: OpenIdConnectSettings): Promis
       [client.clockTolerance]: settings.clockToleranceSeconds ?? CLOCK_TOLERANCE_SECONDS
     },
     clientSecretAuthentication(settings),
-    { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs) }
+    { execute, timeout: settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS, [client.customFetch]: boundedFetch('discovery', timeoutMs, settings.dispatcher) }
   )
-  config[client.customFetch] = boundedFetch(outboundKindOf(config.serverMetadata()), timeoutMs)
+  config[client.customFetch] = boundedFetch(outboundKindOf(config.serverMetadata()), timeoutMs, settings.dispatcher)
   rememberClientAuthentication(config, chooseClientAuthentication(settings.tokenEndpointAuthMethod, config.serverMetadata().token_endpoint_auth_methods_supported,
     { clientId: settings.clientId, clientSecret: settings.clientSecret.reveal() }), settings.tokenEndpointAuthMethodSetting ?? 'TokenEndpointAuthMethod')
   return config

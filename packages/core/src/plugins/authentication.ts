@@ -21,6 +21,7 @@ import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
 export type { AuthenticationProvider, ChallengeHint, ProviderStatus, SignedOutPrincipal } from '../providers/provider.js'
 export type { ProviderReloadResult, RefusedProvider, ReloadProvidersOptions } from '../providers/runtime-provider-set.js'
+import type { Dispatcher } from '../http/outbound-address.js'
 
 /** What a provider's registration receives (plugins/providers/open-provider.ts calls it for each provider it opens). */
 export interface ProviderRegistrationOptions<I extends ProviderInstance = ProviderInstance> {
@@ -32,7 +33,11 @@ export interface ProviderRegistrationOptions<I extends ProviderInstance = Provid
    * adds no app hooks (it opens on first use and the runtime set stops it), and its sign-ins carry
    * the tenant key and the per-provider session index.
    */
-  readonly runtime?: { readonly tenant?: string }
+  readonly runtime?: {
+    readonly tenant?: string
+    /** Outside Development: connections that reach only public addresses (http/outbound-address.ts). */
+    readonly dispatcher?: Dispatcher
+  }
 }
 
 /**
@@ -168,7 +173,7 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(pagesFor(request).providerSignOutPage({ url, displayName: provider.displayName }))
     },
     async reloadProviders (reloadOptions: ReloadProvidersOptions = {}) {
-      return access.reloader === undefined ? { added: [], removed: [], refused: [] } : await access.reloader(reloadOptions)
+      return access.reloader === undefined ? { added: [], removed: [], refused: [], refusedDomains: [] } : await access.reloader(reloadOptions)
     },
     validateProvider: (definition: RuntimeProviderDefinition) => validateRuntimeProvider(definition, {
       config: options.config,

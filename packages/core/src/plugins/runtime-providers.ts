@@ -18,7 +18,9 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { SCHEME_TYPES, type ApplicationConfiguration } from '../config/schema.js'
 import { defaultPathsOf } from '../config/schemes.js'
-import { validateRuntimeProvider, type RuntimeProviderDefinition } from '../providers/runtime-definitions.js'
+import { internalHostAllowanceOf, outboundUrlsOf, validateRuntimeProvider, type RuntimeProviderDefinition, type ValidatedRuntimeProvider } from '../providers/runtime-definitions.js'
+import { publicAddressDispatcher, resolvedTargetProblem, type InternalHostAllowance } from '../http/outbound-address.js'
+import { isDevelopment } from '../environment-name.js'
 import { RuntimeProviderSet, type ProviderReloadResult, type ReloadProvidersOptions } from '../providers/runtime-provider-set.js'
 import { ENDPOINT_KINDS, type ProviderEndpointKind } from '../providers/provider.js'
 import { PROVIDERS_INVALIDATION_MESSAGE } from '../state/keys.js'
@@ -57,16 +59,40 @@ const ROUTES = SCHEME_TYPES.flatMap((type) => Object.entries(defaultPathsOf(type
 /** The request's path without the query (runtime paths are compared case-insensitively). */
 const pathOf = (url: string): string => url.indexOf('?') === -1 ? url : url.slice(0, url.indexOf('?'))
 
+/**
+ * Outside Development, a host name of a definition's URLs that resolves to an internal address is
+ * refused when the definition is applied, naming the key (the literal forms are refused by
+ * validation; every connection is checked again by the dispatcher).
+ */
+async function refuseInternalTargets (validated: ValidatedRuntimeProvider, options: RuntimeProvidersOptions, allowance: InternalHostAllowance): Promise<void> {
+  if (isDevelopment(options.environmentName)) return
+  const at = validated.instance.keyPrefix
+  const settings = validated.instance.settings as unknown as Record<string, unknown>
+  const problems: Array<{ key: string, message: string }> = []
+  for (const { key, url } of outboundUrlsOf(settings)) {
+    const problem = await resolvedTargetProblem(url, allowance)
+    if (problem !== undefined) problems.push({ key: `${at}:${key}`, message: `${at}:${key} ${problem}; a provider from the provider source reaches only public addresses (list an on-premises host in ${options.rootKey}:Authentication:ProviderSource:AllowedInternalHosts).` })
+  }
+  if (problems.length > 0) throw Object.assign(new Error('internal target'), { problems })
+}
+
 /** The set of runtime providers, on this app: opened, registered and revoked through the app's plugins. */
 function runtimeProviderSet (app: FastifyInstance, options: RuntimeProvidersOptions): RuntimeProviderSet {
+  const allowance = internalHostAllowanceOf(options.config)
+  // One pool of connections for every provider from the source; outside Development they reach only public addresses.
+  const dispatcher = isDevelopment(options.environmentName) ? undefined : publicAddressDispatcher(allowance)
+  if (dispatcher !== undefined) app.addHook('onClose', async () => { await dispatcher.close() })
   return new RuntimeProviderSet({
     rootKey: options.rootKey,
     validate: (definition) => validateRuntimeProvider(definition, options),
-    open: async (validated) => await openProvider(app, {
-      instance: validated.instance,
-      environmentName: options.environmentName,
-      runtime: validated.tenant === undefined ? {} : { tenant: validated.tenant }
-    }),
+    open: async (validated) => {
+      await refuseInternalTargets(validated, options, allowance)
+      return await openProvider(app, {
+        instance: validated.instance,
+        environmentName: options.environmentName,
+        runtime: { ...(validated.tenant === undefined ? {} : { tenant: validated.tenant }), ...(dispatcher === undefined ? {} : { dispatcher }) }
+      })
+    },
     registered: () => app.authentication.providers,
     register: (provider) => { app.authentication.registerProvider(provider) },
     unregister: (scheme) => { removeProvider(app.authentication, scheme) },
@@ -131,6 +157,9 @@ async function runtimeProviders (app: FastifyInstance, options: RuntimeProviders
       const result = await set.apply(definitions, reloadOptions)
       for (const refusal of result.refused) {
         app.log.warn({ event: 'external.runtime_provider.refused', provider: refusal.scheme, problems: refusal.problems }, 'provider from the provider source refused')
+      }
+      for (const refusal of result.refusedDomains) {
+        app.log.warn({ event: 'external.runtime_provider.domain_refused', provider: refusal.scheme, key: refusal.key, domain: refusal.domain }, 'verified domain of a provider from the provider source refused')
       }
       app.log.info({ event: 'external.runtime_providers.reloaded', trigger, added: result.added, removed: result.removed, refused: result.refused.map((refusal) => refusal.scheme) }, 'providers from the provider source applied')
       return result

@@ -13,6 +13,9 @@ import { ROOT_KEY, type ApplicationConfiguration, type SchemeConfiguration, type
 import { defaultPathsOf, schemeNameProblem, schemeSchemaFor, schemeTypeOf } from '../config/schemes.js'
 import { domainProblems } from '../config/rules.js'
 import { namedSchemeInstance, type ProviderInstance } from '../config/provider-instances.js'
+import type { Rule } from '../config/rules.js'
+import { isDevelopment } from '../environment-name.js'
+import { allowanceEntryProblem, InternalHostAllowance, urlTargetProblem } from '../http/outbound-address.js'
 import { ENDPOINT_KINDS } from './provider.js'
 import { providerSettingsProblems } from './settings-rules.js'
 
@@ -21,6 +24,12 @@ export interface RuntimeProviderDomain {
   readonly name: string
   /** Only verified domains route sign-ins by e-mail address; an unverified one is ignored for discovery. */
   readonly verified: boolean
+  /**
+   * When the domain proof succeeded (ISO 8601 text, milliseconds since the epoch, or a Date). When
+   * two providers claim one verified domain, the earliest keeps it (domain-ownership.ts); without
+   * it a claim comes after every dated one and the scheme name decides.
+   */
+  readonly verifiedAt?: string | number | Date
 }
 
 /**
@@ -67,6 +76,39 @@ function rerooted (problem: ConfigurationProblem, rootKey: string): Configuratio
 /** The colon path of a runtime provider's section: `<Root>:Authentication:Schemes:<Name>`. */
 export const runtimeSectionKey = (scheme: string, rootKey: string = ROOT_KEY): string => `${rootKey}:Authentication:Schemes:${scheme}`
 
+/** The keys of a definition whose URL the app itself fetches (discovery, metadata, keys). */
+export const OUTBOUND_URL_KEYS = ['Authority', 'MetadataUrl', 'JwksUri'] as const
+
+/** The URLs a provider from the source makes the app fetch, with their keys (docs/security.md, "Outbound addresses of customers' providers"). */
+export function outboundUrlsOf (settings: Readonly<Record<string, unknown>>): Array<{ readonly key: string, readonly url: string }> {
+  return OUTBOUND_URL_KEYS.flatMap((key) => typeof settings[key] === 'string' && settings[key] !== '' ? [{ key, url: settings[key] }] : [])
+}
+
+/** The operator's exceptions to the public-address rule (`Authentication:ProviderSource:AllowedInternalHosts`). */
+export function internalHostAllowanceOf (config: ApplicationConfiguration): InternalHostAllowance {
+  return new InternalHostAllowance(config.Authentication.ProviderSource.AllowedInternalHosts)
+}
+
+/**
+ * Outside Development, the URLs of a definition may name only public hosts (issue 33, item 2):
+ * no user information, no localhost, no literal internal address. Host names are resolved and
+ * checked when the definition is applied (plugins/runtime-providers.ts) and at every connection.
+ */
+function internalTargetProblems (section: Readonly<Record<string, unknown>>, at: string, environmentName: string, allowance: InternalHostAllowance): ConfigurationProblem[] {
+  if (isDevelopment(environmentName)) return []
+  return outboundUrlsOf(section).flatMap(({ key, url }) => {
+    const problem = urlTargetProblem(url, allowance)
+    return problem === undefined ? [] : [{ key: `${at}:${key}`, message: `${at}:${key} ${problem}; a provider from the provider source reaches only public addresses (list an on-premises host in ${ROOT_KEY}:Authentication:ProviderSource:AllowedInternalHosts).` }]
+  })
+}
+
+/** `Authentication:ProviderSource:AllowedInternalHosts` holds host names and networks only. */
+export const internalHostAllowanceIsValid: Rule = ({ config }) => config.Authentication.ProviderSource.AllowedInternalHosts.flatMap((entry, index) => {
+  const problem = allowanceEntryProblem(entry)
+  const key = `${ROOT_KEY}:Authentication:ProviderSource:AllowedInternalHosts:${index}`
+  return problem === undefined ? [] : [{ key, message: `${key} must be ${problem}.` }]
+})
+
 /**
  * Validates one definition in the app's environment: its name, its keys against its type's
  * schema, then its type's settings rule and its domains, on the definition alone (nothing beside
@@ -104,7 +146,8 @@ export function validateRuntimeProvider (
   if (bound.errors.length === 0) {
     // The rules of its type, on this definition alone (enabled, every domain checked for its shape).
     const checked = namedSchemeInstance(name, { ...section, Enabled: true, Domains: domains.map((domain) => String(domain.name)) } as SchemeConfiguration)
-    problems.push(...providerSettingsProblems(checked, context.environmentName), ...domainProblems(checked))
+    problems.push(...providerSettingsProblems(checked, context.environmentName), ...domainProblems(checked),
+      ...internalTargetProblems(section as unknown as Record<string, unknown>, at, context.environmentName, internalHostAllowanceOf(context.config)))
   }
   if (problems.length > 0) return fail(problems)
   const instance = namedSchemeInstance(name, { ...section, Domains: verifiedDomains } as SchemeConfiguration)

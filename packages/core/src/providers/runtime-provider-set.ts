@@ -4,6 +4,8 @@
  * each endpoint path. A reload applies the source's definitions: each is validated
  * (runtime-definitions.ts), removals go first (a domain may move), then, when asked, the sessions
  * of the providers removed or now trusting other users end, then additions in the source's order.
+ * A verified domain claimed by several rows goes to one owner by a rule that does not depend on
+ * that order (domain-ownership.ts).
  * Plain data: the host (plugins/runtime-providers.ts) opens instances, registers their schemes and
  * ends sessions, so nothing here sees Fastify.
  */
@@ -11,6 +13,7 @@ import { createHash } from 'node:crypto'
 import { ProviderConflictError } from './registry.js'
 import type { AuthenticationProvider, OpenedProvider, ProviderEndpoint, ProviderEndpointKind } from './provider.js'
 import { runtimeSectionKey, type RuntimeProviderDefinition, type RuntimeValidation, type ValidatedRuntimeProvider } from './runtime-definitions.js'
+import { assignDomains, verifiedAtMsOf, type DomainClaim } from './domain-ownership.js'
 
 export interface ReloadProvidersOptions {
   /** End the sessions signed in through a provider this reload removes (every instance). */
@@ -23,11 +26,26 @@ export interface RefusedProvider {
   readonly problems: ReadonlyArray<{ readonly key: string, readonly message: string }>
 }
 
-/** What a reload changed: schemes added (or replaced), removed, and definitions refused. */
+/**
+ * A verified domain a provider from the source claimed and does not serve: a configured provider
+ * serves it, or another row keeps it (domain-ownership.ts: the earliest `verifiedAt`, then the
+ * scheme name). The provider itself is in use with its other domains.
+ */
+export interface RefusedDomain {
+  readonly scheme: string
+  readonly domain: string
+  /** `<Root>:Authentication:Schemes:<Name>:Domains`. */
+  readonly key: string
+  readonly message: string
+}
+
+/** What a reload changed: schemes added (or replaced), removed, definitions refused, and domains refused to providers in use. */
 export interface ProviderReloadResult {
   readonly added: readonly string[]
   readonly removed: readonly string[]
   readonly refused: readonly RefusedProvider[]
+  /** Verified domains claimed by more than one provider, refused to all but their owner; empty when none. */
+  readonly refusedDomains: readonly RefusedDomain[]
 }
 
 /** What the set needs of the app: validation, opening, the scheme registry and the session store. */
@@ -46,6 +64,12 @@ export interface RuntimeProviderHost {
   unregister: (scheme: string) => void
   /** Ends every session signed in with `scheme`, on every instance. */
   endSessions: (scheme: string) => Promise<void>
+}
+
+interface Wanted {
+  readonly validated: ValidatedRuntimeProvider
+  readonly fingerprint: string
+  readonly identity: string
 }
 
 interface Entry {
@@ -139,9 +163,9 @@ export class RuntimeProviderSet {
   }
 
   /** The definitions to be in use, by scheme, and the refusals of the others (configured already, invalid, or twice). */
-  #wanted (definitions: readonly RuntimeProviderDefinition[]): { wanted: Map<string, { validated: ValidatedRuntimeProvider, fingerprint: string, identity: string }>, refused: RefusedProvider[] } {
+  #wanted (definitions: readonly RuntimeProviderDefinition[]): { wanted: Map<string, Wanted>, refused: RefusedProvider[] } {
     const refused: RefusedProvider[] = []
-    const wanted = new Map<string, { validated: ValidatedRuntimeProvider, fingerprint: string, identity: string }>()
+    const wanted = new Map<string, Wanted>()
     for (const definition of definitions) {
       const scheme = typeof definition?.scheme === 'string' ? definition.scheme : ''
       const at = runtimeSectionKey(scheme, this.host.rootKey)
@@ -160,12 +184,45 @@ export class RuntimeProviderSet {
   }
 
   /**
+   * Each wanted provider with the verified domains it owns (domain-ownership.ts), and the domains
+   * refused to the others. What a provider keeps is part of its fingerprint, so a provider whose
+   * domains change (a rival row added or removed) is opened again.
+   */
+  #withOwnedDomains (wanted: Map<string, Wanted>, definitions: ReadonlyMap<string, RuntimeProviderDefinition>): RefusedDomain[] {
+    const configured = new Set([...this.host.registered().values()].filter((provider) => provider.runtime !== true).flatMap((provider) => (provider.domains ?? []).map((domain) => domain.trim().toLowerCase())))
+    const claims: DomainClaim[] = []
+    for (const [scheme, { validated }] of wanted) {
+      const dated = new Map<string, number | undefined>()
+      for (const domain of definitions.get(scheme)?.domains ?? []) {
+        const name = String(domain.name).trim().toLowerCase()
+        if (domain.verified === true && validated.verifiedDomains.includes(name) && !dated.has(name)) dated.set(name, verifiedAtMsOf(domain.verifiedAt))
+      }
+      for (const [domain, verifiedAtMs] of dated) claims.push({ scheme, domain, ...(verifiedAtMs === undefined ? {} : { verifiedAtMs }) })
+    }
+    const { kept, lost } = assignDomains(claims, configured)
+    for (const [scheme, entry] of wanted) {
+      const domains = kept.get(scheme) ?? []
+      if (domains.length === entry.validated.verifiedDomains.length) continue
+      const instance = { ...entry.validated.instance, settings: { ...entry.validated.instance.settings, Domains: domains } } as ValidatedRuntimeProvider['instance']
+      wanted.set(scheme, { ...entry, validated: { ...entry.validated, instance, verifiedDomains: domains }, fingerprint: `${entry.fingerprint}:${domains.join(',')}` })
+    }
+    return lost.map(({ scheme, domain, reason }) => {
+      const key = `${runtimeSectionKey(scheme, this.host.rootKey)}:Domains`
+      const owner = reason === 'configured' ? 'a configured provider serves it' : 'another provider from the source verified it earlier (or, undated, has the earlier scheme name)'
+      return { scheme, domain, key, message: `${key}: the verified domain ${domain} is not routed to this provider: ${owner}.` }
+    })
+  }
+
+  /**
    * Applies the source's definitions: removals first (a domain may move), then, with
    * `revokeSessions`, the sessions of the providers removed and of those replaced with other
    * users ({@link IDENTITY_KEYS}) end, then additions in the source's order.
    */
   async apply (definitions: readonly RuntimeProviderDefinition[], options: ReloadProvidersOptions): Promise<ProviderReloadResult> {
     const { wanted, refused } = this.#wanted(definitions)
+    const bySchemes = new Map<string, RuntimeProviderDefinition>()
+    for (const definition of definitions) if (typeof definition?.scheme === 'string' && !bySchemes.has(definition.scheme)) bySchemes.set(definition.scheme, definition)
+    const refusedDomains = this.#withOwnedDomains(wanted, bySchemes)
     const removed: string[] = []
     const otherUsers: string[] = []
     for (const [scheme, entry] of this.#entries) {
@@ -186,7 +243,7 @@ export class RuntimeProviderSet {
       if (refusal === undefined) added.push(scheme)
       else refused.push(refusal)
     }
-    return { added, removed, refused }
+    return { added, removed, refused, refusedDomains }
   }
 
   close (): void {

@@ -6,6 +6,7 @@
  * description; until the first success the provider is unavailable with a reason class.
  */
 import { fetchBounded, OUTBOUND_RESPONSE_LIMITS, OutboundResponseTooLargeError } from '../http/bounded-fetch.js'
+import type { Dispatcher } from '../http/outbound-address.js'
 import { parseIdentityProviderMetadata, Saml2MetadataError, verifyMetadataSignature, type IdentityProviderDescription } from './metadata.js'
 
 export const METADATA_TIMEOUT_MS = 10_000
@@ -34,6 +35,8 @@ export interface MetadataSourceOptions {
   /** Extra acceptance rule for a parsed description (for example the SSO URL's scheme); returns a problem phrase or undefined. */
   readonly check?: (description: IdentityProviderDescription) => string | undefined
   readonly onEvent: (event: MetadataEvent) => void
+  /** A provider from the provider source: its connections (public addresses only outside Development). */
+  readonly dispatcher?: Dispatcher
 }
 
 class MetadataFetchError extends Error {
@@ -117,7 +120,7 @@ export class IdentityProviderMetadataSource {
         redirect: 'error',
         headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' },
         signal: this.#abort.signal
-      }, { kind: 'saml_metadata', timeoutMs: this.#options.timeoutMs ?? METADATA_TIMEOUT_MS })
+      }, { kind: 'saml_metadata', timeoutMs: this.#options.timeoutMs ?? METADATA_TIMEOUT_MS, ...(this.#options.dispatcher === undefined ? {} : { dispatcher: this.#options.dispatcher }) })
       if (!response.ok) throw new MetadataFetchError('metadata endpoint answered with an error status')
       text = await response.text()
     } catch (error) {

@@ -8,15 +8,17 @@
 import type { Meter } from '@opentelemetry/api'
 import type { FastifyPluginAsync } from 'fastify'
 import type { TelemetryConfiguration } from '../config/telemetry-schema.js'
-import { ConfigurationError } from '../errors.js'
+import { ConfigurationError, type KeyedProblem } from '../errors.js'
 import { pathOf } from '../logger.js'
 import { StoreTally } from './store-tally.js'
 
 /** The SDK packages telemetry needs besides `@opentelemetry/api` (docs/telemetry.md, "Installing"). */
-export const SDK_PACKAGES: readonly string[] = [
+export const SDK_PACKAGES = [
   '@opentelemetry/sdk-metrics', '@opentelemetry/resources', '@opentelemetry/exporter-prometheus',
   '@opentelemetry/exporter-metrics-otlp-http', '@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http', '@fastify/otel'
-]
+] as const
+/** One of {@link SDK_PACKAGES}. */
+export type SdkPackage = typeof SDK_PACKAGES[number]
 
 /** The started SDK: what the telemetry plugin serves and closes. */
 export interface TelemetrySdk {
@@ -40,18 +42,58 @@ function interop<T extends object> (module: T): T {
   return exports !== null && typeof exports === 'object' ? { ...exports, ...module } : module
 }
 
+/**
+ * Each SDK package's import, by name: the one place both startup ({@link startSdk}) and
+ * check-config ({@link missingSdkProblems}) import them from, so the two give the same answer.
+ */
+const SDK_IMPORTS = {
+  '@opentelemetry/sdk-metrics': async () => await import('@opentelemetry/sdk-metrics'),
+  '@opentelemetry/resources': async () => await import('@opentelemetry/resources'),
+  '@opentelemetry/exporter-prometheus': async () => await import('@opentelemetry/exporter-prometheus'),
+  '@opentelemetry/exporter-metrics-otlp-http': async () => await import('@opentelemetry/exporter-metrics-otlp-http'),
+  '@opentelemetry/sdk-trace-node': async () => await import('@opentelemetry/sdk-trace-node'),
+  '@opentelemetry/exporter-trace-otlp-http': async () => await import('@opentelemetry/exporter-trace-otlp-http'),
+  '@fastify/otel': async () => await import('@fastify/otel')
+} as const satisfies Record<SdkPackage, () => Promise<unknown>>
+
+/** The problem startup and check-config report when an SDK package the settings need cannot be imported. */
+function sdkNotInstalled (rootKey: string): KeyedProblem {
+  return {
+    key: `${rootKey}:Telemetry:Enabled`,
+    message: `${rootKey}:Telemetry:Enabled is true but the OpenTelemetry SDK is not installed; add it to the app: npm install ${SDK_PACKAGES.join(' ')}.`
+  }
+}
+
 /** Imports an SDK package, or fails startup naming the switch and what to install. */
-async function load<T extends object> (importer: () => Promise<T>, rootKey: string): Promise<T> {
-  let module: T
+async function load<K extends SdkPackage> (name: K, rootKey: string): Promise<Awaited<ReturnType<typeof SDK_IMPORTS[K]>>> {
+  let module: Awaited<ReturnType<typeof SDK_IMPORTS[K]>>
   try {
-    module = await importer()
+    module = await SDK_IMPORTS[name]() as Awaited<ReturnType<typeof SDK_IMPORTS[K]>>
   } catch (error) {
-    throw new ConfigurationError([{
-      key: `${rootKey}:Telemetry:Enabled`,
-      message: `${rootKey}:Telemetry:Enabled is true but the OpenTelemetry SDK is not installed; add it to the app: npm install ${SDK_PACKAGES.join(' ')}.`
-    }], { cause: error })
+    throw new ConfigurationError([sdkNotInstalled(rootKey)], { cause: error })
   }
   return interop(module)
+}
+
+/** The SDK packages {@link startSdk} imports for `settings` (Telemetry:Enabled assumed). */
+export function sdkPackagesFor (settings: TelemetryConfiguration): SdkPackage[] {
+  return [
+    '@opentelemetry/sdk-metrics', '@opentelemetry/resources',
+    ...(settings.Prometheus.Enabled ? ['@opentelemetry/exporter-prometheus' as const] : []),
+    ...(settings.Otlp.Enabled ? ['@opentelemetry/exporter-metrics-otlp-http' as const] : []),
+    ...(settings.Traces.Enabled ? ['@opentelemetry/sdk-trace-node' as const, '@opentelemetry/exporter-trace-otlp-http' as const, '@fastify/otel' as const] : [])
+  ]
+}
+
+/**
+ * What check-config reports for the SDK (it starts nothing): imports each package startup would
+ * import for `settings` and, when one cannot be imported, the very problem startup fails with.
+ * Empty when telemetry is off or everything it needs is installed.
+ */
+export async function missingSdkProblems (settings: TelemetryConfiguration, rootKey: string, importer: (name: SdkPackage) => Promise<unknown> = async (name) => await SDK_IMPORTS[name]()): Promise<KeyedProblem[]> {
+  if (!settings.Enabled) return []
+  const imported = await Promise.allSettled(sdkPackagesFor(settings).map(async (name) => await importer(name)))
+  return imported.some((result) => result.status === 'rejected') ? [sdkNotInstalled(rootKey)] : []
 }
 
 const OTLP_DEFAULT_ENDPOINT = 'http://localhost:4318'
@@ -63,8 +105,8 @@ function otlpUrl (endpoint: string, signal: 'metrics' | 'traces'): string {
 
 export async function startSdk (settings: TelemetryConfiguration, serviceName: string, rootKey: string): Promise<TelemetrySdk> {
   const [{ MeterProvider, PeriodicExportingMetricReader, DataPointType, AggregationTemporality }, { resourceFromAttributes }, { ValueType, trace, context, propagation }] = await Promise.all([
-    load(async () => await import('@opentelemetry/sdk-metrics'), rootKey),
-    load(async () => await import('@opentelemetry/resources'), rootKey),
+    load('@opentelemetry/sdk-metrics', rootKey),
+    load('@opentelemetry/resources', rootKey),
     import('@opentelemetry/api')
   ])
   const tally = new StoreTally({ dataPointType: DataPointType, cumulative: AggregationTemporality.CUMULATIVE, doubleValueType: ValueType.DOUBLE })
@@ -75,7 +117,7 @@ export async function startSdk (settings: TelemetryConfiguration, serviceName: s
   let prometheusListener: import('@opentelemetry/exporter-prometheus').PrometheusExporter | undefined
 
   if (settings.Prometheus.Enabled) {
-    const { PrometheusExporter, PrometheusSerializer } = await load(async () => await import('@opentelemetry/exporter-prometheus'), rootKey)
+    const { PrometheusExporter, PrometheusSerializer } = await load('@opentelemetry/exporter-prometheus', rootKey)
     const separate = settings.Prometheus.Port !== 0
     const exporter = new PrometheusExporter({
       preventServerStart: true,
@@ -96,7 +138,7 @@ export async function startSdk (settings: TelemetryConfiguration, serviceName: s
     }
   }
   if (settings.Otlp.Enabled) {
-    const { OTLPMetricExporter } = await load(async () => await import('@opentelemetry/exporter-metrics-otlp-http'), rootKey)
+    const { OTLPMetricExporter } = await load('@opentelemetry/exporter-metrics-otlp-http', rootKey)
     readers.push(new PeriodicExportingMetricReader({
       exporter: new OTLPMetricExporter({ url: otlpUrl(settings.Otlp.Endpoint, 'metrics') }),
       exportIntervalMillis: settings.Otlp.ExportIntervalSeconds * 1000,
@@ -111,9 +153,9 @@ export async function startSdk (settings: TelemetryConfiguration, serviceName: s
   let tracerShutdown = async (): Promise<void> => {}
   if (settings.Traces.Enabled) {
     const [{ NodeTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler }, { OTLPTraceExporter }, { FastifyOtelInstrumentation }] = await Promise.all([
-      load(async () => await import('@opentelemetry/sdk-trace-node'), rootKey),
-      load(async () => await import('@opentelemetry/exporter-trace-otlp-http'), rootKey),
-      load(async () => await import('@fastify/otel'), rootKey)
+      load('@opentelemetry/sdk-trace-node', rootKey),
+      load('@opentelemetry/exporter-trace-otlp-http', rootKey),
+      load('@fastify/otel', rootKey)
     ])
     const tracerProvider = new NodeTracerProvider({
       resource,

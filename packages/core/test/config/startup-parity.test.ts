@@ -4,7 +4,8 @@
  * structured `configuration.invalid` line naming each key, neither repeats a value, the server
  * never listens and prints no stack trace. Before, check-config passed these and the server
  * crashed with a stack (a KnownProxies entry quoted in the fatal line). Each key-directory case
- * has its own in-process test in test/security/key-store.test.ts.
+ * has its own in-process test in test/security/key-store.test.ts. Telemetry:Enabled without the
+ * OpenTelemetry SDK installed is refused by both, with the same sentence (issue 33, item 7).
  */
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -157,6 +158,56 @@ describe('the embedded store\'s data directory (Node.js with node:sqlite, as on 
       }
     })
   }
+})
+
+/**
+ * Issue 33, item 7: with Telemetry:Enabled and the OpenTelemetry SDK missing, check-config said
+ * "valid" while startup refused. Both now import the SDK packages the settings need through the
+ * same table (telemetry/sdk.ts); the packages are hidden by a resolve hook
+ * (test/helpers/without-telemetry-sdk.ts), as in an app that never installed them.
+ */
+describe('Telemetry:Enabled with the OpenTelemetry SDK not installed', () => {
+  const WITHOUT_SDK = ['--import', 'tsx', '--import', join(CORE_ROOT, 'test', 'helpers', 'without-telemetry-sdk.ts')]
+  const MESSAGE = 'ProjectTemplate:Telemetry:Enabled is true but the OpenTelemetry SDK is not installed; add it to the app: npm install @opentelemetry/sdk-metrics @opentelemetry/resources @opentelemetry/exporter-prometheus @opentelemetry/exporter-metrics-otlp-http @opentelemetry/sdk-trace-node @opentelemetry/exporter-trace-otlp-http @fastify/otel.'
+  const telemetryOn = (): NodeJS.ProcessEnv => cleanEnv({ PORT: '0', ProjectTemplate__Telemetry__Enabled: 'true', ProjectTemplate__Telemetry__Prometheus__Enabled: 'true' })
+
+  test('check-config refuses it as startup does: exit 1, the same sentence, no stack', async () => {
+    const check = runProcess(process.execPath, [...WITHOUT_SDK, 'src/check-config.ts', '--json'], { cwd: APP_ROOT, env: telemetryOn() })
+    const text = runProcess(process.execPath, [...WITHOUT_SDK, 'src/check-config.ts'], { cwd: APP_ROOT, env: telemetryOn() })
+    const server = runProcess(process.execPath, [...WITHOUT_SDK, 'src/server.ts'], { cwd: APP_ROOT, env: telemetryOn() })
+    try {
+      const [checkExit, textExit, serverExit] = await Promise.all([check.exited(60_000), text.exited(60_000), server.exited(60_000)])
+      assert.equal(serverExit, 1, 'the server exits 1')
+      const invalid = jsonLines(server.stdout()).filter((record) => record.event === 'configuration.invalid')
+      assert.equal(invalid.length, 1, server.stdout())
+      assert.deepEqual(invalid[0]?.errors, [MESSAGE])
+      assert.ok(!server.stdout().includes('Server listening'))
+      assert.equal(checkExit, 1, `check-config exits 1: ${check.stdout()}`)
+      const summary = JSON.parse(check.stdout()) as { valid: boolean, errors: Array<{ key: string, message: string }> }
+      assert.equal(summary.valid, false)
+      assert.deepEqual(summary.errors, [{ key: 'ProjectTemplate:Telemetry:Enabled', message: MESSAGE }])
+      assert.equal(textExit, 1)
+      assert.match(text.stdout(), /^Configuration: INVALID \(1 error\); the application would not start\n/)
+      assert.ok(text.stdout().includes(`  - ${MESSAGE}\n`), text.stdout())
+      for (const run of [check, text, server]) {
+        assert.equal(run.stderr(), '')
+        assert.ok(!/\n\s+at /.test(run.stdout()), 'no stack trace')
+        assert.ok(!run.stdout().includes('ERR_MODULE_NOT_FOUND'))
+      }
+    } finally {
+      for (const run of [check, text, server]) run.kill()
+    }
+  })
+
+  test('control: with the SDK installed, the same configuration is valid', async () => {
+    const run = runEntryPoint('src/check-config.ts', telemetryOn(), ['--json'])
+    try {
+      assert.equal(await run.exited(60_000), 0, run.stdout())
+      assert.equal((JSON.parse(run.stdout()) as { valid: boolean }).valid, true)
+    } finally {
+      run.kill()
+    }
+  })
 })
 
 describe('check-config says where the environment name came from', () => {

@@ -20,8 +20,8 @@ const codes: string[] = []
 let idp: TokenIdp
 let app: ListeningApp
 
-// Basic credentials set explicitly: the secret has `-`, which form-encoding changes, so with the
-// setting unset the secret would go in the form body (test/oidc/client-authentication.test.ts).
+// Basic credentials set explicitly, so that the token request below is checked as Basic whatever
+// the automatic choice (test/oidc/client-authentication.test.ts).
 function oidcSettings (authority: string, extra: Record<string, string | boolean> = {}) {
   return { Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: authority, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET, TokenEndpointAuthMethod: 'client_secret_basic', ...extra } } } }
 }
@@ -75,7 +75,7 @@ describe('OpenID Connect ID token validation', () => {
     const verifier = request.body.get('code_verifier') ?? ''
     const { createHash } = await import('node:crypto')
     assert.equal(createHash('sha256').update(verifier).digest('base64url'), authorize.searchParams.get('code_challenge'))
-    // RFC 6749 section 2.3.1: both parts are form-urlencoded inside the Basic credentials.
+    // RFC 6749 section 2.3.1: both parts are percent-encoded inside the Basic credentials.
     const [scheme, credentials] = (request.authorization ?? '').split(' ')
     assert.equal(scheme, 'Basic')
     const decoded = Buffer.from(credentials ?? '', 'base64').toString('utf8').split(':').map((part) => decodeURIComponent(part.replace(/\+/g, ' ')))

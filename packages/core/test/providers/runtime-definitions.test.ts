@@ -74,3 +74,36 @@ describe('validateRuntimeProvider', () => {
     if (!logout.ok) assert.deepEqual(logout.problems.map((problem) => problem.key), ['Acme:Authentication:Schemes:Ok:SigningKey'])
   })
 })
+
+describe('validateRuntimeProvider: internal targets outside Development (issue 33, item 2)', () => {
+  const oidc = (authority: string): Parameters<typeof validateRuntimeProvider>[0] => ({ scheme: 'Contoso', settings: { Type: 'OpenIdConnect', Authority: authority, ClientId: 'app', ClientSecret: SECRET } })
+  const problemsOf = (result: ReturnType<typeof validateRuntimeProvider>): string[] => result.ok ? [] : result.problems.map((problem) => `${problem.key} ${problem.message}`)
+
+  for (const authority of ['https://169.254.169.254/', 'https://0x7f000001/', 'https://[fd00::1]/', 'https://localhost/', 'https://user:pass@login.contoso.example/']) {
+    test(`Authority ${authority} is refused, naming the key, never the value`, () => {
+      const problems = problemsOf(validateRuntimeProvider(oidc(authority), context))
+      assert.equal(problems.length, 1, problems.join('\n'))
+      assert.match(problems[0]!, /^Acme:Authentication:Schemes:Contoso:Authority Acme:Authentication:Schemes:Contoso:Authority must not /)
+      assert.match(problems[0]!, /Acme:Authentication:ProviderSource:AllowedInternalHosts/)
+      assert.ok(!problems[0]!.includes('pass@'))
+    })
+  }
+
+  test('a SAML2 MetadataUrl on a private address is refused the same way', () => {
+    const problems = problemsOf(validateRuntimeProvider({ scheme: 'Fabrikam', settings: { Type: 'Saml2', EntityId: 'https://app.example/sp', MetadataUrl: 'https://10.0.0.8/metadata' } }, context))
+    assert.deepEqual(problems.map((problem) => problem.split(' ', 1)[0]), ['Acme:Authentication:Schemes:Fabrikam:MetadataUrl'])
+  })
+
+  test('in Development, and for a host or network the operator allows, the definition is valid', () => {
+    assert.equal(validateRuntimeProvider(oidc('http://127.0.0.1:8080/'), { ...context, environmentName: 'Development' }).ok, true)
+    const allowing = loadTestConfiguration({ settings: { Authentication: { ProviderSource: { AllowedInternalHosts: ['10.0.0.0/8', 'localhost'] } } } }).config
+    assert.equal(validateRuntimeProvider(oidc('https://10.1.2.3/'), { ...context, config: allowing }).ok, true)
+    assert.equal(validateRuntimeProvider(oidc('https://localhost/'), { ...context, config: allowing }).ok, true)
+    assert.equal(validateRuntimeProvider(oidc('https://192.168.0.1/'), { ...context, config: allowing }).ok, false)
+  })
+
+  test('an allow-list entry that is neither a host name nor a network fails startup, naming its key', () => {
+    const loaded = loadTestConfiguration({ settings: { Authentication: { ProviderSource: { AllowedInternalHosts: ['10.0.0.0/8', 'https://idp.example'] } } } })
+    assert.deepEqual(loaded.errors.map((error) => error.key), ['ProjectTemplate:Authentication:ProviderSource:AllowedInternalHosts:1'])
+  })
+})

@@ -63,7 +63,7 @@ describe('RuntimeProviderSet', () => {
   test('an applied provider owns its endpoint paths, compared case-insensitively and by kind', async () => {
     const host = hostWith()
     const set = new RuntimeProviderSet(host)
-    assert.deepEqual(await set.apply([definition('Acme')], {}), { added: ['Acme'], removed: [], refused: [] })
+    assert.deepEqual(await set.apply([definition('Acme')], {}), { added: ['Acme'], removed: [], refused: [], refusedDomains: [] })
     assert.equal(host.registry.get('Acme')?.runtime, true)
     assert.deepEqual(set.find('/SIGNIN-acme', 'callback')?.map((endpoint) => endpoint.path), ['/signin-acme'])
     assert.equal(set.find('/signin-acme', 'acs'), undefined, 'another kind of endpoint at the path')
@@ -85,14 +85,59 @@ describe('RuntimeProviderSet', () => {
     assert.deepEqual(host.calls, ['open Acme', 'open LEGACY', 'stop LEGACY'])
   })
 
-  test('a verified domain another provider serves is refused under the Domains key', async () => {
+  test('a verified domain a configured provider serves is refused under the Domains key; the provider is in use without it', async () => {
     const host = hostWith([providerOf('Staff', { domains: ['staff.example'] })])
     const set = new RuntimeProviderSet(host)
-    const result = await set.apply([definition('Acme', {}, { domains: [{ name: 'staff.example', verified: true }] })], {})
-    assert.deepEqual(result.refused, [{ scheme: 'Acme', problems: [{ key: `${SECTION}:Acme:Domains`, message: `${SECTION}:Acme:Domains names a verified domain that another provider serves already; a domain belongs to one provider.` }] }])
-    assert.ok(host.registry.get('Acme') === undefined)
-    assert.deepEqual(host.calls, ['open Acme', 'stop Acme'])
+    const result = await set.apply([definition('Acme', {}, { domains: [{ name: 'staff.example', verified: true }, { name: 'acme.example', verified: true }] })], {})
+    assert.deepEqual(result.refused, [])
+    assert.deepEqual(result.added, ['Acme'])
+    assert.deepEqual(result.refusedDomains, [{ scheme: 'Acme', domain: 'staff.example', key: `${SECTION}:Acme:Domains`, message: `${SECTION}:Acme:Domains: the verified domain staff.example is not routed to this provider: a configured provider serves it.` }])
+    assert.deepEqual(host.registry.get('Acme')?.domains, ['acme.example'])
     assert.throws(() => { host.register(providerOf('Beta', { domains: ['STAFF.example'] })) }, ProviderConflictError)
+  })
+
+  describe('a verified domain claimed by two rows (issue 33, item 3)', () => {
+    const contoso = (scheme: string, verifiedAt?: string, extra: Record<string, unknown> = {}): RuntimeProviderDefinition =>
+      definition(scheme, extra, { domains: [{ name: 'contoso.example', verified: true, ...(verifiedAt === undefined ? {} : { verifiedAt }) }, { name: `${scheme.toLowerCase()}.example`, verified: true }] })
+    const ownerOf = (host: ReturnType<typeof hostWith>): string | undefined => [...host.registry.byScheme.values()].find((provider) => provider.domains?.includes('contoso.example'))?.scheme
+
+    test('the earliest verification keeps it, whatever the row order; the other row keeps its provider and its other domains', async () => {
+      for (const order of [['Zeta', 'Alpha'], ['Alpha', 'Zeta']]) {
+        const host = hostWith()
+        const set = new RuntimeProviderSet(host)
+        const rows = { Zeta: contoso('Zeta', '2026-01-01T00:00:00Z'), Alpha: contoso('Alpha', '2026-06-01T00:00:00Z') }
+        const result = await set.apply(order.map((scheme) => rows[scheme as 'Zeta' | 'Alpha']), {})
+        assert.deepEqual([...result.added].sort(), ['Alpha', 'Zeta'])
+        assert.equal(ownerOf(host), 'Zeta')
+        assert.deepEqual(host.registry.get('Alpha')?.domains, ['alpha.example'])
+        assert.deepEqual(result.refusedDomains.map(({ scheme, domain }) => [scheme, domain]), [['Alpha', 'contoso.example']])
+      }
+    })
+
+    test('the owner keeps it through a display-name edit, a second instance and a restart (a fresh set)', async () => {
+      const rows = (ownerName: string): RuntimeProviderDefinition[] => [contoso('Beta', undefined), contoso('Owner', '2025-03-01T00:00:00Z', { DisplayName: ownerName })]
+      const host = hostWith()
+      const set = new RuntimeProviderSet(host)
+      await set.apply(rows('Owner Inc'), {})
+      assert.equal(ownerOf(host), 'Owner')
+      const edited = await set.apply(rows('Owner Incorporated'), {})
+      assert.deepEqual(edited.added, ['Owner'])
+      assert.equal(ownerOf(host), 'Owner')
+      const other = hostWith()
+      await new RuntimeProviderSet(other).apply([...rows('Owner Incorporated')].reverse(), {})
+      assert.equal(ownerOf(other), 'Owner')
+    })
+
+    test('undated claims: the scheme name decides; when the owner drops the domain, the other row gets it', async () => {
+      const host = hostWith()
+      const set = new RuntimeProviderSet(host)
+      await set.apply([contoso('Mike'), contoso('Kilo')], {})
+      assert.equal(ownerOf(host), 'Kilo')
+      const dropped = await set.apply([contoso('Mike'), definition('Kilo', {}, { domains: [{ name: 'kilo.example', verified: true }] })], {})
+      assert.deepEqual([...dropped.added].sort(), ['Kilo', 'Mike'])
+      assert.deepEqual(dropped.refusedDomains, [])
+      assert.equal(ownerOf(host), 'Mike')
+    })
   })
 
   test('a reload keeps an unchanged definition open, removes the absent ones and ends their sessions before it adds', async () => {
@@ -101,7 +146,7 @@ describe('RuntimeProviderSet', () => {
     await set.apply([definition('Acme'), definition('Beta'), definition('Gamma')], {})
     host.calls.length = 0
     const result = await set.apply([definition('Acme'), definition('Gamma', { Enabled: false }), definition('Delta')], { revokeSessions: true })
-    assert.deepEqual(result, { added: ['Delta'], removed: ['Beta', 'Gamma'], refused: [] })
+    assert.deepEqual(result, { added: ['Delta'], removed: ['Beta', 'Gamma'], refused: [], refusedDomains: [] })
     assert.deepEqual(host.calls, ['stop Beta', 'stop Gamma', 'end Beta', 'end Gamma', 'open Delta'])
     assert.equal(set.find('/signin-beta', 'callback'), undefined)
     set.close()
@@ -114,7 +159,7 @@ describe('RuntimeProviderSet', () => {
     await set.apply([definition('Acme', { Authority: 'https://a.example' }), definition('Beta', { Authority: 'https://b.example' })], {})
     host.calls.length = 0
     const result = await set.apply([definition('Acme', { Authority: 'https://other.example' }), definition('Beta', { Authority: 'https://b.example', DisplayName: 'Beta Corp' })], { revokeSessions: true })
-    assert.deepEqual(result, { added: ['Acme', 'Beta'], removed: [], refused: [] })
+    assert.deepEqual(result, { added: ['Acme', 'Beta'], removed: [], refused: [], refusedDomains: [] })
     assert.deepEqual(host.calls, ['stop Acme', 'stop Beta', 'end Acme', 'open Acme', 'open Beta'])
   })
 })

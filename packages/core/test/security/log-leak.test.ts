@@ -36,6 +36,7 @@ import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
 import { SP_ENTITY_ID } from '../helpers/saml2/app.js'
 import { readAuthnRequest, TestIdentityProvider } from '../helpers/saml2/identity-provider.js'
 import { antiforgeryTokenIn } from '../helpers/cookies.js'
+import { basicAuthorization } from '../../src/http/basic-credentials.js'
 
 // ---------------------------------------------------------------------------------------------
 // Planted values and the scanner
@@ -290,7 +291,7 @@ const CLIENT_IDS = { OpenIdConnect: 'leak-scan-oidc', TokenIdp: 'leak-scan-token
 for (const [name, secret] of Object.entries(CLIENT_SECRETS)) {
   planted.add(`client secret ${name}`, secret)
   const id = CLIENT_IDS[name as keyof typeof CLIENT_IDS]
-  planted.addDerived(`client secret ${name} (Basic credentials)`, Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64'))
+  planted.addDerived(`client secret ${name} (Basic credentials)`, basicAuthorization(id, secret).slice('Basic '.length))
 }
 const DATA_PROTECTION_KEY = randomBytes(32).toString('base64')
 planted.add('data-protection key', DATA_PROTECTION_KEY)

@@ -12,6 +12,7 @@ import { ProviderKeys } from '../../oidc/provider-keys.js'
 import { isFieldPath } from '../../sign-in/claim-paths.js'
 import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
 import { tooLargeFields } from '../../http/bounded-fetch.js'
+import type { Dispatcher } from '../../http/outbound-address.js'
 import { postChosenNotice } from '../../oidc/client-authentication.js'
 import type { ProviderInstance } from '../../config/provider-instances.js'
 import type { ProviderRegistrationOptions } from '../authentication.js'
@@ -50,7 +51,8 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
     allowInsecureRequests,
     tokenEndpointAuthMethod: settings.TokenEndpointAuthMethod,
     tokenEndpointAuthMethodSetting: `${options.instance.keyPrefix}:TokenEndpointAuthMethod`,
-    clockToleranceSeconds: settings.ClockSkewSeconds
+    clockToleranceSeconds: settings.ClockSkewSeconds,
+    ...(options.runtime?.dispatcher === undefined ? {} : { dispatcher: options.runtime.dispatcher })
   }), {
     onFailure: (reason, error) => {
       // The URL without credentials or query, and the cause code (ENOTFOUND, ECONNREFUSED,
@@ -68,7 +70,7 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
     onLoaded: () => {
       log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded')
       const postChosen = notedClientAuthentication || metadata.current === undefined ? undefined : postChosenNotice(metadata.current)
-      if (postChosen !== undefined) { notedClientAuthentication = true; log.info(postChosen, 'client_secret_post chosen: form-encoding would change the client id or secret in Basic credentials') }
+      if (postChosen !== undefined) { notedClientAuthentication = true; log.info(postChosen, 'client_secret_post chosen: the Basic encoding would change the client id or secret') }
       // OpenID Connect Back-Channel Logout 1.0, section 2.1: an absent backchannel_logout_supported means false.
       if (settings.BackChannelLogout && !warnedBackChannel && metadata.current?.serverMetadata().backchannel_logout_supported !== true) {
         warnedBackChannel = true
@@ -83,7 +85,7 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
 }
 
 /** The signing keys of the discovered jwks_uri, kept across metadata refreshes of the same URI so the unknown-key refetch limit holds per provider. */
-function signingKeysOf (allowInsecureRequests: boolean, log: FastifyBaseLogger): (config: client.Configuration) => ProviderKeys {
+function signingKeysOf (allowInsecureRequests: boolean, log: FastifyBaseLogger, dispatcher: Dispatcher | undefined): (config: client.Configuration) => ProviderKeys {
   let signingKeys: ProviderKeys | undefined
   function keysOf (config: client.Configuration): ProviderKeys {
     const jwksUri = config.serverMetadata().jwks_uri ?? ''
@@ -92,6 +94,7 @@ function signingKeysOf (allowInsecureRequests: boolean, log: FastifyBaseLogger):
         jwksUri,
         allowInsecureRequests,
         timeoutMs: OUTBOUND_TIMEOUT_SECONDS * 1000,
+        ...(dispatcher === undefined ? {} : { dispatcher }),
         onUnknownKeyRefetch: (found) => {
           log.info({ event: 'oidc.signing_keys.refetched', reason: 'unknown_key', found }, 'provider signing keys fetched again for an unknown key id')
         }
@@ -118,7 +121,7 @@ export function createOpenIdConnectContext (app: FastifyInstance, options: Provi
     scheme: settings.Scheme,
     log,
     metadata,
-    keysOf: signingKeysOf(allowsInsecureRequests(settings.Authority, options.environmentName), log),
+    keysOf: signingKeysOf(allowsInsecureRequests(settings.Authority, options.environmentName), log, options.runtime?.dispatcher),
     fieldPaths: Object.keys(settings.ClaimMappings).filter(isFieldPath)
   }
 }

@@ -16,6 +16,7 @@
  * lives in src/oidc/.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Dispatcher } from '../../http/outbound-address.js'
 import * as client from 'openid-client'
 import { isLocalUrl } from '../../http/local-url.js'
 import { LogoutTokenError, remoteKeySet, validateLogoutToken } from '../../oidc/back-channel-logout.js'
@@ -106,7 +107,8 @@ export function openIdConnectEndpoints (ctx: OpenIdConnectContext, open: () => P
       clientId: settings.ClientId,
       algorithm: settings.IdTokenSignedResponseAlg,
       clockToleranceSeconds: settings.ClockSkewSeconds,
-      metadata: () => ctx.metadata.current
+      metadata: () => ctx.metadata.current,
+      ...(ctx.options.runtime?.dispatcher === undefined ? {} : { dispatcher: ctx.options.runtime.dispatcher })
     })
     endpoints.push(providerEndpoint('back-channel-logout', 'POST', settings.BackChannelLogoutPath, async (request, reply) => { await open(); return await backChannelLogout(request, reply) }))
   }
@@ -145,6 +147,8 @@ export interface BackChannelLogoutOptions {
   readonly algorithm: string
   readonly clockToleranceSeconds: number
   readonly metadata: () => client.Configuration | undefined
+  /** A provider from the provider source: its connections (public addresses only outside Development). */
+  readonly dispatcher?: Dispatcher
 }
 
 /**
@@ -162,7 +166,7 @@ export function backChannelLogoutHandler (app: FastifyInstance, options: BackCha
   function keySetOf (config: client.Configuration): ReturnType<typeof remoteKeySet> | undefined {
     const uri = config.serverMetadata().jwks_uri
     if (uri === undefined) return undefined
-    if (keys?.uri !== uri) keys = { uri, set: remoteKeySet(uri, OUTBOUND_TIMEOUT_SECONDS * 1000) }
+    if (keys?.uri !== uri) keys = { uri, set: remoteKeySet(uri, OUTBOUND_TIMEOUT_SECONDS * 1000, options.dispatcher) }
     return keys.set
   }
 

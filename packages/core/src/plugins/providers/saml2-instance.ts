@@ -134,6 +134,7 @@ function identityProviderSourceOf (options: ProviderRegistrationOptions<Saml2Ins
       refreshMs: saml.MetadataRefreshMinutes * 60_000,
       entityId: saml.IdpEntityId.trim(),
       metadataSigningCertificates: saml.MetadataSigningCertificates.filter((value) => value.trim() !== ''),
+      ...(options.runtime?.dispatcher === undefined ? {} : { dispatcher: options.runtime.dispatcher }),
       check (description) {
         try {
           description.signingCertificates.forEach((value) => readCertificate(value))
