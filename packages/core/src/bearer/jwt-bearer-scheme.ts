@@ -7,6 +7,7 @@
  * no Fastify types.
  */
 import { fetchBounded } from '../http/bounded-fetch.js'
+import type { Dispatcher } from '../http/outbound-address.js'
 import { ProviderKeys } from '../oidc/provider-keys.js'
 import type { ClaimsTransformation } from '../sign-in/completion.js'
 import { validateAccessToken, type VerifiedAccessToken } from './access-token.js'
@@ -65,6 +66,11 @@ export interface JwtBearerSchemeOptions {
   /** DANGEROUS: http to the issuer (loopback in Development only, as for OpenID Connect). */
   readonly allowInsecureRequests: boolean
   readonly timeoutMs: number
+  /**
+   * The connections discovery and the key set use: a scheme from the provider source reaches only
+   * public addresses (http/outbound-address.ts `publicAddressDispatcher`); default the global fetch.
+   */
+  readonly dispatcher?: Dispatcher
   /** Milliseconds since the epoch; for tests. */
   readonly now?: () => number
   /** Called after every unknown-key refetch, with whether the key was then found. */
@@ -123,6 +129,7 @@ export class JwtBearerScheme {
       allowInsecureRequests: this.#options.allowInsecureRequests,
       timeoutMs: this.#options.timeoutMs,
       unknownKeyRefetchIntervalMs: BEARER_UNKNOWN_KEY_REFETCH_INTERVAL_MS,
+      ...(this.#options.dispatcher === undefined ? {} : { dispatcher: this.#options.dispatcher }),
       ...(this.#options.now === undefined ? {} : { now: this.#options.now }),
       ...(this.#options.onUnknownKeyRefetch === undefined ? {} : { onUnknownKeyRefetch: this.#options.onUnknownKeyRefetch })
     })
@@ -156,7 +163,7 @@ export class JwtBearerScheme {
     let document: { issuer?: unknown, jwks_uri?: unknown }
     try {
       if (url.protocol !== 'https:' && !(this.#options.allowInsecureRequests && url.protocol === 'http:')) throw new Error('Authority must be https')
-      const response = await fetchBounded(url, { headers: { accept: 'application/json' }, redirect: 'error' }, { kind: 'discovery', timeoutMs: this.#options.timeoutMs })
+      const response = await fetchBounded(url, { headers: { accept: 'application/json' }, redirect: 'error' }, { kind: 'discovery', timeoutMs: this.#options.timeoutMs, ...(this.#options.dispatcher === undefined ? {} : { dispatcher: this.#options.dispatcher }) })
       if (!response.ok) throw new Error(`discovery answered ${response.status}`)
       document = await response.json() as typeof document
     } catch (error) {

@@ -19,6 +19,7 @@ export interface BearerAppOptions {
   /** `RateLimits:BearerRefusalsPerWindow`. */
   readonly refusalsPerWindow?: number
   readonly policies?: ApplicationParts['policies']
+  readonly providerSource?: ApplicationParts['providerSource']
   /** More routes, registered after the standard ones. */
   readonly routes?: (app: FastifyInstance) => void
 }
@@ -53,6 +54,7 @@ export async function buildBearerApp (options: BearerAppOptions): Promise<Bearer
   const built = await buildWithTesting({
     contentRoot: APP_ROOT,
     nodeEnv: 'Development',
+    ...(options.providerSource === undefined ? {} : { providerSource: options.providerSource }),
     settings: {
       ...options.settings,
       Authentication: { Cookie: { AllowInsecureHttp: true }, Schemes: schemes, ...(options.settings?.Authentication as TestSettings | undefined) },

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict'
 import { SignJWT, type JWTPayload } from 'jose'
 import { claim, signIn } from '../../src/testing/app.js'
 import { clientPolicy, scopePolicy, userPolicy } from '../../src/authorization/scopes.js'
+import { tenantOf } from '../../src/authorization/tenants.js'
 import { buildBearerApp, who, type BearerTestApp } from '../helpers/bearer-app.js'
 import { startResourceIdp, type ResourceIdp } from '../helpers/providers/resource-idp.js'
 import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
@@ -256,5 +257,29 @@ describe('a flood of forged bearer tokens', () => {
     assert.ok(idp.jwksRequests - fetched <= 1, 'at most one refetch for the whole flood')
     assert.equal((await t.app.inject({ url: '/api/orders', headers: { authorization: `Bearer ${valid}` } })).statusCode, 200, 'the verified token is not held back')
     assert.equal(t.logs.events('bearer.refused').filter((line) => line.failure === 'rate_limited').length, 14)
+  })
+})
+
+describe('a JwtBearer scheme from the provider source (a customer\'s issuer)', () => {
+  let idp: TokenIdp
+  let t: BearerTestApp
+  before(async () => {
+    idp = await startTokenIdp('unused')
+    t = await buildBearerApp({
+      schemes: {},
+      providerSource: async () => [{ scheme: 'Contoso', tenant: 'tenant-contoso', settings: { Type: 'JwtBearer', Issuer: idp.issuer, JwksUri: `${idp.issuer}/jwks`, Audiences: [PARTNER_AUDIENCE] } }],
+      routes: (app) => { app.get('/api/tenant', async (request) => ({ tenant: request.user === undefined ? null : tenantOf(request.user) ?? null, scheme: request.user?.scheme ?? null })) }
+    })
+  })
+  after(async () => { await t?.app.close(); await idp?.close() })
+
+  test('its tokens are that tenant\'s principals: the source\'s tenant claim, never the token\'s; its issuer is not published', async () => {
+    const now = Math.floor(Date.now() / 1000)
+    const token = await new SignJWT({ iss: idp.issuer, aud: PARTNER_AUDIENCE, sub: 'ada', exp: now + 300, 'application:tenant': 'tenant-fabrikam' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'known' }).sign(idp.signingKey)
+    const response = await t.app.inject({ url: '/api/tenant', headers: { authorization: `Bearer ${token}` } })
+    assert.equal(response.statusCode, 200)
+    assert.deepEqual(response.json(), { tenant: 'tenant-contoso', scheme: 'Contoso' })
+    assert.equal((await t.app.inject({ url: '/.well-known/oauth-protected-resource' })).statusCode, 302, 'no metadata without a configured scheme (an unknown route: sent to sign in)')
   })
 })

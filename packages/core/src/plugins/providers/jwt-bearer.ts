@@ -32,7 +32,8 @@ export const registerJwtBearer: ProviderRegistration<Extract<ProviderInstance, {
     settings,
     allowInsecureRequests: allowsInsecureRequests(settings, options.environmentName),
     timeoutMs: OUTBOUND_TIMEOUT_SECONDS * 1000,
-    ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
+    ...(options.runtime === undefined ? {} : { runtime: { ...(options.runtime.tenant === undefined ? {} : { tenant: options.runtime.tenant }) } }),
+    ...(options.runtime?.dispatcher === undefined ? {} : { dispatcher: options.runtime.dispatcher }),
     onUnknownKeyRefetch: (found) => {
       app.log.info({ event: 'bearer.signing_keys.refetched', scheme: options.instance.scheme, reason: 'unknown_key', found }, 'bearer scheme signing keys fetched again for an unknown key id')
     }
