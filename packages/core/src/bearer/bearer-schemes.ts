@@ -47,16 +47,19 @@ export interface CachedAuthentication {
 
 export class BearerSchemes {
   readonly #schemes: () => readonly JwtBearerScheme[]
+  readonly #registered: (scheme: string) => JwtBearerScheme | undefined
   readonly #transformation: ClaimsTransformation
   readonly #cache: TokenCache<CachedAuthentication>
   readonly #now: () => number
 
   /**
    * `schemes` gives the current bearer schemes (the configured ones, and those the provider
-   * source adds or removes at runtime).
+   * source adds or removes at runtime), `registered` the one registered under a name (a map
+   * lookup: the cache-hit path allocates nothing).
    */
-  constructor (schemes: () => readonly JwtBearerScheme[], options: BearerSchemesOptions) {
+  constructor (schemes: () => readonly JwtBearerScheme[], registered: (scheme: string) => JwtBearerScheme | undefined, options: BearerSchemesOptions) {
     this.#schemes = schemes
+    this.#registered = registered
     this.#transformation = options.transformation
     this.#now = options.now ?? Date.now
     this.#cache = options.cache ?? new TokenCache()
@@ -77,7 +80,7 @@ export class BearerSchemes {
 
   #live (entry: CachedAuthentication | undefined): BearerAuthentication | undefined {
     if (entry === undefined) return undefined
-    return this.#schemes().includes(entry.by) ? entry.authentication : undefined
+    return this.#registered(entry.by.scheme) === entry.by ? entry.authentication : undefined
   }
 
   /**
@@ -98,8 +101,11 @@ export class BearerSchemes {
 
   /** The caller `token` authenticates, from the cache or verified now; throws {@link BearerTokenError}. */
   async authenticate (token: string): Promise<BearerAuthentication> {
-    const cached = this.cached(token)
-    if (cached !== undefined) return cached
+    return this.cached(token) ?? await this.verify(token)
+  }
+
+  /** Verifies `token` with its scheme (the cache not consulted) and caches the result; throws {@link BearerTokenError}. */
+  async verify (token: string): Promise<BearerAuthentication> {
     const scheme = this.#schemeFor(token)
     const authentication = await scheme.authenticate(token, this.#transformation)
     this.#cache.set(tokenCacheKeyOf(token), { authentication, by: scheme }, authentication.expiresAtMs, bytesOf(authentication))

@@ -131,13 +131,14 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       done()
       return
     }
-    const token = BEARER_HEADER.exec(header.length > 9000 ? '' : header)?.[1]
-    const cached = token === undefined ? undefined : schemes.cached(token)
+    // The cache first, on the header as sent (a token it holds was well formed when verified).
+    const cached = schemes.cached(header.slice(7).trim())
     if (cached !== undefined) {
       accept(request, cached)
       done()
       return
     }
+    const token = BEARER_HEADER.exec(header.length > 9000 ? '' : header)?.[1]
     const client = clientKeyOf(request.ip)
     const wait = refusals?.retryAfterSeconds(client)
     if (wait !== undefined) {
@@ -154,7 +155,7 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       failed(header.length > 9000 ? 'oversized' : 'malformed')
       return
     }
-    schemes.authenticate(token).then((authentication) => {
+    schemes.verify(token).then((authentication) => {
       accept(request, authentication)
       done()
     }, (error: unknown) => {
@@ -188,7 +189,7 @@ async function bearerPlugin (app: FastifyInstance, options: BearerPluginOptions)
   const providers = app.authentication.providers
   const limits = config.RateLimits
   const context: BearerContext = {
-    schemes: new BearerSchemes(() => bearerSchemesOf(providers), { transformation: config.Authentication.ClaimsTransformation }),
+    schemes: new BearerSchemes(() => bearerSchemesOf(providers), (scheme) => providers.get(scheme)?.bearer, { transformation: config.Authentication.ClaimsTransformation }),
     ...(limits.Enabled && app.state.increment !== undefined
       ? { refusals: new RefusalLimit({ increment: app.state.increment.bind(app.state), perWindow: limits.BearerRefusalsPerWindow, windowMs: limits.WindowSeconds * 1000 }) }
       : {})
