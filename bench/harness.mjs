@@ -5,8 +5,10 @@
  * server's CPU time per response.
  */
 import { spawn, spawnSync } from 'node:child_process'
+import { generateKeyPairSync, sign as cryptoSign } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
 import { createServer } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -186,6 +188,56 @@ export async function signInCookie (port, claims) {
   return cookie
 }
 
+// ---------------------------------------------------------------------------------------------
+// Bearer tokens (issue 35)
+
+/** The audience of the bench's JwtBearer scheme. */
+export const BEARER_AUDIENCE = 'api://bench'
+
+/**
+ * An issuer for the bearer scenario: an https server on 127.0.0.1 (a self-signed certificate for
+ * `localhost`, trusted by the app through NODE_EXTRA_CA_CERTS, so the app keeps its Production
+ * posture) serving an RS256 key set, and `token(claims)` minting access tokens with its key.
+ */
+export async function startBearerIssuer () {
+  const directory = mkdtempSync(join(tmpdir(), 'bench-issuer-'))
+  const keyFile = join(directory, 'key.pem')
+  const certFile = join(directory, 'cert.pem')
+  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { stdio: 'ignore' })
+  if (made.status !== 0) return undefined
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const jwks = JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'bench', alg: 'RS256', use: 'sig' }] })
+  const server = createHttpsServer({ key: readFileSync(keyFile), cert: readFileSync(certFile) }, (request, response) => {
+    response.writeHead(request.url === '/jwks' ? 200 : 404, { 'content-type': 'application/json' }).end(request.url === '/jwks' ? jwks : '{}')
+  })
+  await new Promise((resolveListen) => server.listen(0, HOST, resolveListen))
+  const issuer = `https://localhost:${server.address().port}`
+  const encode = (value) => Buffer.from(JSON.stringify(value)).toString('base64url')
+  return {
+    issuer,
+    jwksUri: `${issuer}/jwks`,
+    caFile: certFile,
+    token (claims) {
+      const now = Math.floor(Date.now() / 1000)
+      const signingInput = `${encode({ alg: 'RS256', kid: 'bench', typ: 'at+jwt' })}.${encode({ iss: issuer, aud: BEARER_AUDIENCE, iat: now, exp: now + 3600, ...claims })}`
+      return `${signingInput}.${cryptoSign('sha256', Buffer.from(signingInput), privateKey).toString('base64url')}`
+    },
+    close: async () => { server.closeAllConnections(); await new Promise((resolveClose) => server.close(resolveClose)) }
+  }
+}
+
+/** Environment adding the JwtBearer scheme `Bench` of `issuer` to an app environment. */
+export function bearerEnvironment (env, issuer) {
+  return {
+    ...env,
+    NODE_EXTRA_CA_CERTS: issuer.caFile,
+    ProjectTemplate__Authentication__Schemes__Bench__Type: 'JwtBearer',
+    ProjectTemplate__Authentication__Schemes__Bench__Issuer: issuer.issuer,
+    ProjectTemplate__Authentication__Schemes__Bench__JwksUri: issuer.jwksUri,
+    ProjectTemplate__Authentication__Schemes__Bench__Audiences__0: BEARER_AUDIENCE
+  }
+}
+
 /** A redis-server on a unix socket in a temporary directory, no persistence; undefined when Debian's redis-server is missing. */
 export async function startRedis () {
   if (!existsSync('/usr/bin/redis-server')) return undefined
@@ -255,6 +307,8 @@ export function buildScenarios (cookies, floorSecret) {
     authenticated('large', `Same, ${LARGE_CLAIMS.length} claims (300 groups of 37 characters, embedded store)`, cookies.large, 'app'),
     ...(cookies.sqlite === undefined ? [] : [authenticated('sqlite', 'Same, 6 claims, embedded store persisted to SQLite (node:sqlite, WAL)', cookies.sqlite, 'appSqlite')]),
     ...(cookies.redis === undefined ? [] : [authenticated('redis', 'Same, 6 claims, Redis store (one redis-server on a unix socket)', cookies.redis, 'appRedis')]),
+    ...(cookies.bearer === undefined ? [] : [{ id: 'bearer', title: 'Same, `Authorization: Bearer` JWT access token (6 claims, RS256), JwtBearer scheme', path: '/api/application-information', expected: 200, server: 'appBearer', app: { ...json, authorization: `Bearer ${cookies.bearer}` }, floor: { ...json, cookie: floorCookie(cookies.standard, floorSecret) } }]),
+    ...(cookies.bearerCookie === undefined ? [] : [authenticated('bearercookie', 'Same, session cookie, on the app with the JwtBearer scheme', cookies.bearerCookie, 'appBearer')]),
     { id: 'challenge', title: 'Anonymous `GET /` (challenge redirect)', path: '/', expected: 302, app: html, floor: html },
     { id: 'api401', title: 'Anonymous JSON `GET /api/application-information`', path: '/api/application-information', expected: 401, app: json, floor: json },
     { id: 'login', title: '`GET /Account/Login`', path: '/Account/Login', expected: 200, app: html, floor: html },

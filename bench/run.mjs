@@ -23,7 +23,8 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
   appEnvironment, buildScenarios, canPin, cleanup, commandLine, DIST, floorEnvironment, freePort, get, load, ROOT,
-  bundleAppServer, hasSqlite, LARGE_CLAIMS, rssKiB, signInCookie, STANDARD_CLAIMS, startRedis, startServer, stopServer
+  bundleAppServer, hasSqlite, LARGE_CLAIMS, rssKiB, signInCookie, STANDARD_CLAIMS, startRedis, startServer, stopServer,
+  bearerEnvironment, startBearerIssuer
 } from './harness.mjs'
 
 const DOC = join(ROOT, 'docs', 'performance.md')
@@ -185,6 +186,11 @@ async function main (options) {
   const redis = await startRedis()
   if (redis === undefined) console.error('redis-server missing (npm run test:setup installs it): the Redis scenario is skipped')
   const appRedis = redis === undefined ? undefined : await startServer({ script: appServer, env: appEnv(appRedisPort, redis.connectionString), port: appRedisPort, stdout: devNull })
+  // The same app with a JwtBearer scheme (issue 35): bearer tokens against the session cookie on one app.
+  const appBearerPort = await freePort()
+  const issuer = await startBearerIssuer()
+  if (issuer === undefined) console.error('openssl missing: the bearer scenario is skipped')
+  const appBearer = issuer === undefined ? undefined : await startServer({ script: appServer, env: bearerEnvironment(appEnv(appBearerPort), issuer), port: appBearerPort, stdout: devNull })
   const floor = await startServer({ script: join(ROOT, 'bench', 'floor-server.mjs'), env: floorEnv(floorPort), port: floorPort, stdout: devNull })
   // The reference "floor + posture" (bench/floor-server.mjs), loaded only in the scenarios of REFERENCE_SCENARIOS.
   const posture = await startServer({ script: join(ROOT, 'bench', 'floor-server.mjs'), env: { ...floorEnv(posturePort), FLOOR_POSTURE: '1' }, port: posturePort, stdout: devNull })
@@ -196,7 +202,10 @@ async function main (options) {
     standard: await signInCookie(appPort, STANDARD_CLAIMS),
     large: await signInCookie(appPort, LARGE_CLAIMS),
     redis: appRedis === undefined ? undefined : await signInCookie(appRedisPort, STANDARD_CLAIMS),
-    sqlite: appSqlite === undefined ? undefined : await signInCookie(appSqlitePort, STANDARD_CLAIMS)
+    sqlite: appSqlite === undefined ? undefined : await signInCookie(appSqlitePort, STANDARD_CLAIMS),
+    // The bearer token's claims normalize to the standard principal's six.
+    bearer: issuer?.token({ sub: 'user-1', name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Reader'], groups: ['engineering'], permissions: ['application.read'] }),
+    bearerCookie: appBearer === undefined ? undefined : await signInCookie(appBearerPort, STANDARD_CLAIMS)
   }
   const all = buildScenarios(cookies, floorSecret)
   const unknown = (options.scenarios ?? []).filter((id) => !all.some((scenario) => scenario.id === id))
@@ -208,10 +217,11 @@ async function main (options) {
   await sleep(1000)
   const floorIdle = rssKiB(floor.child.pid)
 
+  const server = { app: [app, appPort], appRedis: [appRedis, appRedisPort], appSqlite: [appSqlite, appSqlitePort], appBearer: [appBearer, appBearerPort], floor: [floor, floorPort], posture: [posture, posturePort] }
   // Each scenario must answer as expected before it is loaded.
   let failures = 0
   for (const scenario of scenarios) {
-    const servers = [['floor', floorPort, scenario.floor], ['app', scenario.server === 'appRedis' ? appRedisPort : scenario.server === 'appSqlite' ? appSqlitePort : appPort, scenario.app]]
+    const servers = [['floor', floorPort, scenario.floor], ['app', server[scenario.server ?? 'app'][1], scenario.app]]
     if (withReference(scenario)) servers.push(['floor + posture', posturePort, scenario.floor])
     for (const [name, port, headers] of servers) {
       const response = await get(port, scenario.path, headers)
@@ -222,7 +232,6 @@ async function main (options) {
     }
   }
 
-  const server = { app: [app, appPort], appRedis: [appRedis, appRedisPort], appSqlite: [appSqlite, appSqlitePort], floor: [floor, floorPort], posture: [posture, posturePort] }
   const target = (which, scenario, duration) => ({
     pid: server[which === 'app' ? scenario.server ?? 'app' : which][0].child.pid,
     port: server[which === 'app' ? scenario.server ?? 'app' : which][1],
@@ -260,6 +269,8 @@ async function main (options) {
   await stopServer(app.child)
   if (appRedis !== undefined) await stopServer(appRedis.child)
   if (appSqlite !== undefined) await stopServer(appSqlite.child)
+  if (appBearer !== undefined) await stopServer(appBearer.child)
+  await issuer?.close()
   if (redis !== undefined) await stopServer(redis.child)
   await stopServer(floor.child)
   await stopServer(posture.child)
@@ -267,6 +278,10 @@ async function main (options) {
   if (results.has('sqlite') && results.has('auth')) {
     const perRound = results.get('sqlite').map((round, index) => round.app.rps / results.get('auth')[index].app.rps)
     console.error(`embedded store persisted to SQLite vs in memory, authenticated req/s: ${fixed(median(perRound), 2)}× (rounds ${perRound.map((value) => fixed(value, 2)).join(', ')})`)
+  }
+  if (results.has('bearer') && results.has('auth')) {
+    const perRound = results.get('bearer').map((round, index) => round.app.rps / results.get('auth')[index].app.rps)
+    console.error(`bearer token vs session cookie, authenticated req/s: ${fixed(median(perRound), 2)}× (rounds ${perRound.map((value) => fixed(value, 2)).join(', ')})`)
   }
   const ratio = (id, field = 'rps') => median(results.get(id).map((round) => round.app[field] / round.floor[field]))
   const budgets = []
@@ -286,6 +301,11 @@ async function main (options) {
       // Same rounds, same floor: the persisted store's req/s over the in-memory store's (issue 20).
       const persisted = median(results.get('sqlite').map((round, index) => round.app.rps / results.get('auth')[index].app.rps))
       budgets.push({ name: 'Authenticated API req/s, embedded store persisted to SQLite vs in memory', measured: `${fixed(persisted, 2)}×`, limit: '≥ 0.9×', pass: persisted >= 0.9 })
+    }
+    if (results.has('bearer')) {
+      // Same rounds: the bearer-authenticated call's req/s over the cookie-authenticated one's (issue 35).
+      const bearer = median(results.get('bearer').map((round, index) => round.app.rps / results.get('auth')[index].app.rps))
+      budgets.push({ name: 'Authenticated API req/s, bearer token vs session cookie', measured: `${fixed(bearer, 2)}×`, limit: '≥ 0.9×', pass: bearer >= 0.9 })
     }
     const cold = median(coldStarts)
     budgets.push({ name: 'Cold start to `/health/live` (no provider enabled)', measured: `${fixed(cold, 0)} ms`, limit: '≤ 500 ms', pass: cold <= 500 })

@@ -20,6 +20,7 @@ import type { ApplicationConfiguration } from './config/schema.js'
 import { enabledProviderInstances } from './config/provider-instances.js'
 import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
+import bearer from './plugins/bearer.js'
 import { createClientErrorHandler } from './plugins/client-errors.js'
 import csrf from './plugins/csrf.js'
 import dataProtection from './plugins/data-protection.js'
@@ -221,6 +222,8 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
     const runtimeProviders = (await import('./plugins/runtime-providers.js')).default
     await app.register(runtimeProviders, { config, environmentName, rootKey, source: options.providerSource })
   }
+  // After authorization (its hook goes first on API routes) and the providers (its JwtBearer schemes).
+  await app.register(bearer, { config, providerSource: options.providerSource !== undefined })
 
   await app.register(accountRoutes)
   await app.register(sessionRoutes)

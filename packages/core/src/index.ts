@@ -33,13 +33,14 @@ export type { ConfigurationProblem } from './config/bind.js'
 export {
   ROOT_KEY, PROVIDER_NAMES, VENDOR_NAMES, toJsonSchema,
   ApplicationSchema, AuthenticationSchema, AuthorizationSchema, OpenIdConnectSchema, Saml2Schema,
-  OpenIdConnectSchemeSchema, Saml2SchemeSchema, SCHEME_TYPES, RESERVED_SCHEME_NAMES
+  OpenIdConnectSchemeSchema, Saml2SchemeSchema, JwtBearerSchemeSchema, SCHEME_TYPES, RESERVED_SCHEME_NAMES
 } from './config/schema.js'
 export type {
   ApplicationConfiguration, AuthenticationConfiguration, AuthorizationConfiguration, OpenIdConnectConfiguration,
   Saml2Configuration, StateConfiguration, VendorConfiguration, ProviderName, VendorName, VendorSchema,
-  OpenIdConnectSchemeConfiguration, Saml2SchemeConfiguration, SchemeConfiguration, SchemeType
+  OpenIdConnectSchemeConfiguration, Saml2SchemeConfiguration, JwtBearerSchemeConfiguration, SchemeConfiguration, SchemeType
 } from './config/schema.js'
+export type { JwtBearerSettingsOfInstance } from './config/provider-instances.js'
 export { Secret } from './config/secret.js'
 export { writeConfigurationReference, renderJsonSchema, withKeyTable, JSON_SCHEMA_FILE, CONFIGURATION_DOC } from './config/reference.js'
 export { APPLICATION_NAME, COOKIE_NAMES, applicationNaming } from './application-name.js'
@@ -49,6 +50,9 @@ export type { ApplicationNaming, CookieNames, Purposes } from './application-nam
 export { ApplicationAuthorizationPolicyNames } from './authorization/policies.js'
 export type { AuthorizationPolicy, PolicyOutcome } from './authorization/policies.js'
 export { requireTenant, tenantOf, tenantPolicy } from './authorization/tenants.js'
+export { clientOf, clientPolicy, isMachine, scopePolicy, scopesOf, userPolicy } from './authorization/scopes.js'
+export { BearerPrincipal } from './bearer/bearer-principal.js'
+export type { AccessFacts } from './bearer/bearer-principal.js'
 export type { AuthorizationApi, GovernanceContext, GovernanceEvaluator, RouteAuthorization } from './plugins/authorization.js'
 
 // The signed-in user, and what a sign-in flow hands over.
@@ -57,6 +61,9 @@ export type { Claim, AuthenticationTicket } from './session/principal.js'
 export { userKeyOf } from './session/user-identity.js'
 export type { UserIdentity } from './session/user-identity.js'
 export type { ResolveCallback, SessionApi, SessionCookieSettings } from './plugins/session.js'
+// Bearer tokens on API routes (JwtBearer schemes): `request.bearer` and the scheme a provider carries.
+export type { BearerAuthentication, BearerSchemeStatus, JwtBearerScheme, JwtBearerSchemeOptions, JwtBearerSettings } from './bearer/jwt-bearer-scheme.js'
+export type { ClaimsTransformation } from './sign-in/completion.js'
 export type { SignInRequest } from './session/renewal.js'
 export type { SessionList, SessionSummary } from './session/session-store.js'
 export { SIGN_IN_HOOK_CLAIM_ISSUER, MAX_REFUSAL_REASON_LENGTH } from './sign-in/sign-in-hook.js'

@@ -22,6 +22,11 @@ export interface AuthorizationPolicy {
   readonly name: string
   /** Extra requirement on an authenticated principal; absent = authenticated user is enough. */
   readonly requirement?: (principal: Principal) => boolean
+  /**
+   * The access-token scopes the requirement asks for (authorization/scopes.ts `scopePolicy`): a
+   * bearer call refused by it is answered 403 `insufficient_scope` naming them (RFC 6750).
+   */
+  readonly scopes?: readonly string[]
 }
 
 /** Result of evaluating a policy: allowed, or which response the caller gets. */

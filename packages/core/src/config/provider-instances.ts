@@ -7,7 +7,7 @@
  */
 import {
   PROVIDER_NAMES, ROOT_KEY, VENDOR_NAMES,
-  type ApplicationConfiguration, type OpenIdConnectConfiguration, type Saml2Configuration, type SchemeConfiguration, type VendorConfiguration, type VendorName
+  type ApplicationConfiguration, type JwtBearerSchemeConfiguration, type OpenIdConnectConfiguration, type Saml2Configuration, type SchemeConfiguration, type VendorConfiguration, type VendorName
 } from './schema.js'
 
 /** The SAML2 settings with the endpoint paths every SAML2 instance has. */
@@ -26,6 +26,10 @@ export type ProviderInstance =
   | ProviderInstanceBase & { readonly protocol: 'OpenIdConnect', readonly settings: OpenIdConnectConfiguration }
   | ProviderInstanceBase & { readonly protocol: 'Saml2', readonly settings: Saml2InstanceSettings }
   | ProviderInstanceBase & { readonly protocol: 'OAuth', readonly vendor: VendorName, readonly settings: VendorConfiguration }
+  | ProviderInstanceBase & { readonly protocol: 'JwtBearer', readonly settings: JwtBearerSettingsOfInstance }
+
+/** A JwtBearer scheme's settings (no Type): bearer tokens on API routes, no sign-in (bearer/). */
+export type JwtBearerSettingsOfInstance = Omit<JwtBearerSchemeConfiguration, 'Type'>
 
 export type ProviderProtocol = ProviderInstance['protocol']
 
@@ -55,6 +59,10 @@ export function namedSchemeInstance (name: string, section: SchemeConfiguration,
     const { Type: _type, ...settings } = section
     return { ...base, protocol: 'OpenIdConnect', settings: { ...settings, Scheme: name } }
   }
+  if (section.Type === 'JwtBearer') {
+    const { Type: _type, ...settings } = section
+    return { ...base, protocol: 'JwtBearer', settings: { ...settings, Scheme: name } }
+  }
   const { Type: _type, ...settings } = section
   return { ...base, protocol: 'Saml2', settings: { ...settings, Scheme: name } }
 }
@@ -72,6 +80,9 @@ export function providerInstancesOf (config: ApplicationConfiguration): Provider
 export function providerInstancesUnder (config: ApplicationConfiguration, rootKey: string): ProviderInstance[] {
   return [...contractInstances(config, rootKey), ...namedInstances(config, rootKey)]
 }
+
+/** Whether an instance signs users in (a challenge, a login-page entry); a JwtBearer scheme only authenticates API calls. */
+export const signsIn = (instance: Pick<ProviderInstance, 'protocol'>): boolean => instance.protocol !== 'JwtBearer'
 
 /** The providers whose Enabled is true (whatever Authentication:Enabled says). */
 export function enabledProviderInstances (config: ApplicationConfiguration): ProviderInstance[] {

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { asApplicationReferences } from '../documentation.js'
-import { applicationSchemaFor, CLAIM_MAPPINGS_KEYWORD, ROOT_KEY, SCHEMES_KEYWORD, SECRET_KEYWORD, toJsonSchema, type SchemaNode } from './schema.js'
+import { applicationSchemaFor, CLAIM_MAPPINGS_KEYWORD, JwtBearerSchemeSchema, ROOT_KEY, SCHEMES_KEYWORD, SECRET_KEYWORD, toJsonSchema, type SchemaNode } from './schema.js'
 
 export const JSON_SCHEMA_FILE = 'appsettings.schema.json'
 export const CONFIGURATION_DOC = 'docs/configuration.md'
@@ -22,10 +22,15 @@ function rows (node: SchemaNode, path: string[], out: string[], rootKey: string)
     const at = [...path, '<Name>']
     const row = (key: string, type: string, fallback: string, meaning: string): string =>
       `| \`${[...at, key].join(':')}\` | ${type} | \`${fallback}\` | ${meaning} | \`${rootKey}__${[...at, key].join('__')}\` |`
-    out.push(row('Type', 'OpenIdConnect \\| Saml2', '""', asApplicationReferences(node.description ?? '').replace(/\|/g, '\\|') + ' Required.'))
+    out.push(row('Type', 'OpenIdConnect \\| Saml2 \\| JwtBearer', '""', asApplicationReferences(node.description ?? '').replace(/\|/g, '\\|') + ' Required.'))
     out.push(row('<Key>', 'as in Providers:<Type>', 'as in Providers:<Type>', 'Any key of Providers:OpenIdConnect or Providers:Saml2 (by Type). Enabled defaults to true, Scheme and DisplayName to <Name>; paths to /signin-<name>, /signout-callback-<name>, /backchannel-logout-<name> (OpenIdConnect, lower case) or /Saml2/<Name>/Acs (Saml2).'))
     out.push(row('MetadataPath', 'string', '/Saml2/<Name>/Metadata', 'Saml2 schemes only: anonymous path of the scheme\'s SP metadata.'))
     out.push(row('LogoutPath', 'string', '/Saml2/<Name>/Logout', 'Saml2 schemes only: the scheme\'s Single Logout endpoint.'))
+    // A JwtBearer scheme has keys of its own (no Providers section): one row each.
+    for (const [key, child] of Object.entries((JwtBearerSchemeSchema as SchemaNode).properties ?? {})) {
+      if (['Type', 'Enabled', 'Scheme', 'DisplayName'].includes(key)) continue
+      rows({ ...child, description: `JwtBearer schemes only. ${child.description ?? ''}` }, [...at, key], out, rootKey)
+    }
     return
   }
   if (node[CLAIM_MAPPINGS_KEYWORD] === true) {

@@ -9,7 +9,7 @@ import { isAllowedHostPattern, isDevelopmentLoopbackHttp, isProxyAddress, parseP
 import type { ConfigurationProblem } from './bind.js'
 import { isDevelopment } from './environment.js'
 import type { ApplicationConfiguration } from './schema.js'
-import { enabledProviderInstancesUnder, keyOfInstance, providerInstancesUnder, SAML2_LOGOUT_PATH, SAML2_METADATA_PATH, type ProviderInstance } from './provider-instances.js'
+import { enabledProviderInstancesUnder, keyOfInstance, providerInstancesUnder, SAML2_LOGOUT_PATH, SAML2_METADATA_PATH, signsIn, type ProviderInstance } from './provider-instances.js'
 import type { Secret } from './secret.js'
 
 export interface RuleContext {
@@ -88,7 +88,8 @@ export const defaultSchemes: Rule = ({ config, rootKey }) => {
   const problems: ConfigurationProblem[] = []
   if (auth.DefaultScheme !== 'Cookies') problems.push(problem(`${rootKey}:Authentication:DefaultScheme`, `${rootKey}:Authentication:DefaultScheme must be Cookies.`))
   if (auth.DefaultSignInScheme !== 'Cookies') problems.push(problem(`${rootKey}:Authentication:DefaultSignInScheme`, `${rootKey}:Authentication:DefaultSignInScheme must be Cookies.`))
-  const allowed = ['Cookies', ...enabledProviders(config, rootKey).map((instance) => instance.scheme)]
+  // A JwtBearer scheme cannot sign anyone in: it is never the challenge scheme.
+  const allowed = ['Cookies', ...enabledProviders(config, rootKey).filter(signsIn).map((instance) => instance.scheme)]
   if (!allowed.includes(auth.DefaultChallengeScheme)) {
     problems.push(problem(`${rootKey}:Authentication:DefaultChallengeScheme`, `${rootKey}:Authentication:DefaultChallengeScheme must be Cookies or the scheme of an enabled provider (${allowed.join(', ')}).`))
   }
@@ -143,6 +144,7 @@ function callbackPaths (config: ApplicationConfiguration, rootKey: string): Arra
         : [at('ModulePath', instance.settings.ModulePath), at('MetadataPath', instance.settings.MetadataPath), at('LogoutPath', instance.settings.LogoutPath)]
     }
     if (instance.protocol === 'OAuth') return [at('CallbackPath', instance.settings.CallbackPath)]
+    if (instance.protocol === 'JwtBearer') return []
     const oidc = instance.settings
     return [
       at('CallbackPath', oidc.CallbackPath),
@@ -169,6 +171,8 @@ export const providerDomainsAreDistinct: Rule = ({ config, rootKey }) => {
  */
 export function domainProblems (instance: ProviderInstance, owners = new Map<string, string>()): ConfigurationProblem[] {
   const problems: ConfigurationProblem[] = []
+  // A JwtBearer scheme has no Domains: e-mail discovery starts sign-ins.
+  if (instance.protocol === 'JwtBearer') return problems
   instance.settings.Domains.forEach((value, index) => {
     const key = keyOfInstance(instance, `Domains:${index}`)
     const domain = value.trim().toLowerCase()
@@ -233,7 +237,8 @@ export const publicOriginIsAnOrigin: Rule = ({ config, environmentName, rootKey 
   const key = `${rootKey}:Hosting:PublicOrigin`
   const value = config.Hosting.PublicOrigin
   if (isMissing(value)) {
-    return !isDevelopment(environmentName) && config.Authentication.Enabled && enabledProviders(config, rootKey).length > 0
+    // A JwtBearer scheme builds no redirect: only sign-in providers need it.
+    return !isDevelopment(environmentName) && config.Authentication.Enabled && enabledProviders(config, rootKey).some(signsIn)
       ? [problem(key, `${key} is required outside Development when an external provider is enabled; every redirect_uri and SAML endpoint URL is built from it.`)]
       : []
   }

@@ -231,14 +231,19 @@ export const Saml2Schema = Type.Object({
 }, { additionalProperties: false, default: {} })
 
 /** The protocols a named scheme (Authentication:Schemes:<Name>:Type) may be. */
-export const SCHEME_TYPES = ['OpenIdConnect', 'Saml2'] as const
+export const SCHEME_TYPES = ['OpenIdConnect', 'Saml2', 'JwtBearer'] as const
 export type SchemeType = (typeof SCHEME_TYPES)[number]
 
 /** Names a named scheme may not take: the cookie scheme and the contract's provider sections. */
 export const RESERVED_SCHEME_NAMES: readonly string[] = ['Cookies', ...PROVIDER_NAMES]
 
 const schemeTypeKey = <const T extends SchemeType>(type: T) =>
-  Type.Literal(type, { default: type, description: `Extension. The scheme's protocol: OpenIdConnect or Saml2. Required. The other keys are those of Providers:${type}.` })
+  Type.Literal(type, {
+    default: type,
+    description: type === 'JwtBearer'
+      ? 'Extension. The scheme\'s type: JwtBearer, a bearer scheme for API calls (no sign-in). Required.'
+      : `Extension. The scheme's protocol: OpenIdConnect, Saml2 or JwtBearer. Required. The other keys are those of Providers:${type}.`
+  })
 
 /** Authentication:Schemes:<Name> of Type OpenIdConnect: the keys of Providers:OpenIdConnect. */
 export const OpenIdConnectSchemeSchema = Type.Object({
@@ -254,13 +259,31 @@ export const Saml2SchemeSchema = Type.Object({
   LogoutPath: Type.String({ default: '', description: 'Extension (named SAML2 schemes). Single Logout endpoint of this scheme. Default /Saml2/<Name>/Logout.' })
 }, { additionalProperties: false, default: {} })
 
+/**
+ * Authentication:Schemes:<Name> of Type JwtBearer (issue 35): bearer tokens on API routes, no
+ * sign-in. Its rules are bearer/settings-rules.ts; docs/providers.md, "Protect an API".
+ */
+export const JwtBearerSchemeSchema = Type.Object({
+  Type: schemeTypeKey('JwtBearer'),
+  Enabled: Type.Boolean({ default: true, description: 'Extension. Accepts bearer tokens of this scheme when true. Default true (declaring a scheme means using it).' }),
+  Scheme: Type.String({ default: '', description: 'The scheme name; equals <Name>. The principal of a bearer call carries it, as a session carries its provider\'s.' }),
+  DisplayName: Type.String({ default: '', description: 'Extension. Name shown in /health/ready details; bearer schemes are never listed on the login page.' }),
+  Authority: Type.String({ default: '', description: 'Extension. Issuer URL of the authorization server; discovery at <Authority>/.well-known/openid-configuration gives the issuer (which must equal it) and jwks_uri. Absolute https URL (http only on loopback in Development). Required unless Issuer and JwksUri are set.' }),
+  Issuer: Type.String({ default: '', description: 'Extension. The iss value tokens must carry, when Authority is empty (no discovery). Set together with JwksUri.' }),
+  JwksUri: Type.String({ default: '', description: 'Extension. The issuer\'s key set URL, when Authority is empty. Absolute https URL (http only on loopback in Development).' }),
+  Audiences: strings([], 'Extension. The aud values this API accepts; a token must carry one of them. Required: startup refuses a JwtBearer scheme without it. Entra ID: the App ID URI (api://<client id>) or the client id; Okta: the authorization server\'s audience (api://default); Keycloak: the client id an audience mapper adds.'),
+  ValidAlgorithms: strings(['RS256', 'PS256', 'ES256', 'EdDSA'], 'Extension. The JWS algorithms accepted for access tokens: asymmetric only (RS, PS, ES 256/384/512, EdDSA); none and the HMAC algorithms are refused at startup.'),
+  ClockSkewSeconds: Type.Integer({ default: 60, minimum: 0, maximum: 300, description: 'Extension. Clock skew allowed on the token\'s exp and nbf, 0-300 seconds.' }),
+  ClaimMappings: claimMappings('Extension. Per-scheme claim mapping overrides, as the OpenID Connect section\'s: an array of { From, To } (token claim name, or a nested claim path such as realm_access.roles or /resource_access/my-api/roles -> application claim type) or a JSON object { "<claim>": "<type>" }. scope and scp map to application:permission by default.')
+}, { additionalProperties: false, default: {} })
+
 function schemesSchema (): TUnsafe<Record<string, SchemeConfiguration>> {
   return Type.Unsafe<Record<string, SchemeConfiguration>>({
     type: 'object',
     [SCHEMES_KEYWORD]: true,
-    additionalProperties: { oneOf: [OpenIdConnectSchemeSchema, Saml2SchemeSchema] },
+    additionalProperties: { oneOf: [OpenIdConnectSchemeSchema, Saml2SchemeSchema, JwtBearerSchemeSchema] },
     default: {},
-    description: 'Extension. Named providers beside the contract sections: Schemes:<Name> with Type (OpenIdConnect or Saml2) and that protocol\'s keys; <Name> is the scheme (/External/Challenge?provider=<Name>). Paths default from the name. docs/providers.md, "Several identity providers".'
+    description: 'Extension. Named providers beside the contract sections: Schemes:<Name> with Type (OpenIdConnect, Saml2 or JwtBearer) and that type\'s keys; <Name> is the scheme (/External/Challenge?provider=<Name> for the sign-in types; JwtBearer schemes authenticate API calls only). Paths default from the name. docs/providers.md, "Several identity providers".'
   })
 }
 
@@ -291,7 +314,11 @@ export const AuthenticationSchema = Type.Object({
     Saml2: Saml2Schema,
     ...vendorSections()
   }, { additionalProperties: false, default: {} }),
-  Schemes: schemesSchema()
+  Schemes: schemesSchema(),
+  Bearer: Type.Object({
+    ScopesSupported: strings([], 'Extension. The scopes listed as scopes_supported in the protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource, published while a JwtBearer scheme is configured. Empty: the member is left out.'),
+    PathPrefixes: strings(['/api/'], 'Extension. Routes whose path starts with one of these accept Authorization: Bearer tokens of the JwtBearer schemes (a route may also opt in or out with config: { bearer: true | false }). Pages never should. A request carrying a bearer token there is decided by the token alone: a refused token is 401, even with a session cookie. docs/providers.md, "Protect an API".')
+  }, { additionalProperties: false, default: {} })
 }, { additionalProperties: false, default: {} })
 
 export const AuthorizationSchema = Type.Object({
@@ -353,6 +380,7 @@ export const ApplicationSchema = Type.Object({
     ChallengePerWindow: Type.Integer({ default: 300, minimum: 1, description: 'Extension. Requests to /External/Challenge per client address and window. A browser makes one per sign-in; the default leaves room for a large office behind one NAT address.' }),
     CallbackPerWindow: Type.Integer({ default: 300, minimum: 1, description: 'Extension. Requests to the provider callbacks (each CallbackPath) and the SAML2 ACS (ModulePath) per client address and window. A browser makes one per sign-in.' }),
     SignOutPerWindow: Type.Integer({ default: 120, minimum: 1, description: 'Extension. Requests to /Account/Logout, /Account/LogoutEverywhere and the OpenID Connect SignedOutCallbackPath per client address and window.' }),
+    BearerRefusalsPerWindow: Type.Integer({ default: 120, minimum: 1, description: 'Extension. Refused bearer tokens per client address and window on the API routes (Authentication:Bearer:PathPrefixes); over it, the client\'s bearer calls are answered 429 until the window ends, before any token is decoded (a token already verified still passes). A client with a valid token is refused only when its token expires.' }),
     LogoutReceiverPerWindow: Type.Integer({ default: 1200, minimum: 1, description: 'Extension. Requests to the OpenID Connect back-channel logout endpoint and the SAML2 logout endpoint per client address and window. The back-channel requests come from the identity provider\'s servers, a few addresses for every user, hence the higher default.' })
   }, { additionalProperties: false, default: {} }),
   Logging: Type.Object({
@@ -397,8 +425,10 @@ export type StateConfiguration = Static<typeof ApplicationSchema>['State']
 export type VendorConfiguration = Static<VendorSchema>
 export type OpenIdConnectSchemeConfiguration = Static<typeof OpenIdConnectSchemeSchema>
 export type Saml2SchemeConfiguration = Static<typeof Saml2SchemeSchema>
+/** Authentication:Schemes:<Name> of Type JwtBearer. */
+export type JwtBearerSchemeConfiguration = Static<typeof JwtBearerSchemeSchema>
 /** One Authentication:Schemes:<Name> section, as bound (its path defaults filled in from the name). */
-export type SchemeConfiguration = OpenIdConnectSchemeConfiguration | Saml2SchemeConfiguration
+export type SchemeConfiguration = OpenIdConnectSchemeConfiguration | Saml2SchemeConfiguration | JwtBearerSchemeConfiguration
 
 /**
  * JSON Schema for editors (`appsettings.schema.json`): the same schema, root made strict, under

@@ -5,7 +5,7 @@
  * binder (config/bind.ts) and the rules (config/rules.ts) use it.
  */
 import {
-  OpenIdConnectSchemeSchema, RESERVED_SCHEME_NAMES, Saml2SchemeSchema, SCHEME_TYPES,
+  JwtBearerSchemeSchema, OpenIdConnectSchemeSchema, RESERVED_SCHEME_NAMES, Saml2SchemeSchema, SCHEME_TYPES,
   type SchemaNode, type SchemeType
 } from './schema.js'
 
@@ -29,6 +29,8 @@ export function schemeTypeOf (value: unknown): SchemeType | undefined {
 /** The endpoint paths a named scheme has unless its path keys say otherwise. */
 export function defaultPathsOf (type: SchemeType, name: string): Record<string, string> {
   const lower = name.toLowerCase()
+  // A bearer scheme owns no path: it authenticates API calls on the app's own routes.
+  if (type === 'JwtBearer') return {}
   return type === 'OpenIdConnect'
     ? { CallbackPath: `/signin-${lower}`, SignedOutCallbackPath: `/signout-callback-${lower}`, BackChannelLogoutPath: `/backchannel-logout-${lower}` }
     : { ModulePath: `/Saml2/${name}/Acs`, MetadataPath: `/Saml2/${name}/Metadata`, LogoutPath: `/Saml2/${name}/Logout` }
@@ -45,7 +47,7 @@ export function schemeSchemaFor (type: SchemeType, name: string): SchemaNode {
   const cacheKey = `${type}\u0000${name}`
   const known = schemaCache.get(cacheKey)
   if (known !== undefined) return known
-  const base = type === 'OpenIdConnect' ? OpenIdConnectSchemeSchema : Saml2SchemeSchema
+  const base = type === 'OpenIdConnect' ? OpenIdConnectSchemeSchema : type === 'JwtBearer' ? JwtBearerSchemeSchema : Saml2SchemeSchema
   const schema = JSON.parse(JSON.stringify(base)) as SchemaNode & { properties: Record<string, SchemaNode> }
   const defaults: Record<string, unknown> = { Scheme: name, DisplayName: name, Enabled: true, ...defaultPathsOf(type, name) }
   for (const [key, value] of Object.entries(defaults)) schema.properties[key] = { ...schema.properties[key], default: value }

@@ -3,7 +3,7 @@
  * rotation without overlap needs (issue 23, item 4): an ID token whose `kid` (with its `alg`) is
  * not in the cached set triggers one immediate re-fetch of the set and a second verification, so
  * the first sign-in after the provider switched keys succeeds. Unknown-key refetches are limited
- * to one per {@link UNKNOWN_KEY_REFETCH_INTERVAL_MS} per provider, so tokens with invented `kid`s
+ * to one per {@link UNKNOWN_KEY_REFETCH_INTERVAL_MS} per provider (or the interval its options give), so tokens with invented `kid`s
  * cannot make the app hammer the provider; a `kid` still unknown is {@link UnknownSigningKeyError},
  * told apart from a signature that does not verify.
  *
@@ -54,6 +54,12 @@ export interface ProviderKeysOptions {
   readonly dispatcher?: Dispatcher
   /** Milliseconds since the epoch; for tests. */
   readonly now?: () => number
+  /**
+   * At most one unknown-key refetch in this many milliseconds; default
+   * {@link UNKNOWN_KEY_REFETCH_INTERVAL_MS} (ID tokens). Bearer schemes pass 30 s
+   * (bearer/jwt-bearer-scheme.ts): API clients meet a rotation sooner than a sign-in does.
+   */
+  readonly unknownKeyRefetchIntervalMs?: number
   /** Called after every unknown-key refetch, with whether the key was then found. */
   readonly onUnknownKeyRefetch?: (found: boolean) => void
 }
@@ -125,7 +131,7 @@ export class ProviderKeys {
     const newer = this.#set
     if (newer !== undefined && newer !== cached && await verifyWith(token, newer, algorithms)) return
     const now = this.#now()
-    if (now - this.#lastUnknownKeyRefetch < UNKNOWN_KEY_REFETCH_INTERVAL_MS) throw new UnknownSigningKeyError(false)
+    if (now - this.#lastUnknownKeyRefetch < (this.#options.unknownKeyRefetchIntervalMs ?? UNKNOWN_KEY_REFETCH_INTERVAL_MS)) throw new UnknownSigningKeyError(false)
     this.#lastUnknownKeyRefetch = now
     const found = await verifyWith(token, await this.#load(), algorithms)
     this.#options.onUnknownKeyRefetch?.(found)

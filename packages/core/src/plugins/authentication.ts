@@ -1,7 +1,8 @@
 /**
  * Authentication schemes: the registry of external providers (each registers only when its
  * Enabled is true) and the two responses every protected route may need, challenge and forbid,
- * rendered by content negotiation.
+ * rendered by content negotiation; on an API route that accepts bearer tokens (plugins/bearer.ts)
+ * they are RFC 6750's 401 `WWW-Authenticate: Bearer` and 403 `insufficient_scope`, never a redirect.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -13,7 +14,9 @@ import type { ProviderInstance } from '../config/provider-instances.js'
 import { createError } from '../errors.js'
 import { validateRuntimeProvider, type RuntimeProviderDefinition, type RuntimeValidation } from '../providers/runtime-definitions.js'
 import type { ProviderReloadResult, ReloadProvidersOptions } from '../providers/runtime-provider-set.js'
+import type { AuthorizationPolicy } from '../authorization/policies.js'
 import { pagesFor } from './branding.js'
+import { sendBearerChallenge, sendInsufficientScope } from './bearer.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
 export type { AuthenticationProvider, ChallengeHint, ProviderStatus, SignedOutPrincipal } from '../providers/provider.js'
@@ -58,8 +61,11 @@ export interface AuthenticationApi {
   readonly discoversByEmail: boolean
   /** Anonymous caller on a protected resource: login redirect, provider challenge or 401. */
   challenge: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply
-  /** Authenticated caller lacking a policy: AccessDenied redirect or 403. */
-  forbid: (request: FastifyRequest, reply: FastifyReply) => FastifyReply
+  /**
+   * Authenticated caller lacking a policy: AccessDenied redirect or 403; a bearer call gets 403
+   * `insufficient_scope`, naming the scopes of `policy` when it asks for some.
+   */
+  forbid: (request: FastifyRequest, reply: FastifyReply, policy?: AuthorizationPolicy) => FastifyReply
   /**
    * After the local sign-out: continues at the signing-in provider's logout endpoint (a
    * no-store page that navigates there) and returns the reply, or undefined when the
@@ -140,13 +146,16 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       return registry.hasDomains
     },
     challenge (request: FastifyRequest, reply: FastifyReply) {
+      // An API route that accepts bearer tokens (plugins/bearer.ts): RFC 6750, never a redirect.
+      if (request.routeOptions.config?.bearer === true) return sendBearerChallenge(request, reply, undefined)
       if (wantsJson(request)) return sendProblem(request, reply, 401, { code: 'APP_ERR_AUTH_REQUIRED' })
       const returnUrl = returnUrlOf(request)
       const provider = providers.get(defaultChallengeScheme)
       if (provider !== undefined && provider.status().available) return provider.challenge(request, reply, returnUrl ?? '/')
       return reply.redirect(withReturnUrl('/Account/Login', returnUrl), 302)
     },
-    forbid (request: FastifyRequest, reply: FastifyReply) {
+    forbid (request: FastifyRequest, reply: FastifyReply, policy?: AuthorizationPolicy) {
+      if (request.bearer !== undefined) return sendInsufficientScope(request, reply, policy?.scopes?.join(' '))
       if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 403, { code: 'APP_ERR_AUTH_FORBIDDEN' })
       return reply.redirect(withReturnUrl('/Account/AccessDenied', returnUrlOf(request)), 302)
     },

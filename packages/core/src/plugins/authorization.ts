@@ -76,7 +76,8 @@ function authorizeHook (app: FastifyInstance, policy: () => AuthorizationPolicy)
         done(sessionError)
         return
       }
-      const outcome = evaluatePolicy(policy(), principal)
+      const required = policy()
+      const outcome = evaluatePolicy(required, principal)
       if (outcome === 'allow') {
         done()
         return
@@ -85,7 +86,7 @@ function authorizeHook (app: FastifyInstance, policy: () => AuthorizationPolicy)
       // without an error, so the route handler cannot run.
       const fail = (error: unknown): void => { done(error instanceof Error ? error : new Error(String(error))) }
       try {
-        const answer = outcome === 'challenge' ? app.authentication.challenge(request, reply) : app.authentication.forbid(request, reply)
+        const answer = outcome === 'challenge' ? app.authentication.challenge(request, reply) : app.authentication.forbid(request, reply, required)
         if (answer instanceof Promise) answer.then(undefined, fail)
       } catch (error) {
         fail(error)

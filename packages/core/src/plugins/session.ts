@@ -129,6 +129,16 @@ const AUTHENTICATED = Symbol('session.authenticated')
 type RequestWithFlag = FastifyRequest & { [AUTHENTICATED]?: true }
 
 /**
+ * Makes `principal` (or no one) the request's user for the rest of the request, authenticated by
+ * another scheme than the cookie: `resolve` and `authenticate` then answer it without reading the
+ * session cookie (plugins/bearer.ts: a bearer token alone decides, no fallback to the cookie).
+ */
+export function authenticateRequestAs (request: FastifyRequest, principal: Principal | undefined): void {
+  request.user = principal
+  ;(request as RequestWithFlag)[AUTHENTICATED] = true
+}
+
+/**
  * Cookie name and attributes per the contract's "Session cookie" table: `__Host-` prefix,
  * HttpOnly, Secure, SameSite=Lax, Path=/, no Domain; the unprefixed, non-Secure form only under
  * the Development-only AllowInsecureHttp override (startup rejects it elsewhere). The name is the

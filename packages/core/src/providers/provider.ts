@@ -15,6 +15,7 @@
  * (providers/registry.ts) finds an instance by scheme or e-mail domain.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { JwtBearerScheme } from '../bearer/jwt-bearer-scheme.js'
 import type { Principal } from '../session/principal.js'
 import type { RateLimitBucket } from '../state/rate-limit-store.js'
 
@@ -172,6 +173,12 @@ export interface AuthenticationProvider {
    * and may leave this out.
    */
   readonly endpoints?: readonly ProviderEndpoint[]
+  /**
+   * Set for a JwtBearer scheme (issue 35): it authenticates `Authorization: Bearer` calls on the
+   * API routes (plugins/bearer.ts) and signs no one in, so the login page does not list it and
+   * /External/Challenge does not start it.
+   */
+  readonly bearer?: JwtBearerScheme
   /** Starts the protocol flow for a validated local `returnUrl`. */
   challenge: (request: FastifyRequest, reply: FastifyReply, returnUrl: string, hint?: ChallengeHint) => Promise<FastifyReply> | FastifyReply
   /** Readiness: /health/ready counts it, the login page marks it, the `app.provider.available` gauge reports it. */

@@ -11,6 +11,7 @@
 import type { ConfigurationProblem } from '../config/bind.js'
 import { keyOfInstance, type ProviderInstance, type ProviderProtocol } from '../config/provider-instances.js'
 import { problem, providerSettings, type ProviderSettingsRule, type Rule } from '../config/rules.js'
+import { jwtBearerSettingsRule } from '../bearer/settings-rules.js'
 import { vendorSettingsRule } from '../oauth/settings-rules.js'
 import { openIdConnectSettingsRule } from '../oidc/settings-rules.js'
 import { saml2SettingsRule } from '../saml2/settings-rules.js'
@@ -39,7 +40,8 @@ function withSharedChecks<P extends ProviderProtocol> (rule: ProviderSettingsRul
 export const PROVIDER_SETTINGS_RULES: { readonly [P in ProviderProtocol]: ProviderSettingsRule<P> } = {
   OpenIdConnect: withSharedChecks(openIdConnectSettingsRule),
   Saml2: withSharedChecks(saml2SettingsRule),
-  OAuth: withSharedChecks(vendorSettingsRule)
+  OAuth: withSharedChecks(vendorSettingsRule),
+  JwtBearer: withSharedChecks(jwtBearerSettingsRule)
 }
 
 /** The problems of one instance's settings, by its protocol's rule. */
@@ -48,6 +50,7 @@ export function providerSettingsProblems (instance: ProviderInstance, environmen
     case 'OpenIdConnect': return PROVIDER_SETTINGS_RULES.OpenIdConnect(instance, environmentName)
     case 'Saml2': return PROVIDER_SETTINGS_RULES.Saml2(instance, environmentName)
     case 'OAuth': return PROVIDER_SETTINGS_RULES.OAuth(instance, environmentName)
+    case 'JwtBearer': return PROVIDER_SETTINGS_RULES.JwtBearer(instance, environmentName)
   }
 }
 
@@ -55,5 +58,6 @@ export function providerSettingsProblems (instance: ProviderInstance, environmen
 export const providerTypeSettings: readonly Rule[] = [
   providerSettings('OpenIdConnect', PROVIDER_SETTINGS_RULES.OpenIdConnect),
   providerSettings('Saml2', PROVIDER_SETTINGS_RULES.Saml2),
-  providerSettings('OAuth', PROVIDER_SETTINGS_RULES.OAuth)
+  providerSettings('OAuth', PROVIDER_SETTINGS_RULES.OAuth),
+  providerSettings('JwtBearer', PROVIDER_SETTINGS_RULES.JwtBearer)
 ]

@@ -49,7 +49,9 @@ export default async function externalRoutes (app: FastifyInstance): Promise<voi
   app.get('/External/Challenge', { config: { allowAnonymous: true, rateLimitBucket: 'challenge' } }, async (request, reply) => {
     const scheme = singleValue(request.query, 'provider')
     const email = singleValue(request.query, 'email')
+    // A JwtBearer scheme signs no one in: as unknown here as any name that is no provider.
     let provider = typeof scheme === 'string' ? app.authentication.providers.get(scheme) : undefined
+    if (provider?.bearer !== undefined) provider = undefined
     let hint: ChallengeHint | undefined
     if (scheme === undefined && email !== undefined) {
       if (isRejectedReturnUrl(singleValue(request.query, 'returnUrl'))) {

@@ -13,7 +13,8 @@ export interface LoginPageOptions {
 
 export function sendLoginPage (app: FastifyInstance, reply: FastifyReply, options: LoginPageOptions): FastifyReply {
   // Providers from the app's provider source are customers' IdPs: reached by e-mail or provider= links, never listed (the list would publish the customers).
-  const providers = [...app.authentication.providers.values()].filter((provider) => provider.runtime !== true)
+  // JwtBearer schemes sign no one in (plugins/bearer.ts): never listed either.
+  const providers = [...app.authentication.providers.values()].filter((provider) => provider.runtime !== true && provider.bearer === undefined)
     .map((provider) => ({ scheme: provider.scheme, displayName: provider.displayName, available: provider.status().available }))
     .sort((a, b) => a.displayName.localeCompare(b.displayName, 'en'))
   return reply.type('text/html; charset=utf-8').send(app.pages.loginPage({

@@ -6,10 +6,10 @@
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { AuthenticationSchema, PROVIDER_NAMES, VENDOR_NAMES } from '../../src/config/schema.js'
+import { AuthenticationSchema, PROVIDER_NAMES, SCHEME_TYPES, VENDOR_NAMES } from '../../src/config/schema.js'
 import { REGISTRATIONS } from '../../src/plugins/providers/open-provider.js'
 import { VENDOR_SLOTS } from '../../src/plugins/providers/oauth-vendors.js'
-import { providerInstancesOf } from '../../src/config/provider-instances.js'
+import { providerInstancesOf, type ProviderProtocol } from '../../src/config/provider-instances.js'
 import { loadTestConfiguration } from '../helpers/app.js'
 
 const PROVIDERS = 'ProjectTemplate:Authentication:Providers'
@@ -28,9 +28,10 @@ describe('provider names', () => {
     }
   })
 
-  test('every provider has a registration of its protocol, and every vendor slot a handler slot', async () => {
+  test('every provider and named scheme type has a registration of its protocol, and every vendor slot a handler slot', async () => {
     const { config } = loadTestConfiguration()
-    const protocols = new Set(providerInstancesOf(config).map((instance) => instance.protocol))
+    // The contract sections' protocols, and the types only a named scheme has (JwtBearer).
+    const protocols = new Set<ProviderProtocol>([...providerInstancesOf(config).map((instance) => instance.protocol), ...SCHEME_TYPES])
     assert.deepEqual(providerInstancesOf(config).map((instance) => instance.scheme), [...PROVIDER_NAMES])
     assert.deepEqual(Object.keys(REGISTRATIONS).sort(), [...protocols].sort())
     for (const protocol of protocols) assert.equal(typeof await REGISTRATIONS[protocol](), 'function', protocol)

@@ -23,6 +23,11 @@ describe('anonymous route inventory', () => {
     assert.deepEqual(t.app.authorization.anonymousRoutes(), REVIEWED_ANONYMOUS_ROUTES)
   })
 
+  test('a JwtBearer scheme adds exactly the protected-resource metadata (RFC 9728)', async (context) => {
+    const t = await build(context, { testSignIn: false, settings: { Authentication: { Schemes: { Api: { Type: 'JwtBearer', Authority: 'https://login.example.test/tenant/v2.0', Audiences: ['api://orders'] } } } } })
+    assert.deepEqual(t.app.authorization.anonymousRoutes(), [...REVIEWED_ANONYMOUS_ROUTES, 'GET /.well-known/oauth-protected-resource'].sort())
+  })
+
   test('a provider source adds exactly the reviewed parametric provider endpoints', async (context) => {
     const t = await build(context, { testSignIn: false, providerSource: async () => [] })
     assert.deepEqual(t.app.authorization.anonymousRoutes(), [

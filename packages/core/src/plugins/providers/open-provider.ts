@@ -21,7 +21,8 @@ type RegistrationOf<P extends ProviderProtocol> = () => Promise<ProviderRegistra
 export const REGISTRATIONS: { readonly [P in ProviderProtocol]: RegistrationOf<P> } = {
   OpenIdConnect: async () => (await import('./openid-connect.js')).registerOpenIdConnect,
   Saml2: async () => (await import('./saml2.js')).registerSaml2,
-  OAuth: async () => (await import('./oauth-vendors.js')).registerVendor
+  OAuth: async () => (await import('./oauth-vendors.js')).registerVendor,
+  JwtBearer: async () => (await import('./jwt-bearer.js')).registerJwtBearer
 }
 
 /**
@@ -35,5 +36,6 @@ export async function openProvider (app: FastifyInstance, options: ProviderRegis
     case 'OpenIdConnect': return (await REGISTRATIONS.OpenIdConnect())(app, { ...options, instance })
     case 'Saml2': return (await REGISTRATIONS.Saml2())(app, { ...options, instance })
     case 'OAuth': return (await REGISTRATIONS.OAuth())(app, { ...options, instance })
+    case 'JwtBearer': return (await REGISTRATIONS.JwtBearer())(app, { ...options, instance })
   }
 }

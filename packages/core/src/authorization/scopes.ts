@@ -1,0 +1,52 @@
+/**
+ * Policies on what an access token grants (issue 35, item 3), beside the role and permission
+ * policies: scopes (`scope` / `scp`), a user rather than a machine (a client-credentials token),
+ * and named clients. They read the bearer principal's access facts (bearer/bearer-principal.ts);
+ * a session user has none, so a scope or client policy refuses it and a user policy passes it.
+ * Plain data: no Fastify types.
+ */
+import { BearerPrincipal } from '../bearer/bearer-principal.js'
+import type { Principal } from '../session/principal.js'
+import type { AuthorizationPolicy } from './policies.js'
+
+/** The scopes the principal's access token grants; none for a session user. */
+export function scopesOf (principal: Principal): readonly string[] {
+  return principal instanceof BearerPrincipal ? principal.access.scopes : []
+}
+
+/** The OAuth client that acts (a bearer call's `client_id` / `azp`), or undefined. */
+export function clientOf (principal: Principal): string | undefined {
+  return principal instanceof BearerPrincipal ? principal.access.clientId : undefined
+}
+
+/** Whether the principal is a machine: a client-credentials token, no user. */
+export function isMachine (principal: Principal): boolean {
+  return principal instanceof BearerPrincipal && principal.access.machine
+}
+
+function nonEmpty (values: readonly string[], what: string): readonly string[] {
+  if (values.length === 0 || values.some((value) => typeof value !== 'string' || value === '' || value.includes(' '))) {
+    throw new TypeError(`${what} needs at least one non-empty ${what === 'scopePolicy' ? 'scope' : 'client id'} without spaces`)
+  }
+  return values
+}
+
+/**
+ * A named policy passed by a bearer call whose token grants every one of `scopes`; a refusal
+ * answers 403 `insufficient_scope` naming them. `scopePolicy('orders.Read', 'orders.read')`.
+ */
+export function scopePolicy (name: string, ...scopes: string[]): AuthorizationPolicy {
+  const required = nonEmpty(scopes, 'scopePolicy')
+  return { name, scopes: required, requirement: (principal) => required.every((scope) => scopesOf(principal).includes(scope)) }
+}
+
+/** A named policy passed by a user (a session, or a bearer token on behalf of a user), never by a machine client. */
+export function userPolicy (name: string): AuthorizationPolicy {
+  return { name, requirement: (principal) => !isMachine(principal) }
+}
+
+/** A named policy passed only by bearer calls from one of `clientIds` (machine or on behalf of a user). */
+export function clientPolicy (name: string, ...clientIds: string[]): AuthorizationPolicy {
+  const allowed = new Set(nonEmpty(clientIds, 'clientPolicy'))
+  return { name, requirement: (principal) => { const client = clientOf(principal); return client !== undefined && allowed.has(client) } }
+}

@@ -1,0 +1,96 @@
+/**
+ * A verified access token as the same principal a sign-in gives (issue 35, item 1): the token's
+ * claims flattened as the OpenID Connect callback flattens an ID token (oidc/callback.ts), nested
+ * ClaimMappings paths read (`realm_access.roles`), and normalized with the scheme's ClaimMappings
+ * (sign-in/claims-normalization.ts), so `application:subject` carries the issuer and policies on
+ * roles, permissions and groups read the same claim types whichever way the caller came in. The
+ * ticket's scheme is the bearer scheme; its identity is (scheme, issuer, subject) as for a
+ * session. A token without `sub` (some client-credentials tokens) gets its client as the subject.
+ * Plain inputs, no Fastify types.
+ */
+import { createHash } from 'node:crypto'
+import { flattenClaims } from '../oidc/callback.js'
+import { ApplicationClaimTypes, Principal, type Claim } from '../session/principal.js'
+import { pathClaims } from '../sign-in/claim-paths.js'
+import { normalizeClaims } from '../sign-in/claims-normalization.js'
+import { withSourceTenant, type ClaimsTransformation } from '../sign-in/completion.js'
+import type { VerifiedAccessToken } from './access-token.js'
+
+/** What an access token says about who acts, beside the claims (issue 35, item 3). */
+export interface AccessFacts {
+  /** `scope` / `scp`, space-separated or an array. */
+  readonly scopes: readonly string[]
+  /** The OAuth client the token was issued to (`client_id`, `azp`, `appid`). */
+  readonly clientId?: string
+  /** A client-credentials token: the caller is the client itself, no user. */
+  readonly machine: boolean
+}
+
+/**
+ * The principal of a bearer call: the same claims and identity as a signed-in user's, plus the
+ * token's scopes and client, which scope and client policies read (authorization/scopes.ts).
+ */
+export class BearerPrincipal extends Principal {
+  readonly access: AccessFacts
+
+  constructor (ticket: ConstructorParameters<typeof Principal>[0], access: AccessFacts) {
+    super(ticket)
+    this.access = access
+  }
+
+  /** A machine has no user name: its display name is its client. */
+  override get name (): string {
+    return this.access.machine ? `client ${this.access.clientId ?? this.subject ?? ''}` : super.name
+  }
+}
+
+/** Claims that describe the token, not the caller: not kept as claims of the principal. */
+const TOKEN_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'cnf', 'nonce', 'at_hash', 'c_hash', 'auth_time', 'sid', 'typ', 'uti', 'rh', 'xms_tcdt'])
+
+export interface PrincipalSettings {
+  readonly scheme: string
+  readonly issuer: string
+  /** The scheme's ClaimMappings (claim or nested path -> application claim type). */
+  readonly claimMappings: Readonly<Record<string, string>>
+  readonly transformation: ClaimsTransformation
+  /** A scheme from the provider source: its tenant is the only tenant claim. */
+  readonly runtime?: { readonly tenant?: string }
+}
+
+/**
+ * The ticket's `sessionId` of a bearer principal: `bearer.` and 22 characters of a hash of the
+ * token. No session exists, so no anti-forgery token or revocation can name it; it keeps audit
+ * lines of one token together without carrying the token.
+ */
+export function bearerSessionIdOf (token: string): string {
+  return `bearer.${createHash('sha256').update(`bearer-session\u0000${token}`, 'utf8').digest('base64url').slice(0, 22)}`
+}
+
+/** The principal of a verified token. */
+export function principalOf (token: string, verified: VerifiedAccessToken, settings: PrincipalSettings, nowSeconds: number): BearerPrincipal {
+  const { issuer } = settings
+  const flat = flattenClaims(verified.payload, issuer, TOKEN_CLAIMS)
+  const claims: Claim[] = [
+    ...(typeof verified.payload.sub === 'string' ? [] : [{ type: 'sub', value: verified.subject, issuer }]),
+    ...flat,
+    ...pathClaims([verified.payload], Object.keys(settings.claimMappings), issuer)
+  ]
+  let normalized = normalizeClaims(claims, {
+    enabled: settings.transformation.Enabled,
+    removeOriginalClaims: settings.transformation.RemoveOriginalClaims,
+    overrides: settings.claimMappings
+  })
+  // The identity (scheme, issuer, subject) exists for every bearer principal, even with a
+  // ClaimMappings entry that removes `sub` or the transformation off.
+  if (!normalized.some((claim) => claim.type === ApplicationClaimTypes.Subject)) {
+    normalized = [{ type: ApplicationClaimTypes.Subject, value: verified.subject, issuer }, ...normalized]
+  }
+  return new BearerPrincipal({
+    sessionId: bearerSessionIdOf(token),
+    scheme: settings.scheme,
+    claims: settings.runtime === undefined ? normalized : withSourceTenant({ scheme: settings.scheme, claims: [], returnUrl: '', runtime: settings.runtime }, normalized),
+    issuedAt: nowSeconds,
+    expiresAt: verified.expiresAt,
+    absoluteExpiresAt: verified.expiresAt
+  }, { scopes: verified.scopes, machine: verified.machine, ...(verified.clientId === undefined ? {} : { clientId: verified.clientId }) })
+}

@@ -1,0 +1,30 @@
+/**
+ * The `WWW-Authenticate` challenges of a protected resource (RFC 6750 section 3; RFC 9728 section
+ * 5.1 for `resource_metadata`): `Bearer` alone when no token was sent, `error="invalid_token"`
+ * for any refused token (no description: the failure class is logged, never sent), and
+ * `error="insufficient_scope"` with the `scope` the route needs. Plain strings, no Fastify types.
+ */
+
+export interface ChallengeParameters {
+  /** RFC 6750 section 3.1; absent when the request carried no token. */
+  readonly error?: 'invalid_token' | 'insufficient_scope' | 'invalid_request'
+  /** Space-separated scopes the resource needs (insufficient_scope). */
+  readonly scope?: string
+  /** The absolute URL of the protected-resource metadata (RFC 9728). */
+  readonly resourceMetadata?: string
+}
+
+/** A quoted-string value (RFC 9110 section 5.6.4): backslash and quote escaped, control characters dropped. */
+function quoted (value: string): string {
+  // eslint-disable-next-line no-control-regex
+  return `"${value.replace(/[\u0000-\u001f\u007f]/g, '').replace(/["\\]/g, (character) => `\\${character}`)}"`
+}
+
+/** The `WWW-Authenticate` value. */
+export function bearerChallenge (parameters: ChallengeParameters = {}): string {
+  const items: string[] = []
+  if (parameters.error !== undefined) items.push(`error=${quoted(parameters.error)}`)
+  if (parameters.scope !== undefined && parameters.scope !== '') items.push(`scope=${quoted(parameters.scope)}`)
+  if (parameters.resourceMetadata !== undefined) items.push(`resource_metadata=${quoted(parameters.resourceMetadata)}`)
+  return items.length === 0 ? 'Bearer' : `Bearer ${items.join(', ')}`
+}

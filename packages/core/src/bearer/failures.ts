@@ -1,0 +1,47 @@
+/**
+ * Why a bearer token was refused (issue 35, "Bad input"): one failure class per check, logged as
+ * the `failure` field of `bearer.refused` and never sent to the client, which learns only
+ * `error="invalid_token"` (RFC 6750 section 3.1: no detail that helps an attacker). Plain data.
+ */
+
+/** The failure classes, in the order the checks run (shape and size before any cryptography). */
+export const BEARER_FAILURES = [
+  /** Longer than {@link MAX_BEARER_TOKEN_BYTES} (token-shape.ts). */
+  'oversized',
+  /** Not three base64url segments, a header or payload that is not a JSON object, or a required claim of the wrong type. */
+  'malformed',
+  /** `typ` other than `at+jwt` or `JWT` (an ID token or a logout token used as an access token). */
+  'type',
+  /** `alg` outside the scheme's ValidAlgorithms: `none`, HMAC, or an algorithm the scheme does not accept. */
+  'algorithm',
+  /** No key of the issuer's key set matches the header, even after the one refetch it may cause. */
+  'unknown_key',
+  /** The issuer's key set could not be loaded. */
+  'keys_unavailable',
+  /** The signature does not verify. */
+  'signature',
+  /** `iss` is not the scheme's issuer. */
+  'issuer',
+  /** No `aud` value is one of the scheme's Audiences. */
+  'audience',
+  /** `exp` (with the clock skew) has passed, or the token has no `exp`. */
+  'expired',
+  /** `nbf` (with the clock skew) is still ahead. */
+  'not_yet_valid',
+  /** The token is valid but names no subject (`sub`, `client_id` or `azp`). */
+  'no_subject'
+] as const
+
+export type BearerFailure = (typeof BEARER_FAILURES)[number]
+
+/** A refused bearer token; `failure` is for the log, never for the response. */
+export class BearerTokenError extends Error {
+  readonly code = 'BEARER_TOKEN_INVALID'
+  readonly failure: BearerFailure
+
+  constructor (failure: BearerFailure, options?: ErrorOptions) {
+    super(`bearer token refused: ${failure}`, options)
+    this.name = 'BearerTokenError'
+    this.failure = failure
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * One bearer scheme (`Authentication:Schemes:<Name>` with `Type: JwtBearer`; issue 35, item 1):
+ * where its issuer and key set come from (discovery at `<Authority>/.well-known/openid-configuration`,
+ * or `Issuer` and `JwksUri` as written), the keys (oidc/provider-keys.ts, with an unknown-`kid`
+ * refetch at most once per {@link BEARER_UNKNOWN_KEY_REFETCH_INTERVAL_MS}), and validation of one
+ * token into a principal. Every outbound call reads through http/bounded-fetch.ts. Plain inputs,
+ * no Fastify types.
+ */
+import { fetchBounded } from '../http/bounded-fetch.js'
+import type { Dispatcher } from '../http/outbound-address.js'
+import { ProviderKeys } from '../oidc/provider-keys.js'
+import type { ClaimsTransformation } from '../sign-in/completion.js'
+import { validateAccessToken, type VerifiedAccessToken } from './access-token.js'
+import { principalOf, type BearerPrincipal } from './bearer-principal.js'
+import { BearerTokenError } from './failures.js'
+
+/** At most one unknown-`kid` refetch per scheme in this many milliseconds (issue 35, "Bad input"). */
+export const BEARER_UNKNOWN_KEY_REFETCH_INTERVAL_MS = 30_000
+/** After a failed discovery, the next attempt waits at least this long (a request never waits for more than one). */
+export const DISCOVERY_RETRY_MS = 30_000
+/** ValidAlgorithms unless the scheme says otherwise: asymmetric only. */
+export const DEFAULT_VALID_ALGORITHMS: readonly string[] = ['RS256', 'PS256', 'ES256', 'EdDSA']
+
+/**
+ * The settings of a JwtBearer scheme, as `Authentication:Schemes:<Name>` spells them (the
+ * configuration schema describes each key; settings-rules.ts checks them at startup).
+ */
+export interface JwtBearerSettings {
+  /** Issuer URL; discovery gives the issuer and `jwks_uri`. Empty: {@link Issuer} and {@link JwksUri}. */
+  readonly Authority: string
+  /** The `iss` tokens must carry, when there is no Authority. */
+  readonly Issuer: string
+  /** The issuer's key set, when there is no Authority. */
+  readonly JwksUri: string
+  /** Accepted `aud` values (one must match). Required. */
+  readonly Audiences: readonly string[]
+  /** Accepted JWS algorithms; never `none` or HMAC. */
+  readonly ValidAlgorithms: readonly string[]
+  /** Allowed clock difference on `exp` and `nbf`. */
+  readonly ClockSkewSeconds: number
+  /** Token claim (or nested path) -> application claim type, as the OpenID Connect section's. */
+  readonly ClaimMappings: Readonly<Record<string, string>>
+}
+
+/** A bearer-authenticated caller: the principal, and what the token says about the client and its scopes. */
+export interface BearerAuthentication {
+  readonly scheme: string
+  readonly principal: BearerPrincipal
+  readonly clientId?: string
+  readonly scopes: readonly string[]
+  /** A client-credentials token: the caller is a client, not a user. */
+  readonly machine: boolean
+  /** `exp` in milliseconds since the epoch. */
+  readonly expiresAtMs: number
+}
+
+export interface JwtBearerSchemeOptions {
+  readonly scheme: string
+  readonly settings: JwtBearerSettings
+  /**
+   * Set for a scheme from the app's provider source: the tenant key its definition attached is
+   * the principal's only `application:tenant` claim (a customer's issuer cannot speak for the
+   * tenant), as for a sign-in (sign-in/completion.ts `withSourceTenant`).
+   */
+  readonly runtime?: { readonly tenant?: string }
+  /** DANGEROUS: http to the issuer (loopback in Development only, as for OpenID Connect). */
+  readonly allowInsecureRequests: boolean
+  readonly timeoutMs: number
+  /**
+   * The connections discovery and the key set use: a scheme from the provider source reaches only
+   * public addresses (http/outbound-address.ts `publicAddressDispatcher`); default the global fetch.
+   */
+  readonly dispatcher?: Dispatcher
+  /** Milliseconds since the epoch; for tests. */
+  readonly now?: () => number
+  /** Called after every unknown-key refetch, with whether the key was then found. */
+  readonly onUnknownKeyRefetch?: (found: boolean) => void
+}
+
+interface Resolved {
+  readonly issuer: string
+  readonly keys: ProviderKeys
+}
+
+/** Why the scheme is not ready: its discovery has not loaded (yet). */
+export type BearerSchemeStatus = { readonly available: true } | { readonly available: false, readonly reason: 'metadata_loading' | 'metadata_unreachable' | 'metadata_invalid' }
+
+export class JwtBearerScheme {
+  readonly scheme: string
+  readonly #options: JwtBearerSchemeOptions
+  readonly #algorithms: ReadonlySet<string>
+  readonly #audiences: ReadonlySet<string>
+  #resolved: Resolved | undefined
+  #opening: Promise<Resolved> | undefined
+  #failedAt = Number.NEGATIVE_INFINITY
+  #reason: 'metadata_loading' | 'metadata_unreachable' | 'metadata_invalid' = 'metadata_loading'
+
+  constructor (options: JwtBearerSchemeOptions) {
+    this.scheme = options.scheme
+    this.#options = options
+    const algorithms = options.settings.ValidAlgorithms.length === 0 ? DEFAULT_VALID_ALGORITHMS : options.settings.ValidAlgorithms
+    this.#algorithms = new Set(algorithms)
+    this.#audiences = new Set(options.settings.Audiences)
+    const { Authority, Issuer, JwksUri } = options.settings
+    if (Authority === '') this.#resolved = { issuer: Issuer, keys: this.#keysAt(JwksUri) }
+  }
+
+  #now (): number {
+    return this.#options.now?.() ?? Date.now()
+  }
+
+  /** The issuer tokens must name, once known (always for a scheme without Authority). */
+  get issuer (): string | undefined {
+    return this.#resolved?.issuer
+  }
+
+  /** The issuer to advertise before discovery has loaded: the Authority or the Issuer as written. */
+  get configuredIssuer (): string {
+    return this.#options.settings.Authority === '' ? this.#options.settings.Issuer : this.#options.settings.Authority
+  }
+
+  status (): BearerSchemeStatus {
+    return this.#resolved === undefined ? { available: false, reason: this.#reason } : { available: true }
+  }
+
+  #keysAt (jwksUri: string): ProviderKeys {
+    return new ProviderKeys({
+      jwksUri,
+      allowInsecureRequests: this.#options.allowInsecureRequests,
+      timeoutMs: this.#options.timeoutMs,
+      unknownKeyRefetchIntervalMs: BEARER_UNKNOWN_KEY_REFETCH_INTERVAL_MS,
+      ...(this.#options.dispatcher === undefined ? {} : { dispatcher: this.#options.dispatcher }),
+      ...(this.#options.now === undefined ? {} : { now: this.#options.now }),
+      ...(this.#options.onUnknownKeyRefetch === undefined ? {} : { onUnknownKeyRefetch: this.#options.onUnknownKeyRefetch })
+    })
+  }
+
+  /**
+   * Loads discovery (an Authority scheme) once; concurrent callers share the request. After a
+   * failure the next attempt waits {@link DISCOVERY_RETRY_MS}, so tokens cannot make the app
+   * hammer an unreachable issuer. Rejects with the failure.
+   */
+  async open (): Promise<void> {
+    await this.#resolve()
+  }
+
+  async #resolve (): Promise<Resolved> {
+    if (this.#resolved !== undefined) return this.#resolved
+    if (this.#opening === undefined && this.#now() - this.#failedAt < DISCOVERY_RETRY_MS) throw new BearerTokenError('keys_unavailable')
+    this.#opening ??= this.#discover().then((resolved) => {
+      this.#resolved = resolved
+      return resolved
+    }, (error: unknown) => {
+      this.#failedAt = this.#now()
+      throw error
+    }).finally(() => { this.#opening = undefined })
+    return await this.#opening
+  }
+
+  async #discover (): Promise<Resolved> {
+    const authority = this.#options.settings.Authority
+    const url = new URL(`${authority.replace(/\/+$/, '')}/.well-known/openid-configuration`)
+    let document: { issuer?: unknown, jwks_uri?: unknown }
+    try {
+      if (url.protocol !== 'https:' && !(this.#options.allowInsecureRequests && url.protocol === 'http:')) throw new Error('Authority must be https')
+      const response = await fetchBounded(url, { headers: { accept: 'application/json' }, redirect: 'error' }, { kind: 'discovery', timeoutMs: this.#options.timeoutMs, ...(this.#options.dispatcher === undefined ? {} : { dispatcher: this.#options.dispatcher }) })
+      if (!response.ok) throw new Error(`discovery answered ${response.status}`)
+      document = await response.json() as typeof document
+    } catch (error) {
+      this.#reason = 'metadata_unreachable'
+      throw new BearerTokenError('keys_unavailable', { cause: error })
+    }
+    const { issuer, jwks_uri: jwksUri } = document ?? {}
+    // OpenID Connect Discovery 1.0 section 4.3: the issuer is the Authority (a trailing slash aside).
+    if (typeof issuer !== 'string' || typeof jwksUri !== 'string' || issuer.replace(/\/+$/, '') !== authority.replace(/\/+$/, '')) {
+      this.#reason = 'metadata_invalid'
+      throw new BearerTokenError('keys_unavailable')
+    }
+    return { issuer, keys: this.#keysAt(jwksUri) }
+  }
+
+  /** Validates `token` into a bearer authentication, claims normalized by `transformation`; throws {@link BearerTokenError}. */
+  async authenticate (token: string, transformation: ClaimsTransformation): Promise<BearerAuthentication> {
+    const { issuer, keys } = await this.#resolve()
+    const nowSeconds = Math.floor(this.#now() / 1000)
+    const verified: VerifiedAccessToken = await validateAccessToken(token, keys, {
+      issuer,
+      audiences: this.#audiences,
+      algorithms: this.#algorithms,
+      clockSkewSeconds: this.#options.settings.ClockSkewSeconds
+    }, nowSeconds)
+    const principal = principalOf(token, verified, {
+      scheme: this.scheme,
+      issuer,
+      claimMappings: this.#options.settings.ClaimMappings,
+      transformation,
+      ...(this.#options.runtime === undefined ? {} : { runtime: this.#options.runtime })
+    }, nowSeconds)
+    return {
+      scheme: this.scheme,
+      principal,
+      ...(verified.clientId === undefined ? {} : { clientId: verified.clientId }),
+      scopes: verified.scopes,
+      machine: verified.machine,
+      expiresAtMs: (verified.expiresAt + this.#options.settings.ClockSkewSeconds) * 1000
+    }
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The JwtBearer scheme type (`Authentication:Schemes:<Name>` with `Type: JwtBearer`, issue 35):
+ * one bearer scheme per enabled section or provider-source definition, opened like every other
+ * provider (plugins/providers/open-provider.ts) and kept in the same registry, so it works per
+ * named scheme and per runtime customer (its tenant attached). It declares no endpoint and signs
+ * no one in: plugins/bearer.ts authenticates API calls with it, and its `challenge` (reached only
+ * if an app calls it) answers 401 `WWW-Authenticate: Bearer`. Discovery starts when the app is
+ * ready (a configured scheme) or on first use (one from the provider source); /health/ready
+ * reports it.
+ */
+import { isDevelopmentLoopbackHttp } from '../../http/host-trust.js'
+import { JwtBearerScheme } from '../../bearer/jwt-bearer-scheme.js'
+import type { ProviderInstance } from '../../config/provider-instances.js'
+import { OUTBOUND_TIMEOUT_SECONDS } from '../../oidc/relying-party.js'
+import type { ProviderRegistration } from '../authentication.js'
+import { sendBearerChallenge } from '../bearer.js'
+
+/** DANGEROUS: http to the issuer, only for a loopback host in Development (as for OpenID Connect). */
+function allowsInsecureRequests (settings: { readonly Authority: string, readonly JwksUri: string }, environmentName: string): boolean {
+  const url = settings.Authority !== '' ? settings.Authority : settings.JwksUri
+  try {
+    return isDevelopmentLoopbackHttp(new URL(url), environmentName)
+  } catch {
+    return false
+  }
+}
+
+export const registerJwtBearer: ProviderRegistration<Extract<ProviderInstance, { protocol: 'JwtBearer' }>> = (app, options) => {
+  const settings = options.instance.settings
+  const scheme = new JwtBearerScheme({
+    scheme: options.instance.scheme,
+    settings,
+    allowInsecureRequests: allowsInsecureRequests(settings, options.environmentName),
+    timeoutMs: OUTBOUND_TIMEOUT_SECONDS * 1000,
+    ...(options.runtime === undefined ? {} : { runtime: { ...(options.runtime.tenant === undefined ? {} : { tenant: options.runtime.tenant }) } }),
+    ...(options.runtime?.dispatcher === undefined ? {} : { dispatcher: options.runtime.dispatcher }),
+    onUnknownKeyRefetch: (found) => {
+      app.log.info({ event: 'bearer.signing_keys.refetched', scheme: options.instance.scheme, reason: 'unknown_key', found }, 'bearer scheme signing keys fetched again for an unknown key id')
+    }
+  })
+  if (options.runtime === undefined) {
+    app.addHook('onReady', async () => {
+      // In the background: a failed discovery is retried on use, and readiness reports it meanwhile.
+      scheme.open().catch(() => { app.log.warn({ event: 'bearer.discovery.failed', scheme: scheme.scheme }, 'bearer scheme discovery failed; retried on use') })
+    })
+  }
+  return {
+    provider: {
+      scheme: scheme.scheme,
+      displayName: settings.DisplayName === '' ? scheme.scheme : settings.DisplayName,
+      protocol: 'JwtBearer',
+      paths: [],
+      endpoints: [],
+      bearer: scheme,
+      ...(options.runtime === undefined ? {} : { runtime: true }),
+      challenge: (request, reply) => sendBearerChallenge(request, reply, undefined),
+      status: () => scheme.status()
+    },
+    stop: () => {}
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * A real authorization server for bearer-token tests (issue 35): oidc-provider on loopback
+ * (`http://localhost:<port>`) with Resource Indicators (RFC 8707) issuing JWT access tokens
+ * (RFC 9068, `typ: at+jwt`, RS256) for one resource, and the client-credentials grant for
+ * machine clients. `clientCredentialsToken` asks its token endpoint over HTTP, as an API client
+ * would.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { exportJWK, generateKeyPair } from 'jose'
+
+export interface ResourceIdp {
+  readonly issuer: string
+  /** The resource (audience) tokens are issued for. */
+  readonly resource: string
+  /** How many times the key set has been fetched. */
+  readonly jwksRequests: number
+  /** A client-credentials access token for `resource` with `scope`, from client `clientId`. */
+  clientCredentialsToken: (clientId: string, scope: string, resource?: string) => Promise<string>
+  close: () => Promise<void>
+}
+
+export interface ResourceIdpOptions {
+  readonly resource: string
+  /** The scopes the resource server offers. */
+  readonly scopes: readonly string[]
+  /** client id -> secret of the machine clients. */
+  readonly clients: Readonly<Record<string, string>>
+}
+
+interface OidcProviderInstance { callback: () => (request: IncomingMessage, response: ServerResponse) => void }
+type OidcProviderConstructor = new (issuer: string, configuration: Record<string, unknown>) => OidcProviderInstance
+
+export async function startResourceIdp (options: ResourceIdpOptions): Promise<ResourceIdp> {
+  const specifier = 'oidc-provider'
+  const Provider = ((await import(specifier)) as { default: OidcProviderConstructor }).default
+  let jwksRequests = 0
+  // The server listens before the provider exists: the provider needs the issuer, which needs the port.
+  const serving: { handler?: (request: IncomingMessage, response: ServerResponse) => void } = {}
+  const server = createServer((request, response) => {
+    if (request.url?.startsWith('/jwks') === true) jwksRequests++
+    serving.handler?.(request, response)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const issuer = `http://localhost:${(server.address() as AddressInfo).port}`
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true })
+  const provider = new Provider(issuer, {
+    clients: Object.entries(options.clients).map(([clientId, secret]) => ({
+      client_id: clientId,
+      client_secret: secret,
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: 'client_secret_basic'
+    })),
+    jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'resource-rs256', alg: 'RS256', use: 'sig' }] },
+    scopes: ['openid', ...options.scopes],
+    features: {
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => options.resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx: unknown, resource: string) => {
+          if (resource !== options.resource) throw new Error('unknown resource')
+          return { scope: options.scopes.join(' '), audience: options.resource, accessTokenFormat: 'jwt', accessTokenTTL: 300, jwt: { sign: { alg: 'RS256' } } }
+        }
+      }
+    }
+  })
+  serving.handler = provider.callback()
+  return {
+    issuer,
+    resource: options.resource,
+    get jwksRequests () { return jwksRequests },
+    async clientCredentialsToken (clientId, scope, resource = options.resource) {
+      const secret = options.clients[clientId] ?? ''
+      const response = await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', scope, resource })
+      })
+      const body = await response.json() as { access_token?: string, error?: string }
+      if (body.access_token === undefined) throw new Error(`token endpoint answered ${response.status} ${body.error ?? ''}`)
+      return body.access_token
+    },
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}
