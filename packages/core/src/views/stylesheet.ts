@@ -82,7 +82,7 @@ input[type="email"], input[type="text"] { width: 100%; min-height: 2.75rem; padd
 .divider { display: flex; align-items: center; gap: .75rem; color: var(--pt-muted); }
 .divider::before, .divider::after { content: ""; flex: 1; border-top: 1px solid var(--pt-border); }
 .alert { padding: .75rem 1rem; border: 1px solid var(--pt-danger); border-left-width: 4px; border-radius: var(--pt-radius); background: var(--pt-danger-surface); color: var(--pt-text); }
-pre.detail { white-space: pre-wrap; overflow-wrap: anywhere; padding: .75rem 1rem; background: var(--pt-background); border: 1px solid var(--pt-border); border-radius: var(--pt-radius); }
+pre.detail { font-family: inherit; font-size: 1rem; white-space: pre-wrap; overflow-wrap: anywhere; padding: .75rem 1rem; background: var(--pt-background); border: 1px solid var(--pt-border); border-radius: var(--pt-radius); }
 .actions { display: flex; flex-wrap: wrap; gap: .75rem; align-items: center; margin-top: 1.5rem; }
 .actions form { margin: 0; }
 .table-scroll { overflow-x: auto; margin: 0 0 1.25rem; border: 1px solid var(--pt-border); border-radius: var(--pt-radius); background: var(--pt-surface); }
@@ -91,7 +91,7 @@ th, td { padding: .625rem .875rem; text-align: left; vertical-align: middle; bor
 thead th { font-size: .875rem; color: var(--pt-muted); background: var(--pt-background); }
 tbody tr:last-child td { border-bottom: 0; }
 table.sessions td form { margin: 0; }
-table.sessions button { min-height: 2.25rem; padding: .25rem .875rem; }
+table.sessions button { white-space: nowrap; min-height: 2.25rem; padding: .25rem .875rem; }
 tr.current td { font-weight: 600; }
 @media (max-width: 40rem) {
   header { padding: .625rem 1rem; }
@@ -101,6 +101,17 @@ tr.current td { font-weight: 600; }
   h1 { font-size: 1.375rem; }
   th, td { padding: .5rem .625rem; font-size: .875rem; }
   .actions > *, .actions button, .actions .button { width: 100%; }
+  /* Sessions: each row a block, the cells labelled (the header row is hidden), its button beside it. */
+  table.sessions thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  table.sessions, table.sessions tbody { display: block; }
+  table.sessions tr { display: grid; grid-template-columns: 1fr auto; column-gap: .75rem; padding: .75rem .875rem; border-bottom: 1px solid var(--pt-border); }
+  table.sessions tbody tr:last-child { border-bottom: 0; }
+  table.sessions td { display: block; grid-column: 1; padding: 0; border: 0; font-size: .875rem; color: var(--pt-muted); }
+  table.sessions td:first-child { font-size: 1rem; color: var(--pt-text); }
+  table.sessions td:nth-child(2)::before { content: "Signed in with "; }
+  table.sessions td:nth-child(3)::before { content: "Signed in "; }
+  table.sessions td:nth-child(4)::before { content: "Last active "; }
+  table.sessions td:last-child { grid-column: 2; grid-row: 1 / span 4; align-self: center; color: var(--pt-text); }
 }
 `
 

@@ -7,6 +7,7 @@
  * A challenge redirects to https://idp.invalid/ (never answered: the name does not resolve).
  */
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import type { BrowserContext, Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
 import { buildTestApp, claim, cookieHeaderFrom, standardUser, TEST_SIGN_IN_PATH, type TestApp } from './app.js'
@@ -37,10 +38,13 @@ function registerProvider (app: FastifyInstance, scheme: string, displayName: st
   })
 }
 
-/** The starter app in Development with the two providers, listening on 127.0.0.1. */
+/**
+ * The starter app with the two providers, listening on 127.0.0.1: Production, so the pages are
+ * those users see (no exception detail) under the production Content-Security-Policy.
+ */
 export async function startPagesApp (): Promise<PagesApp> {
   const subject = await buildTestApp({
-    nodeEnv: 'development',
+    nodeEnv: 'production',
     settings: { RateLimits: { ChallengePerWindow: CHALLENGE_LIMIT, WindowSeconds: 600 } },
     configure: (app) => {
       registerProvider(app, 'Staff', 'Staff account', { domains: ['example.test'], available: true })
@@ -60,7 +64,8 @@ export async function signInContext (app: PagesApp, context: BrowserContext): Pr
   const userAgent = String(await page.evaluate('navigator.userAgent'))
   await page.close()
   const firefox = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0'
-  const claims = [...standardUser(), claim('application:subject', 'pages-user')]
+  // A user of its own per context: the sessions page lists exactly these two sessions.
+  const claims = [claim('application:subject', `pages-user-${randomUUID()}`), ...standardUser().filter((item) => item.type !== 'application:subject')]
   for (const agent of [firefox, userAgent]) {
     const response = await app.subject.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, headers: { 'user-agent': agent }, payload: { claims } })
     assert.equal(response.statusCode, 204)
