@@ -46,7 +46,7 @@ ${brand}<main>
 <div class="card card-narrow">
 <h1>${page.heading}</h1>
 <p>${page.text}</p>
-<p class="actions"><a id="${page.linkId}" href="${page.url}" class="button">Continue</a></p>
+<p class="actions continue"><a id="${page.linkId}" href="${page.url}">Continue</a></p>
 </div>
 </main>
 </body>

@@ -63,13 +63,13 @@ code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospac
 .card-page { max-width: 40rem; margin: 1rem auto; }
 .muted { color: var(--pt-muted); }
 .visually-hidden { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
-button, .button, a.provider, span.provider {
+button, .button, .continue > a, a.provider, span.provider {
   display: inline-flex; align-items: center; justify-content: center; min-height: 2.75rem; padding: .5rem 1.25rem;
   font: inherit; font-weight: 600; line-height: 1.25; text-align: center; text-decoration: none;
   border-radius: var(--pt-radius); border: 1px solid var(--pt-accent); cursor: pointer;
   background: var(--pt-accent); color: var(--pt-on-accent);
 }
-button:hover, .button:hover, a.provider:hover { filter: brightness(1.08); }
+button:hover, .button:hover, .continue > a:hover, a.provider:hover { filter: brightness(1.08); }
 button.secondary, button.end-session, a.provider { background: var(--pt-surface); color: var(--pt-accent); }
 button.danger { background: var(--pt-surface); color: var(--pt-danger); border-color: var(--pt-danger); }
 .providers { list-style: none; margin: 0 0 1rem; padding: 0; display: grid; gap: .625rem; }
