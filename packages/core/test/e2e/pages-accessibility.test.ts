@@ -5,7 +5,7 @@
  * violation on the login page (provider buttons, the e-mail field), the login page with a failure
  * message and with an unknown e-mail domain (the address kept in the field), the e-mail flow's
  * continue page, access denied, the error page, /Account/Sessions signed in and the 429 page, in
- * the light and the dark scheme; the core's stylesheet applies and the browser reports no CSP
+ * the light and the dark scheme and at a phone's width (390 px, where nothing scrolls sideways); the core's stylesheet applies and the browser reports no CSP
  * violation. Keyboard only (the IdP's address, https://idp.invalid/, is requested and never
  * answered): Tab reaches the provider button and Enter starts its challenge; the
  * e-mail field typed and Enter reaches the provider serving the domain.
@@ -107,7 +107,7 @@ describe('the core\'s pages in Chromium', { timeout: 120_000 }, () => {
   })
 
   for (const corePage of CORE_PAGES) {
-    test(`${corePage.name} (${corePage.path}): styled, no CSP violation, no axe-core violation in light and dark`, async () => {
+    test(`${corePage.name} (${corePage.path}): styled, no CSP violation, no axe-core violation in light and dark and at a phone's width`, async () => {
       await withContext(async (context) => {
         if (corePage.signedIn === true) await signInContext(app, context)
         const page = await context.newPage()
@@ -120,6 +120,10 @@ describe('the core\'s pages in Chromium', { timeout: 120_000 }, () => {
           await page.emulateMedia({ colorScheme })
           assert.deepEqual(await axeViolations(page), [], `${colorScheme} scheme`)
         }
+        // A phone's width: the narrow layout (the sessions table as blocks), and nothing wider than the screen.
+        await page.setViewportSize({ width: 390, height: 844 })
+        assert.deepEqual(await axeViolations(page), [], 'phone width, dark scheme')
+        assert.equal(await page.evaluate('document.documentElement.scrollWidth <= 390'), true, 'no sideways scrolling at 390 px')
         assert.deepEqual(cspErrors, [])
       })
     })
