@@ -5,10 +5,11 @@
  * violation on the login page (provider buttons, the e-mail field), the login page with a failure
  * message and with an unknown e-mail domain (the address kept in the field), the e-mail flow's
  * continue page, access denied, the error page, /Account/Sessions signed in and the 429 page, in
- * the light and the dark scheme and at a phone's width (390 px, where nothing scrolls sideways); the core's stylesheet applies and the browser reports no CSP
- * violation. Keyboard only (the IdP's address, https://idp.invalid/, is requested and never
- * answered): Tab reaches the provider button and Enter starts its challenge; the
- * e-mail field typed and Enter reaches the provider serving the domain.
+ * the light and the dark scheme and at a phone's width (390 px, where nothing scrolls sideways);
+ * the core's stylesheet applies and the browser reports no CSP violation. Keyboard only (the
+ * IdP's address, https://idp.invalid/, is requested and never answered): Tab reaches the provider
+ * button and Enter starts its challenge; the e-mail field typed and Enter reaches the provider
+ * serving the domain.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
