@@ -3,7 +3,8 @@
  * provider's flow. Unknown or missing provider, the Cookies scheme, or a non-local return URL:
  * 400 safe page, no redirect, no challenge. Without `provider`, an `email` chooses the provider
  * whose Domains hold its domain (e-mail discovery): a malformed address is a 400, an address no
- * provider serves answers the login page with a message that names no provider.
+ * provider serves answers the login page with a message that names no provider, the address
+ * still in its field.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { messageOf } from '../errors.js'
@@ -42,7 +43,7 @@ function discover (app: FastifyInstance, request: FastifyRequest, reply: Fastify
   if (provider !== undefined) return { provider, hint: { loginHint: email.trim() } }
   request.log.info({ event: 'challenge.rejected', reason: 'email_domain_unknown' }, 'challenge rejected')
   const returnUrl = singleValue(request.query, 'returnUrl')
-  return { reply: sendLoginPage(app, reply, { returnUrl: typeof returnUrl === 'string' && !isRejectedReturnUrl(returnUrl) ? returnUrl : undefined, failureMessage: EMAIL_NOT_SERVED_MESSAGE }) }
+  return { reply: sendLoginPage(app, reply, { returnUrl: typeof returnUrl === 'string' && !isRejectedReturnUrl(returnUrl) ? returnUrl : undefined, failureMessage: EMAIL_NOT_SERVED_MESSAGE, email: email.trim() }) }
 }
 
 export default async function externalRoutes (app: FastifyInstance): Promise<void> {

@@ -6,6 +6,7 @@
  * started by the page is not a form submission.
  */
 import { html, type SafeHtml } from './html.js'
+import { CORE_STYLESHEET_PATH } from './stylesheet.js'
 
 export interface ContinuePageModel {
   /** A local URL (path and query). */
@@ -35,14 +36,18 @@ export function navigatingPage (page: {
 <meta charset="utf-8">
 <meta http-equiv="refresh" content="0;url=${page.url}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>${page.title} - ${page.applicationName}</title>
+<link rel="stylesheet" href="${CORE_STYLESHEET_PATH}">
 <link rel="stylesheet" href="/css/site.css">
 </head>
 <body>
 ${brand}<main>
+<div class="card card-narrow">
 <h1>${page.heading}</h1>
 <p>${page.text}</p>
-<p><a id="${page.linkId}" href="${page.url}">Continue</a></p>
+<p class="actions continue"><a id="${page.linkId}" href="${page.url}">Continue</a></p>
+</div>
 </main>
 </body>
 </html>

@@ -1,13 +1,17 @@
 /**
  * The core's pages: login, access denied, the terminal error page and the provider sign-out
  * hand-over. Plain functions from data to HTML; no request objects. Inline scripts and styles are
- * absent so the strict Content-Security-Policy holds. An app brands them ({@link Branding}: the
+ * absent so the strict Content-Security-Policy holds: the look comes from the core's stylesheet
+ * ({@link CORE_STYLESHEET_PATH}, views/stylesheet.ts), then the app's `/css/site.css`, which
+ * brands it through CSS custom properties. Each page is a card: the login page a narrow centred
+ * one (provider buttons, the e-mail field), the others wider. An app brands them ({@link Branding}: the
  * application name in titles and header, or its own layout) through `createApp({ branding })`,
  * which builds one {@link Pages} set and decorates the app with it (`app.pages`).
  */
 import { APPLICATION_NAME } from '../application-name.js'
 import { navigatingPage } from './continue-page.js'
 import { html, type SafeHtml } from './html.js'
+import { CORE_STYLESHEET_PATH } from './stylesheet.js'
 
 /** The application name pages show by default (titles, header). */
 export const APPLICATION_TITLE = APPLICATION_NAME
@@ -35,7 +39,11 @@ export type PageLayout = (options: BrandedLayoutOptions, body: SafeHtml) => stri
 export interface Branding {
   /** Shown in every page title (`<title>Sign in - <name></title>`) and the header. Default `ProjectTemplate`. */
   readonly applicationName?: string
-  /** Replaces the default layout ({@link defaultLayout}) of every page built on it. */
+  /**
+   * Replaces the default layout ({@link defaultLayout}) of every page built on it. Link the core's
+   * stylesheet (`/_core/site.css`) in it to keep the pages' look. Colours are branded without a
+   * layout: set the stylesheet's custom properties (`--pt-accent`...) in the app's `/css/site.css`.
+   */
   readonly layout?: PageLayout
 }
 
@@ -46,7 +54,9 @@ export function defaultLayout (options: BrandedLayoutOptions, body: SafeHtml): s
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>${options.title} - ${options.applicationName}</title>
+<link rel="stylesheet" href="${CORE_STYLESHEET_PATH}">
 <link rel="stylesheet" href="/css/site.css">
 <link rel="icon" href="/favicon.ico">
 </head>
@@ -73,15 +83,18 @@ export interface LoginPageModel {
   readonly failureMessage?: string | undefined
   /** Offer the e-mail field of discovery by domain (some provider declares Domains). */
   readonly emailDiscovery?: boolean | undefined
+  /** The address the user entered, shown again in the e-mail field after a failure (escaped). */
+  readonly email?: string | undefined
 }
 
 /** The form that starts a sign-in at the provider serving the address's domain (GET /External/Challenge?email=). */
 function emailDiscoveryForm (model: LoginPageModel): SafeHtml | string {
   if (model.emailDiscovery !== true) return ''
   const returnUrl = model.returnUrl === undefined ? '' : html`<input type="hidden" name="returnUrl" value="${model.returnUrl}">`
+  const value = model.email === undefined ? '' : html` value="${model.email}"`
   return html`<form class="email-discovery" method="get" action="/External/Challenge">
 <label for="email">Work e-mail address</label>
-<input id="email" type="email" name="email" autocomplete="email" required maxlength="254">${returnUrl}
+<input id="email" type="email" name="email" autocomplete="email" required maxlength="254"${value}>${returnUrl}
 <button type="submit">Continue</button>
 </form>`
 }
@@ -91,9 +104,10 @@ export const NO_PROVIDER_STATEMENT = 'No sign-in provider is configured for this
 function loginPage (layout: (options: LayoutOptions, body: SafeHtml) => string, model: LoginPageModel): string {
   const failure = model.failureMessage === undefined ? '' : html`<p class="alert" role="alert">${model.failureMessage}</p>`
   if (model.providers.length === 0) {
-    return layout({ title: 'Sign in' }, html`<h1>Sign in</h1>
+    return layout({ title: 'Sign in' }, html`<div class="card card-narrow sign-in"><h1>Sign in</h1>
 ${failure}
-<p id="no-provider">${NO_PROVIDER_STATEMENT}</p>`)
+<p id="no-provider">${NO_PROVIDER_STATEMENT}</p>
+</div>`)
   }
   const items = model.providers.map((provider) => {
     const query = new URLSearchParams({ provider: provider.scheme })
@@ -102,17 +116,20 @@ ${failure}
       ? html`<li><a class="provider" data-provider="${provider.scheme}" href="/External/Challenge?${query.toString()}">${provider.displayName}</a></li>`
       : html`<li><span class="provider unavailable" data-provider="${provider.scheme}">${provider.displayName} (unavailable)</span></li>`
   })
-  return layout({ title: 'Sign in' }, html`<h1>Sign in</h1>
+  const discovery = emailDiscoveryForm(model)
+  return layout({ title: 'Sign in' }, html`<div class="card card-narrow sign-in"><h1>Sign in</h1>
 ${failure}
-${emailDiscoveryForm(model)}
-<p>Choose how to sign in:</p>
-<ul class="providers">${items}</ul>`)
+${discovery}
+${discovery === '' ? html`<p>Choose how to sign in:</p>` : html`<p class="divider">or choose how to sign in</p>`}
+<ul class="providers">${items}</ul>
+</div>`)
 }
 
 function accessDeniedPage (layout: (options: LayoutOptions, body: SafeHtml) => string, userName: string | undefined, reason?: string): string {
-  return layout({ title: 'Access denied', userName }, html`<h1>Access denied</h1>
+  return layout({ title: 'Access denied', userName }, html`<div class="card card-page"><h1>Access denied</h1>
 ${reason === undefined ? html`<p>You do not have permission to view this resource.</p>` : html`<p id="access-denied-reason">${reason}</p>`}
-<p><a href="/">Return to the start page</a></p>`)
+<p class="actions"><a class="button" href="/">Return to the start page</a></p>
+</div>`)
 }
 
 export interface ErrorPageModel {
@@ -124,11 +141,12 @@ export interface ErrorPageModel {
 }
 
 function errorPage (layout: (options: LayoutOptions, body: SafeHtml) => string, model: ErrorPageModel): string {
-  return layout({ title: model.title }, html`<h1>${model.statusCode} ${model.title}</h1>
+  return layout({ title: model.title }, html`<div class="card card-page"><h1>${model.statusCode} ${model.title}</h1>
 <p>The request could not be completed.</p>
-<p>Request id: <code id="request-id">${model.requestId}</code></p>
 ${model.detail === undefined ? '' : html`<pre class="detail">${model.detail}</pre>`}
-<p><a href="/">Return to the start page</a></p>`)
+<p class="muted">Request id: <code id="request-id">${model.requestId}</code></p>
+<p class="actions"><a class="button" href="/">Return to the start page</a></p>
+</div>`)
 }
 
 /**
@@ -192,6 +210,15 @@ function renderedOnce<Model> (render: (model: Model) => string): (model: Model) 
   }
 }
 
+/**
+ * {@link renderedOnce}, except for a page that shows back what the user typed (an e-mail address):
+ * rendered every time, so no address is kept in memory after its answer.
+ */
+function rememberedUnlessTyped (render: (model: LoginPageModel) => string): (model: LoginPageModel) => string {
+  const remembered = renderedOnce(render)
+  return (model: LoginPageModel): string => model.email === undefined ? remembered(model) : render(model)
+}
+
 /** Builds the page set for `branding` (defaults: the application name {@link APPLICATION_TITLE}, {@link defaultLayout}). */
 export function createPages (branding: Branding = {}): Pages {
   const applicationName = branding.applicationName ?? APPLICATION_TITLE
@@ -201,7 +228,7 @@ export function createPages (branding: Branding = {}): Pages {
     applicationName,
     layout,
     // An app's own layout may show something that changes (a year, a build): rendered every time.
-    loginPage: branding.layout === undefined ? renderedOnce((model: LoginPageModel) => loginPage(layout, model)) : (model: LoginPageModel) => loginPage(layout, model),
+    loginPage: branding.layout === undefined ? rememberedUnlessTyped((model: LoginPageModel) => loginPage(layout, model)) : (model: LoginPageModel) => loginPage(layout, model),
     accessDeniedPage: (userName: string | undefined, reason?: string) => accessDeniedPage(layout, userName, reason),
     errorPage: (model: ErrorPageModel) => errorPage(layout, model),
     providerSignOutPage: (model: ProviderSignOutPageModel) => providerSignOutPage(applicationName, model)

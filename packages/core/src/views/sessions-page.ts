@@ -2,6 +2,8 @@
  * The signed-in user's sessions page (`/Account/Sessions`): one row per live session (device,
  * provider, when it started, last activity), "this device" for the current one, a form to end each
  * other one and one to end all others. Plain data to HTML on the app's branded layout; no script.
+ * The table scrolls sideways inside its own focusable region on a narrow screen; each row's button
+ * is named for its device ("Sign out Chrome on Linux, last active ...") for a screen reader.
  */
 import { html, type SafeHtml } from './html.js'
 import type { LayoutOptions } from './pages.js'
@@ -24,10 +26,14 @@ export interface SessionsPageModel {
   readonly csrfToken: string
 }
 
-/** `2026-11-25 18:20 UTC`, in a `<time>` element with the ISO value. */
+/** `2026-11-25 18:20 UTC`. */
+function timeText (seconds: number): string {
+  return `${new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`
+}
+
+/** {@link timeText} in a `<time>` element with the ISO value. */
 function time (seconds: number): SafeHtml {
-  const iso = new Date(seconds * 1000).toISOString()
-  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`
+  return html`<time datetime="${new Date(seconds * 1000).toISOString()}">${timeText(seconds)}</time>`
 }
 
 export function sessionsPage (layout: (options: LayoutOptions, body: SafeHtml) => string, model: SessionsPageModel): string {
@@ -36,15 +42,19 @@ export function sessionsPage (layout: (options: LayoutOptions, body: SafeHtml) =
 <td>${session.device}</td><td>${session.providerName}</td><td>${time(session.startedAt)}</td><td>${time(session.lastSeenAt)}</td>
 <td>${session.current
     ? html`<strong class="this-device">This device</strong>`
-    : html`<form method="post" action="/Account/Sessions/End">${token}<input type="hidden" name="sessionAuditId" value="${session.sessionAuditId}"><button type="submit" class="end-session">Sign out</button></form>`}</td>
+    : html`<form method="post" action="/Account/Sessions/End">${token}<input type="hidden" name="sessionAuditId" value="${session.sessionAuditId}"><button type="submit" class="end-session" aria-label="Sign out ${session.device}, last active ${timeText(session.lastSeenAt)}">Sign out</button></form>`}</td>
 </tr>`)
   const others = model.sessions.some((session) => !session.current) || model.total > model.sessions.length
   const count = model.total === 1 ? 'You are signed in on 1 device.' : `You are signed in on ${model.total} devices.`
   const shown = model.total > model.sessions.length ? html` <span id="sessions-shown">The newest ${model.sessions.length} are shown.</span>` : ''
-  return layout({ title: 'Your sessions', userName: model.userName }, html`<h1>Your sessions</h1>
+  return layout({ title: 'Your sessions', userName: model.userName }, html`<h1 id="sessions-heading">Your sessions</h1>
 <p><span id="session-count">${count}</span>${shown}</p>
-<table class="sessions"><thead><tr><th>Device</th><th>Signed in with</th><th>Signed in</th><th>Last active</th><th></th></tr></thead>
+<div class="table-scroll" role="region" aria-labelledby="sessions-heading" tabindex="0">
+<table class="sessions"><thead><tr><th scope="col">Device</th><th scope="col">Signed in with</th><th scope="col">Signed in</th><th scope="col">Last active</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
 <tbody>${rows}</tbody></table>
-${others ? html`<form method="post" action="/Account/Sessions/EndOthers">${token}<button type="submit" id="end-other-sessions">Sign out all other sessions</button></form>` : ''}
-<p><a href="/">Return to the start page</a></p>`)
+</div>
+<div class="actions">
+${others ? html`<form method="post" action="/Account/Sessions/EndOthers">${token}<button type="submit" id="end-other-sessions" class="danger">Sign out all other sessions</button></form>` : ''}
+<a href="/">Return to the start page</a>
+</div>`)
 }

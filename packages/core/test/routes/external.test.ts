@@ -93,3 +93,36 @@ describe('/External/Challenge with a registered provider', () => {
     assert.ok(!response.body.includes('No sign-in provider is configured'))
   })
 })
+
+describe('/External/Challenge?email= for a domain no provider serves', () => {
+  const t = buildForSuite({
+    configure: (app) => {
+      app.authentication.registerProvider({
+        scheme: 'Staff',
+        displayName: 'Staff account',
+        domains: ['example.test'],
+        paths: [],
+        status: () => ({ available: true }),
+        challenge: (_request, reply) => reply.redirect('https://idp.invalid/authorize', 302)
+      })
+    }
+  })
+
+  test('the login page keeps the address in the e-mail field, escaped, and is not stored by a cache', async () => {
+    const address = "o'brien&co@unknown.test"
+    const response = await t.app.inject({ url: `/External/Challenge?email=${encodeURIComponent(address)}&returnUrl=%2Forders`, headers: { accept: 'text/html' } })
+    assert.equal(response.statusCode, 200)
+    assert.equal(response.headers['cache-control'], 'no-store')
+    assert.ok(response.body.includes('<input id="email" type="email" name="email" autocomplete="email" required maxlength="254" value="o&#39;brien&amp;co@unknown.test">'), response.body)
+    assert.ok(response.body.includes('<input type="hidden" name="returnUrl" value="/orders">'))
+    assert.match(response.body, /<p class="alert" role="alert">No sign-in is set up for that e-mail address\./)
+  })
+
+  test('the login page itself shows an empty field, and the typed address is not served to the next visitor', async () => {
+    await t.app.inject({ url: '/External/Challenge?email=ada%40unknown.test', headers: { accept: 'text/html' } })
+    const login = await t.app.inject({ url: '/Account/Login' })
+    assert.match(login.body, /<input id="email" type="email" name="email" autocomplete="email" required maxlength="254">/)
+    assert.ok(!login.body.includes('ada@unknown.test'))
+    assert.equal(login.headers['cache-control'], undefined)
+  })
+})
