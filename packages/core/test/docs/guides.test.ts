@@ -11,13 +11,30 @@ import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { APP_ROOT, CORE_ROOT, loadTestConfiguration, type TestSettings } from '../helpers/app.js'
+import type { TestSettings } from '../../src/testing/app.js'
+import { APP_ROOT, CORE_ROOT, loadTestConfiguration } from '../helpers/app.js'
 
 const GUIDES = join(CORE_ROOT, 'docs', 'guides')
 const ROOT_KEY = 'ProjectTemplate'
 /** Longest guide, in lines: one sitting. */
 const MAX_LINES = 160
+/**
+ * Where a guide's block stands for a secret from the secret store, a fresh one is put (a guide
+ * prints no key): the rules that parse and weigh keys then run on a real one.
+ */
+const PLACEHOLDERS: ReadonlyArray<readonly [string, () => string]> = [
+  ['<private key PEM from the secret store>', () => generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()],
+  ['<a key from npm run --silent generate-key>', () => randomBytes(32).toString('base64')]
+]
+
+/** `text` with each placeholder replaced (`json`: as a JSON string's content). */
+function withSecrets (text: string, json: boolean): string {
+  let result = text
+  for (const [placeholder, make] of PLACEHOLDERS) result = result.replaceAll(placeholder, () => json ? JSON.stringify(make()).slice(1, -1) : make())
+  return result
+}
 
 /** A fenced block; `nodeEnv` from a last word of its info string (```json appsettings Development). */
 interface Block { readonly guide: string, readonly line: number, readonly text: string, readonly nodeEnv: string | undefined }
@@ -91,7 +108,7 @@ describe('the task guides', () => {
     const found = blocks('json appsettings')
     assert.ok(found.length >= 8, `only ${found.length} configuration blocks`)
     for (const block of found) {
-      const document = JSON.parse(block.text) as Record<string, unknown>
+      const document = JSON.parse(withSecrets(block.text, true)) as Record<string, unknown>
       assert.deepEqual(Object.keys(document), [ROOT_KEY], `${block.guide}:${block.line} is one ${ROOT_KEY} section`)
       assert.deepEqual(problemsOf(document[ROOT_KEY] as TestSettings, block.nodeEnv), [], `${block.guide}:${block.line}`)
     }
@@ -101,7 +118,7 @@ describe('the task guides', () => {
     const found = blocks('sh env')
     assert.ok(found.length >= 2, `only ${found.length} environment blocks`)
     for (const block of found) {
-      assert.deepEqual(problemsOf(settingsFromEnvironment(block.text), block.nodeEnv), [], `${block.guide}:${block.line}`)
+      assert.deepEqual(problemsOf(settingsFromEnvironment(withSecrets(block.text, false)), block.nodeEnv), [], `${block.guide}:${block.line}`)
     }
   })
 
@@ -112,6 +129,10 @@ describe('the task guides', () => {
     assert.ok(misspelt.some((problem) => problem.startsWith('ProjectTemplate:Telemetry:Prometheus:Prot')), misspelt.join('\n'))
     assert.deepEqual(settingsFromEnvironment('export ProjectTemplate__State__Redis__KeyPrefix="a:"\n# comment\nProjectTemplate__Hosting__AllowedHosts__0=b'),
       { State: { Redis: { KeyPrefix: 'a:' } }, Hosting: { AllowedHosts: { 0: 'b' } } })
+    // The placeholder itself is no key: the substitution is what makes such a block valid.
+    const withPlaceholder = { Hosting: { PublicOrigin: 'https://app.example.com' }, Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: 'https://login.example.com', ClientId: 'c', TokenEndpointAuthMethod: 'private_key_jwt', ClientAssertionKeys: [PLACEHOLDERS[0]?.[0] ?? ''] } } } }
+    assert.ok(problemsOf(withPlaceholder, undefined).some((problem) => problem.includes(':ClientAssertionKeys')))
+    assert.deepEqual(problemsOf(JSON.parse(withSecrets(JSON.stringify(withPlaceholder), true)) as TestSettings, undefined), [])
   })
 
   test('every `npm run <script>` names a script of the app', () => {
@@ -157,4 +178,3 @@ describe('the task guides', () => {
     })
   })
 })
-
