@@ -204,7 +204,7 @@ describe('the generated app\'s documents name only what the app has', () => {
   test('the core\'s documents are all read as the app has them (a check that read nothing would pass)', () => {
     assert.deepEqual(coreDocuments().map((file) => file.slice(CORE_PREFIX.length)), [
       'CHANGELOG.md', 'README.md', 'SECURITY.md',
-      'docs/audit-events.md', 'docs/errors.md',
+      'docs/audit-events.md', 'docs/errors.md', 'docs/events.md',
       'docs/guides/README.md', 'docs/guides/add-an-identity-provider.md', 'docs/guides/customers-idps-at-runtime.md', 'docs/guides/enterprise.md',
       'docs/guides/get-started.md', 'docs/guides/observe.md', 'docs/guides/production-checklist.md', 'docs/guides/protect-an-api.md',
       'docs/guides/several-instances.md', 'docs/guides/several-providers.md',
