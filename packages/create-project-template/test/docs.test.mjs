@@ -67,7 +67,7 @@ after(() => rmSync(sandbox, { recursive: true, force: true }))
 
 /** The core's documents as the app has them, relative to the project (read from the packed core). */
 function coreDocuments () {
-  return [...packedCore].filter((entry) => /^docs\/[\w-]+\.md$/.test(entry) || /^[A-Z]+\.md$/.test(entry)).sort().map((entry) => `${CORE_PREFIX}${entry}`)
+  return [...packedCore].filter((entry) => /^docs\/(?:guides\/)?[\w-]+\.md$/.test(entry) || /^[A-Z]+\.md$/.test(entry)).sort().map((entry) => `${CORE_PREFIX}${entry}`)
 }
 
 /** The documents the app ships: README.md and docs/*.md, relative to the project. */
@@ -204,7 +204,11 @@ describe('the generated app\'s documents name only what the app has', () => {
   test('the core\'s documents are all read as the app has them (a check that read nothing would pass)', () => {
     assert.deepEqual(coreDocuments().map((file) => file.slice(CORE_PREFIX.length)), [
       'CHANGELOG.md', 'README.md', 'SECURITY.md',
-      'docs/audit-events.md', 'docs/errors.md', 'docs/providers.md', 'docs/scale-out.md', 'docs/security.md', 'docs/telemetry.md'
+      'docs/audit-events.md', 'docs/errors.md', 'docs/events.md',
+      'docs/guides/README.md', 'docs/guides/add-an-identity-provider.md', 'docs/guides/customers-idps-at-runtime.md', 'docs/guides/enterprise.md',
+      'docs/guides/get-started.md', 'docs/guides/observe.md', 'docs/guides/production-checklist.md', 'docs/guides/protect-an-api.md',
+      'docs/guides/several-instances.md', 'docs/guides/several-providers.md',
+      'docs/pages.md', 'docs/providers.md', 'docs/scale-out.md', 'docs/security.md', 'docs/telemetry.md'
     ])
     assert.ok(!packedCore.has('src/index.ts') && [...packedCore].every((entry) => !entry.startsWith('src/')), 'the core ships no src/')
   })
