@@ -55,8 +55,9 @@ test('a flood of oversized SAML messages does not slow an unrelated page', { tim
     }).toString()
     const form = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' } }
     const floods = Promise.all([
-      autocannon({ url: `${origin}/Saml2/Logout`, connections: 1, amount: PER_RUN, duration: SECONDS, body: logoutFlood, ...form }),
-      autocannon({ url: `${origin}/Saml2/Acs`, connections: 1, amount: PER_RUN, duration: SECONDS, body: acsFlood, ...form, headers: { ...form.headers, cookie: flow.cookie } })
+      // maxOverallRequests with duration: whichever comes first (autocannon ignores duration when `amount` is set).
+      autocannon({ url: `${origin}/Saml2/Logout`, connections: 1, maxOverallRequests: PER_RUN, duration: SECONDS, body: logoutFlood, ...form }),
+      autocannon({ url: `${origin}/Saml2/Acs`, connections: 1, maxOverallRequests: PER_RUN, duration: SECONDS, body: acsFlood, ...form, headers: { ...form.headers, cookie: flow.cookie } })
     ])
 
     await new Promise((resolve) => setTimeout(resolve, 500))
