@@ -87,6 +87,18 @@ describe('a runtime provider whose discovery document or SAML metadata is hostil
     await idp?.close()
   })
 
+  /** Challenges `scheme` while /health/live is probed: bounded, and answered with the login page's unavailable message. */
+  async function challengeUnavailableWhileLive (scheme: string, label: string): Promise<void> {
+    const attempt = await whileLive(app.origin, async () => {
+      const response = await fetch(`${app.origin}/External/Challenge?provider=${scheme}`, { redirect: 'manual' })
+      await response.arrayBuffer()
+      return response
+    })
+    assertBounded(attempt, label)
+    assert.equal(attempt.result.status, 302)
+    assert.equal(attempt.result.headers.get('location'), '/Account/Login?failure=unavailable')
+  }
+
   for (const body of HOSTILE_BODIES) {
     test(`OpenID Connect discovery answering with ${body}: the challenge shows the login page with the provider unavailable, the process stays live and small`, async () => {
       const scheme = body === 'gzip-bomb' ? 'BombCorp' : 'EndlessCorp'
@@ -94,14 +106,7 @@ describe('a runtime provider whose discovery document or SAML metadata is hostil
       definitions = [{ scheme, settings: { Type: 'OpenIdConnect', Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET } }]
       assert.deepEqual((await app.app.authentication.reloadProviders()).added, [scheme])
       const from = app.logs.lines.length
-      const attempt = await whileLive(app.origin, async () => {
-        const response = await fetch(`${app.origin}/External/Challenge?provider=${scheme}`, { redirect: 'manual' })
-        await response.arrayBuffer()
-        return response
-      })
-      assertBounded(attempt, `discovery ${body}`)
-      assert.equal(attempt.result.status, 302)
-      assert.equal(attempt.result.headers.get('location'), '/Account/Login?failure=unavailable')
+      await challengeUnavailableWhileLive(scheme, `discovery ${body}`)
       const login = await (await fetch(`${app.origin}/Account/Login?failure=unavailable`)).text()
       assert.match(login, /The sign-in provider is unavailable right now/)
       assertLogged(app, 'external.metadata.failed', 'discovery', from)
@@ -124,14 +129,7 @@ describe('a runtime provider whose discovery document or SAML metadata is hostil
       definitions = [{ scheme, settings: { Type: 'Saml2', EntityId: 'http://127.0.0.1/sp-hostile', MetadataUrl: `${idp.issuer}/saml-metadata` } }]
       assert.deepEqual((await app.app.authentication.reloadProviders()).added, [scheme])
       const from = app.logs.lines.length
-      const attempt = await whileLive(app.origin, async () => {
-        const response = await fetch(`${app.origin}/External/Challenge?provider=${scheme}`, { redirect: 'manual' })
-        await response.arrayBuffer()
-        return response
-      })
-      assertBounded(attempt, `SAML metadata ${body}`)
-      assert.equal(attempt.result.status, 302)
-      assert.equal(attempt.result.headers.get('location'), '/Account/Login?failure=unavailable')
+      await challengeUnavailableWhileLive(scheme, `SAML metadata ${body}`)
       assertLogged(app, 'saml2.metadata.failed', 'saml_metadata', from)
     })
   }
