@@ -17,8 +17,9 @@ import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { SCHEME_TYPES, type ApplicationConfiguration } from '../config/schema.js'
+import type { ConfigurationProblem } from '../config/bind.js'
 import { defaultPathsOf } from '../config/schemes.js'
-import { internalHostAllowanceOf, outboundUrlsOf, validateRuntimeProvider, type RuntimeProviderDefinition, type ValidatedRuntimeProvider } from '../providers/runtime-definitions.js'
+import { internalHostAllowanceOf, internalTargetProblem, outboundUrlsOf, validateRuntimeProvider, type RuntimeProviderDefinition, type ValidatedRuntimeProvider } from '../providers/runtime-definitions.js'
 import { publicAddressDispatcher, resolvedTargetProblem, type InternalHostAllowance } from '../http/outbound-address.js'
 import { isDevelopment } from '../environment-name.js'
 import { RuntimeProviderSet, type ProviderReloadResult, type ReloadProvidersOptions } from '../providers/runtime-provider-set.js'
@@ -72,10 +73,10 @@ async function refuseInternalTargets (validated: ValidatedRuntimeProvider, optio
   if (isDevelopment(options.environmentName)) return
   const at = validated.instance.keyPrefix
   const settings = validated.instance.settings as unknown as Record<string, unknown>
-  const problems: Array<{ key: string, message: string }> = []
+  const problems: ConfigurationProblem[] = []
   for (const { key, url } of outboundUrlsOf(settings)) {
     const problem = await resolvedTargetProblem(url, allowance)
-    if (problem !== undefined) problems.push({ key: `${at}:${key}`, message: `${at}:${key} ${problem}; a provider from the provider source reaches only public addresses (list an on-premises host in ${options.rootKey}:Authentication:ProviderSource:AllowedInternalHosts).` })
+    if (problem !== undefined) problems.push(internalTargetProblem(at, key, problem, options.rootKey))
   }
   if (problems.length > 0) throw Object.assign(new Error('internal target'), { problems })
 }

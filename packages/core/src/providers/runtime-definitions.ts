@@ -83,6 +83,11 @@ export function internalHostAllowanceOf (config: ApplicationConfiguration): Inte
   return new InternalHostAllowance(config.Authentication.ProviderSource.AllowedInternalHosts)
 }
 
+/** The refusal of a definition's URL key that targets an internal host (validation, and plugins/runtime-providers.ts after resolving). */
+export function internalTargetProblem (at: string, key: string, problem: string, rootKey: string): ConfigurationProblem {
+  return { key: `${at}:${key}`, message: `${at}:${key} ${problem}; a provider from the provider source reaches only public addresses (list an on-premises host in ${rootKey}:Authentication:ProviderSource:AllowedInternalHosts).` }
+}
+
 /**
  * Outside Development, the URLs of a definition may name only public hosts (issue 33, item 2):
  * no user information, no localhost, no literal internal address. Host names are resolved and
@@ -92,7 +97,7 @@ function internalTargetProblems (section: Readonly<Record<string, unknown>>, at:
   if (isDevelopment(environmentName)) return []
   return outboundUrlsOf(section).flatMap(({ key, url }) => {
     const problem = urlTargetProblem(url, allowance)
-    return problem === undefined ? [] : [{ key: `${at}:${key}`, message: `${at}:${key} ${problem}; a provider from the provider source reaches only public addresses (list an on-premises host in ${rootKey}:Authentication:ProviderSource:AllowedInternalHosts).` }]
+    return problem === undefined ? [] : [internalTargetProblem(at, key, problem, rootKey)]
   })
 }
 
