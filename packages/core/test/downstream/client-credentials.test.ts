@@ -8,7 +8,7 @@
  * concurrent callers and kept; the secret, the key and the tokens never reach a log line.
  */
 import { generateKeyPairSync } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
+import { createServer, type AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { calculateJwkThumbprint, type JWK } from 'jose'
@@ -25,6 +25,15 @@ const SIGNER_PEM = signer.privateKey.export({ format: 'pem', type: 'pkcs8' }).to
 const SIGNER_JWK = signer.publicKey.export({ format: 'jwk' }) as JWK
 const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' })
 const STRANGER_PEM = stranger.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
+
+/** A loopback port nothing listens on (was free a moment ago). */
+async function closedPort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
 
 async function refusal (call: Promise<unknown>): Promise<DownstreamApiError> {
   try {
@@ -67,7 +76,7 @@ describe('calls as the app with client-credentials tokens', () => {
           Stranger: { BaseUrl: `${apiOrigin}/api`, ClientCredentials: { ...signed, ClientAssertionKeys: [STRANGER_PEM] } },
           Burst: { BaseUrl: `${apiOrigin}/api`, Scopes: ['orders.read'], ClientCredentials: worker },
           Echo: { BaseUrl: `${echo.origin}/v1`, MaxResponseBytes: 4096, ClientCredentials: worker },
-          Down: { BaseUrl: `${echo.origin}/v1`, ClientCredentials: { ...worker, Authority: '', TokenEndpoint: `${catcher.origin.replace(/:\d+$/, ':1')}/token` } }
+          Down: { BaseUrl: `${echo.origin}/v1`, ClientCredentials: { ...worker, Authority: '', TokenEndpoint: `http://127.0.0.1:${await closedPort()}/token` } }
         }
       },
       configure: (app) => {
