@@ -21,6 +21,8 @@ export interface DownstreamServer {
   /** Every Authorization header ever received (not cleared with `seen`). */
   readonly authorizations: Set<string>
   behave: Behaviour
+  /** When set, a token it refuses is answered 401 (for example one the IdP's userinfo endpoint refuses). */
+  verify?: (authorization: string) => Promise<boolean>
   close: () => Promise<void>
 }
 
@@ -37,7 +39,8 @@ export async function startDownstreamServer (): Promise<DownstreamServer> {
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
   }
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => { void answer(request, response) })
+  async function answer (request: IncomingMessage, response: ServerResponse): Promise<void> {
     const authorization = request.headers.authorization
     state.seen.push({ method: request.method ?? '', path: request.url ?? '', authorization })
     if (authorization !== undefined) state.authorizations.add(authorization)
@@ -57,8 +60,9 @@ export async function startDownstreamServer (): Promise<DownstreamServer> {
       response.end(Buffer.alloc(behave.bytes, 0x61))
       return
     }
+    if (state.verify !== undefined && (authorization === undefined || !await state.verify(authorization))) return json(401, { error: 'invalid_token' })
     json(200, { path: request.url, method: request.method })
-  })
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return Object.assign(state, { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })
 }
