@@ -39,13 +39,18 @@ function userTokenProblems (config: ApplicationConfiguration, section: Downstrea
     : [problem(key('Scopes'), `${key('Scopes')} lists scopes that ${instance.keyPrefix}:Scopes does not request at sign-in (${missing.join(', ')}); the saved access token would not carry them.`)]
 }
 
+/** Whether any key of ClientCredentials is set (then it is meant to be used). */
+function clientCredentialsTouched (section: DownstreamApiConfiguration): boolean {
+  const settings = section.ClientCredentials
+  return !isMissing(settings.ClientId) || !isMissing(settings.Authority) || !isMissing(settings.TokenEndpoint) || !settings.ClientSecret.isEmpty || settings.ClientAssertionKeys.length > 0
+}
+
 /** ClientCredentials: ClientId with Authority or TokenEndpoint (one of them), and a secret or private_key_jwt keys. */
 function clientCredentialsProblems (section: DownstreamApiConfiguration, key: Key, environmentName: string): ConfigurationProblem[] {
   const settings = section.ClientCredentials
   const k = (name: string): string => key(`ClientCredentials:${name}`)
-  const anySet = !isMissing(settings.Authority) || !isMissing(settings.TokenEndpoint) || !settings.ClientSecret.isEmpty || settings.ClientAssertionKeys.length > 0
   if (isMissing(settings.ClientId)) {
-    return anySet ? [problem(k('ClientId'), `${k('ClientId')} is required when ${key('ClientCredentials')} is configured.`)] : []
+    return clientCredentialsTouched(section) ? [problem(k('ClientId'), `${k('ClientId')} is required when ${key('ClientCredentials')} is configured.`)] : []
   }
   const problems: ConfigurationProblem[] = []
   const authority = !isMissing(settings.Authority)
@@ -78,7 +83,7 @@ export const downstreamApiSettings: Rule = ({ config, environmentName, rootKey }
       ...userTokenProblems(config, section, key, rootKey),
       ...clientCredentialsProblems(section, key, environmentName)
     ]
-    if (section.UserToken.Scheme.trim() === '' && isMissing(section.ClientCredentials.ClientId)) {
+    if (section.UserToken.Scheme.trim() === '' && !clientCredentialsTouched(section)) {
       problems.push(problem(`${rootKey}:DownstreamApis:${name}`, `${rootKey}:DownstreamApis:${name} needs UserToken:Scheme (calls as the signed-in user) or ClientCredentials (calls as the app), or both.`))
     }
     return problems
