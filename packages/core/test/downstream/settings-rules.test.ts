@@ -8,6 +8,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { loadTestConfiguration } from '../helpers/app.js'
 import type { TestSettings } from '../../src/testing/app.js'
+import { isSecretKey } from '../../src/config/load.js'
 
 const KEY = 'ProjectTemplate:DownstreamApis:Orders'
 const PLANTED = 'downstream-rules-PLANTED-secret-77'
@@ -80,5 +81,12 @@ describe('DownstreamApis settings at startup', () => {
   test('a section name that is not usable is refused, naming it', () => {
     const loaded = loadTestConfiguration({ settings: { DownstreamApis: { '1bad': { BaseUrl: 'https://x.example.test' } } } })
     assert.deepEqual(loaded.errors.map((problem) => problem.message), ['ProjectTemplate:DownstreamApis:1bad is not a usable name: letters, digits, - and _, starting with a letter, at most 64 characters.'])
+  })
+
+  test('the client secret and the assertion keys are secret keys (warned about in settings files, never printed); the rest are not', () => {
+    assert.equal(isSecretKey(`${KEY}:ClientCredentials:ClientSecret`), true)
+    assert.equal(isSecretKey(`${KEY}:ClientCredentials:ClientAssertionKeys:0`), true)
+    assert.equal(isSecretKey(`${KEY}:ClientCredentials:ClientId`), false)
+    assert.equal(isSecretKey(`${KEY}:BaseUrl`), false)
   })
 })
