@@ -33,7 +33,7 @@ export type { ConfigurationProblem } from './config/bind.js'
 export {
   ROOT_KEY, PROVIDER_NAMES, VENDOR_NAMES, toJsonSchema,
   ApplicationSchema, AuthenticationSchema, AuthorizationSchema, OpenIdConnectSchema, Saml2Schema,
-  OpenIdConnectSchemeSchema, Saml2SchemeSchema, JwtBearerSchemeSchema, SCHEME_TYPES, RESERVED_SCHEME_NAMES
+  OpenIdConnectSchemeSchema, Saml2SchemeSchema, JwtBearerSchemeSchema, SCHEME_TYPES, RESERVED_SCHEME_NAMES, DownstreamApiSchema
 } from './config/schema.js'
 export type {
   ApplicationConfiguration, AuthenticationConfiguration, AuthorizationConfiguration, OpenIdConnectConfiguration,

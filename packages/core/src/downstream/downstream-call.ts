@@ -15,6 +15,7 @@ export interface DownstreamRequestInit {
   readonly method?: string
   /** Request headers; an Authorization header given here is replaced by the token. */
   readonly headers?: Readonly<Record<string, string>>
+  /** The request body; a stream is not accepted, since a retried call sends the body again. */
   readonly body?: string | Uint8Array | URLSearchParams
   /** Aborts the call (the API's own deadline applies as well). */
   readonly signal?: AbortSignal

@@ -32,6 +32,7 @@ const CODE_OF = {
 export class DownstreamApiError extends AppError {
   /** The API's configuration name (`DownstreamApis:<Name>`). */
   readonly api: string
+  /** Why the call failed ({@link DownstreamFailure}), as its `downstream.*` log line names it. */
   readonly failure: DownstreamFailure
 
   constructor (api: string, failure: DownstreamFailure, options?: ErrorOptions) {
