@@ -37,6 +37,9 @@ export const CLAIM_MAPPINGS_KEYWORD = 'x-claim-mappings'
 /** Marks Authentication:Schemes: a map of named schemes, each bound by the protocol its Type names (config/bind.ts). */
 export const SCHEMES_KEYWORD = 'x-schemes'
 
+/** Marks a map of named sections (`DownstreamApis:<Name>`), each bound by the schema in its `additionalProperties`. */
+export const NAMED_SECTIONS_KEYWORD = 'x-named-sections'
+
 /** The JSON Schema of one key or section, as the binder and the reference generator walk it. */
 export interface SchemaNode {
   type?: string
@@ -335,9 +338,6 @@ export const AuthorizationSchema = Type.Object({
 // DownstreamApis (issue 35 item 7, issue 36 item 2): the APIs this app calls, by name. One block,
 // so that it can move to its own folder with its rules (downstream/settings-rules.ts).
 // ---------------------------------------------------------------------------------------------
-
-/** Marks a map of named sections (`DownstreamApis:<Name>`), each bound by the schema in its `additionalProperties`. */
-export const NAMED_SECTIONS_KEYWORD = 'x-named-sections'
 
 /** `DownstreamApis:<Name>:ClientCredentials`: the app's own token (RFC 6749 section 4.4). */
 const DownstreamClientCredentialsSchema = Type.Object({

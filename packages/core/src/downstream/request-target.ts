@@ -12,7 +12,7 @@
 export function downstreamTarget (baseUrl: URL, path: string): URL | undefined {
   if (typeof path !== 'string' || !path.startsWith('/') || path.startsWith('//')) return undefined
   // Backslashes turn into slashes in special URLs; control characters and spaces are never needed.
-  if (/[\\\s\u0000-\u001f\u007f]/.test(path)) return undefined
+  if (/[\\\s]/.test(path) || [...path].some((character) => character.charCodeAt(0) < 0x20 || character.charCodeAt(0) === 0x7f)) return undefined
   const pathPart = path.split(/[?#]/, 1)[0] ?? ''
   if (/%(2f|5c|2e)/i.test(pathPart)) return undefined
   if (path.includes('#')) return undefined

@@ -21,7 +21,7 @@ const ALLOWED: ReadonlyArray<[string, string]> = [
 const REFUSED: readonly string[] = [
   'https://evil.example/x', 'http://api.example.test/v1/x', '//evil.example/x', 'orders', '',
   '/../admin', '/a/../../admin', '/%2e%2e/admin', '/%2E%2E/admin', '/.%2e/admin', '/a%2f..%2f..%2fadmin',
-  '/a\\..\\admin', '/a b', '/a\tb', '/a\nb', '/a#fragment', '/%5c'
+  '/a\\..\\admin', '/a b', '/a\tb', '/a\nb', '/a\u0000b', '/a\u007fb', '/a#fragment', '/%5c'
 ]
 
 test('paths under the BaseUrl resolve on its origin', () => {

@@ -39,7 +39,7 @@ export async function startDownstreamServer (): Promise<DownstreamServer> {
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
   }
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => { void answer(request, response) })
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => { answer(request, response).catch(() => { response.destroy() }) })
   async function answer (request: IncomingMessage, response: ServerResponse): Promise<void> {
     const authorization = request.headers.authorization
     state.seen.push({ method: request.method ?? '', path: request.url ?? '', authorization })
