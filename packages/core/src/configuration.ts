@@ -18,6 +18,7 @@ import { applicationDiscriminatorIsShort, dataProtectionKeysAreStrong, dataProte
 import { providerTypeSettings } from './providers/settings-rules.js'
 import { internalHostAllowanceIsValid } from './providers/runtime-definitions.js'
 import { stateStoreSettings } from './state/settings-rules.js'
+import { downstreamApiSettings } from './downstream/settings-rules.js'
 
 /** Every cross-key rule, in the order their messages are reported. */
 export const RULES: readonly Rule[] = [
@@ -42,7 +43,8 @@ export const RULES: readonly Rule[] = [
   headersTimeoutWithinRequestTimeout,
   absoluteLifetimeCoversIdleLifetime,
   stateStoreSettings,
-  telemetrySettings
+  telemetrySettings,
+  downstreamApiSettings
 ]
 
 export function applyRules (context: RuleContext): ConfigurationProblem[] {

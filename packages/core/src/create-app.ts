@@ -23,6 +23,7 @@ import authorization from './plugins/authorization.js'
 import bearer from './plugins/bearer.js'
 import { createClientErrorHandler } from './plugins/client-errors.js'
 import csrf from './plugins/csrf.js'
+import downstreamApis from './plugins/downstream-apis.js'
 import dataProtection from './plugins/data-protection.js'
 import errorHandler, { renderError } from './plugins/error-handler.js'
 import rateLimits from './plugins/rate-limits.js'
@@ -224,6 +225,8 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   }
   // After authorization (its hook goes first on API routes) and the providers (its JwtBearer schemes).
   await app.register(bearer, { config, providerSource: options.providerSource !== undefined })
+  // Calls to the APIs the app uses (DownstreamApis), with the session's saved tokens or the app's own.
+  await app.register(downstreamApis, { config, environmentName, rootKey })
 
   await app.register(accountRoutes)
   await app.register(sessionRoutes)

@@ -33,7 +33,7 @@ export type { ConfigurationProblem } from './config/bind.js'
 export {
   ROOT_KEY, PROVIDER_NAMES, VENDOR_NAMES, toJsonSchema,
   ApplicationSchema, AuthenticationSchema, AuthorizationSchema, OpenIdConnectSchema, Saml2Schema,
-  OpenIdConnectSchemeSchema, Saml2SchemeSchema, JwtBearerSchemeSchema, SCHEME_TYPES, RESERVED_SCHEME_NAMES
+  OpenIdConnectSchemeSchema, Saml2SchemeSchema, JwtBearerSchemeSchema, SCHEME_TYPES, RESERVED_SCHEME_NAMES, DownstreamApiSchema
 } from './config/schema.js'
 export type {
   ApplicationConfiguration, AuthenticationConfiguration, AuthorizationConfiguration, OpenIdConnectConfiguration,
@@ -60,7 +60,7 @@ export { Principal, ApplicationClaimTypes } from './session/principal.js'
 export type { Claim, AuthenticationTicket } from './session/principal.js'
 export { userKeyOf } from './session/user-identity.js'
 export type { UserIdentity } from './session/user-identity.js'
-export type { ResolveCallback, SessionApi, SessionCookieSettings } from './plugins/session.js'
+export type { AccessTokenOptions, ResolveCallback, SessionApi, SessionCookieSettings } from './plugins/session.js'
 // Bearer tokens on API routes (JwtBearer schemes): `request.bearer` and the scheme a provider carries.
 export type { BearerAuthentication, BearerSchemeStatus, JwtBearerScheme, JwtBearerSchemeOptions, JwtBearerSettings } from './bearer/jwt-bearer-scheme.js'
 export type { ClaimsTransformation } from './sign-in/completion.js'
@@ -88,6 +88,13 @@ export { ProviderRegistry, ProviderConflictError, emailDomainOf } from './provid
 export type { RegisteredProvider } from './providers/registry.js'
 export { providerInstancesOf, enabledProviderInstances } from './config/provider-instances.js'
 export type { ProviderInstance, ProviderInstanceBase, ProviderProtocol, Saml2InstanceSettings } from './config/provider-instances.js'
+
+// Calling other APIs (DownstreamApis:<Name>) as the signed-in user or as the app; experimental.
+export type { DownstreamApisApi } from './plugins/downstream-apis.js'
+export type { DownstreamRequestInit } from './downstream/downstream-call.js'
+export { DownstreamApiError } from './downstream/downstream-error.js'
+export type { DownstreamFailure } from './downstream/downstream-error.js'
+export type { DownstreamApiConfiguration } from './config/schema.js'
 
 // Pages and responses: branding, escaped HTML, negotiated errors.
 export { createPages, defaultLayout } from './views/pages.js'

@@ -4,7 +4,7 @@
  * collected; none stops the walk.
  */
 import { Secret } from './secret.js'
-import { CLAIM_MAPPINGS_KEYWORD, SCHEMES_KEYWORD, SECRET_KEYWORD, type SchemaNode, type TSchema } from './schema.js'
+import { CLAIM_MAPPINGS_KEYWORD, NAMED_SECTIONS_KEYWORD, SCHEMES_KEYWORD, SECRET_KEYWORD, type SchemaNode, type TSchema } from './schema.js'
 import { schemeNameProblem, schemeSchemaFor, schemeTypeOf } from './schemes.js'
 import type { FlatConfiguration, ScalarValue } from './sources.js'
 
@@ -190,11 +190,38 @@ function bindSchemes (context: BindContext, path: string): Record<string, unknow
   return result
 }
 
+/** A usable section name: letters, digits, - and _, starting with a letter, at most 64 characters. */
+const SECTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
+
+/**
+ * A map of named sections (`DownstreamApis:<Name>`): each `<Name>` bound by the one section schema.
+ * A bad name: an error naming the key, and nothing below it is bound.
+ */
+function bindNamedSections (context: BindContext, node: SchemaNode, path: string): Record<string, unknown> {
+  const section = typeof node.additionalProperties === 'object' ? node.additionalProperties : { type: 'string' }
+  const result: Record<string, unknown> = {}
+  if (context.flat.has(path.toLowerCase())) {
+    context.consumed.add(path.toLowerCase())
+    context.errors.push({ key: path, message: `${path} must be an object of named sections (${path}:<Name>:...).` })
+  }
+  for (const name of childKeys(context, path).values()) {
+    const at = `${path}:${name}`
+    if (!SECTION_NAME.test(name)) {
+      context.errors.push({ key: at, message: `${at} is not a usable name: letters, digits, - and _, starting with a letter, at most 64 characters.` })
+      markConsumed(context, at)
+      continue
+    }
+    result[name] = bindNode(context, section, at)
+  }
+  return result
+}
+
 /** Binds `schema` at `path`. */
 export function bindNode (context: BindContext, schema: TSchema | SchemaNode, path: string): unknown {
   const node = schema as SchemaNode
   if (node[CLAIM_MAPPINGS_KEYWORD] === true) return bindClaimMappings(context, path)
   if (node[SCHEMES_KEYWORD] === true) return bindSchemes(context, path)
+  if (node[NAMED_SECTIONS_KEYWORD] === true) return bindNamedSections(context, node, path)
   if (node.type === 'object' && node.properties !== undefined) {
     const result: Record<string, unknown> = {}
     for (const [name, child] of Object.entries(node.properties)) {

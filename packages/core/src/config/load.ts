@@ -9,7 +9,7 @@ import { bindConfiguration, type ConfigurationProblem } from './bind.js'
 import { DEVELOPMENT, isDevelopment } from './environment.js'
 import type { Rule } from './rules.js'
 import { applicationNaming } from '../application-name.js'
-import { ApplicationSchema, applicationSchemaFor, OpenIdConnectSchemeSchema, ROOT_KEY, Saml2SchemeSchema, SECRET_KEYWORD, type ApplicationConfiguration } from './schema.js'
+import { ApplicationSchema, applicationSchemaFor, DownstreamApiSchema, OpenIdConnectSchemeSchema, ROOT_KEY, Saml2SchemeSchema, SECRET_KEYWORD, type ApplicationConfiguration } from './schema.js'
 import {
   ConfigurationSourceError, DOTENV_FILE, mergeLayers, readEnvironment, readJsonFile, readKeyPerFile, userSecretsPath,
   type ConfigurationLayer, type FlatConfiguration
@@ -184,17 +184,27 @@ export function isSecretKey (key: string, rootKey: string = ROOT_KEY): boolean {
   const isSecretPath = (candidate: string, list: readonly string[]): boolean =>
     list.some((path) => candidate === path || (candidate.startsWith(`${path}:`) && /^\d+$/.test(candidate.slice(path.length + 1))))
   if (isSecretPath(lower, paths)) return true
-  // Authentication:Schemes:<Name>:<key>: the secrets of either protocol's section.
-  const schemes = `${rootKey.toLowerCase()}:authentication:schemes:`
-  if (!lower.startsWith(schemes)) return false
-  const rest = lower.slice(schemes.length)
-  const keyStart = rest.indexOf(':')
-  return keyStart > 0 && isSecretPath(rest.slice(keyStart + 1), SCHEME_SECRET_PATHS)
+  // Authentication:Schemes:<Name>:<key> (the secrets of either protocol's section) and
+  // DownstreamApis:<Name>:<key>: maps of named sections.
+  for (const [area, sectionPaths] of NAMED_SECTION_SECRET_PATHS) {
+    const prefix = `${rootKey.toLowerCase()}:${area}:`
+    if (!lower.startsWith(prefix)) continue
+    const rest = lower.slice(prefix.length)
+    const keyStart = rest.indexOf(':')
+    return keyStart > 0 && isSecretPath(rest.slice(keyStart + 1), sectionPaths)
+  }
+  return false
 }
 
 /** Lower-cased secret keys of a named scheme's section, relative to it (clientsecret, signingkey, ...). */
 const SCHEME_SECRET_PATHS: readonly string[] = [OpenIdConnectSchemeSchema, Saml2SchemeSchema]
   .flatMap((schema) => secretPaths(schema as SchemaNode, '').map((path) => path.slice(1)))
+
+/** The maps of named sections (lower-cased path under the root) and the secret keys of one section. */
+const NAMED_SECTION_SECRET_PATHS: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ['authentication:schemes', SCHEME_SECRET_PATHS],
+  ['downstreamapis', secretPaths(DownstreamApiSchema as SchemaNode, '').map((path) => path.slice(1))]
+]
 
 const hasValue = (value: unknown): boolean =>
   typeof value === 'string' ? value.trim() !== '' && !/^<[^>]*>$/.test(value.trim()) : value !== null && value !== undefined

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { asApplicationReferences } from '../documentation.js'
-import { applicationSchemaFor, CLAIM_MAPPINGS_KEYWORD, JwtBearerSchemeSchema, ROOT_KEY, SCHEMES_KEYWORD, SECRET_KEYWORD, toJsonSchema, type SchemaNode } from './schema.js'
+import { applicationSchemaFor, CLAIM_MAPPINGS_KEYWORD, JwtBearerSchemeSchema, NAMED_SECTIONS_KEYWORD, ROOT_KEY, SCHEMES_KEYWORD, SECRET_KEYWORD, toJsonSchema, type SchemaNode } from './schema.js'
 
 export const JSON_SCHEMA_FILE = 'appsettings.schema.json'
 export const CONFIGURATION_DOC = 'docs/configuration.md'
@@ -31,6 +31,10 @@ function rows (node: SchemaNode, path: string[], out: string[], rootKey: string)
       if (['Type', 'Enabled', 'Scheme', 'DisplayName'].includes(key)) continue
       rows({ ...child, description: `JwtBearer schemes only. ${child.description ?? ''}` }, [...at, key], out, rootKey)
     }
+    return
+  }
+  if (node[NAMED_SECTIONS_KEYWORD] === true && typeof node.additionalProperties === 'object') {
+    rows(node.additionalProperties, [...path, '<Name>'], out, rootKey)
     return
   }
   if (node[CLAIM_MAPPINGS_KEYWORD] === true) {

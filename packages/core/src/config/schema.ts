@@ -37,6 +37,9 @@ export const CLAIM_MAPPINGS_KEYWORD = 'x-claim-mappings'
 /** Marks Authentication:Schemes: a map of named schemes, each bound by the protocol its Type names (config/bind.ts). */
 export const SCHEMES_KEYWORD = 'x-schemes'
 
+/** Marks a map of named sections (`DownstreamApis:<Name>`), each bound by the schema in its `additionalProperties`. */
+export const NAMED_SECTIONS_KEYWORD = 'x-named-sections'
+
 /** The JSON Schema of one key or section, as the binder and the reference generator walk it. */
 export interface SchemaNode {
   type?: string
@@ -51,6 +54,8 @@ export interface SchemaNode {
   [SECRET_KEYWORD]?: boolean
   [CLAIM_MAPPINGS_KEYWORD]?: boolean
   [SCHEMES_KEYWORD]?: boolean
+  [NAMED_SECTIONS_KEYWORD]?: boolean
+  additionalProperties?: SchemaNode | boolean
 }
 
 /**
@@ -329,6 +334,47 @@ export const AuthorizationSchema = Type.Object({
   ManageApplicationPermissions: strings(['application.manage'], 'Permission values that satisfy the manage-application permission policy.')
 }, { additionalProperties: false, default: {} })
 
+// ---------------------------------------------------------------------------------------------
+// DownstreamApis (issue 35 item 7, issue 36 item 2): the APIs this app calls, by name. One block,
+// so that it can move to its own folder with its rules (downstream/settings-rules.ts).
+// ---------------------------------------------------------------------------------------------
+
+/** `DownstreamApis:<Name>:ClientCredentials`: the app's own token (RFC 6749 section 4.4). */
+const DownstreamClientCredentialsSchema = Type.Object({
+  Authority: Type.String({ default: '', description: 'Extension. Issuer URL of the authorization server; discovery at <Authority>/.well-known/openid-configuration gives the token endpoint. Absolute https URL (http only on loopback in Development). Set this or TokenEndpoint.' }),
+  TokenEndpoint: Type.String({ default: '', description: 'Extension. The token endpoint itself, when the server has no discovery document. Absolute https URL (http only on loopback in Development). Set this or Authority.' }),
+  ClientId: Type.String({ default: '', description: 'Extension. The app\'s client id at the authorization server. Setting it turns client-credentials tokens on for this API.' }),
+  ClientSecret: secret('Extension. The client secret (client_secret_basic or client_secret_post). Required unless TokenEndpointAuthMethod is private_key_jwt. Secret: supply it through user secrets, environment variables or a key-per-file directory.'),
+  TokenEndpointAuthMethod: choice(['client_secret_basic', 'client_secret_post', 'private_key_jwt'], 'client_secret_basic', 'Extension. How the app authenticates at the token endpoint: client_secret_basic (Authorization header), client_secret_post (form body) or private_key_jwt (RFC 7523: a JWT signed with ClientAssertionKeys, valid 60 seconds with a unique jti; ClientSecret is then not used).'),
+  ClientAssertionKeys: secretArray('Extension. With private_key_jwt: one or two PEM private keys, as Providers:OpenIdConnect:ClientAssertionKeys (the newest signs). Secret.'),
+  ClientAssertionCertificates: strings([], 'Extension. With private_key_jwt: the PEM certificate of each key (optional; Entra ID requires one), as Providers:OpenIdConnect:ClientAssertionCertificates.'),
+  Scopes: strings([], 'Extension. Scopes requested with the token (Entra ID: api://<api client id>/.default). Empty: the API\'s Scopes.'),
+  Resource: Type.String({ default: '', description: 'Extension. RFC 8707 resource indicator sent with the token request (the API\'s identifier at the server). Empty: not sent.' }),
+  Audience: Type.String({ default: '', description: 'Extension. The audience parameter some servers (Auth0) take instead of Resource. Empty: not sent.' })
+}, { additionalProperties: false, default: {} })
+
+/** `DownstreamApis:<Name>`: one API the app calls with a token (docs/guides/call-another-api.md). */
+export const DownstreamApiSchema = Type.Object({
+  BaseUrl: Type.String({ default: '', description: 'Extension. The API\'s base URL (https://api.example.com/v1): calls take a path relative to it, and the token is sent only to its origin, never along a redirect. Absolute https URL without query, fragment or user information (http only on loopback in Development). Required.' }),
+  Scopes: strings([], 'Extension. Scopes the API needs. With UserToken each must be among the signing-in scheme\'s Scopes (the saved token is the one issued at sign-in); with ClientCredentials they are requested unless ClientCredentials:Scopes is set.'),
+  UserToken: Type.Object({
+    Scheme: Type.String({ default: '', description: 'Extension. The OpenID Connect scheme (Providers:OpenIdConnect or Authentication:Schemes:<Name>) whose access token, saved at sign-in (SaveTokens true), is sent for a signed-in user. Empty: calls as the user are refused.' })
+  }, { additionalProperties: false, default: {} }),
+  ClientCredentials: DownstreamClientCredentialsSchema,
+  TimeoutSeconds: Type.Integer({ default: 10, minimum: 1, maximum: 120, description: 'Extension. Deadline of one call to the API (connect, headers and the whole body), and of one token request.' }),
+  MaxResponseBytes: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 67_108_864, description: 'Extension. Largest response body read from the API (bytes, after decompression); a larger one fails the call (APP_ERR_DOWNSTREAM_FAILED) and is not kept.' })
+}, { additionalProperties: false, default: {} })
+
+function namedSectionsSchema<T extends TSchema> (section: T, description: string): TUnsafe<Record<string, Static<T>>> {
+  return Type.Unsafe<Record<string, Static<T>>>({ type: 'object', [NAMED_SECTIONS_KEYWORD]: true, additionalProperties: section, default: {}, description })
+}
+
+const DownstreamApisSchema = namedSectionsSchema(DownstreamApiSchema, 'Extension. APIs this app calls, by name: DownstreamApis:<Name> (letters, digits, - and _, starting with a letter). app.downstreamApis calls them as the signed-in user (UserToken) or as the app (ClientCredentials). docs/guides/call-another-api.md.')
+
+/** `DownstreamApis:<Name>`, as bound. */
+export type DownstreamApiConfiguration = Static<typeof DownstreamApiSchema>
+// --------------------------------------------------------------------------- end DownstreamApis
+
 export const ApplicationSchema = Type.Object({
   Authentication: AuthenticationSchema,
   Authorization: AuthorizationSchema,
@@ -389,6 +435,7 @@ export const ApplicationSchema = Type.Object({
     ], { default: 'info', description: 'Extension. pino log level.' })
   }, { additionalProperties: false, default: {} }),
   Telemetry: TelemetrySchema,
+  DownstreamApis: DownstreamApisSchema,
   Secrets: Type.Object({
     KeyPerFileDirectory: Type.String({ default: '', description: 'Extension. Directory holding one file per configuration key (file name: the key with __ separators), as orchestrators mount secrets. Empty: not used.' })
   }, { additionalProperties: false, default: {} })

@@ -20,7 +20,7 @@
 import { fetch as undiciFetch, type Dispatcher } from 'undici'
 
 /** What an outbound response is, which decides its size cap. */
-export type OutboundResponseKind = 'discovery' | 'jwks' | 'token' | 'userinfo' | 'introspection' | 'saml_metadata' | 'other'
+export type OutboundResponseKind = 'discovery' | 'jwks' | 'token' | 'userinfo' | 'introspection' | 'saml_metadata' | 'api' | 'other'
 
 /**
  * Largest body (bytes, after decompression) read per kind. Real documents are far smaller:
@@ -35,6 +35,8 @@ export const OUTBOUND_RESPONSE_LIMITS: Readonly<Record<OutboundResponseKind, num
   userinfo: 256 * 1024,
   introspection: 64 * 1024,
   saml_metadata: 1024 * 1024,
+  /** A downstream API's answer (DownstreamApis:<Name>:MaxResponseBytes sets its own). */
+  api: 1024 * 1024,
   other: 64 * 1024
 }
 

@@ -30,6 +30,12 @@ export interface SessionCookieSettings {
 /** Callback form of {@link FastifyInstance.session.authenticate}, for hooks that avoid a promise per request. */
 export type ResolveCallback = (error: Error | null, principal: Principal | undefined) => void
 
+/** Options of {@link SessionApi.accessToken}. */
+export interface AccessTokenOptions {
+  /** The access token a downstream API refused with 401: refreshed even when not about to expire. */
+  readonly rejected?: string
+}
+
 /** `app.session`: the cookie session of the signed-in user, and revocation. */
 export interface SessionApi {
   readonly cookie: SessionCookieSettings
@@ -79,8 +85,13 @@ export interface SessionApi {
    * session, no access token, or no valid one can be had; when the provider refuses the
    * refresh token the session ends (its cookie is deleted on `reply`) and the caller should
    * answer as for an anonymous user (401 or a new sign-in). docs/providers.md, "Token refresh".
+   *
+   * `options.rejected` (experimental): the access token an API has just refused with 401. While
+   * the session still holds that token it is refreshed whatever its expiry (once per session, as
+   * above); when the session already holds a newer one, that one is handed out. Used by
+   * `app.downstreamApis` for its one retry.
    */
-  accessToken: (request: FastifyRequest, reply: FastifyReply) => Promise<string | undefined>
+  accessToken: (request: FastifyRequest, reply: FastifyReply, options?: AccessTokenOptions) => Promise<string | undefined>
   /**
    * Registers how a provider scheme refreshes its tokens (providers call it when SaveTokens is on);
    * returns the function that removes it again (a provider from the app's provider source, removed).
@@ -258,16 +269,17 @@ function sessionResolver (ctx: SessionContext, renewal: RenewalSettings): Pick<S
 function providerTokens (ctx: SessionContext, authenticate: SessionApi['authenticate'], tokenRefresh: SessionTokenRefresh): Pick<SessionApi, 'accessToken' | 'registerTokenRefresher'> {
   const refreshers = tokenRefresh.refreshers
   return {
-    async accessToken (request, reply) {
+    async accessToken (request, reply, options) {
       const principal = await authenticate(request, reply)
       const ticket = principal?.ticket
       const tokens = ticket?.tokens
       if (ticket === undefined || tokens?.access_token === undefined) return undefined
       const at = ctx.nowSeconds()
-      if (!expiresSoon(tokens, at)) return tokens.access_token
+      const rejected = options?.rejected !== undefined && options.rejected === tokens.access_token ? options.rejected : undefined
+      if (rejected === undefined && !expiresSoon(tokens, at)) return tokens.access_token
       const refresher = refreshers.get(ticket.scheme)
-      if (refresher === undefined || tokens.refresh_token === undefined) return validAccessToken(tokens, at)
-      const outcome = await tokenRefresh.refresh(ticket, refresher, request.log)
+      if (refresher === undefined || tokens.refresh_token === undefined) return rejected === undefined ? validAccessToken(tokens, at) : undefined
+      const outcome = await tokenRefresh.refresh(ticket, refresher, request.log, rejected)
       if ('ended' in outcome) {
         ctx.clearCookie(reply)
         request.user = undefined

@@ -39,11 +39,15 @@ export class SessionTokenRefresh {
     this.#options = options
   }
 
-  /** The refresh of `ticket`'s tokens by `refresher`, shared with any already in progress for the session. */
-  async refresh (ticket: AuthenticationTicket, refresher: TokenRefresher, log: RefreshLog): Promise<RefreshOutcome> {
+  /**
+   * The refresh of `ticket`'s tokens by `refresher`, shared with any already in progress for the
+   * session. `rejected`: the access token an API refused; refreshed while the record still holds
+   * it, even when it is not about to expire.
+   */
+  async refresh (ticket: AuthenticationTicket, refresher: TokenRefresher, log: RefreshLog, rejected?: string): Promise<RefreshOutcome> {
     let pending = this.#refreshing.get(ticket.sessionId)
     if (pending === undefined) {
-      pending = refreshSession(this.#options, ticket, refresher, log).finally(() => { this.#refreshing.delete(ticket.sessionId) })
+      pending = refreshSession(this.#options, ticket, refresher, log, rejected).finally(() => { this.#refreshing.delete(ticket.sessionId) })
       this.#refreshing.set(ticket.sessionId, pending)
     }
     return await pending
@@ -68,7 +72,7 @@ async function awaitOtherRefresh ({ sessions, state, nowSeconds }: SessionTokenR
   return { accessToken: undefined }
 }
 
-async function refreshSession (options: SessionTokenRefreshOptions, ticket: AuthenticationTicket, refresher: TokenRefresher, log: RefreshLog): Promise<RefreshOutcome> {
+async function refreshSession (options: SessionTokenRefreshOptions, ticket: AuthenticationTicket, refresher: TokenRefresher, log: RefreshLog, rejected: string | undefined): Promise<RefreshOutcome> {
   // One instance at a time: a short lock record in the shared store; the others wait and re-read.
   const lockKey = tokenRefreshLockKey(ticket.sessionId)
   if (!await options.state.add(lockKey, '1', TOKEN_REFRESH_LOCK_SECONDS * 1000)) return await awaitOtherRefresh(options, ticket, lockKey)
@@ -78,8 +82,8 @@ async function refreshSession (options: SessionTokenRefreshOptions, ticket: Auth
     const stored = await options.sessions.load(ticket.sessionId, at)
     if (stored === undefined) return { ended: true }
     const tokens = stored.tokens ?? {}
-    if (tokens.access_token !== undefined && !expiresSoon(tokens, at)) return { accessToken: tokens.access_token, ticket: stored }
-    if (tokens.refresh_token === undefined) return { accessToken: validAccessToken(tokens, at) }
+    if (tokens.access_token !== undefined && tokens.access_token !== rejected && !expiresSoon(tokens, at)) return { accessToken: tokens.access_token, ticket: stored }
+    if (tokens.refresh_token === undefined) return { accessToken: tokens.access_token === rejected ? undefined : validAccessToken(tokens, at) }
     let fresh: Record<string, string>
     try {
       fresh = await refresher(tokens)
@@ -90,7 +94,7 @@ async function refreshSession (options: SessionTokenRefreshOptions, ticket: Auth
         await options.sessions.end(stored)
         return { ended: true }
       }
-      return { accessToken: validAccessToken(tokens, at) }
+      return { accessToken: tokens.access_token === rejected ? undefined : validAccessToken(tokens, at) }
     }
     const updated = await options.sessions.replaceTokens(stored, mergeRefreshed(tokens, fresh), at)
     if (updated === undefined) return { ended: true }

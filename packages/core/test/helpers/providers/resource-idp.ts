@@ -15,6 +15,8 @@ export interface ResourceIdp {
   readonly resource: string
   /** How many times the key set has been fetched. */
   readonly jwksRequests: number
+  /** How many requests reached the token endpoint. */
+  readonly tokenRequests: number
   /** A client-credentials access token for `resource` with `scope`, from client `clientId`. */
   clientCredentialsToken: (clientId: string, scope: string, resource?: string) => Promise<string>
   close: () => Promise<void>
@@ -26,6 +28,10 @@ export interface ResourceIdpOptions {
   readonly scopes: readonly string[]
   /** client id -> secret of the machine clients. */
   readonly clients: Readonly<Record<string, string>>
+  /** client id -> public keys of machine clients that authenticate with private_key_jwt (RFC 7523); the provider verifies their assertions. */
+  readonly assertionClients?: Readonly<Record<string, { readonly keys: ReadonlyArray<Record<string, unknown>> }>>
+  /** Lifetime of the access tokens issued (default 300 s). */
+  readonly accessTokenTtlSeconds?: number
 }
 
 interface OidcProviderInstance { callback: () => (request: IncomingMessage, response: ServerResponse) => void }
@@ -35,10 +41,12 @@ export async function startResourceIdp (options: ResourceIdpOptions): Promise<Re
   const specifier = 'oidc-provider'
   const Provider = ((await import(specifier)) as { default: OidcProviderConstructor }).default
   let jwksRequests = 0
+  let tokenRequests = 0
   // The server listens before the provider exists: the provider needs the issuer, which needs the port.
   const serving: { handler?: (request: IncomingMessage, response: ServerResponse) => void } = {}
   const server = createServer((request, response) => {
     if (request.url?.startsWith('/jwks') === true) jwksRequests++
+    if (request.url?.startsWith('/token') === true) tokenRequests++
     serving.handler?.(request, response)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -52,7 +60,14 @@ export async function startResourceIdp (options: ResourceIdpOptions): Promise<Re
       redirect_uris: [],
       response_types: [],
       token_endpoint_auth_method: 'client_secret_basic'
-    })),
+    })).concat(Object.entries(options.assertionClients ?? {}).map(([clientId, jwks]) => ({
+      client_id: clientId,
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks
+    }) as never)),
     jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'resource-rs256', alg: 'RS256', use: 'sig' }] },
     scopes: ['openid', ...options.scopes],
     features: {
@@ -63,7 +78,7 @@ export async function startResourceIdp (options: ResourceIdpOptions): Promise<Re
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, resource: string) => {
           if (resource !== options.resource) throw new Error('unknown resource')
-          return { scope: options.scopes.join(' '), audience: options.resource, accessTokenFormat: 'jwt', accessTokenTTL: 300, jwt: { sign: { alg: 'RS256' } } }
+          return { scope: options.scopes.join(' '), audience: options.resource, accessTokenFormat: 'jwt', accessTokenTTL: options.accessTokenTtlSeconds ?? 300, jwt: { sign: { alg: 'RS256' } } }
         }
       }
     }
@@ -73,6 +88,7 @@ export async function startResourceIdp (options: ResourceIdpOptions): Promise<Re
     issuer,
     resource: options.resource,
     get jwksRequests () { return jwksRequests },
+    get tokenRequests () { return tokenRequests },
     async clientCredentialsToken (clientId, scope, resource = options.resource) {
       const secret = options.clients[clientId] ?? ''
       const response = await fetch(`${issuer}/token`, {
