@@ -78,6 +78,8 @@ function checkRequirement (requirement: AuthenticationRequirement, where: string
       throw new TypeError(`${where}.${field} must be a list of non-empty values without spaces`)
     }
   }
+  const comparison = requirement.authnContextComparison
+  if (comparison !== undefined && comparison !== 'exact' && comparison !== 'minimum') throw new TypeError(`${where}.authnContextComparison must be exact or minimum`)
   const age = requirement.maxAgeSeconds
   if (age !== undefined && !(Number.isSafeInteger(age) && age >= 0)) throw new TypeError(`${where}.maxAgeSeconds must be a whole number of seconds, 0 or more`)
 }

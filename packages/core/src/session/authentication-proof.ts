@@ -24,6 +24,12 @@ export interface AuthenticationRequirement {
    * SAML2 `ForceAuthn`).
    */
   readonly maxAgeSeconds?: number
+  /**
+   * SAML2 `RequestedAuthnContext` Comparison (SAML Core 3.3.2.2.1): `exact` (default) or `minimum`
+   * (the IdP may use a stronger context). Either way the response's `AuthnContextClassRef` must be
+   * one of {@link acrValues}: with `minimum`, list every class you accept.
+   */
+  readonly authnContextComparison?: 'exact' | 'minimum'
 }
 
 /**

@@ -29,7 +29,8 @@ export function stepUpFlowData (stepUp: StepUpFlow): Record<string, string> {
       r: {
         ...(requirement.acrValues === undefined ? {} : { a: requirement.acrValues }),
         ...(requirement.amr === undefined ? {} : { m: requirement.amr }),
-        ...(requirement.maxAgeSeconds === undefined ? {} : { t: requirement.maxAgeSeconds })
+        ...(requirement.maxAgeSeconds === undefined ? {} : { t: requirement.maxAgeSeconds }),
+        ...(requirement.authnContextComparison === undefined ? {} : { c: requirement.authnContextComparison })
       },
       at: stepUp.requestedAtSeconds,
       u: [identity.scheme, identity.issuer, identity.subject]
@@ -47,7 +48,7 @@ export function stepUpOfFlow (data: Readonly<Record<string, string>>): StepUpFlo
   const sealed = data[STEP_UP_KEY]
   if (sealed === undefined) return undefined
   const unusable: StepUpFlow = { requirement: { acrValues: [''] }, requestedAtSeconds: Number.MAX_SAFE_INTEGER, identity: { scheme: '', issuer: '', subject: '' } }
-  let parsed: { r?: { a?: unknown, m?: unknown, t?: unknown }, at?: unknown, u?: unknown }
+  let parsed: { r?: { a?: unknown, m?: unknown, t?: unknown, c?: unknown }, at?: unknown, u?: unknown }
   try {
     parsed = JSON.parse(sealed) as typeof parsed
   } catch {
@@ -55,12 +56,14 @@ export function stepUpOfFlow (data: Readonly<Record<string, string>>): StepUpFlo
   }
   const { r, at, u } = parsed
   if (r === undefined || typeof at !== 'number' || !isStrings(u) || u.length !== 3) return unusable
-  if ((r.a !== undefined && !isStrings(r.a)) || (r.m !== undefined && !isStrings(r.m)) || (r.t !== undefined && typeof r.t !== 'number')) return unusable
+  if ((r.a !== undefined && !isStrings(r.a)) || (r.m !== undefined && !isStrings(r.m)) || (r.t !== undefined && typeof r.t !== 'number') ||
+    (r.c !== undefined && r.c !== 'exact' && r.c !== 'minimum')) return unusable
   return {
     requirement: {
       ...(r.a === undefined ? {} : { acrValues: r.a as string[] }),
       ...(r.m === undefined ? {} : { amr: r.m as string[] }),
-      ...(r.t === undefined ? {} : { maxAgeSeconds: r.t as number })
+      ...(r.t === undefined ? {} : { maxAgeSeconds: r.t as number }),
+      ...(r.c === undefined ? {} : { authnContextComparison: r.c as 'exact' | 'minimum' })
     },
     requestedAtSeconds: at,
     identity: { scheme: u[0]!, issuer: u[1]!, subject: u[2]! }
