@@ -5,7 +5,8 @@
  * `acr_values`, `max_age` (and `prompt=login` for 0), never the query string's. The response
  * must prove it: an `acr` not requested, a missing `amr` method or another user is refused with
  * the failure page and one `external.sign_in.failed` line, never a session. A step-up that proves
- * it upgrades the session: the old id revoked, a new one issued with the proof recorded.
+ * it upgrades the session: the old id revoked, a new one issued with the proof recorded. A
+ * provider from the app's provider source steps up the same way, at its own IdP.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -15,6 +16,8 @@ import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
 import type { OidcIdp } from '../helpers/providers/oidc-idp.js'
 import { startOidcPair } from '../helpers/providers/oidc-pair.js'
 import type { ListeningApp } from '../helpers/providers/provider-app.js'
+import { startOidcIdp } from '../helpers/providers/oidc-idp.js'
+import type { RuntimeProviderDefinition } from '../../src/providers/runtime-definitions.js'
 
 const LOW = 'urn:example:loa:low'
 const HIGH = 'urn:example:loa:high'
@@ -22,10 +25,14 @@ const HIGH = 'urn:example:loa:high'
 let nextLogin: { acr?: string, amr?: string[] } = { acr: LOW, amr: ['pwd'] }
 
 let idp: OidcIdp
+/** A customer's IdP, reached through a provider from the provider source (scheme Contoso). */
+let customerIdp: OidcIdp
 let app: ListeningApp
+let definitions: RuntimeProviderDefinition[] = []
 
 before(async () => {
-  ({ idp, app } = await startOidcPair({
+  customerIdp = await startOidcIdp({ clientId: 'contoso-app', clientSecret: 'contoso-secret-PLANTED-77aa', accounts: { ada: { name: 'Ada at Contoso' } }, acrValues: [LOW, HIGH], loginAuthentication: () => nextLogin })
+  ;({ idp, app } = await startOidcPair({
     idp: {
       clientId: 'step-up-web',
       clientSecret: 'step-up-secret-PLANTED-51c0',
@@ -34,6 +41,7 @@ before(async () => {
       loginAuthentication: () => nextLogin
     },
     openIdConnect: { Scopes: ['openid', 'profile'] },
+    providerSource: async () => definitions,
     configure: (instance) => {
       // Within five minutes at a high assurance level with MFA.
       instance.authorization.addPolicy({ name: 'Recent', authentication: { acrValues: [HIGH], amr: ['mfa'], maxAgeSeconds: 300 } })
@@ -43,11 +51,13 @@ before(async () => {
       instance.get('/now', { config: { authorize: 'Now' } }, async () => 'now')
     }
   }))
+  await customerIdp.configure(`${app.origin}/signin-contoso`)
 })
 
 after(async () => {
   await app?.close()
   await idp?.close()
+  await customerIdp?.close()
 })
 
 function sessionCookieOf (session: HttpSession): string | undefined {
@@ -56,10 +66,10 @@ function sessionCookieOf (session: HttpSession): string | undefined {
   return name === undefined ? undefined : `${name}=${session.jar.get(origin, name) ?? ''}`
 }
 
-async function signIn (login: string): Promise<HttpSession> {
+async function signIn (login: string, provider = 'OpenIdConnect'): Promise<HttpSession> {
   nextLogin = { acr: LOW, amr: ['pwd'] }
   const session = new HttpSession()
-  const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect&returnUrl=%2F`)
+  const start = await session.request(`${app.origin}/External/Challenge?provider=${provider}&returnUrl=%2F`)
   const back = await throughIdpLogin(session, start.location!, app.origin, login)
   const callback = await session.request(back)
   assert.equal(callback.response.status, 302)
@@ -68,10 +78,10 @@ async function signIn (login: string): Promise<HttpSession> {
 }
 
 /** Requests `path` and follows the step-up challenge through the IdP (logging in as `login` when it asks) and the callback. */
-async function stepUp (session: HttpSession, path: string, login: string): Promise<{ challenge: URL, callback: Exchange }> {
+async function stepUp (session: HttpSession, path: string, login: string, issuer = idp.issuer): Promise<{ challenge: URL, callback: Exchange }> {
   const first = await session.request(`${app.origin}${path}`)
   assert.equal(first.response.status, 302, 'the route sends the session back to its provider')
-  assert.equal(first.location?.origin, idp.issuer)
+  assert.equal(first.location?.origin, issuer)
   const back = await throughIdpLogin(session, first.location, app.origin, login)
   return { challenge: first.location, callback: await session.request(back) }
 }
@@ -178,5 +188,23 @@ describe('a step-up that proves it', () => {
     // The same session meets the five-minute policy too, without another trip.
     assert.equal((await session.request(`${app.origin}/recent`)).response.status, 200)
     assert.equal(app.logs.events('external.sign_in.succeeded').at(-1)?.stepUp, true)
+  })
+})
+
+describe('a provider from the provider source', () => {
+  test('steps up at its own IdP: the session of scheme Contoso is reissued, the route allowed', async () => {
+    definitions = [{ scheme: 'Contoso', settings: { Type: 'OpenIdConnect', Authority: customerIdp.issuer, ClientId: 'contoso-app', ClientSecret: 'contoso-secret-PLANTED-77aa', Scopes: ['openid', 'profile'] } }]
+    assert.deepEqual((await app.app.authentication.reloadProviders()).added, ['Contoso'])
+    const session = await signIn('ada', 'Contoso')
+    const oldCookie = sessionCookieOf(session)!
+    nextLogin = { acr: HIGH, amr: ['pwd', 'mfa'] }
+    const { challenge, callback } = await stepUp(session, '/now', 'ada', customerIdp.issuer)
+    assert.equal(challenge.searchParams.get('acr_values'), HIGH)
+    assert.equal(callback.location?.pathname, '/now')
+    const ticket = await storedSession(app.app, app.keyRing, sessionCookieOf(session)!)
+    assert.equal(ticket?.scheme, 'Contoso')
+    assert.equal(ticket?.authentication?.acr, HIGH)
+    assert.equal(await storedSession(app.app, app.keyRing, oldCookie), undefined)
+    assert.equal((await session.request(`${app.origin}/now`)).response.status, 200)
   })
 })
