@@ -11,7 +11,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { storedSession } from '../helpers/app.js'
-import { HttpSession, isSessionCookie, type Exchange } from '../helpers/providers/http-session.js'
+import { findPlanted, HttpSession, isSessionCookie, type Exchange } from '../helpers/providers/http-session.js'
 import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
 import type { OidcIdp } from '../helpers/providers/oidc-idp.js'
 import { startOidcPair } from '../helpers/providers/oidc-pair.js'
@@ -207,4 +207,10 @@ describe('a provider from the provider source', () => {
     assert.equal(await storedSession(app.app, app.keyRing, oldCookie), undefined)
     assert.equal((await session.request(`${app.origin}/now`)).response.status, 200)
   })
+})
+
+test('no log line carries a client secret, an authorization code or a token', () => {
+  const planted = ['step-up-secret-PLANTED-51c0', 'contoso-secret-PLANTED-77aa', ...idp.issuedCodes, ...idp.issuedTokenResponseValues, ...customerIdp.issuedCodes, ...customerIdp.issuedTokenResponseValues]
+  assert.ok(planted.length > 10)
+  assert.deepEqual(findPlanted(app.logs.text(), planted), [])
 })
