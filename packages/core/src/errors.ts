@@ -13,6 +13,7 @@ export const ERRORS = {
   APP_ERR_PROVIDER_DUPLICATE: { status: 500, title: 'Sign-in provider registered twice', message: (scheme: string) => `Provider scheme ${scheme} is already registered.` },
   APP_ERR_AUTH_REQUIRED: { status: 401, title: 'Authentication required', message: () => 'Sign in to access this resource.' },
   APP_ERR_AUTH_FORBIDDEN: { status: 403, title: 'Access denied', message: () => 'The signed-in user does not meet the route\'s policy.' },
+  APP_ERR_AUTH_STEP_UP_REQUIRED: { status: 401, title: 'Stronger authentication required', message: () => 'The route requires a more recent or stronger authentication at the identity provider.' },
   APP_ERR_BEARER_INVALID: { status: 401, title: 'Invalid access token', message: () => 'The access token is not valid for this API.' },
   APP_ERR_BEARER_SCOPE: { status: 403, title: 'Insufficient scope', message: () => 'The access token does not carry the scope or client this resource requires.' },
   APP_ERR_GOVERNANCE_DENIED: { status: 403, title: 'Action not permitted', message: () => 'The governance evaluator refused the action.' },

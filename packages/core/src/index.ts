@@ -48,7 +48,8 @@ export type { ApplicationNaming, CookieNames, Purposes } from './application-nam
 
 // Authorization: named policies, the route metadata, the governance seam.
 export { ApplicationAuthorizationPolicyNames } from './authorization/policies.js'
-export type { AuthorizationPolicy, PolicyOutcome } from './authorization/policies.js'
+export type { AuthorizationPolicy, PolicyAuthentication, PolicyOutcome } from './authorization/policies.js'
+export type { AuthenticationProof, AuthenticationRequirement } from './session/authentication-proof.js'
 export { requireTenant, tenantOf, tenantPolicy } from './authorization/tenants.js'
 export { clientOf, clientPolicy, isMachine, scopePolicy, scopesOf, userPolicy } from './authorization/scopes.js'
 export { BearerPrincipal } from './bearer/bearer-principal.js'

@@ -2,10 +2,23 @@
  * Authorization policies as plain data: the contract's named policies (auth-contract.md,
  * "Authorization policies"), the default policy and the fallback policy. Role and permission
  * policies read the normalized claim types from configuration, so they behave the same whichever
- * provider signed the user in.
+ * provider signed the user in. A policy may also require how and how recently the user
+ * authenticated (`authentication`: step-up, issue 36 item 3); a principal that meets the rest of
+ * the policy but not that is sent back to its provider (`step_up`), never forbidden.
  */
 import type { AuthorizationConfiguration } from '../config/schema.js'
 import type { Principal } from '../session/principal.js'
+import { requiresAuthentication, unmetAuthentication, type AuthenticationRequirement } from '../session/authentication-proof.js'
+
+/**
+ * A policy's step-up requirement: accepted `acr` values, required `amr` methods and a maximum
+ * authentication age, for every scheme; `schemes` replaces, for the sessions one scheme signed in,
+ * the fields it sets (acr values differ between providers: Entra's, Okta's, Keycloak's, a SAML2
+ * IdP's `AuthnContextClassRef`). docs/guides/enterprise.md, "Step-up authentication".
+ */
+export interface PolicyAuthentication extends AuthenticationRequirement {
+  readonly schemes?: Readonly<Record<string, AuthenticationRequirement>>
+}
 
 /**
  * The contract's policy names, as the members of a class named ApplicationAuthorizationPolicyNames
@@ -27,15 +40,57 @@ export interface AuthorizationPolicy {
    * bearer call refused by it is answered 403 `insufficient_scope` naming them (RFC 6750).
    */
   readonly scopes?: readonly string[]
+  /**
+   * How and how recently the user must have authenticated at the provider (step-up); a session
+   * that does not satisfy it is sent back to the provider that signed it in, a bearer call gets
+   * RFC 9470's `insufficient_user_authentication`.
+   */
+  readonly authentication?: PolicyAuthentication
 }
 
-/** Result of evaluating a policy: allowed, or which response the caller gets. */
-export type PolicyOutcome = 'allow' | 'challenge' | 'forbid'
+/**
+ * Result of evaluating a policy: allowed, or which response the caller gets. `step_up`: the
+ * principal meets the policy except how or when it authenticated.
+ */
+export type PolicyOutcome = 'allow' | 'challenge' | 'forbid' | 'step_up'
 
-export function evaluatePolicy (policy: AuthorizationPolicy, principal: Principal | undefined): PolicyOutcome {
+/** The policy's step-up requirement for a principal of `scheme`, or undefined when it has none. */
+export function authenticationRequirementOf (policy: AuthorizationPolicy, scheme: string): AuthenticationRequirement | undefined {
+  const authentication = policy.authentication
+  if (authentication === undefined) return undefined
+  const { schemes, ...common } = authentication
+  const own = schemes !== undefined && Object.hasOwn(schemes, scheme) ? schemes[scheme] : undefined
+  const requirement: AuthenticationRequirement = { ...common, ...own }
+  return requiresAuthentication(requirement) ? requirement : undefined
+}
+
+export function evaluatePolicy (policy: AuthorizationPolicy, principal: Principal | undefined, nowSeconds: number = Math.floor(Date.now() / 1000)): PolicyOutcome {
   if (principal === undefined) return 'challenge'
-  if (policy.requirement === undefined || policy.requirement(principal)) return 'allow'
-  return 'forbid'
+  if (policy.requirement !== undefined && !policy.requirement(principal)) return 'forbid'
+  const required = authenticationRequirementOf(policy, principal.ticket.scheme)
+  if (required !== undefined && unmetAuthentication(principal.ticket.authentication, required, nowSeconds) !== undefined) return 'step_up'
+  return 'allow'
+}
+
+function checkRequirement (requirement: AuthenticationRequirement, where: string): void {
+  for (const [field, values] of [['acrValues', requirement.acrValues], ['amr', requirement.amr]] as const) {
+    if (values !== undefined && (!Array.isArray(values) || values.some((value) => typeof value !== 'string' || value === '' || /\s/.test(value)))) {
+      throw new TypeError(`${where}.${field} must be a list of non-empty values without spaces`)
+    }
+  }
+  const comparison = requirement.authnContextComparison
+  if (comparison !== undefined && comparison !== 'exact' && comparison !== 'minimum') throw new TypeError(`${where}.authnContextComparison must be exact or minimum`)
+  const age = requirement.maxAgeSeconds
+  if (age !== undefined && !(Number.isSafeInteger(age) && age >= 0)) throw new TypeError(`${where}.maxAgeSeconds must be a whole number of seconds, 0 or more`)
+}
+
+/** Throws a TypeError naming the field when a policy's `authentication` is not well formed (`addPolicy` calls it). */
+export function assertPolicyAuthentication (policy: AuthorizationPolicy): void {
+  const authentication = policy.authentication
+  if (authentication === undefined) return
+  const where = `policy ${policy.name}: authentication`
+  checkRequirement(authentication, where)
+  for (const [scheme, requirement] of Object.entries(authentication.schemes ?? {})) checkRequirement(requirement, `${where}.schemes.${scheme}`)
 }
 
 function nonEmptySet (values: readonly string[]): ReadonlySet<string> {

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto'
 import { flattenClaims } from '../oidc/callback.js'
 import { ApplicationClaimTypes, Principal, type Claim } from '../session/principal.js'
+import { proofOfTokenClaims } from '../session/authentication-proof.js'
 import { pathClaims } from '../sign-in/claim-paths.js'
 import { normalizeClaims } from '../sign-in/claims-normalization.js'
 import { withSourceTenant, type ClaimsTransformation } from '../sign-in/completion.js'
@@ -85,12 +86,15 @@ export function principalOf (token: string, verified: VerifiedAccessToken, setti
   if (!normalized.some((claim) => claim.type === ApplicationClaimTypes.Subject)) {
     normalized = [{ type: ApplicationClaimTypes.Subject, value: verified.subject, issuer }, ...normalized]
   }
+  // acr, amr, auth_time: what step-up policies read (RFC 9470).
+  const authentication = proofOfTokenClaims(verified.payload)
   return new BearerPrincipal({
     sessionId: bearerSessionIdOf(token),
     scheme: settings.scheme,
     claims: settings.runtime === undefined ? normalized : withSourceTenant({ scheme: settings.scheme, claims: [], returnUrl: '', runtime: settings.runtime }, normalized),
     issuedAt: nowSeconds,
     expiresAt: verified.expiresAt,
-    absoluteExpiresAt: verified.expiresAt
+    absoluteExpiresAt: verified.expiresAt,
+    ...(authentication === undefined ? {} : { authentication })
   }, { scopes: verified.scopes, machine: verified.machine, ...(verified.clientId === undefined ? {} : { clientId: verified.clientId }) })
 }

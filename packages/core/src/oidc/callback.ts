@@ -28,6 +28,8 @@ export interface CallbackResult {
   readonly groupOverage?: GroupOverageIndicator
   /** With AllowedTenants: the ID token's allowed tenant and the app's tenant it maps to. */
   readonly tenant?: AllowedTenant
+  /** The validated ID token's claims as sent (`acr`, `amr`, `auth_time` are recorded in the session). */
+  readonly idTokenClaims: Readonly<Record<string, unknown>>
 }
 
 /** What the ID token signature and the claims need besides the flow's own values. */
@@ -228,6 +230,7 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
     claims: [...fromIdToken, ...fromUserInfo, ...fromPaths],
     tokens,
     providerSession: { issuer, sub: idToken.sub, ...(sid === undefined ? {} : { sid }) },
+    idTokenClaims: idToken as Record<string, unknown>,
     ...(groupOverage === undefined ? {} : { groupOverage }),
     ...(tenant === undefined ? {} : { tenant })
   }

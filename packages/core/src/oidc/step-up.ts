@@ -11,15 +11,10 @@
  * Plain inputs and results; which policy asks for what, and the session upgrade, are not here.
  */
 
-/** What a policy requires of the user's authentication at the provider. */
-export interface AuthenticationRequirement {
-  /** Accepted `acr` values, most preferred first (sent as `acr_values`). */
-  readonly acrValues?: readonly string[]
-  /** `amr` methods that must all be present (RFC 8176: `mfa`, `hwk`, `otp`, ...). */
-  readonly amr?: readonly string[]
-  /** Maximum seconds since the user authenticated (sent as `max_age`; 0 adds `prompt=login`). */
-  readonly maxAgeSeconds?: number
-}
+import type { AuthenticationRequirement } from '../session/authentication-proof.js'
+
+/** What a policy requires of the user's authentication at the provider (session/authentication-proof.ts). */
+export type { AuthenticationRequirement } from '../session/authentication-proof.js'
 
 export type StepUpFailure = 'auth_time' | 'acr' | 'amr'
 

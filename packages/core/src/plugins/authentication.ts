@@ -14,7 +14,10 @@ import type { ProviderInstance } from '../config/provider-instances.js'
 import { createError } from '../errors.js'
 import { validateRuntimeProvider, type RuntimeProviderDefinition, type RuntimeValidation } from '../providers/runtime-definitions.js'
 import type { ProviderReloadResult, ReloadProvidersOptions } from '../providers/runtime-provider-set.js'
-import type { AuthorizationPolicy } from '../authorization/policies.js'
+import { authenticationRequirementOf, type AuthorizationPolicy } from '../authorization/policies.js'
+import { bearerChallenge } from '../bearer/challenge.js'
+import type { AuthenticationRequirement } from '../session/authentication-proof.js'
+import type { Principal } from '../session/principal.js'
 import { pagesFor } from './branding.js'
 import { sendBearerChallenge, sendInsufficientScope } from './bearer.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
@@ -66,6 +69,14 @@ export interface AuthenticationApi {
    * `insufficient_scope`, naming the scopes of `policy` when it asks for some.
    */
   forbid: (request: FastifyRequest, reply: FastifyReply, policy?: AuthorizationPolicy) => FastifyReply
+  /**
+   * Caller who meets `policy` except how or how recently it authenticated (step-up, issue 36
+   * item 3): a bearer call gets RFC 9470's 401 `insufficient_user_authentication`; a page
+   * navigation goes back to the provider that signed the session in (its own scheme) asking for
+   * the policy's requirement; any other call a 401 problem. A session whose provider cannot step
+   * up is forbidden.
+   */
+  stepUp: (request: FastifyRequest, reply: FastifyReply, policy: AuthorizationPolicy, principal: Principal) => Promise<FastifyReply> | FastifyReply
   /**
    * After the local sign-out: continues at the signing-in provider's logout endpoint (a
    * no-store page that navigates there) and returns the reply, or undefined when the
@@ -124,6 +135,20 @@ export function returnUrlOf (request: FastifyRequest): string | undefined {
   return isLocalUrl(request.url) ? request.url : undefined
 }
 
+/**
+ * The 401 of a valid bearer token whose user authenticated too weakly or too long ago for the
+ * route's step-up policy (RFC 9470 section 3: `insufficient_user_authentication` with the
+ * policy's `acr_values` and `max_age`, never anything from the token).
+ */
+export function sendInsufficientUserAuthentication (request: FastifyRequest, reply: FastifyReply, requirement: AuthenticationRequirement): FastifyReply {
+  reply.header('www-authenticate', bearerChallenge({
+    error: 'insufficient_user_authentication',
+    ...(requirement.acrValues === undefined || requirement.acrValues.length === 0 ? {} : { acrValues: requirement.acrValues.join(' ') }),
+    ...(requirement.maxAgeSeconds === undefined ? {} : { maxAge: requirement.maxAgeSeconds })
+  }))
+  return sendProblem(request, reply, 401, { code: 'APP_ERR_AUTH_STEP_UP_REQUIRED' })
+}
+
 function withReturnUrl (path: string, returnUrl: string | undefined): string {
   return returnUrl === undefined ? path : `${path}?ReturnUrl=${encodeURIComponent(returnUrl)}`
 }
@@ -158,6 +183,24 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       if (request.bearer !== undefined) return sendInsufficientScope(request, reply, policy?.scopes?.join(' '))
       if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 403, { code: 'APP_ERR_AUTH_FORBIDDEN' })
       return reply.redirect(withReturnUrl('/Account/AccessDenied', returnUrlOf(request)), 302)
+    },
+    stepUp (request: FastifyRequest, reply: FastifyReply, policy: AuthorizationPolicy, principal: Principal) {
+      const scheme = principal.ticket.scheme
+      const requirement = authenticationRequirementOf(policy, scheme) ?? {}
+      if (request.bearer !== undefined) {
+        request.log.info({ event: 'authorization.step_up.required', provider: scheme, policy: policy.name, bearer: true }, 'step-up authentication required')
+        return sendInsufficientUserAuthentication(request, reply, requirement)
+      }
+      const provider = providers.get(scheme)
+      const identity = principal.identity
+      if (provider?.stepUp !== true || identity === undefined) {
+        request.log.warn({ event: 'authorization.step_up.unavailable', provider: scheme, policy: policy.name }, 'step-up authentication required, but the session\'s provider cannot step up: access denied')
+        return api.forbid(request, reply, policy)
+      }
+      if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 401, { code: 'APP_ERR_AUTH_STEP_UP_REQUIRED' })
+      request.log.info({ event: 'authorization.step_up.required', provider: scheme, policy: policy.name }, 'step-up authentication required: back to the provider')
+      // The requirement comes from the server-side policy, never from the request.
+      return provider.challenge(request, reply, returnUrlOf(request) ?? '/', { stepUp: { requirement, identity } })
     },
     async continueSignOut (request: FastifyRequest, reply: FastifyReply, signedOut: SignedOutPrincipal) {
       const provider = providers.get(signedOut.principal.ticket.scheme)

@@ -12,7 +12,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { Principal } from '../session/principal.js'
-import { applicationPolicies, evaluatePolicy, type AuthorizationPolicy } from '../authorization/policies.js'
+import { applicationPolicies, assertPolicyAuthentication, evaluatePolicy, type AuthorizationPolicy } from '../authorization/policies.js'
 import { routeAccessOf, type RouteAuthorization } from '../authorization/route-access.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
 import { createError } from '../errors.js'
@@ -86,7 +86,9 @@ function authorizeHook (app: FastifyInstance, policy: () => AuthorizationPolicy)
       // without an error, so the route handler cannot run.
       const fail = (error: unknown): void => { done(error instanceof Error ? error : new Error(String(error))) }
       try {
-        const answer = outcome === 'challenge' ? app.authentication.challenge(request, reply) : app.authentication.forbid(request, reply, required)
+        const answer = outcome === 'challenge'
+          ? app.authentication.challenge(request, reply)
+          : outcome === 'step_up' && principal !== undefined ? app.authentication.stepUp(request, reply, required, principal) : app.authentication.forbid(request, reply, required)
         if (answer instanceof Promise) answer.then(undefined, fail)
       } catch (error) {
         fail(error)
@@ -120,6 +122,7 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
   app.decorate('authorization', {
     addPolicy (policy: AuthorizationPolicy) {
       if (policies.has(policy.name)) throw createError('APP_ERR_POLICY_DUPLICATE', policy.name)
+      assertPolicyAuthentication(policy)
       policies.set(policy.name, policy)
     },
     useGovernanceEvaluator (next: GovernanceEvaluator) {

@@ -17,6 +17,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { JwtBearerScheme } from '../bearer/jwt-bearer-scheme.js'
 import type { Principal } from '../session/principal.js'
+import type { AuthenticationRequirement } from '../session/authentication-proof.js'
+import type { UserIdentity } from '../session/user-identity.js'
 import type { RateLimitBucket } from '../state/rate-limit-store.js'
 
 /** Availability of a provider (metadata or discovery loaded). */
@@ -30,6 +32,12 @@ export interface ProviderStatus {
 export interface ChallengeHint {
   /** The address typed on the login page: OpenID Connect `login_hint`, SAML2 `<Subject><NameID>`. */
   readonly loginHint?: string
+  /**
+   * A step-up (issue 36, item 3): the session's user is sent back to the provider that signed it
+   * in, asking for `requirement` (from the server-side policy, never the request); the response
+   * must prove it and name the same `identity`. Only a provider with {@link AuthenticationProvider.stepUp} gets one.
+   */
+  readonly stepUp?: { readonly requirement: AuthenticationRequirement, readonly identity: UserIdentity }
 }
 
 /** What a provider learns at sign-out: who was signed in (claims, tokens it chose to keep) and where to return. */
@@ -179,6 +187,12 @@ export interface AuthenticationProvider {
    * /External/Challenge does not start it.
    */
   readonly bearer?: JwtBearerScheme
+  /**
+   * True when {@link challenge} honours {@link ChallengeHint.stepUp} (OpenID Connect, SAML2): it asks
+   * the provider for the requirement and its callback refuses a response that does not prove it.
+   * A session of a provider without it that does not satisfy a step-up policy is forbidden.
+   */
+  readonly stepUp?: boolean
   /** Starts the protocol flow for a validated local `returnUrl`. */
   challenge: (request: FastifyRequest, reply: FastifyReply, returnUrl: string, hint?: ChallengeHint) => Promise<FastifyReply> | FastifyReply
   /** Readiness: /health/ready counts it, the login page marks it, the `app.provider.available` gauge reports it. */

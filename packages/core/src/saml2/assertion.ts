@@ -21,6 +21,7 @@ import { baseOptions, CorrelationCacheProvider, type Saml2ServiceProviderSetting
 import type { SamlSessionReference } from './session-reference.js'
 import { decryptAssertion } from './encrypted-assertion.js'
 import type { ResponseEnvelope } from './response-envelope.js'
+import type { AuthnStatementFacts } from './step-up.js'
 
 export interface ValidateResponseInput {
   readonly envelope: ResponseEnvelope
@@ -42,6 +43,8 @@ export interface ValidatedAssertion {
   readonly attributeNames: readonly string[]
   /** What a LogoutRequest must name (from node-saml's verified profile). */
   readonly session: SamlSessionReference
+  /** The first AuthnStatement's AuthnContextClassRef and AuthnInstant (step-up, saml2/step-up.ts). */
+  readonly authnStatement: AuthnStatementFacts
 }
 
 /** The IdP signing certificates (PEM) trusted now: with ValidateCertificates, those within their validity period. */
@@ -143,7 +146,18 @@ function readVerifiedAssertion (input: ValidateResponseInput, verifiedXml: strin
       }
     }
   }
-  return { assertionId, nameId, claims, attributeNames, expiresAtMs }
+  return { assertionId, nameId, claims, attributeNames, expiresAtMs, authnStatement: authnStatementOf(assertion) }
+}
+
+/** The first AuthnStatement's class reference and instant, each when present and well formed. */
+function authnStatementOf (assertion: Element): AuthnStatementFacts {
+  const statement = firstChildElement(assertion, SAML_ASSERTION_NS, 'AuthnStatement')
+  if (statement === undefined) return {}
+  const instant = parseInstant(attributeOf(statement, 'AuthnInstant'))
+  const context = firstChildElement(statement, SAML_ASSERTION_NS, 'AuthnContext')
+  const classRef = context === undefined ? undefined : firstChildElement(context, SAML_ASSERTION_NS, 'AuthnContextClassRef')
+  const reference = classRef === undefined ? '' : textOf(classRef).trim()
+  return { ...(reference === '' ? {} : { authnContextClassRef: reference }), ...(instant === undefined ? {} : { authnInstantMs: instant }) }
 }
 
 /**
@@ -235,6 +249,7 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
     nameId: assertion.nameId,
     claims: assertion.claims,
     attributeNames: assertion.attributeNames,
+    authnStatement: assertion.authnStatement,
     session: {
       nameId: assertion.nameId,
       nameIdFormat: text(profile?.nameIDFormat),

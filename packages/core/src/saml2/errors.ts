@@ -9,7 +9,7 @@ import type { SignInFailure } from '../sign-in/sign-in-failure.js'
 /** Failure classes the ACS reports through the shared external sign-in `fail()`. */
 export type Saml2FailureClass = Extract<SignInFailure,
   | 'correlation' | 'replay' | 'signature' | 'assertion_unsigned' | 'audience' | 'expired' | 'destination' | 'issuer'
-  | 'certificate' | 'unsolicited' | 'malformed' | 'provider_error' | 'decryption'>
+  | 'certificate' | 'unsolicited' | 'malformed' | 'provider_error' | 'decryption' | 'auth_time' | 'authn_context' | 'amr'>
 
 /**
  * A response refused for `failure`; the message is a fixed phrase, never message content.

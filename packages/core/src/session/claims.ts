@@ -39,4 +39,24 @@ export interface AuthenticationTicket {
   readonly startedAt?: number
   /** Browser family and operating system at sign-in (session/device.ts), for the sessions page. */
   readonly device?: string
+  /**
+   * What the provider proved about how and when the user authenticated (step-up authentication,
+   * session/authentication-proof.ts); absent when it proved nothing or before it was recorded.
+   */
+  readonly authentication?: AuthenticationProof
+}
+
+/**
+ * How and when the user authenticated at the provider, as its response proved it: the OpenID
+ * Connect ID token's `acr`, `amr` and `auth_time`, or the SAML2 assertion's
+ * `AuthnContextClassRef` (as `acr`) and `AuthnInstant` (as `authTime`). The scheme that proved it
+ * is the ticket's. Read by policies that require step-up authentication.
+ */
+export interface AuthenticationProof {
+  /** The authentication context class: OpenID Connect `acr`, SAML2 `AuthnContextClassRef`. */
+  readonly acr?: string
+  /** Authentication methods (RFC 8176: `pwd`, `mfa`, `hwk`, `otp`...); OpenID Connect only. */
+  readonly amr?: readonly string[]
+  /** When the user authenticated, seconds since the epoch: `auth_time`, SAML2 `AuthnInstant`. */
+  readonly authTime?: number
 }

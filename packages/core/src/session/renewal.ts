@@ -5,7 +5,7 @@
  * expiry. Plain data; plugins/session.ts stores the ticket, and the renewal in the background.
  */
 import { randomUUID } from 'node:crypto'
-import type { AuthenticationTicket, Claim } from './claims.js'
+import type { AuthenticationProof, AuthenticationTicket, Claim } from './claims.js'
 
 export interface RenewalSettings {
   readonly slidingExpiration: boolean
@@ -25,6 +25,8 @@ export interface TicketRequest {
   readonly scheme: string
   readonly claims: readonly Claim[]
   readonly tokens?: Readonly<Record<string, string>>
+  /** What the provider proved about the authentication (step-up; session/authentication-proof.ts). */
+  readonly authentication?: AuthenticationProof
 }
 
 /**
@@ -39,6 +41,8 @@ export interface SignInRequest {
   readonly claims: readonly Claim[]
   /** Provider tokens; pass only when the provider's SaveTokens is true. */
   readonly tokens?: Readonly<Record<string, string>>
+  /** What the provider proved: `acr`, `amr`, `auth_time` (SAML2: AuthnContextClassRef, AuthnInstant). */
+  readonly authentication?: AuthenticationProof
   /**
    * More index keys listing this session (session/session-store.ts, e.g. providerSessionIndexKey
    * for back-channel logout), so `app.session.revokeIndexed` can find it.
@@ -60,6 +64,7 @@ export function issuedTicket (request: TicketRequest, at: number, lifetimes: { r
     absoluteExpiresAt: at + lifetimes.absoluteSeconds,
     ...(request.tokens === undefined ? {} : { tokens: { ...request.tokens } }),
     startedAt: at,
-    device
+    device,
+    ...(request.authentication === undefined ? {} : { authentication: { ...request.authentication, ...(request.authentication.amr === undefined ? {} : { amr: [...request.authentication.amr] }) } })
   }
 }

@@ -9,6 +9,7 @@
 import { openJson, sealBytes } from '../data-protection/authenticated-encryption.js'
 import { purposesOf, type KeyRing } from '../data-protection/key-ring.js'
 import type { AuthenticationTicket, Claim } from './principal.js'
+import { checkedProof } from './authentication-proof.js'
 
 const FORMAT_VERSION = 1
 /** The record's and the reference's purposes: the ring's application's (data-protection/key-ring.ts). */
@@ -35,6 +36,8 @@ interface CompactTicket {
   tk?: Record<string, string>
   st?: number
   dv?: string
+  /** The authentication proof (claims.ts AuthenticationProof). */
+  au?: unknown
 }
 
 function compactClaims (claims: readonly Claim[]): CompactClaims {
@@ -78,7 +81,8 @@ export function sealTicket (ticket: AuthenticationTicket, ring: KeyRing): string
     c: compactClaims(ticket.claims),
     ...(ticket.tokens === undefined ? {} : { tk: { ...ticket.tokens } }),
     ...(ticket.startedAt === undefined ? {} : { st: ticket.startedAt }),
-    ...(ticket.device === undefined ? {} : { dv: ticket.device })
+    ...(ticket.device === undefined ? {} : { dv: ticket.device }),
+    ...(ticket.authentication === undefined ? {} : { au: ticket.authentication })
   }
   return sealBytes(JSON.stringify(compact), ring, recordPurpose(ring))
 }
@@ -92,12 +96,14 @@ function isStringRecord (value: unknown): value is Record<string, string> {
 export function openTicket (sealed: string, ring: KeyRing, nowSeconds: number): AuthenticationTicket | undefined {
   const parsed = openJson<CompactTicket>(sealed, ring, recordPurpose(ring), MAX_SEALED_LENGTH)
   if (parsed === undefined || parsed.v !== FORMAT_VERSION) return undefined
-  const { sid, sch, iat, exp, aexp, tk, st, dv } = parsed
+  const { sid, sch, iat, exp, aexp, tk, st, dv, au } = parsed
   if (typeof sid !== 'string' || typeof sch !== 'string' || typeof iat !== 'number' || typeof exp !== 'number' || typeof aexp !== 'number') return undefined
   if (!(exp > nowSeconds) || !(aexp > nowSeconds)) return undefined
   if (tk !== undefined && !isStringRecord(tk)) return undefined
   const claims = expandClaims(parsed.c)
   if (claims === undefined) return undefined
+  // A malformed proof is dropped: the session then satisfies no step-up requirement.
+  const authentication = au === undefined ? undefined : checkedProof(au)
   return {
     sessionId: sid,
     scheme: sch,
@@ -108,7 +114,8 @@ export function openTicket (sealed: string, ring: KeyRing, nowSeconds: number): 
     ...(tk === undefined ? {} : { tokens: tk }),
     // Optional metadata of the sessions page: a malformed value is dropped, not fatal.
     ...(typeof st === 'number' ? { startedAt: st } : {}),
-    ...(typeof dv === 'string' ? { device: dv } : {})
+    ...(typeof dv === 'string' ? { device: dv } : {}),
+    ...(authentication === undefined ? {} : { authentication })
   }
 }
 

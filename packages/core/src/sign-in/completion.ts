@@ -6,6 +6,7 @@
  * with the replay record and the application's sign-in hook between them).
  */
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
+import type { AuthenticationProof } from '../session/authentication-proof.js'
 import { providerIndexKeyOf } from '../session/session-store.js'
 import { normalizeClaims } from './claims-normalization.js'
 import type { GroupOverageIndicator } from './group-overage.js'
@@ -43,6 +44,12 @@ export interface SignInResult {
    * tenant maps to none. Takes precedence over the runtime definition's tenant.
    */
   readonly tenant?: { readonly value?: string }
+  /**
+   * What the verified response proved about the authentication (OpenID Connect `acr`, `amr`,
+   * `auth_time`; SAML2 `AuthnContextClassRef`, `AuthnInstant`): recorded in the session, read by
+   * step-up policies (session/authentication-proof.ts).
+   */
+  readonly authentication?: AuthenticationProof
 }
 
 /** The claim type of the tenant key a runtime provider's definition attaches (issue 28). */

@@ -12,15 +12,19 @@
  *             its {@link SignInResult} (completion.ts)
  *   complete  1. group overage: refused unless AcceptGroupOverage (group-overage.ts)
  *             2. claims normalization: no subject, no sign-in (completion.ts `applicationClaimsOf`)
- *             3. the flow recorded as completed: a second completion is a `replay` (pending-flows.ts)
+ *             3. the flow recorded as completed: a second completion is a `replay` (pending-flows.ts);
+ *                a step-up must sign in the session's own user (scheme, issuer, subject), else
+ *                `step_up_user` (step-up-flow.ts)
  *             4. the application's sign-in hook: allow, change claims or refuse (sign-in-hook.ts);
  *                for a runtime provider it sees the source's tenant, never the IdP's
  *                (completion.ts `withSourceTenant`)
  *             5. the tenant claim and index keys of a runtime provider (completion.ts
  *                `sessionClaimsOf`); after the hook too, so that only the provider source speaks
  *                for the tenant
- *             6. session issue through the {@link SessionIssuer} port (`reply.signIn`), then the
- *                session the browser had at the challenge ends (previous-session.ts)
+ *             6. session issue through the {@link SessionIssuer} port (`reply.signIn`), with what
+ *                the provider proved of the authentication (`acr`, `amr`, `auth_time`), then the
+ *                session the browser had at the challenge ends (previous-session.ts): a step-up
+ *                upgrades the session so, a new id for the same user
  *             7. the audit line, the once-per-process group-path report, the return URL
  *
  * `complete` answers with a {@link Completion}: signed in (redirect to the return URL), failed (the
@@ -32,13 +36,14 @@ import { sectionKeyOf } from '../config/provider-instances.js'
 import { isLocalUrl } from '../http/local-url.js'
 import type { Claim, Principal } from '../session/principal.js'
 import type { SignInRequest } from '../session/renewal.js'
-import { auditFieldsOf, identityAuditFields, identityOfTicket, userKeyOf, type UserIdentity } from '../session/user-identity.js'
+import { auditFieldsOf, identityAuditFields, identityOfTicket, sameIdentity, userKeyOf, type UserIdentity } from '../session/user-identity.js'
 import { applicationClaimsOf, sessionClaimsOf, withSourceTenant, type ClaimsTransformation, type SignInResult } from './completion.js'
 import { findGroupPathMismatch } from './group-paths.js'
 import type { FlowStart, FlowState, PendingFlows, RequestCookies, StartedFlow } from './pending-flows.js'
 import { previousSessionToEnd } from './previous-session.js'
 import type { SignInFailure } from './sign-in-failure.js'
 import { runSignInHook, type SignInHookSettings } from './sign-in-hook.js'
+import { stepUpOfFlow } from './step-up-flow.js'
 
 /** The log levels the pipeline writes (pino's, as `request.log` has them). */
 export interface SignInLog {
@@ -146,6 +151,9 @@ export class SignInPipeline {
     const identity = identityOfTicket({ scheme: result.scheme, claims })
     const flow = taken?.flow
     if (flow !== undefined && !await this.#options.flows.markCompleted(flow)) return { failed: 'replay', ...(identity === undefined ? {} : { identity }) }
+    // A step-up upgrades the session of the user who started it, never another user's.
+    const stepUp = flow === undefined ? undefined : stepUpOfFlow(flow.data)
+    if (stepUp !== undefined && (identity === undefined || !sameIdentity(identity, stepUp.identity))) return { failed: 'step_up_user', ...(identity === undefined ? {} : { identity }) }
     // The hook sees the provider source's tenant, never one the provider's response carried.
     const hooked = await this.#applySignInHook(result.scheme, identity, withSourceTenant(result, claims), log)
     if ('refusedByApplication' in hooked) return hooked
@@ -156,6 +164,7 @@ export class SignInPipeline {
         scheme: result.scheme,
         claims: sessionClaims.claims,
         ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
+        ...(result.authentication === undefined ? {} : { authentication: result.authentication }),
         ...(sessionClaims.indexKeys === undefined ? {} : { indexKeys: sessionClaims.indexKeys })
       })
     } catch (error) {
@@ -165,7 +174,7 @@ export class SignInPipeline {
       throw error
     }
     await endPreviousSession(flow, session, log)
-    log.info({ event: 'external.sign_in.succeeded', ...auditFieldsOf(principal.ticket) }, 'external sign-in succeeded')
+    log.info({ event: 'external.sign_in.succeeded', ...auditFieldsOf(principal.ticket), ...(stepUp === undefined ? {} : { stepUp: true }) }, 'external sign-in succeeded')
     this.#reportGroupPaths(result.scheme, claims, log)
     return { signedIn: principal, returnUrl: isLocalUrl(result.returnUrl) ? result.returnUrl : '/' }
   }

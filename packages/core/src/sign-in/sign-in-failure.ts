@@ -9,14 +9,15 @@ import type { ErrorCode } from '../errors.js'
  * Every failure class a provider may report through the shared `fail()`: the shared ones
  * (`cancelled` at the provider, `correlation` and `replay` of the flow, `unavailable` metadata or
  * discovery, `provider_error`, unusable `claims`, `group_overage`: the IdP left the groups out,
- * sign-in/group-overage.ts) and the protocols' own. Each protocol folder names its part of this
+ * sign-in/group-overage.ts, `step_up_user`: a step-up signed in another user than the session's,
+ * sign-in/step-up-flow.ts) and the protocols' own. Each protocol folder names its part of this
  * set (`OpenIdConnectFailure` in oidc/errors.ts, `Saml2FailureClass` in saml2/errors.ts,
  * `VendorFailure` in oauth/vendor-client.ts), so a class it reports always has an outcome here.
  */
 export type SignInFailure =
   | 'cancelled' | 'correlation' | 'replay' | 'unavailable' | 'provider_error' | 'claims' | 'group_overage'
   | 'token' | 'id_token' | 'nonce' | 'issuer' | 'audience' | 'expired' | 'signature' | 'unknown_key' | 'userinfo'
-  | 'pushed_authorization' | 'tenant' | 'auth_time' | 'acr' | 'amr'
+  | 'pushed_authorization' | 'tenant' | 'auth_time' | 'acr' | 'amr' | 'authn_context' | 'step_up_user'
   | 'assertion_unsigned' | 'destination' | 'certificate' | 'unsolicited' | 'malformed' | 'decryption'
 
 /** What the login page says: the `failure` query value. */

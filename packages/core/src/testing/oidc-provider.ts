@@ -20,6 +20,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 interface OidcProviderInstance {
   callback: () => (request: IncomingMessage, response: ServerResponse) => void
   on: (event: string, listener: (...args: any[]) => void) => unknown
+  interactionFinished: (request: IncomingMessage, response: ServerResponse, result: Record<string, unknown>, options: { mergeWithLastSubmission: boolean }) => Promise<void>
 }
 type OidcProviderConstructor = new (issuer: string, configuration: Record<string, unknown>) => OidcProviderInstance
 
@@ -62,6 +63,12 @@ export interface TestOidcProviderOptions {
   readonly pushedAuthorization?: 'enabled' | 'required' | 'disabled'
   /** The `acr` values the provider supports (`acr_values_supported`); its dev login sets none. */
   readonly acrValues?: readonly string[]
+  /**
+   * How a login at the dev login page authenticates the account: the `acr` and `amr` its session
+   * (and so its ID tokens) then carry. Asked at each login, so a test can make the first login
+   * weak and the next strong. Without it, the dev login sets neither.
+   */
+  readonly loginAuthentication?: (accountId: string) => { readonly acr?: string, readonly amr?: readonly string[] } | undefined
   /** The provider's clientAuthMethods, advertised as token_endpoint_auth_methods_supported. */
   readonly clientAuthMethods?: readonly string[]
   /**
@@ -71,6 +78,18 @@ export interface TestOidcProviderOptions {
    * `{"error":"invalid_client"}` body, before oidc-provider sees the request.
    */
   readonly basicCredentialsNotDecoded?: boolean
+}
+
+/**
+ * The claims released per scope; with {@link TestOidcProviderOptions.loginAuthentication}, the
+ * login's `acr`, `amr` and `auth_time` with `openid` (in every ID token, as Entra and Okta send them).
+ */
+function claimsOf (options: TestOidcProviderOptions): Record<string, string[]> {
+  const claims = options.claims === undefined
+    ? { openid: ['sub'], profile: ['name', 'roles', 'groups'], email: ['email'] }
+    : Object.fromEntries(Object.entries(options.claims).map(([scope, names]) => [scope, [...names]]))
+  if (options.loginAuthentication !== undefined) claims.openid = [...(claims.openid ?? ['sub']), 'acr', 'amr', 'auth_time']
+  return claims
 }
 
 /** A running {@link startOidcProvider}. */
@@ -174,7 +193,7 @@ export async function startOidcProvider (options: TestOidcProviderOptions): Prom
             rotateRefreshToken: true
           }),
       jwks: { keys: [jwk] },
-      claims: options.claims === undefined ? { openid: ['sub'], profile: ['name', 'roles', 'groups'], email: ['email'] } : Object.fromEntries(Object.entries(options.claims).map(([scope, names]) => [scope, [...names]])),
+      claims: claimsOf(options),
       ...(options.clientAuthMethods === undefined ? {} : { clientAuthMethods: [...options.clientAuthMethods] }),
       ...(options.acrValues === undefined ? {} : { acrValues: [...options.acrValues] }),
       cookies: { keys: ['oidc-idp-test-cookie-key'] },
@@ -217,7 +236,36 @@ export async function startOidcProvider (options: TestOidcProviderOptions): Prom
     })
     provider.on('end_session.success', () => { endedSessions++ })
     const callback = provider.callback()
+    const interaction = /^\/interaction\/[A-Za-z0-9_-]+$/
+    // The dev login's form, finished with the acr and amr the test chose (the body is handed on
+    // already read for any other prompt; oidc-provider reads `request.body` then).
+    const login = async (request: IncomingMessage, response: ServerResponse, authenticationOf: NonNullable<TestOidcProviderOptions['loginAuthentication']>): Promise<void> => {
+      const chunks: Buffer[] = []
+      let size = 0
+      for await (const chunk of request as AsyncIterable<Buffer>) {
+        size += chunk.length
+        if (size > 65_536) { response.writeHead(413).end(); return }
+        chunks.push(chunk)
+      }
+      const raw = Buffer.concat(chunks).toString('utf8')
+      const form = new URLSearchParams(raw)
+      if (form.get('prompt') !== 'login') {
+        (request as IncomingMessage & { body?: string }).body = raw
+        callback(request, response)
+        return
+      }
+      const accountId = form.get('login') ?? ''
+      const how = authenticationOf(accountId)
+      await provider?.interactionFinished(request, response, {
+        login: { accountId, ...(how?.acr === undefined ? {} : { acr: how.acr }), ...(how?.amr === undefined ? {} : { amr: [...how.amr] }) }
+      }, { mergeWithLastSubmission: false })
+    }
     handler = (request, response) => {
+      const authenticationOf = options.loginAuthentication
+      if (authenticationOf !== undefined && request.method === 'POST' && interaction.test(request.url ?? '')) {
+        login(request, response, authenticationOf).catch(() => { if (!response.headersSent) response.writeHead(500).end() })
+        return
+      }
       if (request.url?.startsWith('/jwks') === true) jwksRequests++
       const basic = /^Basic (.+)$/.exec(request.headers.authorization ?? '')?.[1]
       if (options.basicCredentialsNotDecoded === true && request.method === 'POST' && request.url?.startsWith('/token') === true && basic !== undefined) {

@@ -4,7 +4,8 @@
  * prompt=login; the response must prove it. A missing or stale auth_time, an acr not requested or
  * absent, and a missing amr method are each refused with their failure class. Against
  * oidc-provider (prompt=login makes a signed-in user log in again; an acr the provider cannot give
- * is refused) and a jose provider whose ID tokens the test mints. Not yet reachable from policies.
+ * is refused; pushed with PAR, the parameters still reach it) and a jose provider whose ID tokens
+ * the test mints. Through policies and the app: test/oidc/step-up-sign-in.test.ts.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -101,11 +102,11 @@ describe('against oidc-provider', () => {
   })
   after(async () => { await idp?.close() })
 
-  async function request (requirement?: AuthenticationRequirement): Promise<{ url: URL, config: Awaited<ReturnType<typeof discoverProvider>>, state: string, nonce: string, codeVerifier: string }> {
+  async function request (requirement?: AuthenticationRequirement, pushedAuthorization: 'Never' | 'Require' = 'Never'): Promise<{ url: URL, config: Awaited<ReturnType<typeof discoverProvider>>, state: string, nonce: string, codeVerifier: string }> {
     const config = await discoverProvider({ authority: idp.issuer, clientId: 'step-up-rp', clientSecret: new Secret('step-up-secret'), idTokenSignedResponseAlg: 'RS256', allowInsecureRequests: true })
     const { nonce, codeVerifier } = newCorrelationValues()
     const state = `st-${nonce.slice(0, 6)}`
-    const url = await buildAuthorizationRequest(config, { redirectUri: `${APP}/signin-oidc`, scopes: ['openid', 'profile'], state, nonce, codeVerifier, ...(requirement === undefined ? {} : { stepUp: requirement }) })
+    const url = await buildAuthorizationRequest(config, { redirectUri: `${APP}/signin-oidc`, scopes: ['openid', 'profile'], state, nonce, codeVerifier, pushedAuthorization, ...(requirement === undefined ? {} : { stepUp: requirement }) })
     return { url, config, state, nonce, codeVerifier }
   }
 
@@ -134,6 +135,16 @@ describe('against oidc-provider', () => {
     const keys = new ProviderKeys({ jwksUri: stepUp.config.serverMetadata().jwks_uri!, allowInsecureRequests: true, timeoutMs: 5000 })
     const result = await completeAuthorizationCodeFlow(stepUp.config, back, { ...stepUp, stepUp: { requirement: { maxAgeSeconds: 0 }, requestedAtSeconds } }, { keys, algorithm: 'RS256', clockToleranceSeconds: 60 })
     assert.equal(result.providerSession.sub, 'ada')
+  })
+
+  test('pushed (PAR): the browser carries only client_id and request_uri, and the pushed max_age 0 still makes a signed-in user log in again', async () => {
+    const session = new HttpSession()
+    await throughIdpLogin(session, (await request()).url, APP, 'ada')
+    const pushedBefore = idp.pushedAuthorizationRequests
+    const stepUp = await request({ maxAgeSeconds: 0 }, 'Require')
+    assert.deepEqual([...stepUp.url.searchParams.keys()].sort(), ['client_id', 'request_uri'])
+    assert.equal(idp.pushedAuthorizationRequests, pushedBefore + 1)
+    assert.equal(await firstStop(session, stepUp.url), 'login')
   })
 
   test('acr_values the provider\'s login cannot satisfy: the ID token has no acr and is refused as acr', async () => {

@@ -1,7 +1,9 @@
 /**
  * An OpenID Connect instance's sign-in: the challenge (authorization request with PKCE, state,
- * nonce and, from e-mail discovery, login_hint; pushed first with PushedAuthorization) and the callback at CallbackPath (query, or the
- * form body with ResponseMode form_post), and RP-initiated logout's end_session URL.
+ * nonce and, from e-mail discovery, login_hint; pushed first with PushedAuthorization; for a step-up
+ * the policy's acr_values, max_age and prompt=login, sealed into the flow with the session's user)
+ * and the callback at CallbackPath (query, or the form body with ResponseMode form_post; a step-up
+ * response must prove the requirement, oidc/step-up.ts), and RP-initiated logout's end_session URL.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import * as client from 'openid-client'
@@ -9,6 +11,8 @@ import { buildAuthorizationRequest, completeAuthorizationCodeFlow, newCorrelatio
 import { singleValue } from '../../http/request-input.js'
 import { providerSessionIndexKey, providerSubjectIndexKey } from '../../session/session-store.js'
 import type { ChallengeHint, SignedOutPrincipal } from '../authentication.js'
+import { proofOfTokenClaims } from '../../session/authentication-proof.js'
+import { stepUpFlowData, stepUpOfFlow } from '../../sign-in/step-up-flow.js'
 import type { OpenIdConnectContext } from './openid-connect-instance.js'
 
 export async function challenge (ctx: OpenIdConnectContext, request: FastifyRequest, reply: FastifyReply, returnUrl: string, hint?: ChallengeHint): Promise<FastifyReply> {
@@ -16,7 +20,12 @@ export async function challenge (ctx: OpenIdConnectContext, request: FastifyRequ
   const config = metadata.current
   if (config === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
   const { nonce, codeVerifier } = newCorrelationValues()
-  const state = await app.externalSignIn.beginFlow(reply, scheme, returnUrl, { nonce, codeVerifier })
+  const stepUp = hint?.stepUp
+  const state = await app.externalSignIn.beginFlow(reply, scheme, returnUrl, {
+    nonce,
+    codeVerifier,
+    ...(stepUp === undefined ? {} : stepUpFlowData({ ...stepUp, requestedAtSeconds: Math.floor(Date.now() / 1000) }))
+  })
   let url: URL
   try {
     url = await buildAuthorizationRequest(config, {
@@ -27,6 +36,7 @@ export async function challenge (ctx: OpenIdConnectContext, request: FastifyRequ
       codeVerifier,
       responseMode: settings.ResponseMode,
       ...(hint?.loginHint === undefined ? {} : { loginHint: hint.loginHint }),
+      ...(stepUp === undefined ? {} : { stepUp: stepUp.requirement }),
       pushedAuthorization: settings.PushedAuthorization,
       pushedAuthorizationSetting: `${ctx.options.instance.keyPrefix}:PushedAuthorization`
     })
@@ -61,7 +71,13 @@ export async function callback (ctx: OpenIdConnectContext, request: FastifyReque
   if (query === undefined) return app.externalSignIn.fail(request, reply, scheme, 'provider_error')
   try {
     const callbackUrl = new URL(`${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}${query}`)
-    const result = await completeAuthorizationCodeFlow(config, callbackUrl, { state: flow.flowId, nonce, codeVerifier }, {
+    const stepUp = stepUpOfFlow(flow.data)
+    const result = await completeAuthorizationCodeFlow(config, callbackUrl, {
+      state: flow.flowId,
+      nonce,
+      codeVerifier,
+      ...(stepUp === undefined ? {} : { stepUp: { requirement: stepUp.requirement, requestedAtSeconds: stepUp.requestedAtSeconds } })
+    }, {
       keys: keysOf(config),
       algorithm: settings.IdTokenSignedResponseAlg,
       clockToleranceSeconds: settings.ClockSkewSeconds,
@@ -69,9 +85,11 @@ export async function callback (ctx: OpenIdConnectContext, request: FastifyReque
       ...(ctx.allowedTenants === undefined ? {} : { tenants: ctx.allowedTenants })
     })
     const { issuer, sub, sid } = result.providerSession
+    const authentication = proofOfTokenClaims(result.idTokenClaims)
     return await app.externalSignIn.complete(request, reply, taken, {
       scheme,
       claims: result.claims,
+      ...(authentication === undefined ? {} : { authentication }),
       ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),
       // AllowedTenants: the allowed tenant's mapping is the only application:tenant claim.
       ...(result.tenant === undefined ? {} : { tenant: result.tenant.applicationTenant === undefined ? {} : { value: result.tenant.applicationTenant } }),

@@ -69,6 +69,7 @@ export function openIdConnectProvider (ctx: OpenIdConnectContext, opening: Provi
     displayName: settings.DisplayName,
     protocol: 'OpenIdConnect',
     domains: settings.Domains,
+    stepUp: true,
     paths: endpointPathsOf(endpoints),
     endpoints,
     challenge: async (request, reply, returnUrl, hint) => { await opening.open(); return await challenge(ctx, request, reply, returnUrl, hint) },

@@ -1,6 +1,7 @@
 /**
  * A Saml2 instance's sign-in: the challenge (AuthnRequest by HTTP-Redirect, RelayState = flow id,
- * request id sealed in the correlation cookie) and the Assertion Consumer Service (HTTP-POST).
+ * request id sealed in the correlation cookie; for a step-up ForceAuthn and RequestedAuthnContext)
+ * and the Assertion Consumer Service (HTTP-POST; a step-up's assertion must prove it, saml2/step-up.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { buildAuthnRequestUrl, classifyLibraryError, newRequestId, readResponseEnvelope, SAML2_CLAIM_DEFAULTS, Saml2ResponseError, sessionToTokens, validateResponse } from '../../saml2/service-provider.js'
@@ -10,14 +11,22 @@ import type { SignInFailure } from '../../sign-in/sign-in-failure.js'
 import { groupOverageInClaims } from '../../sign-in/group-overage.js'
 import { signInIndexKeys } from '../../saml2/logout-request.js'
 import { formField, isFlowId, type Saml2Context } from './saml2-instance.js'
+import type { ChallengeHint } from '../authentication.js'
+import { checkAuthnStatement, proofOfAuthnStatement } from '../../saml2/step-up.js'
+import { stepUpFlowData, stepUpOfFlow } from '../../sign-in/step-up-flow.js'
 
-export async function challenge (ctx: Saml2Context, request: FastifyRequest, reply: FastifyReply, returnUrl: string): Promise<FastifyReply> {
+export async function challenge (ctx: Saml2Context, request: FastifyRequest, reply: FastifyReply, returnUrl: string, hint?: ChallengeHint): Promise<FastifyReply> {
   const { app, settings, scheme, source, acsUrlOf } = ctx
   const idp = source.current
   if (idp === undefined) return app.externalSignIn.fail(request, reply, scheme, 'unavailable')
   const requestId = newRequestId()
-  const flowId = await app.externalSignIn.beginFlow(reply, scheme, returnUrl, { requestId })
-  const url = await buildAuthnRequestUrl({ settings, idp, acsUrl: acsUrlOf(request), requestId, relayState: flowId })
+  // A step-up: ForceAuthn and RequestedAuthnContext from the policy, sealed with the session's user.
+  const stepUp = hint?.stepUp
+  const flowId = await app.externalSignIn.beginFlow(reply, scheme, returnUrl, {
+    requestId,
+    ...(stepUp === undefined ? {} : stepUpFlowData({ ...stepUp, requestedAtSeconds: Math.floor(Date.now() / 1000) }))
+  })
+  const url = await buildAuthnRequestUrl({ settings, idp, acsUrl: acsUrlOf(request), requestId, relayState: flowId, ...(stepUp === undefined ? {} : { stepUp: stepUp.requirement }) })
   request.log.info({ event: 'external.challenge', provider: scheme }, 'SAML2 AuthnRequest sent')
   return reply.redirect(url, 302)
 }
@@ -77,10 +86,17 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
     if (failure === 'signature' || failure === 'certificate') source.refreshAfterFailure()
     return fail(failure, error)
   }
+  const stepUp = flow === undefined ? undefined : stepUpOfFlow(flow.data)
+  if (stepUp !== undefined) {
+    const unmet = checkAuthnStatement(assertion.authnStatement, stepUp.requirement, { requestedAtSeconds: stepUp.requestedAtSeconds, nowSeconds: Math.floor(Date.now() / 1000), clockSkewSeconds: settings.clockSkewSeconds })
+    if (unmet !== undefined) return fail(unmet.failure, new Saml2ResponseError(unmet.failure, 'the assertion does not prove the step-up', { diagnostics: { detail: unmet.code } }))
+  }
   const groupOverage = groupOverageInClaims(assertion.claims, assertion.attributeNames)
+  const authentication = proofOfAuthnStatement(assertion.authnStatement)
   return await app.externalSignIn.complete(request, reply, taken, {
     scheme,
     claims: assertion.claims,
+    ...(authentication === undefined ? {} : { authentication }),
     ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),
     ...(groupOverage === undefined ? {} : { groupOverage, acceptGroupOverage: saml.AcceptGroupOverage }),
     returnUrl: flow?.returnUrl ?? '/',

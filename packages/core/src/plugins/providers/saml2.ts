@@ -45,7 +45,8 @@ export function saml2Provider (ctx: Saml2Context, opening: ProviderOpening = ALR
     domains: ctx.saml.Domains,
     paths: endpointPathsOf(endpoints),
     endpoints,
-    challenge: async (request, reply, returnUrl) => { await opening.open(); return await challenge(ctx, request, reply, returnUrl) },
+    stepUp: true,
+    challenge: async (request, reply, returnUrl, hint) => { await opening.open(); return await challenge(ctx, request, reply, returnUrl, hint) },
     status: () => opening.opened ? ctx.status() : { available: true },
     issuer: () => ctx.source.current?.entityId ?? (ctx.saml.IdpEntityId.trim() === '' ? undefined : ctx.saml.IdpEntityId.trim()),
     signOutRedirect: async (request, signedOut) => await signOutRedirect(ctx, request, signedOut)

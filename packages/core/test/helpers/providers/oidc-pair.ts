@@ -27,6 +27,8 @@ export interface OidcPairOptions {
   readonly configure?: TestAppOptions['configure']
   /** The application's sign-in hook (createApp `signInHook`). */
   readonly signInHook?: TestAppOptions['signInHook']
+  /** The app's provider source (createApp `providerSource`). */
+  readonly providerSource?: TestAppOptions['providerSource']
 }
 
 export interface OidcPair {
@@ -37,7 +39,10 @@ export interface OidcPair {
 export async function startOidcPair (options: OidcPairOptions): Promise<OidcPair> {
   const idp = await startOidcIdp(options.idp)
   const openIdConnect = { Enabled: true, Authority: idp.issuer, ClientId: options.idp.clientId, ClientSecret: options.idp.clientSecret, ...options.openIdConnect }
-  const app = await startProviderApp({ Authentication: { ...options.authentication, Providers: { OpenIdConnect: openIdConnect } } }, options.configure, options.signInHook === undefined ? {} : { signInHook: options.signInHook })
+  const app = await startProviderApp({ Authentication: { ...options.authentication, Providers: { OpenIdConnect: openIdConnect } } }, options.configure, {
+    ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook }),
+    ...(options.providerSource === undefined ? {} : { providerSource: options.providerSource })
+  })
   await idp.configure(`${app.origin}/signin-oidc`, options.postLogoutRedirect === true ? [`${app.origin}/signout-callback-oidc`] : [])
   await waitUntilReady(app.origin)
   return { idp, app }

@@ -13,7 +13,7 @@ export const SESSION_COOKIE_NAMES = ['__Host-ProjectTemplate.Web.Authentication'
 
 type Saml2Overrides = Record<string, string | number | boolean | string[]>
 
-export async function buildSaml2App (idp: TestIdentityProvider, overrides: Saml2Overrides = {}, options: Pick<TestAppOptions, 'signInHook' | 'stateStore'> & { authentication?: Record<string, Record<string, number | boolean>>, rateLimits?: false } = {}): Promise<TestApp> {
+export async function buildSaml2App (idp: TestIdentityProvider, overrides: Saml2Overrides = {}, options: Pick<TestAppOptions, 'signInHook' | 'stateStore' | 'configure'> & { authentication?: Record<string, Record<string, number | boolean>>, rateLimits?: false } = {}): Promise<TestApp> {
   return await buildTestApp({
     nodeEnv: 'development',
     testSignIn: false,
@@ -25,7 +25,8 @@ export async function buildSaml2App (idp: TestIdentityProvider, overrides: Saml2
       }
     },
     ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook }),
-    ...(options.stateStore === undefined ? {} : { stateStore: options.stateStore })
+    ...(options.stateStore === undefined ? {} : { stateStore: options.stateStore }),
+    ...(options.configure === undefined ? {} : { configure: options.configure })
   })
 }
 

@@ -8,7 +8,7 @@ import { randomBytes, sign as signOctets } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
-import { DOMParser } from '@xmldom/xmldom'
+import { DOMParser, type Element } from '@xmldom/xmldom'
 import { SignedXml } from 'xml-crypto'
 import { createSigningKey, type TestSigningKey } from './certificates.js'
 
@@ -49,6 +49,10 @@ export interface ResponseOptions {
   readonly afterSigning?: (xml: string) => string
   /** The AuthnStatement SessionIndex; default a fresh id. */
   readonly sessionIndex?: string
+  /** The AuthnContextClassRef; default PasswordProtectedTransport; null: no AuthnContextClassRef. */
+  readonly authnContextClassRef?: string | null
+  /** The AuthnInstant; default the response's IssueInstant (now). */
+  readonly authnInstant?: Date
 }
 
 /** An IdP-initiated LogoutRequest (SAML Profiles 4.4.4.1), one knob per tested property. */
@@ -86,6 +90,10 @@ export interface AuthnRequestSeen {
   readonly acsUrl: string
   readonly issuer: string
   readonly relayState: string | undefined
+  /** `ForceAuthn="true"` (a step-up with a maximum age). */
+  readonly forceAuthn: boolean
+  /** `RequestedAuthnContext`: its Comparison and class references. */
+  readonly requestedAuthnContext?: { readonly comparison: string, readonly classRefs: readonly string[] }
 }
 
 const escapeXml = (value: string): string =>
@@ -126,8 +134,17 @@ export function readAuthnRequest (location: string): AuthnRequestSeen {
     id: request.getAttribute('ID') ?? '',
     acsUrl: request.getAttribute('AssertionConsumerServiceURL') ?? '',
     issuer,
-    relayState: url.searchParams.get('RelayState') ?? undefined
+    relayState: url.searchParams.get('RelayState') ?? undefined,
+    forceAuthn: request.getAttribute('ForceAuthn') === 'true',
+    ...requestedAuthnContextOf(request)
   }
+}
+
+function requestedAuthnContextOf (request: Element): Pick<AuthnRequestSeen, 'requestedAuthnContext'> {
+  const requested = request.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:protocol', 'RequestedAuthnContext')[0]
+  if (requested === undefined) return {}
+  const classRefs = [...requested.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:assertion', 'AuthnContextClassRef')].map((element) => element.textContent ?? '')
+  return { requestedAuthnContext: { comparison: requested.getAttribute('Comparison') ?? 'exact', classRefs } }
 }
 
 export class TestIdentityProvider {
@@ -196,6 +213,9 @@ export class TestIdentityProvider {
     const inResponseTo = options.inResponseTo === undefined ? '' : ` InResponseTo="${escapeXml(options.inResponseTo)}"`
     const responseInResponseTo = options.responseInResponseTo ?? options.inResponseTo
     const responseIrt = responseInResponseTo === undefined ? '' : ` InResponseTo="${escapeXml(responseInResponseTo)}"`
+    const classRef = options.authnContextClassRef === undefined ? 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport' : options.authnContextClassRef
+    // Without a class reference, the AuthnContext carries only a declaration reference (SAML Core 2.7.2.2).
+    const authnContext = classRef === null ? '<saml:AuthnContextDeclRef>urn:example:declaration</saml:AuthnContextDeclRef>' : `<saml:AuthnContextClassRef>${escapeXml(classRef)}</saml:AuthnContextClassRef>`
     const attributes = Object.entries(options.user.attributes).map(([name, values]) =>
       `<saml:Attribute Name="${escapeXml(name)}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:uri">${values.map((value) => `<saml:AttributeValue>${escapeXml(value)}</saml:AttributeValue>`).join('')}</saml:Attribute>`).join('')
     let xml = `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${newId()}" Version="2.0" IssueInstant="${issueInstant}" Destination="${escapeXml(options.destination ?? options.acsUrl)}"${responseIrt}>` +
@@ -206,7 +226,7 @@ export class TestIdentityProvider {
       `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified">${escapeXml(options.user.nameId)}</saml:NameID>` +
       `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${notOnOrAfter}" Recipient="${escapeXml(options.recipient ?? options.acsUrl)}"${inResponseTo}/></saml:SubjectConfirmation></saml:Subject>` +
       `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${escapeXml(options.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
-      `<saml:AuthnStatement AuthnInstant="${issueInstant}" SessionIndex="${escapeXml(options.sessionIndex ?? newId())}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+      `<saml:AuthnStatement AuthnInstant="${options.authnInstant?.toISOString() ?? issueInstant}" SessionIndex="${escapeXml(options.sessionIndex ?? newId())}"><saml:AuthnContext>${authnContext}</saml:AuthnContext></saml:AuthnStatement>` +
       (attributes === '' && options.extraAttributeXml === undefined ? '' : `<saml:AttributeStatement>${attributes}${options.extraAttributeXml ?? ''}</saml:AttributeStatement>`) +
       '</saml:Assertion></samlp:Response>'
     const key = options.signingKey ?? this.signingKey
