@@ -44,8 +44,8 @@ export class BearerPrincipal extends Principal {
   }
 }
 
-/** Claims that describe the token, not the caller: not kept as claims of the principal. */
-const TOKEN_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'cnf', 'nonce', 'at_hash', 'c_hash', 'auth_time', 'sid', 'typ', 'uti', 'rh', 'xms_tcdt'])
+/** Claims that describe the token, not the caller (and RFC 7662's `active` and `token_type`): not kept as claims of the principal. */
+const TOKEN_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'cnf', 'nonce', 'at_hash', 'c_hash', 'auth_time', 'sid', 'typ', 'uti', 'rh', 'xms_tcdt', 'active', 'token_type'])
 
 export interface PrincipalSettings {
   readonly scheme: string

@@ -29,7 +29,11 @@ export const BEARER_FAILURES = [
   /** `nbf` (with the clock skew) is still ahead. */
   'not_yet_valid',
   /** The token is valid but names no subject (`sub`, `client_id` or `azp`). */
-  'no_subject'
+  'no_subject',
+  /** An opaque token the issuer's introspection endpoint calls inactive (unknown, expired, revoked; RFC 7662 section 2.2). */
+  'inactive',
+  /** The introspection endpoint could not answer (unreachable, timed out, not 200 JSON, over 64 KB): answered 503, not 401. */
+  'introspection_unavailable'
 ] as const
 
 export type BearerFailure = (typeof BEARER_FAILURES)[number]

@@ -119,7 +119,8 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       done()
       return
     }
-    if (failure === 'keys_unavailable') {
+    // The issuer could not answer: not the caller's fault, and not a bad token (503, not 401).
+    if (failure === 'keys_unavailable' || failure === 'introspection_unavailable') {
       done(createError('APP_ERR_PROVIDER_UNAVAILABLE'))
       return
     }
@@ -148,7 +149,7 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       return
     }
     const failed = (failure: BearerFailure): void => {
-      const counting = failure === 'keys_unavailable' || refusals === undefined ? Promise.resolve(false) : refusals.count(client)
+      const counting = failure === 'keys_unavailable' || failure === 'introspection_unavailable' || refusals === undefined ? Promise.resolve(false) : refusals.count(client)
       counting.then((held) => { refuse(request, reply, done, failure, held) }, () => { refuse(request, reply, done, failure, false) })
     }
     if (token === undefined) {

@@ -3,7 +3,9 @@
  * (`http://localhost:<port>`) with Resource Indicators (RFC 8707) issuing JWT access tokens
  * (RFC 9068, `typ: at+jwt`, RS256) for one resource, and the client-credentials grant for
  * machine clients. `clientCredentialsToken` asks its token endpoint over HTTP, as an API client
- * would.
+ * would. With `opaqueResource`, a second resource whose access tokens are opaque, checked at the
+ * introspection endpoint (RFC 7662) by the `introspectionClients` and revoked at the revocation
+ * endpoint (RFC 7009).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -15,6 +17,10 @@ export interface ResourceIdp {
   readonly resource: string
   /** How many times the key set has been fetched. */
   readonly jwksRequests: number
+  /** How many introspection requests have arrived. */
+  readonly introspectionRequests: number
+  /** Revokes `token` (RFC 7009), as the client it was issued to. */
+  revoke: (clientId: string, token: string) => Promise<void>
   /** A client-credentials access token for `resource` with `scope`, from client `clientId`. */
   clientCredentialsToken: (clientId: string, scope: string, resource?: string) => Promise<string>
   close: () => Promise<void>
@@ -26,6 +32,10 @@ export interface ResourceIdpOptions {
   readonly scopes: readonly string[]
   /** client id -> secret of the machine clients. */
   readonly clients: Readonly<Record<string, string>>
+  /** A resource whose access tokens are opaque (introspection and revocation on). */
+  readonly opaqueResource?: string
+  /** More clients, as oidc-provider client metadata (the API's introspection client). */
+  readonly introspectionClients?: ReadonlyArray<Record<string, unknown>>
 }
 
 interface OidcProviderInstance { callback: () => (request: IncomingMessage, response: ServerResponse) => void }
@@ -35,10 +45,12 @@ export async function startResourceIdp (options: ResourceIdpOptions): Promise<Re
   const specifier = 'oidc-provider'
   const Provider = ((await import(specifier)) as { default: OidcProviderConstructor }).default
   let jwksRequests = 0
+  let introspectionRequests = 0
   // The server listens before the provider exists: the provider needs the issuer, which needs the port.
   const serving: { handler?: (request: IncomingMessage, response: ServerResponse) => void } = {}
   const server = createServer((request, response) => {
     if (request.url?.startsWith('/jwks') === true) jwksRequests++
+    if (request.url?.startsWith('/token/introspection') === true) introspectionRequests++
     serving.handler?.(request, response)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -52,16 +64,19 @@ export async function startResourceIdp (options: ResourceIdpOptions): Promise<Re
       redirect_uris: [],
       response_types: [],
       token_endpoint_auth_method: 'client_secret_basic'
-    })),
+    })).concat((options.introspectionClients ?? []) as never[]),
     jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'resource-rs256', alg: 'RS256', use: 'sig' }] },
     scopes: ['openid', ...options.scopes],
     features: {
       clientCredentials: { enabled: true },
+      introspection: { enabled: options.opaqueResource !== undefined },
+      revocation: { enabled: options.opaqueResource !== undefined },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => options.resource,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, resource: string) => {
+          if (resource === options.opaqueResource) return { scope: options.scopes.join(' '), audience: resource, accessTokenFormat: 'opaque', accessTokenTTL: 300 }
           if (resource !== options.resource) throw new Error('unknown resource')
           return { scope: options.scopes.join(' '), audience: options.resource, accessTokenFormat: 'jwt', accessTokenTTL: 300, jwt: { sign: { alg: 'RS256' } } }
         }
@@ -73,6 +88,15 @@ export async function startResourceIdp (options: ResourceIdpOptions): Promise<Re
     issuer,
     resource: options.resource,
     get jwksRequests () { return jwksRequests },
+    get introspectionRequests () { return introspectionRequests },
+    async revoke (clientId, token) {
+      const response = await fetch(`${issuer}/token/revocation`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`${clientId}:${options.clients[clientId] ?? ''}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, token_type_hint: 'access_token' })
+      })
+      if (response.status !== 200) throw new Error(`revocation endpoint answered ${response.status}`)
+    },
     async clientCredentialsToken (clientId, scope, resource = options.resource) {
       const secret = options.clients[clientId] ?? ''
       const response = await fetch(`${issuer}/token`, {
