@@ -46,6 +46,8 @@ export interface JwtBearerSettings {
   readonly ClockSkewSeconds: number
   /** Token claim (or nested path) -> application claim type, as the OpenID Connect section's. */
   readonly ClaimMappings: Readonly<Record<string, string>>
+  /** Only DPoP-bound tokens sent with a DPoP proof (RFC 9449); absent: false. */
+  readonly RequireDPoP?: boolean
   /** Opaque tokens through introspection (RFC 7662); absent or without ClientId: off. */
   readonly Introspection?: IntrospectionSettings
 }
@@ -60,6 +62,8 @@ export interface BearerAuthentication {
   readonly machine: boolean
   /** `exp` in milliseconds since the epoch. */
   readonly expiresAtMs: number
+  /** The token's `cnf.jkt` (RFC 9449): it may be used only with a DPoP proof signed by that key. */
+  readonly confirmationKey?: string
   /** Until when the verified-token cache may reuse it, when earlier than {@link expiresAtMs} (an introspected token: CacheSeconds). */
   readonly cachedUntilMs?: number
 }
@@ -97,6 +101,13 @@ interface Resolved {
 /** Why the scheme is not ready: its discovery has not loaded (yet). */
 export type BearerSchemeStatus = { readonly available: true } | { readonly available: false, readonly reason: 'metadata_loading' | 'metadata_unreachable' | 'metadata_invalid' }
 
+/** The token's `cnf.jkt` (RFC 9449 section 6), when it is DPoP-bound. */
+function confirmationOf (payload: Readonly<Record<string, unknown>>): { confirmationKey?: string } {
+  const cnf = payload.cnf
+  const jkt = cnf !== null && typeof cnf === 'object' ? (cnf as { jkt?: unknown }).jkt : undefined
+  return typeof jkt === 'string' && jkt !== '' ? { confirmationKey: jkt } : {}
+}
+
 export class JwtBearerScheme {
   readonly scheme: string
   readonly #options: JwtBearerSchemeOptions
@@ -133,6 +144,16 @@ export class JwtBearerScheme {
       ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
       ...(options.now === undefined ? {} : { now: options.now })
     })
+  }
+
+  /** Whether the scheme takes only DPoP-bound tokens with a proof (RequireDPoP). */
+  get requiresDPoP (): boolean {
+    return this.#options.settings.RequireDPoP === true
+  }
+
+  /** The JWS algorithms of tokens and DPoP proofs (ValidAlgorithms). */
+  get algorithms (): ReadonlySet<string> {
+    return this.#algorithms
   }
 
   /** Whether the scheme checks opaque tokens at an introspection endpoint. */
@@ -263,7 +284,8 @@ export class JwtBearerScheme {
       ...(verified.clientId === undefined ? {} : { clientId: verified.clientId }),
       scopes: verified.scopes,
       machine: verified.machine,
-      expiresAtMs: (verified.expiresAt + this.#options.settings.ClockSkewSeconds) * 1000
+      expiresAtMs: (verified.expiresAt + this.#options.settings.ClockSkewSeconds) * 1000,
+      ...confirmationOf(verified.payload)
     }
   }
 }

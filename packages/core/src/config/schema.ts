@@ -290,7 +290,9 @@ export const JwtBearerSchemeSchema = Type.Object({
   ValidAlgorithms: strings(['RS256', 'PS256', 'ES256', 'EdDSA'], 'Extension. The JWS algorithms accepted for access tokens: asymmetric only (RS, PS, ES 256/384/512, EdDSA); none and the HMAC algorithms are refused at startup.'),
   ClockSkewSeconds: Type.Integer({ default: 60, minimum: 0, maximum: 300, description: 'Extension. Clock skew allowed on the token\'s exp and nbf, 0-300 seconds.' }),
   ClaimMappings: claimMappings('Extension. Per-scheme claim mapping overrides, as the OpenID Connect section\'s: an array of { From, To } (token claim name, or a nested claim path such as realm_access.roles or /resource_access/my-api/roles -> application claim type) or a JSON object { "<claim>": "<type>" }. scope and scp map to application:permission by default.'),
-  Introspection: JwtBearerIntrospectionSchema
+  Introspection: JwtBearerIntrospectionSchema,
+  // Sender-constrained tokens (issue 35, item 5): DPoP, RFC 9449.
+  RequireDPoP: Type.Boolean({ default: false, description: 'Extension. Accept only DPoP-bound tokens (cnf.jkt) sent as Authorization: DPoP with a valid DPoP proof (RFC 9449): a plain bearer token of this scheme is refused. Every JwtBearer scheme accepts DPoP requests; a DPoP-bound token sent as Bearer is always refused. Proofs: typ dpop+jwt, an alg of ValidAlgorithms, a public jwk, htm and htu of the request (htu from Hosting:PublicOrigin, else the request\'s origin), iat within 60 seconds, ath, and a jti used once (the state store\'s replay cache; shared across instances with Redis).' })
 }, { additionalProperties: false, default: {} })
 
 function schemesSchema (): TUnsafe<Record<string, SchemeConfiguration>> {

@@ -5,11 +5,32 @@
  * machine clients. `clientCredentialsToken` asks its token endpoint over HTTP, as an API client
  * would. With `opaqueResource`, a second resource whose access tokens are opaque, checked at the
  * introspection endpoint (RFC 7662) by the `introspectionClients` and revoked at the revocation
- * endpoint (RFC 7009).
+ * endpoint (RFC 7009). DPoP (RFC 9449) is on: `dpopClientCredentialsToken` sends a proof made
+ * with jose to the token endpoint and gets a token bound to its key (`cnf.jkt`).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { exportJWK, generateKeyPair } from 'jose'
+import { randomUUID } from 'node:crypto'
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose'
+
+/** A client's DPoP key pair (the public half as the JWK its proofs embed). */
+export interface DPoPKey {
+  readonly privateKey: CryptoKey
+  readonly publicJwk: JWK
+}
+
+/** A fresh ES256 DPoP key. */
+export async function dpopKey (): Promise<DPoPKey> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true })
+  return { privateKey, publicJwk: await exportJWK(publicKey) }
+}
+
+/** A DPoP proof (RFC 9449 section 4.2) for `method` `url`; `claims` and `header` override the valid defaults. */
+export async function dpopProof (key: DPoPKey, method: string, url: string, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}): Promise<string> {
+  return await new SignJWT({ htm: method, htu: url, iat: Math.floor(Date.now() / 1000), jti: randomUUID(), ...claims })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk, ...header })
+    .sign(key.privateKey)
+}
 
 export interface ResourceIdp {
   readonly issuer: string
@@ -19,6 +40,8 @@ export interface ResourceIdp {
   readonly jwksRequests: number
   /** How many introspection requests have arrived. */
   readonly introspectionRequests: number
+  /** A client-credentials access token bound to `key` (DPoP), for `resource`. */
+  dpopClientCredentialsToken: (clientId: string, scope: string, key: DPoPKey, resource?: string) => Promise<string>
   /** Revokes `token` (RFC 7009), as the client it was issued to. */
   revoke: (clientId: string, token: string) => Promise<void>
   /** A client-credentials access token for `resource` with `scope`, from client `clientId`. */
@@ -71,6 +94,7 @@ export async function startResourceIdp (options: ResourceIdpOptions): Promise<Re
       clientCredentials: { enabled: true },
       introspection: { enabled: options.opaqueResource !== undefined },
       revocation: { enabled: options.opaqueResource !== undefined },
+      dPoP: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => options.resource,
@@ -96,6 +120,17 @@ export async function startResourceIdp (options: ResourceIdpOptions): Promise<Re
         body: new URLSearchParams({ token, token_type_hint: 'access_token' })
       })
       if (response.status !== 200) throw new Error(`revocation endpoint answered ${response.status}`)
+    },
+    async dpopClientCredentialsToken (clientId, scope, key, resource = options.resource) {
+      const secret = options.clients[clientId] ?? ''
+      const response = await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded', dpop: await dpopProof(key, 'POST', `${issuer}/token`) },
+        body: new URLSearchParams({ grant_type: 'client_credentials', scope, resource })
+      })
+      const body = await response.json() as { access_token?: string, token_type?: string, error?: string, error_description?: string }
+      if (body.access_token === undefined || body.token_type !== 'DPoP') throw new Error(`token endpoint answered ${response.status} ${body.error ?? ''} ${body.error_description ?? ''}`)
+      return body.access_token
     },
     async clientCredentialsToken (clientId, scope, resource = options.resource) {
       const secret = options.clients[clientId] ?? ''
