@@ -28,6 +28,7 @@ import { BearerSchemes } from '../bearer/bearer-schemes.js'
 import { bearerChallenge, dpopChallenge } from '../bearer/challenge.js'
 import { verifyDPoPProof } from '../bearer/dpop.js'
 import { BearerTokenError, isProofFailure, type BearerFailure } from '../bearer/failures.js'
+import { bearerAuditFields } from '../bearer/bearer-principal.js'
 import { DEFAULT_VALID_ALGORITHMS, type BearerAuthentication, type JwtBearerScheme } from '../bearer/jwt-bearer-scheme.js'
 import { RefusalLimit } from '../bearer/refusal-limit.js'
 import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceOf } from '../bearer/resource-metadata.js'
@@ -167,9 +168,11 @@ type Presentation = 'Bearer' | 'DPoP'
 
 function bearerHook (options: BearerContext, anonymous: boolean): Hook {
   const { schemes, refusals, replay, publicOrigin, registered } = options
-  function accept (request: FastifyRequest, authentication: BearerAuthentication): void {
+  function accept (request: FastifyRequest, authentication: BearerAuthentication, verifiedNow: boolean): void {
     request.bearer = authentication
     authenticateRequestAs(request, authentication.principal)
+    // One audit line per token verified (not per call served from the cache): who, and which client acted.
+    if (verifiedNow) request.log.info({ event: 'bearer.authenticated', ...bearerAuditFields(authentication.principal) }, 'bearer token accepted')
   }
   function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: BearerFailure, held: boolean, presentation: Presentation): void {
     request.log.info({ event: 'bearer.refused', failure, ...(held ? { rateLimited: true } : {}) }, 'bearer token refused')
@@ -221,7 +224,7 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
           failed(refusal)
           return
         }
-        accept(request, cached)
+        accept(request, cached, false)
         done()
         return
       }
@@ -245,7 +248,7 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
           failed(refusal)
           return
         }
-        accept(request, authentication)
+        accept(request, authentication, true)
         done()
       }, settle)
       return
@@ -255,14 +258,14 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       failed(proofs.length === 0 ? 'dpop_missing' : 'dpop_multiple')
       return
     }
-    authenticateDPoP(request, token, proofs[0] as string).then((authentication) => {
-      accept(request, authentication)
+    authenticateDPoP(request, token, proofs[0] as string).then(({ authentication, verifiedNow }) => {
+      accept(request, authentication, verifiedNow)
       done()
     }, settle)
   }
 
   /** The proof, then the token, then its binding to the proof's key; the proof's `jti` is recorded last. */
-  async function authenticateDPoP (request: FastifyRequest, token: string, proofText: string): Promise<BearerAuthentication> {
+  async function authenticateDPoP (request: FastifyRequest, token: string, proofText: string): Promise<{ authentication: BearerAuthentication, verifiedNow: boolean }> {
     const proof = await verifyDPoPProof(proofText, {
       method: request.method,
       url: externalUrlOf(request, publicOrigin),
@@ -270,12 +273,13 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       algorithms: new Set(dpopAlgorithmsOf(schemes.schemes)),
       nowSeconds: Math.floor(Date.now() / 1000)
     })
-    const authentication = await schemes.authenticate(token)
+    const cached = schemes.cached(token)
+    const authentication = cached ?? await schemes.verify(token)
     if (authentication.confirmationKey === undefined) throw new BearerTokenError('dpop_unbound')
     if (authentication.confirmationKey !== proof.jkt) throw new BearerTokenError('dpop_binding')
     if (registered(authentication.scheme)?.algorithms.has(proof.alg) !== true) throw new BearerTokenError('dpop_algorithm')
     if (!await replay.remember(`${proof.jkt}.${proof.jti}`, proof.replayUntilMs)) throw new BearerTokenError('dpop_replay')
-    return authentication
+    return { authentication, verifiedNow: cached === undefined }
   }
 }
 
