@@ -192,6 +192,11 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
     }
     sendBearerChallenge(request, reply, 'invalid_token')
   }
+  /** Counts the refusal of `client` (not when the issuer failed), then answers it. */
+  function fail (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: BearerFailure, presentation: Presentation, client: string): void {
+    const counting = failure === 'keys_unavailable' || failure === 'introspection_unavailable' || refusals === undefined ? Promise.resolve(false) : refusals.count(client)
+    counting.then((held) => { refuse(request, reply, done, failure, held, presentation) }, () => { refuse(request, reply, done, failure, false, presentation) })
+  }
   /** Why a verified token may not be used as `Bearer`: DPoP-bound, or its scheme requires DPoP. */
   function bearerRefusalOf (authentication: BearerAuthentication): BearerFailure | undefined {
     if (authentication.confirmationKey !== undefined) return 'dpop_bound_as_bearer'
@@ -206,28 +211,26 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       done()
       return
     }
-    const client = clientKeyOf(request.ip)
-    const failed = (failure: BearerFailure): void => {
-      const counting = failure === 'keys_unavailable' || failure === 'introspection_unavailable' || refusals === undefined ? Promise.resolve(false) : refusals.count(client)
-      counting.then((held) => { refuse(request, reply, done, failure, held, presentation) }, () => { refuse(request, reply, done, failure, false, presentation) })
-    }
-    const settle = (error: unknown): void => {
-      if (error instanceof BearerTokenError) failed(error.failure)
-      else done(error instanceof Error ? error : new Error(String(error)))
-    }
     if (presentation === 'Bearer') {
       // The cache first, on the header as sent (a token it holds was well formed when verified).
+      // This path allocates no closure and hashes no address: it serves most API calls.
       const cached = schemes.cached(header.slice(7).trim())
       if (cached !== undefined) {
         const refusal = bearerRefusalOf(cached)
         if (refusal !== undefined) {
-          failed(refusal)
+          fail(request, reply, done, refusal, presentation, clientKeyOf(request.ip))
           return
         }
         accept(request, cached, false)
         done()
         return
       }
+    }
+    const client = clientKeyOf(request.ip)
+    const failed = (failure: BearerFailure): void => { fail(request, reply, done, failure, presentation, client) }
+    const settle = (error: unknown): void => {
+      if (error instanceof BearerTokenError) failed(error.failure)
+      else done(error instanceof Error ? error : new Error(String(error)))
     }
     const token = (presentation === 'Bearer' ? BEARER_HEADER : DPOP_HEADER).exec(header.length > 9000 ? '' : header)?.[1]
     const wait = refusals?.retryAfterSeconds(client)
