@@ -67,6 +67,8 @@ export interface TokenIntrospectionOptions {
   readonly timeoutMs: number
   readonly dispatcher?: Dispatcher
   readonly now?: () => number
+  /** Most inactive answers remembered; default {@link MAX_INACTIVE_ANSWERS} (tests use fewer). */
+  readonly maxInactiveAnswers?: number
 }
 
 /** The introspection answer of an active token: a JSON object with `active: true`. */
@@ -122,7 +124,7 @@ export class TokenIntrospection {
   #rememberInactive (key: string): void {
     const ttl = Math.min(INACTIVE_CACHE_MS, this.cacheSeconds * 1000)
     if (ttl <= 0) return
-    if (!this.#inactiveUntil.has(key) && this.#inactiveUntil.size >= MAX_INACTIVE_ANSWERS) {
+    if (!this.#inactiveUntil.has(key) && this.#inactiveUntil.size >= (this.#options.maxInactiveAnswers ?? MAX_INACTIVE_ANSWERS)) {
       const oldest = this.#inactiveUntil.keys().next().value
       if (oldest !== undefined) this.#inactiveUntil.delete(oldest)
     }
