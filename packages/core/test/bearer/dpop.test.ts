@@ -215,3 +215,36 @@ describe('DPoP-bound tokens on the API routes', () => {
     }
   })
 })
+
+describe('DPoP htu behind Hosting:PublicOrigin', () => {
+  let partner: TokenIdp
+  let t: BearerTestApp
+  let key: DPoPKey
+
+  before(async () => {
+    partner = await startTokenIdp('unused')
+    t = await buildBearerApp({
+      schemes: { Partner: { Issuer: partner.issuer, JwksUri: `${partner.issuer}/jwks`, Audiences: [PARTNER_AUDIENCE] } },
+      settings: { Hosting: { PublicOrigin: 'https://app.example.com' } }
+    })
+    key = await dpopKey()
+  })
+  after(async () => {
+    await t?.app.close()
+    await partner?.close()
+  })
+
+  test('htu is the public origin and path: the public URL passes, the internal one is dpop_url', async () => {
+    const now = Math.floor(Date.now() / 1000)
+    const token = await new SignJWT({ iss: partner.issuer, aud: PARTNER_AUDIENCE, sub: 'ada', iat: now, exp: now + 300, cnf: { jkt: await calculateJwkThumbprint(key.publicJwk) } })
+      .setProtectedHeader({ alg: 'RS256', kid: 'known', typ: 'at+jwt' }).sign(partner.signingKey)
+    const send = async (htu: string): Promise<{ status: number, failure: unknown }> => {
+      const before = t.logs.events('bearer.refused').length
+      const response = await t.app.inject({ url: '/api/orders?x=1', headers: { host: 'app.example.com', authorization: `DPoP ${token}`, dpop: await dpopProof(key, 'GET', htu, { ath: ath(token) }) } })
+      return { status: response.statusCode, failure: t.logs.events('bearer.refused').slice(before)[0]?.failure }
+    }
+    assert.deepEqual(await send('https://app.example.com/api/orders'), { status: 200, failure: undefined })
+    assert.deepEqual(await send('http://localhost:80/api/orders'), { status: 401, failure: 'dpop_url' })
+    assert.deepEqual(await send('https://APP.example.com:443/api/orders#fragment'), { status: 200, failure: undefined })
+  })
+})
