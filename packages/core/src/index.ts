@@ -64,6 +64,7 @@ export type { UserIdentity } from './session/user-identity.js'
 export type { AccessTokenOptions, ResolveCallback, SessionApi, SessionCookieSettings } from './plugins/session.js'
 // Bearer tokens on API routes (JwtBearer schemes): `request.bearer` and the scheme a provider carries.
 export type { BearerAuthentication, BearerSchemeStatus, JwtBearerScheme, JwtBearerSchemeOptions, JwtBearerSettings } from './bearer/jwt-bearer-scheme.js'
+export type { IntrospectionAuthMethod, IntrospectionSettings } from './bearer/introspection.js'
 export type { ClaimsTransformation } from './sign-in/completion.js'
 export type { SignInRequest } from './session/renewal.js'
 export type { SessionList, SessionSummary } from './session/session-store.js'

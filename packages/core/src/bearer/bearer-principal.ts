@@ -14,6 +14,7 @@ import { ApplicationClaimTypes, Principal, type Claim } from '../session/princip
 import { proofOfTokenClaims } from '../session/authentication-proof.js'
 import { pathClaims } from '../sign-in/claim-paths.js'
 import { normalizeClaims } from '../sign-in/claims-normalization.js'
+import { auditFieldsOf } from '../session/user-identity.js'
 import { withSourceTenant, type ClaimsTransformation } from '../sign-in/completion.js'
 import type { VerifiedAccessToken } from './access-token.js'
 
@@ -45,8 +46,8 @@ export class BearerPrincipal extends Principal {
   }
 }
 
-/** Claims that describe the token, not the caller: not kept as claims of the principal. */
-const TOKEN_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'cnf', 'nonce', 'at_hash', 'c_hash', 'auth_time', 'sid', 'typ', 'uti', 'rh', 'xms_tcdt'])
+/** Claims that describe the token, not the caller (and RFC 7662's `active` and `token_type`): not kept as claims of the principal. */
+const TOKEN_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'cnf', 'nonce', 'at_hash', 'c_hash', 'auth_time', 'sid', 'typ', 'uti', 'rh', 'xms_tcdt', 'active', 'token_type'])
 
 export interface PrincipalSettings {
   readonly scheme: string
@@ -97,4 +98,23 @@ export function principalOf (token: string, verified: VerifiedAccessToken, setti
     absoluteExpiresAt: verified.expiresAt,
     ...(authentication === undefined ? {} : { authentication })
   }, { scopes: verified.scopes, machine: verified.machine, ...(verified.clientId === undefined ? {} : { clientId: verified.clientId }) })
+}
+
+/**
+ * The audit fields of a bearer caller (issue 35, item 3; docs/audit-events.md): the identity
+ * fields a session's lines carry (`provider` is the bearer scheme, `sessionAuditId` the hash of
+ * the token's pseudo-session id, never the token), plus the acting client: `clientId` (the
+ * token's `client_id`, `azp` or `appid`) and `machine` (a client-credentials token: no user).
+ */
+export function bearerAuditFields (principal: BearerPrincipal): Record<string, string | boolean> {
+  return {
+    ...auditFieldsOf(principal.ticket),
+    ...(principal.access.clientId === undefined ? {} : { clientId: principal.access.clientId }),
+    machine: principal.access.machine
+  }
+}
+
+/** The audit fields of any principal: {@link bearerAuditFields} for a bearer caller, a session's otherwise. */
+export function principalAuditFields (principal: Principal): Record<string, string | boolean> {
+  return principal instanceof BearerPrincipal ? bearerAuditFields(principal) : auditFieldsOf(principal.ticket)
 }

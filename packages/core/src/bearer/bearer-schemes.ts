@@ -2,13 +2,16 @@
  * The bearer schemes of an app, as one authenticator (issue 35, item 2): a token is looked up in
  * the verified-token cache first (token-cache.ts, keyed by its hash, until its expiry), else it is
  * given to the scheme whose issuer its `iss` names (read from the unverified payload only to pick
- * the scheme; that scheme then verifies everything) and, once verified, cached. Plain inputs, no
- * Fastify types.
+ * the scheme; that scheme then verifies everything) and, once verified, cached. A token that is
+ * not a JWT goes to the schemes with introspection, in order, until one finds it active (an
+ * inactive answer passes it to the next; an unavailable endpoint ends the search); it is cached
+ * until its `exp` or the scheme's CacheSeconds, whichever comes first. Plain inputs, no Fastify
+ * types.
  */
 import type { ClaimsTransformation } from '../sign-in/completion.js'
 import { BearerTokenError } from './failures.js'
 import type { BearerAuthentication, JwtBearerScheme } from './jwt-bearer-scheme.js'
-import { MAX_BEARER_TOKEN_BYTES } from './token-shape.js'
+import { isCompactJws, MAX_BEARER_TOKEN_BYTES } from './token-shape.js'
 import { TokenCache, tokenCacheKeyOf } from './token-cache.js'
 
 /** Estimated bytes an entry holds: its claims as UTF-16 text, and a fixed overhead. */
@@ -106,9 +109,30 @@ export class BearerSchemes {
 
   /** Verifies `token` with its scheme (the cache not consulted) and caches the result; throws {@link BearerTokenError}. */
   async verify (token: string): Promise<BearerAuthentication> {
+    if (token.length <= MAX_BEARER_TOKEN_BYTES && !isCompactJws(token)) {
+      const introspecting = this.#schemes().filter((scheme) => scheme.introspects)
+      if (introspecting.length > 0) return await this.#introspect(token, introspecting)
+    }
     const scheme = this.#schemeFor(token)
-    const authentication = await scheme.authenticate(token, this.#transformation)
-    this.#cache.set(tokenCacheKeyOf(token), { authentication, by: scheme }, authentication.expiresAtMs, bytesOf(authentication))
+    return this.#remember(token, scheme, await scheme.authenticate(token, this.#transformation))
+  }
+
+  /** An opaque token: each introspecting scheme in order until one finds it active. */
+  async #introspect (token: string, schemes: readonly JwtBearerScheme[]): Promise<BearerAuthentication> {
+    let refusal: BearerTokenError = new BearerTokenError('inactive')
+    for (const scheme of schemes) {
+      try {
+        return this.#remember(token, scheme, await scheme.authenticate(token, this.#transformation))
+      } catch (error) {
+        if (!(error instanceof BearerTokenError) || error.failure !== 'inactive') throw error
+        refusal = error
+      }
+    }
+    throw refusal
+  }
+
+  #remember (token: string, scheme: JwtBearerScheme, authentication: BearerAuthentication): BearerAuthentication {
+    this.#cache.set(tokenCacheKeyOf(token), { authentication, by: scheme }, authentication.cachedUntilMs ?? authentication.expiresAtMs, bytesOf(authentication))
     return authentication
   }
 }

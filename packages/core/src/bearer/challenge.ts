@@ -2,14 +2,16 @@
  * The `WWW-Authenticate` challenges of a protected resource (RFC 6750 section 3; RFC 9728 section
  * 5.1 for `resource_metadata`): `Bearer` alone when no token was sent, `error="invalid_token"`
  * for any refused token (no description: the failure class is logged, never sent), and
- * `error="insufficient_scope"` with the `scope` the route needs, and RFC 9470's
+ * `error="insufficient_scope"` with the `scope` the route needs; RFC 9470's
  * `error="insufficient_user_authentication"` with the `acr_values` and `max_age` a step-up policy
- * requires. Plain strings, no Fastify types.
+ * requires; and the `DPoP` challenge (RFC 9449 section 7.1): `algs` always,
+ * `error="invalid_dpop_proof"` for a refused proof and `error="invalid_token"` for a refused
+ * token. Plain strings, no Fastify types.
  */
 
 export interface ChallengeParameters {
   /** RFC 6750 section 3.1; absent when the request carried no token. */
-  readonly error?: 'invalid_token' | 'insufficient_scope' | 'invalid_request' | 'insufficient_user_authentication'
+  readonly error?: 'invalid_token' | 'insufficient_scope' | 'invalid_request' | 'insufficient_user_authentication' | 'invalid_dpop_proof'
   /** Space-separated scopes the resource needs (insufficient_scope). */
   readonly scope?: string
   /** The absolute URL of the protected-resource metadata (RFC 9728). */
@@ -35,4 +37,13 @@ export function bearerChallenge (parameters: ChallengeParameters = {}): string {
   if (parameters.maxAge !== undefined) items.push(`max_age=${Math.max(0, Math.floor(parameters.maxAge))}`)
   if (parameters.resourceMetadata !== undefined) items.push(`resource_metadata=${quoted(parameters.resourceMetadata)}`)
   return items.length === 0 ? 'Bearer' : `Bearer ${items.join(', ')}`
+}
+
+/** The `DPoP` challenge: `algs` (space-separated JWS algorithms accepted for proofs), and `error` for a refusal. */
+export function dpopChallenge (algorithms: readonly string[], parameters: ChallengeParameters = {}): string {
+  const items: string[] = []
+  if (parameters.error !== undefined) items.push(`error=${quoted(parameters.error)}`)
+  items.push(`algs=${quoted(algorithms.join(' '))}`)
+  if (parameters.resourceMetadata !== undefined) items.push(`resource_metadata=${quoted(parameters.resourceMetadata)}`)
+  return `DPoP ${items.join(', ')}`
 }

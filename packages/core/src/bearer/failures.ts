@@ -29,10 +29,55 @@ export const BEARER_FAILURES = [
   /** `nbf` (with the clock skew) is still ahead. */
   'not_yet_valid',
   /** The token is valid but names no subject (`sub`, `client_id` or `azp`). */
-  'no_subject'
+  'no_subject',
+  /** An opaque token the issuer's introspection endpoint calls inactive (unknown, expired, revoked; RFC 7662 section 2.2). */
+  'inactive',
+  /** The introspection endpoint could not answer (unreachable, timed out, not 200 JSON, over 64 KB): answered 503, not 401. */
+  'introspection_unavailable',
+  // DPoP (RFC 9449, dpop.ts): the proof's failures (challenge error="invalid_dpop_proof") ...
+  /** The `DPoP` header is longer than MAX_DPOP_PROOF_BYTES. */
+  'dpop_oversized',
+  /** Not a compact JWS, header or payload not a JSON object, `typ` not `dpop+jwt`, no `jwk`, no usable `jti`. */
+  'dpop_malformed',
+  /** `Authorization: DPoP` without a `DPoP` header. */
+  'dpop_missing',
+  /** More than one `DPoP` header. */
+  'dpop_multiple',
+  /** `alg` outside the scheme's ValidAlgorithms. */
+  'dpop_algorithm',
+  /** The embedded `jwk` carries private key material. */
+  'dpop_private_key',
+  /** The proof's signature does not verify with its embedded key. */
+  'dpop_signature',
+  /** `htm` is not the request's method. */
+  'dpop_method',
+  /** `htu` is not the request's external URL (without query and fragment). */
+  'dpop_url',
+  /** `iat` outside the acceptance window. */
+  'dpop_stale',
+  /** `ath` is not the hash of the access token sent. */
+  'dpop_ath',
+  /** The proof's `jti` was already used with this key (shared replay cache). */
+  'dpop_replay',
+  // ... and the token's (challenge error="invalid_token").
+  /** The token's `cnf.jkt` is not the proof key's thumbprint. */
+  'dpop_binding',
+  /** A token without `cnf.jkt` sent with `Authorization: DPoP`. */
+  'dpop_unbound',
+  /** A DPoP-bound token (`cnf.jkt`) sent as `Authorization: Bearer`. */
+  'dpop_bound_as_bearer',
+  /** A plain bearer token for a scheme with RequireDPoP. */
+  'dpop_required'
 ] as const
 
 export type BearerFailure = (typeof BEARER_FAILURES)[number]
+
+const PROOF_FAILURES: ReadonlySet<BearerFailure> = new Set(['dpop_oversized', 'dpop_malformed', 'dpop_missing', 'dpop_multiple', 'dpop_algorithm', 'dpop_private_key', 'dpop_signature', 'dpop_method', 'dpop_url', 'dpop_stale', 'dpop_ath', 'dpop_replay'])
+
+/** Whether `failure` is the DPoP proof's (RFC 9449 section 7.1: `error="invalid_dpop_proof"`) rather than the token's. */
+export function isProofFailure (failure: BearerFailure): boolean {
+  return PROOF_FAILURES.has(failure)
+}
 
 /** A refused bearer token; `failure` is for the log, never for the response. */
 export class BearerTokenError extends Error {

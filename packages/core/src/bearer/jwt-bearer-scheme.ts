@@ -3,16 +3,22 @@
  * where its issuer and key set come from (discovery at `<Authority>/.well-known/openid-configuration`,
  * or `Issuer` and `JwksUri` as written), the keys (oidc/provider-keys.ts, with an unknown-`kid`
  * refetch at most once per {@link BEARER_UNKNOWN_KEY_REFETCH_INTERVAL_MS}), and validation of one
- * token into a principal. Every outbound call reads through http/bounded-fetch.ts. Plain inputs,
- * no Fastify types.
+ * token into a principal. With `Introspection` set, a token that is not a JWT is checked at the
+ * issuer's introspection endpoint instead (introspection.ts; RFC 7662) and its answer checked as a
+ * JWT's claims are (`iss` when present, `aud`, `exp`/`nbf`), giving the same principal. Every
+ * outbound call reads through http/bounded-fetch.ts. Plain inputs, no Fastify types.
  */
 import { fetchBounded } from '../http/bounded-fetch.js'
 import type { Dispatcher } from '../http/outbound-address.js'
+import { readClientAssertionKeys } from '../oidc/client-assertion.js'
 import { ProviderKeys } from '../oidc/provider-keys.js'
 import type { ClaimsTransformation } from '../sign-in/completion.js'
 import { validateAccessToken, type VerifiedAccessToken } from './access-token.js'
 import { principalOf, type BearerPrincipal } from './bearer-principal.js'
 import { BearerTokenError } from './failures.js'
+import { activeUntilMs, introspectionEnabled, TokenIntrospection, type IntrospectionSettings } from './introspection.js'
+import { accessTokenFactsOf, checkAudience, checkIssuer, checkLifetime } from './token-claims.js'
+import { isCompactJws } from './token-shape.js'
 
 /** At most one unknown-`kid` refetch per scheme in this many milliseconds (issue 35, "Bad input"). */
 export const BEARER_UNKNOWN_KEY_REFETCH_INTERVAL_MS = 30_000
@@ -40,6 +46,10 @@ export interface JwtBearerSettings {
   readonly ClockSkewSeconds: number
   /** Token claim (or nested path) -> application claim type, as the OpenID Connect section's. */
   readonly ClaimMappings: Readonly<Record<string, string>>
+  /** Only DPoP-bound tokens sent with a DPoP proof (RFC 9449); absent: false. */
+  readonly RequireDPoP?: boolean
+  /** Opaque tokens through introspection (RFC 7662); absent or without ClientId: off. */
+  readonly Introspection?: IntrospectionSettings
 }
 
 /** A bearer-authenticated caller: the principal, and what the token says about the client and its scopes. */
@@ -52,6 +62,10 @@ export interface BearerAuthentication {
   readonly machine: boolean
   /** `exp` in milliseconds since the epoch. */
   readonly expiresAtMs: number
+  /** The token's `cnf.jkt` (RFC 9449): it may be used only with a DPoP proof signed by that key. */
+  readonly confirmationKey?: string
+  /** Until when the verified-token cache may reuse it, when earlier than {@link expiresAtMs} (an introspected token: CacheSeconds). */
+  readonly cachedUntilMs?: number
 }
 
 export interface JwtBearerSchemeOptions {
@@ -80,16 +94,26 @@ export interface JwtBearerSchemeOptions {
 interface Resolved {
   readonly issuer: string
   readonly keys: ProviderKeys
+  /** Discovery's `introspection_endpoint`, when it names one. */
+  readonly introspectionEndpoint?: string
 }
 
 /** Why the scheme is not ready: its discovery has not loaded (yet). */
 export type BearerSchemeStatus = { readonly available: true } | { readonly available: false, readonly reason: 'metadata_loading' | 'metadata_unreachable' | 'metadata_invalid' }
+
+/** The token's `cnf.jkt` (RFC 9449 section 6), when it is DPoP-bound. */
+function confirmationOf (payload: Readonly<Record<string, unknown>>): { confirmationKey?: string } {
+  const cnf = payload.cnf
+  const jkt = cnf !== null && typeof cnf === 'object' ? (cnf as { jkt?: unknown }).jkt : undefined
+  return typeof jkt === 'string' && jkt !== '' ? { confirmationKey: jkt } : {}
+}
 
 export class JwtBearerScheme {
   readonly scheme: string
   readonly #options: JwtBearerSchemeOptions
   readonly #algorithms: ReadonlySet<string>
   readonly #audiences: ReadonlySet<string>
+  readonly #introspection: TokenIntrospection | undefined
   #resolved: Resolved | undefined
   #opening: Promise<Resolved> | undefined
   #failedAt = Number.NEGATIVE_INFINITY
@@ -101,8 +125,40 @@ export class JwtBearerScheme {
     const algorithms = options.settings.ValidAlgorithms.length === 0 ? DEFAULT_VALID_ALGORITHMS : options.settings.ValidAlgorithms
     this.#algorithms = new Set(algorithms)
     this.#audiences = new Set(options.settings.Audiences)
+    this.#introspection = this.#introspectionOf(options)
     const { Authority, Issuer, JwksUri } = options.settings
     if (Authority === '') this.#resolved = { issuer: Issuer, keys: this.#keysAt(JwksUri) }
+  }
+
+  #introspectionOf (options: JwtBearerSchemeOptions): TokenIntrospection | undefined {
+    const settings = options.settings.Introspection
+    if (!introspectionEnabled(settings)) return undefined
+    const key = (name: string): string => `Authentication:Schemes:${options.scheme}:Introspection:${name}`
+    return new TokenIntrospection({
+      settings,
+      ...(settings.TokenEndpointAuthMethod === 'private_key_jwt'
+        ? { assertionKeys: readClientAssertionKeys(settings.ClientAssertionKeys.map((entry) => entry.reveal()).join('\n'), settings.ClientAssertionCertificates.join('\n'), { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') }) }
+        : {}),
+      allowInsecureRequests: options.allowInsecureRequests,
+      timeoutMs: options.timeoutMs,
+      ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
+      ...(options.now === undefined ? {} : { now: options.now })
+    })
+  }
+
+  /** Whether the scheme takes only DPoP-bound tokens with a proof (RequireDPoP). */
+  get requiresDPoP (): boolean {
+    return this.#options.settings.RequireDPoP === true
+  }
+
+  /** The JWS algorithms of tokens and DPoP proofs (ValidAlgorithms). */
+  get algorithms (): ReadonlySet<string> {
+    return this.#algorithms
+  }
+
+  /** Whether the scheme checks opaque tokens at an introspection endpoint. */
+  get introspects (): boolean {
+    return this.#introspection !== undefined
   }
 
   #now (): number {
@@ -160,7 +216,7 @@ export class JwtBearerScheme {
   async #discover (): Promise<Resolved> {
     const authority = this.#options.settings.Authority
     const url = new URL(`${authority.replace(/\/+$/, '')}/.well-known/openid-configuration`)
-    let document: { issuer?: unknown, jwks_uri?: unknown }
+    let document: { issuer?: unknown, jwks_uri?: unknown, introspection_endpoint?: unknown }
     try {
       if (url.protocol !== 'https:' && !(this.#options.allowInsecureRequests && url.protocol === 'http:')) throw new Error('Authority must be https')
       const response = await fetchBounded(url, { headers: { accept: 'application/json' }, redirect: 'error' }, { kind: 'discovery', timeoutMs: this.#options.timeoutMs, ...(this.#options.dispatcher === undefined ? {} : { dispatcher: this.#options.dispatcher }) })
@@ -170,17 +226,18 @@ export class JwtBearerScheme {
       this.#reason = 'metadata_unreachable'
       throw new BearerTokenError('keys_unavailable', { cause: error })
     }
-    const { issuer, jwks_uri: jwksUri } = document ?? {}
+    const { issuer, jwks_uri: jwksUri, introspection_endpoint: introspectionEndpoint } = document ?? {}
     // OpenID Connect Discovery 1.0 section 4.3: the issuer is the Authority (a trailing slash aside).
     if (typeof issuer !== 'string' || typeof jwksUri !== 'string' || issuer.replace(/\/+$/, '') !== authority.replace(/\/+$/, '')) {
       this.#reason = 'metadata_invalid'
       throw new BearerTokenError('keys_unavailable')
     }
-    return { issuer, keys: this.#keysAt(jwksUri) }
+    return { issuer, keys: this.#keysAt(jwksUri), ...(typeof introspectionEndpoint === 'string' ? { introspectionEndpoint } : {}) }
   }
 
   /** Validates `token` into a bearer authentication, claims normalized by `transformation`; throws {@link BearerTokenError}. */
   async authenticate (token: string, transformation: ClaimsTransformation): Promise<BearerAuthentication> {
+    if (this.#introspection !== undefined && !isCompactJws(token)) return await this.#authenticateOpaque(token, this.#introspection, transformation)
     const { issuer, keys } = await this.#resolve()
     const nowSeconds = Math.floor(this.#now() / 1000)
     const verified: VerifiedAccessToken = await validateAccessToken(token, keys, {
@@ -189,6 +246,31 @@ export class JwtBearerScheme {
       algorithms: this.#algorithms,
       clockSkewSeconds: this.#options.settings.ClockSkewSeconds
     }, nowSeconds)
+    return this.#authenticationOf(token, verified, issuer, transformation, nowSeconds)
+  }
+
+  /**
+   * An opaque token: the introspection answer (active) checked as a JWT's claims are, `iss` only
+   * when the answer carries one (RFC 7662 makes it optional). An answer without `exp` counts as
+   * valid for CacheSeconds.
+   */
+  async #authenticateOpaque (token: string, introspection: TokenIntrospection, transformation: ClaimsTransformation): Promise<BearerAuthentication> {
+    const resolved = await this.#resolve()
+    const configured = this.#options.settings.Introspection?.Endpoint ?? ''
+    const endpoint = configured !== '' ? configured : resolved.introspectionEndpoint
+    if (endpoint === undefined) throw new BearerTokenError('introspection_unavailable')
+    const answer = await introspection.introspect(token, { endpoint, issuer: resolved.issuer })
+    const nowMs = this.#now()
+    const nowSeconds = Math.floor(nowMs / 1000)
+    if (answer.iss !== undefined) checkIssuer(answer, resolved.issuer)
+    checkAudience(answer, this.#audiences)
+    const claims = answer.exp === undefined ? { ...answer, exp: nowSeconds + introspection.cacheSeconds } : answer
+    checkLifetime(claims, nowSeconds, this.#options.settings.ClockSkewSeconds)
+    const authentication = this.#authenticationOf(token, { ...accessTokenFactsOf(claims), payload: claims }, resolved.issuer, transformation, nowSeconds)
+    return { ...authentication, cachedUntilMs: Math.min(authentication.expiresAtMs, activeUntilMs(answer, nowMs, introspection.cacheSeconds)) }
+  }
+
+  #authenticationOf (token: string, verified: VerifiedAccessToken, issuer: string, transformation: ClaimsTransformation, nowSeconds: number): BearerAuthentication {
     const principal = principalOf(token, verified, {
       scheme: this.scheme,
       issuer,
@@ -202,7 +284,8 @@ export class JwtBearerScheme {
       ...(verified.clientId === undefined ? {} : { clientId: verified.clientId }),
       scopes: verified.scopes,
       machine: verified.machine,
-      expiresAtMs: (verified.expiresAt + this.#options.settings.ClockSkewSeconds) * 1000
+      expiresAtMs: (verified.expiresAt + this.#options.settings.ClockSkewSeconds) * 1000,
+      ...confirmationOf(verified.payload)
     }
   }
 }

@@ -10,6 +10,7 @@
 import type { ConfigurationProblem } from '../config/bind.js'
 import type { ProviderSettingsRule } from '../config/rules.js'
 import { isDevelopmentLoopbackHttp } from '../http/host-trust.js'
+import { ClientAssertionKeyError, readClientAssertionKeys } from '../oidc/client-assertion.js'
 import type { JwtBearerSettings } from './jwt-bearer-scheme.js'
 
 /** The JWS algorithms a bearer scheme may accept (RFC 7518 section 3.1 and RFC 8037): asymmetric only. */
@@ -66,13 +67,46 @@ export function clockSkewInRange (settings: JwtBearerSettings, schemeKey: string
     : [problem(key, `${key} must be an integer from 0 to 300.`)]
 }
 
+/**
+ * `Introspection` (RFC 7662): off without ClientId (an Endpoint or secret without it is a
+ * mistake, named); with it, the endpoint comes from Endpoint or the Authority's discovery, the
+ * client authenticates with ClientSecret or readable ClientAssertionKeys, CacheSeconds 0-300.
+ */
+export function introspectionProblems (settings: JwtBearerSettings, schemeKey: string, environmentName: string): ConfigurationProblem[] {
+  const introspection = settings.Introspection
+  if (introspection === undefined) return []
+  const key = (name: string): string => `${schemeKey}:Introspection:${name}`
+  if (isMissing(introspection.ClientId)) {
+    const stray = !isMissing(introspection.Endpoint) || !isMissing(introspection.ClientSecret.reveal())
+    return stray ? [problem(key('ClientId'), `${key('ClientId')} is required when ${key('Endpoint')} or ${key('ClientSecret')} is set: it turns introspection on.`)] : []
+  }
+  const problems: ConfigurationProblem[] = []
+  if (!isMissing(introspection.Endpoint)) problems.push(...urlProblems(introspection.Endpoint, key('Endpoint'), environmentName))
+  else if (isMissing(settings.Authority)) problems.push(problem(key('Endpoint'), `${key('Endpoint')} is required when the scheme has no Authority (no discovery names an introspection_endpoint).`))
+  if (introspection.TokenEndpointAuthMethod === 'private_key_jwt') {
+    try {
+      readClientAssertionKeys(introspection.ClientAssertionKeys.map((entry) => entry.reveal()).join('\n'), introspection.ClientAssertionCertificates.join('\n'), { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') })
+    } catch (error) {
+      if (!(error instanceof ClientAssertionKeyError)) throw error
+      problems.push(problem(error.setting, error.message))
+    }
+  } else if (isMissing(introspection.ClientSecret.reveal())) {
+    problems.push(problem(key('ClientSecret'), `${key('ClientSecret')} is required with ${key('TokenEndpointAuthMethod')} ${introspection.TokenEndpointAuthMethod}.`))
+  }
+  if (!Number.isInteger(introspection.CacheSeconds) || introspection.CacheSeconds < 0 || introspection.CacheSeconds > 300) {
+    problems.push(problem(key('CacheSeconds'), `${key('CacheSeconds')} must be an integer from 0 to 300.`))
+  }
+  return problems
+}
+
 /** Every problem of one JwtBearer scheme, in the order above. */
 export function jwtBearerSettingsProblems (settings: JwtBearerSettings, schemeKey: string, environmentName: string): ConfigurationProblem[] {
   return [
     ...audiencesRequired(settings, schemeKey),
     ...issuerSource(settings, schemeKey, environmentName),
     ...algorithmsAsymmetric(settings, schemeKey),
-    ...clockSkewInRange(settings, schemeKey)
+    ...clockSkewInRange(settings, schemeKey),
+    ...introspectionProblems(settings, schemeKey, environmentName)
   ]
 }
 

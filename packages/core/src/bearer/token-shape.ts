@@ -18,6 +18,11 @@ export const MAX_BEARER_TOKEN_BYTES = 8 * 1024
 /** Compact JWS: header and payload non-empty, the signature may be empty only to be refused as `alg: none`. */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
 
+/** Whether `token` is shaped as a compact JWS (a JWT): otherwise, with introspection configured, it is an opaque token (introspection.ts). */
+export function isCompactJws (token: string): boolean {
+  return COMPACT_JWS.test(token)
+}
+
 /** `typ` values of an access token, compared case-insensitively with an optional `application/` (RFC 7515 section 4.1.9). */
 const ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'jwt'])
 

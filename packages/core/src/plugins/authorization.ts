@@ -12,6 +12,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { Principal } from '../session/principal.js'
+import { principalAuditFields } from '../bearer/bearer-principal.js'
 import { applicationPolicies, assertPolicyAuthentication, evaluatePolicy, type AuthorizationPolicy } from '../authorization/policies.js'
 import { routeAccessOf, type RouteAuthorization } from '../authorization/route-access.js'
 import type { ApplicationConfiguration } from '../config/schema.js'
@@ -102,9 +103,10 @@ function governanceHook (app: FastifyInstance, action: string, evaluator: () => 
   return async function governance (request: FastifyRequest, reply: FastifyReply) {
     const evaluate = evaluator()
     if (evaluate === undefined) return undefined
-    const permitted = await evaluate({ action, principal: await app.session.authenticate(request, reply), request })
+    const principal = await app.session.authenticate(request, reply)
+    const permitted = await evaluate({ action, principal, request })
     if (permitted) return undefined
-    request.log.info({ event: 'governance.denied', action }, 'governed action denied')
+    request.log.info({ event: 'governance.denied', action, ...(principal === undefined ? {} : principalAuditFields(principal)) }, 'governed action denied')
     return wantsJson(request)
       ? sendProblem(request, reply, 403, { code: 'APP_ERR_GOVERNANCE_DENIED' })
       : sendError(request, reply, 403, { code: 'APP_ERR_GOVERNANCE_DENIED' })

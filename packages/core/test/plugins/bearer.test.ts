@@ -13,6 +13,7 @@ import { SignJWT, type JWTPayload } from 'jose'
 import { claim, signIn } from '../../src/testing/app.js'
 import { clientPolicy, scopePolicy, userPolicy } from '../../src/authorization/scopes.js'
 import { tenantOf } from '../../src/authorization/tenants.js'
+import { userKeyOf } from '../../src/session/user-identity.js'
 import { buildBearerApp, who, type BearerTestApp } from '../helpers/bearer-app.js'
 import { startResourceIdp, type ResourceIdp } from '../helpers/providers/resource-idp.js'
 import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
@@ -44,6 +45,8 @@ describe('bearer tokens on the API routes', () => {
         app.post('/api/orders/write', { config: { authorize: 'orders.Write' } }, async (request) => who(request))
         app.get('/api/me', { config: { authorize: 'orders.UsersOnly' } }, async (request) => who(request))
         app.get('/api/invoices', { config: { authorize: 'orders.Billing' } }, async (request) => who(request))
+        app.post('/api/approve', { config: { governance: { action: 'orders.approve' } } }, async () => ({ approved: true }))
+        app.authorization.useGovernanceEvaluator(({ principal }) => principal?.subject === 'nobody')
       }
     })
   })
@@ -133,6 +136,25 @@ describe('bearer tokens on the API routes', () => {
     assert.equal((await t.app.inject({ url: '/api/me', headers: { authorization: `Bearer ${await userToken()}` } })).statusCode, 200)
     assert.equal((await t.app.inject({ url: '/api/invoices', headers: { authorization: `Bearer ${machine}` } })).statusCode, 200)
     assert.equal((await t.app.inject({ url: '/api/invoices', headers: { authorization: `Bearer ${await userToken({ azp: 'mobile-app' })}` } })).statusCode, 403)
+  })
+
+  test('audit lines name the acting client: bearer.authenticated once per token verified, governance.denied with the client', async () => {
+    const token = await machineToken()
+    const before = t.logs.events('bearer.authenticated').length
+    for (let call = 0; call < 2; call++) assert.equal((await t.app.inject({ url: '/api/orders', headers: { authorization: `Bearer ${token}` } })).statusCode, 200)
+    const lines = t.logs.events('bearer.authenticated').slice(before)
+    assert.equal(lines.length, 1, 'the cached second call writes no line')
+    const { provider, issuer, subject, clientId, machine, userKey, sessionAuditId } = lines[0] ?? {}
+    assert.deepEqual({ provider, issuer, subject, clientId, machine }, { provider: 'Api', issuer: resourceIdp.issuer, subject: 'billing', clientId: 'billing', machine: true })
+    assert.equal(userKey, userKeyOf({ scheme: 'Api', issuer: resourceIdp.issuer, subject: 'billing' }))
+    assert.match(String(sessionAuditId), /^[A-Za-z0-9_-]{22}$/)
+    const denied = await t.app.inject({ method: 'POST', url: '/api/approve', headers: { authorization: `Bearer ${token}`, accept: 'application/json' } })
+    assert.equal(denied.statusCode, 403)
+    const governance = t.logs.events('governance.denied').at(-1) ?? {}
+    assert.deepEqual([governance.action, governance.provider, governance.clientId, governance.machine, governance.userKey], ['orders.approve', 'Api', 'billing', true, userKey])
+    await t.app.inject({ url: '/api/orders', headers: { authorization: `Bearer ${await userToken({ azp: 'mobile-app', jti: 'audit-user-token' })}` } })
+    const user = t.logs.events('bearer.authenticated').at(-1) ?? {}
+    assert.deepEqual([user.provider, user.subject, user.clientId, user.machine], ['Partner', 'ada', 'mobile-app', false])
   })
 
   test('protected-resource metadata (RFC 9728): the configured issuers, scopes and the header method, anonymously', async () => {
