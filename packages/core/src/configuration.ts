@@ -5,13 +5,16 @@
  * folders. config/ imports none of them; {@link RULES} is the one list, in the order problems are
  * reported.
  */
-import { loadConfigurationWith, type LoadedConfiguration, type LoadOptions } from './config/load.js'
+import { loadConfigurationWith, type LoadOptions } from './config/load.js'
 import {
-  allowedHostsArePatterns, absoluteLifetimeCoversIdleLifetime, authenticationDisabledRequiresNoFallback, callbackPathsAreLocalAndDistinct,
-  claimTypesAndValues, cookieSessionRequiredWhenAuthenticationEnabled, defaultSchemes, forwardedHeadersNeedKnownProxies,
-  headersTimeoutWithinRequestTimeout, insecureCookieOnlyInDevelopment, knownProxiesAreAddresses, providerDomainsAreDistinct,
-  providersRequireAuthentication, providerSchemesAreFixed, publicOriginIsAnOrigin, type Rule, type RuleContext
+  allowedHostsArePatterns, absoluteLifetimeCoversIdleLifetime, authenticationDisabledRequiresNoFallback,
+  claimTypesAndValues, cookieSessionRequiredWhenAuthenticationEnabled, forwardedHeadersNeedKnownProxies,
+  headersTimeoutWithinRequestTimeout, insecureCookieOnlyInDevelopment, knownProxiesAreAddresses
 } from './config/rules.js'
+import { CONFIGURATION_SCHEMAS, type ApplicationRule, type ApplicationRuleContext, type LoadedConfiguration } from './providers/application-schema.js'
+import {
+  callbackPathsAreLocalAndDistinct, defaultSchemes, providerDomainsAreDistinct, providersRequireAuthentication, providerSchemesAreFixed, publicOriginIsAnOrigin
+} from './providers/configuration-rules.js'
 import { telemetrySettings } from './config/telemetry-rules.js'
 import type { ConfigurationProblem } from './config/bind.js'
 import { applicationDiscriminatorIsShort, dataProtectionKeysAreStrong, dataProtectionKeyStoreIsUsable } from './data-protection/settings-rules.js'
@@ -20,7 +23,7 @@ import { internalHostAllowanceIsValid } from './providers/runtime-definitions.js
 import { stateStoreSettings } from './state/settings-rules.js'
 
 /** Every cross-key rule, in the order their messages are reported. */
-export const RULES: readonly Rule[] = [
+export const RULES: readonly ApplicationRule[] = [
   authenticationDisabledRequiresNoFallback,
   cookieSessionRequiredWhenAuthenticationEnabled,
   providersRequireAuthentication,
@@ -45,7 +48,7 @@ export const RULES: readonly Rule[] = [
   telemetrySettings
 ]
 
-export function applyRules (context: RuleContext): ConfigurationProblem[] {
+export function applyRules (context: ApplicationRuleContext): ConfigurationProblem[] {
   return RULES.flatMap((rule) => rule(context))
 }
 
@@ -55,5 +58,5 @@ export function applyRules (context: RuleContext): ConfigurationProblem[] {
  * `process.env`.
  */
 export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
-  return loadConfigurationWith(options, RULES)
+  return loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS)
 }

@@ -7,7 +7,7 @@
  * registers no route and no scheme.
  */
 import type { FastifyInstance } from 'fastify'
-import type { ProviderInstance, ProviderProtocol } from '../../config/provider-instances.js'
+import type { ProviderInstance, ProviderProtocol } from '../../providers/provider-instances.js'
 import type { OpenedProvider } from '../../providers/provider.js'
 import type { ProviderRegistration, ProviderRegistrationOptions } from '../authentication.js'
 
