@@ -72,34 +72,34 @@ export interface ProviderSchemaParts<P extends TProperties, S extends TSchema> {
 
 export function authenticationSchemaWith<P extends TProperties, S extends TSchema> ({ providerNames, providers, schemes }: ProviderSchemaParts<P, S>) {
   return Type.Object({
-  Enabled: Type.Boolean({ default: true, description: 'Application authentication module switch. When false, a one-time startup warning is logged and RequireAuthenticatedUserByDefault must be false.' }),
-  DefaultScheme: Type.String({ default: 'Cookies', description: 'Default authenticate scheme. Must be Cookies.' }),
-  DefaultChallengeScheme: Type.String({ default: 'Cookies', description: `Default challenge scheme: Cookies, or the scheme of an enabled provider (${providerNames.join(', ')}).` }),
-  DefaultSignInScheme: Type.String({ default: 'Cookies', description: 'Default sign-in scheme. Must be Cookies.' }),
-  Cookie: Type.Object({
-    Enabled: Type.Boolean({ default: true, description: 'Extension. Cookie session authentication. false only together with Authentication:Enabled false (the --authProvider none posture).' }),
-    AllowInsecureHttp: Type.Boolean({ default: false, description: 'DANGEROUS, Development only: the session cookie drops the __Host- prefix and Secure. Rejected outside Development.' }),
-    ExpireMinutes: Type.Integer({ default: 60, minimum: 1, maximum: 43200, description: 'Extension. Idle session lifetime in minutes: the session ends after this long without renewal. Enforced from the server-side session record.' }),
-    SlidingExpiration: Type.Boolean({ default: true, description: 'Extension. Renews the session once more than half of ExpireMinutes has passed, never beyond AbsoluteExpireMinutes.' }),
-    AbsoluteExpireMinutes: Type.Integer({ default: 720, minimum: 1, maximum: 43200, description: 'Extension. Absolute session lifetime in minutes from sign-in (OWASP ASVS V3.3.2): sliding renewal never extends it; the user signs in again. At least ExpireMinutes.' })
-  }, { additionalProperties: false, default: {} }),
-  ClaimsTransformation: Type.Object({
-    Enabled: Type.Boolean({ default: true, description: 'Extension. Maps provider claims into the application claim types at sign-in.' }),
-    RemoveOriginalClaims: Type.Boolean({ default: false, description: 'When true, original provider claims are removed after normalization.' })
-  }, { additionalProperties: false, default: {} }),
-  SignInHook: Type.Object({
-    TimeoutSeconds: Type.Integer({ default: 5, minimum: 1, maximum: 60, description: 'Extension. Time limit of the application\'s sign-in hook (createApp signInHook): a hook that has not answered by then refuses the sign-in (fail closed). docs/providers.md, "Sign-in hook".' })
-  }, { additionalProperties: false, default: {} }),
-  ProviderSource: Type.Object({
-    AllowedInternalHosts: strings([], 'Extension. Host names (idp.corp.example) or networks (10.1.0.0/16, or one address) that providers from the app\'s provider source may reach although they are internal. Outside Development such a provider may otherwise reach only public addresses: a URL with user information, localhost, or a host that is or resolves to a loopback, private, link-local or unique-local address is refused when the definition is validated and at every connection. Configured providers are not restricted. docs/security.md, "Outbound addresses of customers\' providers".')
-  }, { additionalProperties: false, default: {} }),
-  Providers: Type.Object(providers, { additionalProperties: false, default: {} }),
-  Schemes: schemes,
-  Bearer: Type.Object({
-    ScopesSupported: strings([], 'Extension. The scopes listed as scopes_supported in the protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource, published while a JwtBearer scheme is configured. Empty: the member is left out.'),
-    PathPrefixes: strings(['/api/'], 'Extension. Routes whose path starts with one of these accept Authorization: Bearer tokens of the JwtBearer schemes (a route may also opt in or out with config: { bearer: true | false }). Pages never should. A request carrying a bearer token there is decided by the token alone: a refused token is 401, even with a session cookie. docs/providers.md, "Protect an API".')
+    Enabled: Type.Boolean({ default: true, description: 'Application authentication module switch. When false, a one-time startup warning is logged and RequireAuthenticatedUserByDefault must be false.' }),
+    DefaultScheme: Type.String({ default: 'Cookies', description: 'Default authenticate scheme. Must be Cookies.' }),
+    DefaultChallengeScheme: Type.String({ default: 'Cookies', description: `Default challenge scheme: Cookies, or the scheme of an enabled provider (${providerNames.join(', ')}).` }),
+    DefaultSignInScheme: Type.String({ default: 'Cookies', description: 'Default sign-in scheme. Must be Cookies.' }),
+    Cookie: Type.Object({
+      Enabled: Type.Boolean({ default: true, description: 'Extension. Cookie session authentication. false only together with Authentication:Enabled false (the --authProvider none posture).' }),
+      AllowInsecureHttp: Type.Boolean({ default: false, description: 'DANGEROUS, Development only: the session cookie drops the __Host- prefix and Secure. Rejected outside Development.' }),
+      ExpireMinutes: Type.Integer({ default: 60, minimum: 1, maximum: 43200, description: 'Extension. Idle session lifetime in minutes: the session ends after this long without renewal. Enforced from the server-side session record.' }),
+      SlidingExpiration: Type.Boolean({ default: true, description: 'Extension. Renews the session once more than half of ExpireMinutes has passed, never beyond AbsoluteExpireMinutes.' }),
+      AbsoluteExpireMinutes: Type.Integer({ default: 720, minimum: 1, maximum: 43200, description: 'Extension. Absolute session lifetime in minutes from sign-in (OWASP ASVS V3.3.2): sliding renewal never extends it; the user signs in again. At least ExpireMinutes.' })
+    }, { additionalProperties: false, default: {} }),
+    ClaimsTransformation: Type.Object({
+      Enabled: Type.Boolean({ default: true, description: 'Extension. Maps provider claims into the application claim types at sign-in.' }),
+      RemoveOriginalClaims: Type.Boolean({ default: false, description: 'When true, original provider claims are removed after normalization.' })
+    }, { additionalProperties: false, default: {} }),
+    SignInHook: Type.Object({
+      TimeoutSeconds: Type.Integer({ default: 5, minimum: 1, maximum: 60, description: 'Extension. Time limit of the application\'s sign-in hook (createApp signInHook): a hook that has not answered by then refuses the sign-in (fail closed). docs/providers.md, "Sign-in hook".' })
+    }, { additionalProperties: false, default: {} }),
+    ProviderSource: Type.Object({
+      AllowedInternalHosts: strings([], 'Extension. Host names (idp.corp.example) or networks (10.1.0.0/16, or one address) that providers from the app\'s provider source may reach although they are internal. Outside Development such a provider may otherwise reach only public addresses: a URL with user information, localhost, or a host that is or resolves to a loopback, private, link-local or unique-local address is refused when the definition is validated and at every connection. Configured providers are not restricted. docs/security.md, "Outbound addresses of customers\' providers".')
+    }, { additionalProperties: false, default: {} }),
+    Providers: Type.Object(providers, { additionalProperties: false, default: {} }),
+    Schemes: schemes,
+    Bearer: Type.Object({
+      ScopesSupported: strings([], 'Extension. The scopes listed as scopes_supported in the protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource, published while a JwtBearer scheme is configured. Empty: the member is left out.'),
+      PathPrefixes: strings(['/api/'], 'Extension. Routes whose path starts with one of these accept Authorization: Bearer tokens of the JwtBearer schemes (a route may also opt in or out with config: { bearer: true | false }). Pages never should. A request carrying a bearer token there is decided by the token alone: a refused token is 401, even with a session cookie. docs/providers.md, "Protect an API".')
+    }, { additionalProperties: false, default: {} })
   }, { additionalProperties: false, default: {} })
-}, { additionalProperties: false, default: {} })
 }
 
 export const AuthorizationSchema = Type.Object({
@@ -112,69 +112,69 @@ export const AuthorizationSchema = Type.Object({
 
 export function applicationSchemaWith<A extends TSchema> (authentication: A) {
   return Type.Object({
-  Authentication: authentication,
-  Authorization: AuthorizationSchema,
-  DataProtection: Type.Object({
-    Keys: secretArray('Extension. Session-ticket keys, base64 of at least 32 random bytes each. The first seals, every key opens (rotation). Secret. When empty, a key is generated in KeyDirectory.'),
-    KeyDirectory: Type.String({ default: '.keys', description: 'Extension. Directory (relative to the app root) for the generated key when Keys is empty. Created with 0700, key file 0600; an existing directory or key file open to group or others is refused at startup.' }),
-    ApplicationDiscriminator: Type.String({
-      default: '',
-      maxLength: 200,
-      description: 'Extension. Bound into every key derived from the ring (session tickets, correlation cookies, anti-forgery tokens): a value sealed under one discriminator never opens under another, even with the same keys. Empty: the environment name (Development, Production, ...). Set the same value on every instance of one application, and different values for applications that share keys.'
-    })
-  }, { additionalProperties: false, default: {} }),
-  Hosting: Type.Object({
-    PublicOrigin: Type.String({ default: '', description: 'Extension. The origin users reach the application at (https://app.example.com: scheme, host, optional port). Every absolute URL the app builds (redirect_uri, SAML AssertionConsumerServiceURL, metadata Location, the expected SAML Destination and Recipient) is built from it, and requests for another host are refused with 400. Required outside Development when a provider is enabled; https outside Development. Empty (Development only): the request\'s own host.' }),
-    AllowedHosts: strings([], 'Extension. Further host names accepted besides the PublicOrigin host (no scheme or port): app.example.com, *.example.com (subdomains), or * (any). Empty with PublicOrigin empty: any host. Health probes are answered whatever the host.'),
-    RequestTimeoutSeconds: Type.Integer({ default: 30, minimum: 1, maximum: 3600, description: 'Extension. Time allowed to receive a whole request (headers and body); a slower request is answered 408 and its connection closed.' }),
-    HeadersTimeoutSeconds: Type.Integer({ default: 10, minimum: 1, maximum: 3600, description: 'Extension. Time allowed to receive the request headers; at most RequestTimeoutSeconds.' }),
-    KeepAliveTimeoutSeconds: Type.Integer({ default: 72, minimum: 1, maximum: 3600, description: 'Extension. How long an idle keep-alive connection stays open between requests. Keep it above the idle timeout of the reverse proxy in front.' }),
-    IdleTimeoutSeconds: Type.Integer({ default: 60, minimum: 1, maximum: 3600, description: 'Extension. A connection with no traffic for this long while a request is in progress is closed.' }),
-    ShutdownDelaySeconds: Type.Integer({ default: 5, minimum: 0, maximum: 300, description: 'Extension. On SIGTERM, /health/ready answers 503 (Retry-After) at once while the app keeps serving for this long, so that the proxy or orchestrator stops sending it traffic before it stops accepting connections. 0: no delay. SIGINT (Ctrl-C) never waits.' }),
-    DrainTimeoutSeconds: Type.Integer({ default: 20, minimum: 1, maximum: 3600, description: 'Extension. After the shutdown delay the app stops accepting connections and gives in-flight requests this long to finish; then it closes the remaining connections and exits with code 1. ShutdownDelaySeconds + DrainTimeoutSeconds must fit in the orchestrator\'s stop grace period (compose stop_grace_period, Kubernetes terminationGracePeriodSeconds).' }),
-    StartupStateWaitSeconds: Type.Integer({ default: 30, minimum: 0, maximum: 3600, description: 'Extension. At startup the app waits up to this long for the state store (Redis) to be ready before it listens, so that no request reaches it before it can answer; after that it listens anyway with /health/ready answering 503 until the store is back. 0: listen at once.' })
-  }, { additionalProperties: false, default: {} }),
-  ForwardedHeaders: Type.Object({
-    Enabled: Type.Boolean({ default: false, description: 'Extension. Trusts X-Forwarded-Proto/Host/For from KnownProxies (TLS-terminating proxy). Default false.' }),
-    KnownProxies: strings([], 'Extension. Proxy addresses or CIDR ranges whose forwarded headers are trusted. Required when Enabled.')
-  }, { additionalProperties: false, default: {} }),
-  State: Type.Object({
-    Provider: choice(['Embedded', 'Redis'], 'Embedded', 'Extension. Where server-side state lives (session records, pending sign-ins, replay records): Embedded (in-process memory kept in a local SQLite file, see Embedded:Persist; one instance, nothing to run) or Redis (Redis or Valkey, shared by every instance). docs/scale-out.md.'),
-    Redis: Type.Object({
-      ConnectionString: secret('Extension. redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or unix:/path/to/socket. Required when Provider is Redis, unless Sentinel or Cluster is set instead. Secret: it may carry a password; never logged.'),
-      KeyPrefix: Type.String({ default: `${ROOT_KEY}:`, description: 'Extension. Prefix of every key and of the invalidation channel, so several applications can share one Redis. In a Redis Cluster, a prefix with a hash tag ({...}) would put every key in one slot, on one shard.' }),
-      TimeoutMilliseconds: Type.Integer({ default: 1000, minimum: 50, maximum: 30000, description: 'Extension. Connect and command timeout; a request needing Redis answers 503 after it.' }),
-      Sentinel: RedisSentinelSchema,
-      Cluster: RedisClusterSchema
+    Authentication: authentication,
+    Authorization: AuthorizationSchema,
+    DataProtection: Type.Object({
+      Keys: secretArray('Extension. Session-ticket keys, base64 of at least 32 random bytes each. The first seals, every key opens (rotation). Secret. When empty, a key is generated in KeyDirectory.'),
+      KeyDirectory: Type.String({ default: '.keys', description: 'Extension. Directory (relative to the app root) for the generated key when Keys is empty. Created with 0700, key file 0600; an existing directory or key file open to group or others is refused at startup.' }),
+      ApplicationDiscriminator: Type.String({
+        default: '',
+        maxLength: 200,
+        description: 'Extension. Bound into every key derived from the ring (session tickets, correlation cookies, anti-forgery tokens): a value sealed under one discriminator never opens under another, even with the same keys. Empty: the environment name (Development, Production, ...). Set the same value on every instance of one application, and different values for applications that share keys.'
+      })
     }, { additionalProperties: false, default: {} }),
-    Embedded: Type.Object({
-      MaxSessions: Type.Integer({ default: 50_000, minimum: 1, description: 'Extension. Most session records (and three times as many index entries, as many token-refresh locks); when full, the least recently written session ends at once, with its index entries.' }),
-      MaxPendingSignIns: Type.Integer({ default: 20_000, minimum: 1, description: 'Extension. Most SAML2 single sign-outs waiting for the IdP (10 minutes each); when full, such a sign-out is refused with a try-again page. Sign-ins in progress are kept in the browser (the correlation cookie), not in the store.' }),
-      MaxReplayRecords: Type.Integer({ default: 100_000, minimum: 1, description: 'Extension. Most replay records (completed sign-in flows, used SAML2 assertion ids, back-channel logout token ids); when full, sign-ins are refused rather than a record forgotten.' }),
-      MaxMegabytes: Type.Integer({ default: 256, minimum: 1, description: 'Extension. Most memory for stored values, in megabytes (characters / 1,048,576).' }),
-      Persist: Type.Boolean({ default: true, description: 'Extension. Keeps the embedded store in a SQLite file in DataDirectory (node:sqlite, Node.js 22.13 and later), so sessions, revocations and replay records survive a restart; reads are served from memory, writes are on disk before the request that made them is answered. On a Node.js without node:sqlite the store stays in memory and startup logs state.embedded.not_persisted. false: memory only, every restart signs every user out (tests, ephemeral deployments). docs/scale-out.md.' }),
-      DataDirectory: Type.String({ default: '.state', description: 'Extension. Directory (relative to the app root, beside the default KeyDirectory) of the embedded store\'s file (state.sqlite) when Persist is true. Created with 0700, files 0600; an existing directory or file open to group or others is refused at startup. The file holds sealed values only, but guard it like the key directory; one process per directory.' })
+    Hosting: Type.Object({
+      PublicOrigin: Type.String({ default: '', description: 'Extension. The origin users reach the application at (https://app.example.com: scheme, host, optional port). Every absolute URL the app builds (redirect_uri, SAML AssertionConsumerServiceURL, metadata Location, the expected SAML Destination and Recipient) is built from it, and requests for another host are refused with 400. Required outside Development when a provider is enabled; https outside Development. Empty (Development only): the request\'s own host.' }),
+      AllowedHosts: strings([], 'Extension. Further host names accepted besides the PublicOrigin host (no scheme or port): app.example.com, *.example.com (subdomains), or * (any). Empty with PublicOrigin empty: any host. Health probes are answered whatever the host.'),
+      RequestTimeoutSeconds: Type.Integer({ default: 30, minimum: 1, maximum: 3600, description: 'Extension. Time allowed to receive a whole request (headers and body); a slower request is answered 408 and its connection closed.' }),
+      HeadersTimeoutSeconds: Type.Integer({ default: 10, minimum: 1, maximum: 3600, description: 'Extension. Time allowed to receive the request headers; at most RequestTimeoutSeconds.' }),
+      KeepAliveTimeoutSeconds: Type.Integer({ default: 72, minimum: 1, maximum: 3600, description: 'Extension. How long an idle keep-alive connection stays open between requests. Keep it above the idle timeout of the reverse proxy in front.' }),
+      IdleTimeoutSeconds: Type.Integer({ default: 60, minimum: 1, maximum: 3600, description: 'Extension. A connection with no traffic for this long while a request is in progress is closed.' }),
+      ShutdownDelaySeconds: Type.Integer({ default: 5, minimum: 0, maximum: 300, description: 'Extension. On SIGTERM, /health/ready answers 503 (Retry-After) at once while the app keeps serving for this long, so that the proxy or orchestrator stops sending it traffic before it stops accepting connections. 0: no delay. SIGINT (Ctrl-C) never waits.' }),
+      DrainTimeoutSeconds: Type.Integer({ default: 20, minimum: 1, maximum: 3600, description: 'Extension. After the shutdown delay the app stops accepting connections and gives in-flight requests this long to finish; then it closes the remaining connections and exits with code 1. ShutdownDelaySeconds + DrainTimeoutSeconds must fit in the orchestrator\'s stop grace period (compose stop_grace_period, Kubernetes terminationGracePeriodSeconds).' }),
+      StartupStateWaitSeconds: Type.Integer({ default: 30, minimum: 0, maximum: 3600, description: 'Extension. At startup the app waits up to this long for the state store (Redis) to be ready before it listens, so that no request reaches it before it can answer; after that it listens anyway with /health/ready answering 503 until the store is back. 0: listen at once.' })
+    }, { additionalProperties: false, default: {} }),
+    ForwardedHeaders: Type.Object({
+      Enabled: Type.Boolean({ default: false, description: 'Extension. Trusts X-Forwarded-Proto/Host/For from KnownProxies (TLS-terminating proxy). Default false.' }),
+      KnownProxies: strings([], 'Extension. Proxy addresses or CIDR ranges whose forwarded headers are trusted. Required when Enabled.')
+    }, { additionalProperties: false, default: {} }),
+    State: Type.Object({
+      Provider: choice(['Embedded', 'Redis'], 'Embedded', 'Extension. Where server-side state lives (session records, pending sign-ins, replay records): Embedded (in-process memory kept in a local SQLite file, see Embedded:Persist; one instance, nothing to run) or Redis (Redis or Valkey, shared by every instance). docs/scale-out.md.'),
+      Redis: Type.Object({
+        ConnectionString: secret('Extension. redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or unix:/path/to/socket. Required when Provider is Redis, unless Sentinel or Cluster is set instead. Secret: it may carry a password; never logged.'),
+        KeyPrefix: Type.String({ default: `${ROOT_KEY}:`, description: 'Extension. Prefix of every key and of the invalidation channel, so several applications can share one Redis. In a Redis Cluster, a prefix with a hash tag ({...}) would put every key in one slot, on one shard.' }),
+        TimeoutMilliseconds: Type.Integer({ default: 1000, minimum: 50, maximum: 30000, description: 'Extension. Connect and command timeout; a request needing Redis answers 503 after it.' }),
+        Sentinel: RedisSentinelSchema,
+        Cluster: RedisClusterSchema
+      }, { additionalProperties: false, default: {} }),
+      Embedded: Type.Object({
+        MaxSessions: Type.Integer({ default: 50_000, minimum: 1, description: 'Extension. Most session records (and three times as many index entries, as many token-refresh locks); when full, the least recently written session ends at once, with its index entries.' }),
+        MaxPendingSignIns: Type.Integer({ default: 20_000, minimum: 1, description: 'Extension. Most SAML2 single sign-outs waiting for the IdP (10 minutes each); when full, such a sign-out is refused with a try-again page. Sign-ins in progress are kept in the browser (the correlation cookie), not in the store.' }),
+        MaxReplayRecords: Type.Integer({ default: 100_000, minimum: 1, description: 'Extension. Most replay records (completed sign-in flows, used SAML2 assertion ids, back-channel logout token ids); when full, sign-ins are refused rather than a record forgotten.' }),
+        MaxMegabytes: Type.Integer({ default: 256, minimum: 1, description: 'Extension. Most memory for stored values, in megabytes (characters / 1,048,576).' }),
+        Persist: Type.Boolean({ default: true, description: 'Extension. Keeps the embedded store in a SQLite file in DataDirectory (node:sqlite, Node.js 22.13 and later), so sessions, revocations and replay records survive a restart; reads are served from memory, writes are on disk before the request that made them is answered. On a Node.js without node:sqlite the store stays in memory and startup logs state.embedded.not_persisted. false: memory only, every restart signs every user out (tests, ephemeral deployments). docs/scale-out.md.' }),
+        DataDirectory: Type.String({ default: '.state', description: 'Extension. Directory (relative to the app root, beside the default KeyDirectory) of the embedded store\'s file (state.sqlite) when Persist is true. Created with 0700, files 0600; an existing directory or file open to group or others is refused at startup. The file holds sealed values only, but guard it like the key directory; one process per directory.' })
+      }, { additionalProperties: false, default: {} })
+    }, { additionalProperties: false, default: {} }),
+    RateLimits: Type.Object({
+      Enabled: Type.Boolean({ default: true, description: 'Extension. Per-client rate limits on the endpoints anyone can reach without a session (sign-in start, provider callbacks and the SAML2 ACS, sign-out, back-channel and SAML2 logout receivers), counted in the state store so every instance shares them. The client is the address Fastify resolves through ForwardedHeaders:KnownProxies (never a forwarded header from elsewhere); an IPv6 address counts by its /64. Over the limit: 429 with Retry-After. Other routes are not limited. docs/security.md, "Rate limits".' }),
+      WindowSeconds: Type.Integer({ default: 60, minimum: 1, maximum: 3600, description: 'Extension. Length of the fixed window the limits count in; a client over a limit waits until its window ends.' }),
+      ChallengePerWindow: Type.Integer({ default: 300, minimum: 1, description: 'Extension. Requests to /External/Challenge per client address and window. A browser makes one per sign-in; the default leaves room for a large office behind one NAT address.' }),
+      CallbackPerWindow: Type.Integer({ default: 300, minimum: 1, description: 'Extension. Requests to the provider callbacks (each CallbackPath) and the SAML2 ACS (ModulePath) per client address and window. A browser makes one per sign-in.' }),
+      SignOutPerWindow: Type.Integer({ default: 120, minimum: 1, description: 'Extension. Requests to /Account/Logout, /Account/LogoutEverywhere and the OpenID Connect SignedOutCallbackPath per client address and window.' }),
+      BearerRefusalsPerWindow: Type.Integer({ default: 120, minimum: 1, description: 'Extension. Refused bearer tokens per client address and window on the API routes (Authentication:Bearer:PathPrefixes); over it, the client\'s bearer calls are answered 429 until the window ends, before any token is decoded (a token already verified still passes). A client with a valid token is refused only when its token expires.' }),
+      LogoutReceiverPerWindow: Type.Integer({ default: 1200, minimum: 1, description: 'Extension. Requests to the OpenID Connect back-channel logout endpoint and the SAML2 logout endpoint per client address and window. The back-channel requests come from the identity provider\'s servers, a few addresses for every user, hence the higher default.' })
+    }, { additionalProperties: false, default: {} }),
+    Logging: Type.Object({
+      Level: Type.Union([
+        Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')
+      ], { default: 'info', description: 'Extension. pino log level.' })
+    }, { additionalProperties: false, default: {} }),
+    Telemetry: TelemetrySchema,
+    Secrets: Type.Object({
+      KeyPerFileDirectory: Type.String({ default: '', description: 'Extension. Directory holding one file per configuration key (file name: the key with __ separators), as orchestrators mount secrets. Empty: not used.' })
     }, { additionalProperties: false, default: {} })
-  }, { additionalProperties: false, default: {} }),
-  RateLimits: Type.Object({
-    Enabled: Type.Boolean({ default: true, description: 'Extension. Per-client rate limits on the endpoints anyone can reach without a session (sign-in start, provider callbacks and the SAML2 ACS, sign-out, back-channel and SAML2 logout receivers), counted in the state store so every instance shares them. The client is the address Fastify resolves through ForwardedHeaders:KnownProxies (never a forwarded header from elsewhere); an IPv6 address counts by its /64. Over the limit: 429 with Retry-After. Other routes are not limited. docs/security.md, "Rate limits".' }),
-    WindowSeconds: Type.Integer({ default: 60, minimum: 1, maximum: 3600, description: 'Extension. Length of the fixed window the limits count in; a client over a limit waits until its window ends.' }),
-    ChallengePerWindow: Type.Integer({ default: 300, minimum: 1, description: 'Extension. Requests to /External/Challenge per client address and window. A browser makes one per sign-in; the default leaves room for a large office behind one NAT address.' }),
-    CallbackPerWindow: Type.Integer({ default: 300, minimum: 1, description: 'Extension. Requests to the provider callbacks (each CallbackPath) and the SAML2 ACS (ModulePath) per client address and window. A browser makes one per sign-in.' }),
-    SignOutPerWindow: Type.Integer({ default: 120, minimum: 1, description: 'Extension. Requests to /Account/Logout, /Account/LogoutEverywhere and the OpenID Connect SignedOutCallbackPath per client address and window.' }),
-    BearerRefusalsPerWindow: Type.Integer({ default: 120, minimum: 1, description: 'Extension. Refused bearer tokens per client address and window on the API routes (Authentication:Bearer:PathPrefixes); over it, the client\'s bearer calls are answered 429 until the window ends, before any token is decoded (a token already verified still passes). A client with a valid token is refused only when its token expires.' }),
-    LogoutReceiverPerWindow: Type.Integer({ default: 1200, minimum: 1, description: 'Extension. Requests to the OpenID Connect back-channel logout endpoint and the SAML2 logout endpoint per client address and window. The back-channel requests come from the identity provider\'s servers, a few addresses for every user, hence the higher default.' })
-  }, { additionalProperties: false, default: {} }),
-  Logging: Type.Object({
-    Level: Type.Union([
-      Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')
-    ], { default: 'info', description: 'Extension. pino log level.' })
-  }, { additionalProperties: false, default: {} }),
-  Telemetry: TelemetrySchema,
-  Secrets: Type.Object({
-    KeyPerFileDirectory: Type.String({ default: '', description: 'Extension. Directory holding one file per configuration key (file name: the key with __ separators), as orchestrators mount secrets. Empty: not used.' })
   }, { additionalProperties: false, default: {} })
-}, { additionalProperties: false, default: {} })
 }
 
 type CoreAuthenticationSchema = ReturnType<typeof authenticationSchemaWith<TProperties, TUnsafe<Record<string, unknown>>>>

@@ -7,8 +7,7 @@
  */
 import { Type, type Static, type TObject } from '@sinclair/typebox'
 import {
-  applicationSchemaUnder, applicationSchemaWith, authenticationSchemaWith, AuthorizationSchema, jsonSchemaOf, namedSchemesSchema, ROOT_KEY,
-  type CoreConfiguration
+  applicationSchemaUnder, applicationSchemaWith, authenticationSchemaWith, AuthorizationSchema, jsonSchemaOf, namedSchemesSchema, ROOT_KEY
 } from '../config/schema.js'
 import { isSecretKeyOf, type ConfigurationSchemas, type LoadedConfigurationOf } from '../config/load.js'
 import type { Rule, RuleContext } from '../config/rules.js'
@@ -47,15 +46,14 @@ export type AuthenticationConfiguration = Static<typeof AuthenticationSchema>
 /** One Authentication:Schemes:<Name> section, as bound (its path defaults filled in from the name). */
 export type SchemeConfiguration = ApplicationConfiguration['Authentication']['Schemes'][string]
 
-/** The configuration as loaded (configuration.ts `loadConfiguration`). */
+/**
+ * The configuration as loaded (configuration.ts `loadConfiguration`). `LoadedConfigurationOf`
+ * takes a configuration of the core only: the compiler checks the composition against config/.
+ */
 export type LoadedConfiguration = LoadedConfigurationOf<ApplicationConfiguration>
 /** A cross-key rule that reads the provider sections. */
 export type ApplicationRule = Rule<ApplicationConfiguration>
 export type ApplicationRuleContext = RuleContext<ApplicationConfiguration>
-
-/** The full configuration is a configuration of the core: the compiler checks the composition against config/. */
-const asCore: (config: ApplicationConfiguration) => CoreConfiguration = (config) => config
-void asCore
 
 /** The Types of Authentication:Schemes: each type with a named scheme, from its registration. */
 export const NAMED_SCHEMES = new NamedSchemes<SchemeType>(

@@ -22,11 +22,9 @@ import { endpointPathsOf } from './provider-types.js'
 export const RESERVED_PATHS: readonly string[] = ['/', '/favicon.ico', SAML2_METADATA_PATH, SAML2_LOGOUT_PATH]
 export const RESERVED_AREAS: readonly string[] = ['/Account', '/External', '/Home', '/health', '/api', '/css']
 
-
 function enabledProviders (config: ApplicationConfiguration, rootKey: string): ProviderInstance[] {
   return enabledProviderInstancesUnder(config, rootKey)
 }
-
 
 export const providersRequireAuthentication: ApplicationRule = ({ config, rootKey }) =>
   config.Authentication.Enabled
@@ -46,11 +44,9 @@ export const defaultSchemes: ApplicationRule = ({ config, rootKey }) => {
   return problems
 }
 
-
 export const providerSchemesAreFixed: ApplicationRule = ({ config, rootKey }) =>
   providerInstancesUnder(config, rootKey).filter((instance) => instance.settings.Scheme !== instance.scheme)
     .map((instance) => problem(keyOfInstance(instance, 'Scheme'), `${keyOfInstance(instance, 'Scheme')} must equal the provider name (${instance.scheme}).`))
-
 
 /** Every path an enabled provider owns, with the key that sets it (its type's `endpointPaths`; the contract Saml2's metadata and logout paths are reserved instead). */
 function callbackPaths (config: ApplicationConfiguration, rootKey: string): Array<{ key: string, path: string }> {
@@ -110,7 +106,6 @@ export const callbackPathsAreLocalAndDistinct: ApplicationRule = ({ config, root
   }
   return problems
 }
-
 
 /**
  * Every absolute URL a provider needs comes from PublicOrigin outside Development: the request's

@@ -29,9 +29,8 @@ type SectionsOf<T> = T extends { readonly sections: infer P } ? P : never
 type SchemeSchemaOf<T> = T extends { readonly namedScheme: { readonly schema: infer S } | undefined } ? S : never
 type UnionToIntersection<U> = (U extends unknown ? (union: U) => void : never) extends (intersection: infer I) => void ? I : never
 
-/** Each entry is keyed by its own protocol (the compiler refuses an entry under another key). */
-const keyedByProtocol: { readonly [P in ProviderProtocol]: { readonly protocol: P } } = PROVIDER_TYPES
-void keyedByProtocol
+/** The list, each entry keyed by its own protocol (the compiler refuses an entry under another key). */
+const KEYED_BY_PROTOCOL: { readonly [P in ProviderProtocol]: { readonly protocol: P } } = PROVIDER_TYPES
 
 /** A provider instance of any type: the contract section, a named scheme or a definition from the provider source. */
 export type ProviderInstance = { [P in ProviderProtocol]: InstanceOf<Types[P]> }[ProviderProtocol]
@@ -44,10 +43,10 @@ export type SchemeType = { [P in ProviderProtocol]: [SchemeSchemaOf<Types[P]>] e
 export type ProviderName = keyof ProviderSections & string
 
 /** A registration as the composition reads it (each entry's own types aside). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+
 type AnyProviderType = ProviderType<any, any, any>
 const registrations = (): AnyProviderType[] => Object.values(PROVIDER_TYPES) as AnyProviderType[]
-const registrationOf = (protocol: ProviderProtocol): AnyProviderType => PROVIDER_TYPES[protocol] as AnyProviderType
+const registrationOf = (protocol: ProviderProtocol): AnyProviderType => KEYED_BY_PROTOCOL[protocol] as AnyProviderType
 
 /** Every contract section (name -> schema), in registration order. */
 export const PROVIDER_SECTIONS = Object.assign({}, ...registrations().map((type) => type.sections)) as ProviderSections
