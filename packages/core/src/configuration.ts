@@ -1,9 +1,10 @@
 /**
- * The configuration as the app loads it: config/ (the schema, the sources, the binder and the
- * cross-key rules of the core's own sections) composed with the rules that the provider types
- * (providers/settings-rules.ts), the data-protection keys and the state store bring from their own
- * folders. config/ imports none of them; {@link RULES} is the one list, in the order problems are
- * reported.
+ * The configuration as the app loads it: config/ (the core's sections, the sources, the binder
+ * and the cross-key rules of the core's own sections) composed with the schema and rules of the
+ * provider types (providers/application-schema.ts, providers/settings-rules.ts,
+ * providers/configuration-rules.ts, from each type's registration) and the rules the
+ * data-protection keys and the state store bring from their own folders. config/ imports none of
+ * them; {@link RULES} is the one list, in the order problems are reported.
  */
 import { loadConfigurationWith, type LoadOptions } from './config/load.js'
 import {

@@ -1,6 +1,6 @@
 /**
  * Files derived from the composed schema (application-schema.ts), kept in step by
- * test/config/reference.test.ts:
+ * template/test/config/reference.test.ts:
  * `appsettings.schema.json` (editor autocomplete and typo flags) and the key table of
  * docs/configuration.md (between its `keys:start` / `keys:end` markers).
  */

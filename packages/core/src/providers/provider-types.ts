@@ -5,7 +5,7 @@
  * configuration reference and every provider instance the configuration declares all come from
  * this list. A new provider type is its folder (`settings-schema.ts`, `settings-rules.ts`,
  * `provider-type.ts`) plus one entry here; its opening is then asked for by the compiler in
- * plugins/providers/open-provider.ts (docs/contributing.md, "Add a provider type"). Plain data.
+ * plugins/providers/open-provider.ts (DEVELOPING.md, "Add a provider type"). Plain data.
  */
 import type { ProviderType } from '../config/provider-type.js'
 import { jwtBearerType } from '../bearer/provider-type.js'

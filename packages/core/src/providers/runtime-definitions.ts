@@ -2,8 +2,8 @@
  * Runtime provider definitions (issue 28): what an app's provider source returns, and their
  * validation with exactly the schema and rules of configuration. A definition is bound as if it
  * were written at `<Root>:Authentication:Schemes:<Name>` (the binder of config/bind.ts with the
- * named scheme's schema of config/schemes.ts), then checked directly by its provider type's rule
- * (settings-rules.ts) and the shape of its domains (config/rules.ts), as startup checks each
+ * named scheme's schema, application-schema.ts `NAMED_SCHEMES`), then checked directly by its
+ * provider type's rule (settings-rules.ts) and the shape of its domains (configuration-rules.ts), as startup checks each
  * instance; every problem names that colon path, never a value, so a secret never reaches a
  * message. Plain data: no Fastify types.
  */
