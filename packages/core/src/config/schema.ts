@@ -70,6 +70,10 @@ export interface ProviderSchemaParts<P extends TProperties, S extends TSchema> {
   readonly schemes: S
 }
 
+/**
+ * `Authentication`: the core's keys with the provider types' contract sections (`Providers`) and
+ * named schemes (`Schemes`) in their places; composed by providers/application-schema.ts.
+ */
 export function authenticationSchemaWith<P extends TProperties, S extends TSchema> ({ providerNames, providers, schemes }: ProviderSchemaParts<P, S>) {
   return Type.Object({
     Enabled: Type.Boolean({ default: true, description: 'Application authentication module switch. When false, a one-time startup warning is logged and RequireAuthenticatedUserByDefault must be false.' }),
@@ -110,6 +114,11 @@ export const AuthorizationSchema = Type.Object({
   ManageApplicationPermissions: strings(['application.manage'], 'Permission values that satisfy the manage-application permission policy.')
 }, { additionalProperties: false, default: {} })
 
+/**
+ * The application's root section (`ProjectTemplate:*`): `authentication`
+ * ({@link authenticationSchemaWith}) and the core's other sections; composed by
+ * providers/application-schema.ts.
+ */
 export function applicationSchemaWith<A extends TSchema> (authentication: A) {
   return Type.Object({
     Authentication: authentication,
