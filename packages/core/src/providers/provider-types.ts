@@ -43,7 +43,6 @@ export type SchemeType = { [P in ProviderProtocol]: [SchemeSchemaOf<Types[P]>] e
 export type ProviderName = keyof ProviderSections & string
 
 /** A registration as the composition reads it (each entry's own types aside). */
-
 type AnyProviderType = ProviderType<any, any, any>
 const registrations = (): AnyProviderType[] => Object.values(PROVIDER_TYPES) as AnyProviderType[]
 const registrationOf = (protocol: ProviderProtocol): AnyProviderType => KEYED_BY_PROTOCOL[protocol] as AnyProviderType
