@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { DOTENV_FILE } from './config/sources.js'
-import type { LoadedConfiguration } from './config/load.js'
+import type { LoadedConfiguration } from './providers/application-schema.js'
 import { formatSummary, summarizeConfiguration } from './configuration-summary.js'
 import { loadEntryPointConfiguration } from './startup.js'
 

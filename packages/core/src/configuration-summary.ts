@@ -3,11 +3,11 @@
  * posture, enabled providers, where each secret came from, warnings, errors) as plain data, and
  * its readable form. Never a configured value: secrets appear as their key and source only.
  */
-import type { LoadedConfiguration } from './config/load.js'
+import type { LoadedConfiguration } from './providers/application-schema.js'
 import { PROVIDERS_DOCUMENT } from './documentation.js'
 import { clientAuthenticationWarnings } from './oidc/client-authentication.js'
 import { APPLICATION_NAME } from './application-name.js'
-import { enabledProviderInstancesUnder } from './config/provider-instances.js'
+import { enabledProviderInstancesUnder } from './providers/provider-instances.js'
 import { metricsRouteWarning } from './telemetry/metrics-route.js'
 
 export interface ConfigurationSummary {

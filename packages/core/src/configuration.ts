@@ -1,17 +1,21 @@
 /**
- * The configuration as the app loads it: config/ (the schema, the sources, the binder and the
- * cross-key rules of the core's own sections) composed with the rules that the provider types
- * (providers/settings-rules.ts), the data-protection keys and the state store bring from their own
- * folders. config/ imports none of them; {@link RULES} is the one list, in the order problems are
- * reported.
+ * The configuration as the app loads it: config/ (the core's sections, the sources, the binder
+ * and the cross-key rules of the core's own sections) composed with the schema and rules of the
+ * provider types (providers/application-schema.ts, providers/settings-rules.ts,
+ * providers/configuration-rules.ts, from each type's registration) and the rules the
+ * data-protection keys and the state store bring from their own folders. config/ imports none of
+ * them; {@link RULES} is the one list, in the order problems are reported.
  */
-import { loadConfigurationWith, type LoadedConfiguration, type LoadOptions } from './config/load.js'
+import { loadConfigurationWith, type LoadOptions } from './config/load.js'
 import {
-  allowedHostsArePatterns, absoluteLifetimeCoversIdleLifetime, authenticationDisabledRequiresNoFallback, callbackPathsAreLocalAndDistinct,
-  claimTypesAndValues, cookieSessionRequiredWhenAuthenticationEnabled, defaultSchemes, forwardedHeadersNeedKnownProxies,
-  headersTimeoutWithinRequestTimeout, insecureCookieOnlyInDevelopment, knownProxiesAreAddresses, providerDomainsAreDistinct,
-  providersRequireAuthentication, providerSchemesAreFixed, publicOriginIsAnOrigin, type Rule, type RuleContext
+  allowedHostsArePatterns, absoluteLifetimeCoversIdleLifetime, authenticationDisabledRequiresNoFallback,
+  claimTypesAndValues, cookieSessionRequiredWhenAuthenticationEnabled, forwardedHeadersNeedKnownProxies,
+  headersTimeoutWithinRequestTimeout, insecureCookieOnlyInDevelopment, knownProxiesAreAddresses
 } from './config/rules.js'
+import { CONFIGURATION_SCHEMAS, type ApplicationRule, type ApplicationRuleContext, type LoadedConfiguration } from './providers/application-schema.js'
+import {
+  callbackPathsAreLocalAndDistinct, defaultSchemes, providerDomainsAreDistinct, providersRequireAuthentication, providerSchemesAreFixed, publicOriginIsAnOrigin
+} from './providers/configuration-rules.js'
 import { telemetrySettings } from './config/telemetry-rules.js'
 import type { ConfigurationProblem } from './config/bind.js'
 import { applicationDiscriminatorIsShort, dataProtectionKeysAreStrong, dataProtectionKeyStoreIsUsable } from './data-protection/settings-rules.js'
@@ -21,7 +25,7 @@ import { stateStoreSettings } from './state/settings-rules.js'
 import { downstreamApiSettings } from './downstream/settings-rules.js'
 
 /** Every cross-key rule, in the order their messages are reported. */
-export const RULES: readonly Rule[] = [
+export const RULES: readonly ApplicationRule[] = [
   authenticationDisabledRequiresNoFallback,
   cookieSessionRequiredWhenAuthenticationEnabled,
   providersRequireAuthentication,
@@ -47,7 +51,7 @@ export const RULES: readonly Rule[] = [
   downstreamApiSettings
 ]
 
-export function applyRules (context: RuleContext): ConfigurationProblem[] {
+export function applyRules (context: ApplicationRuleContext): ConfigurationProblem[] {
   return RULES.flatMap((rule) => rule(context))
 }
 
@@ -57,5 +61,5 @@ export function applyRules (context: RuleContext): ConfigurationProblem[] {
  * `process.env`.
  */
 export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
-  return loadConfigurationWith(options, RULES)
+  return loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS)
 }

@@ -28,21 +28,27 @@ export type { CheckConfigOptions } from './check-config.js'
 // Configuration: loading and validation, the schema's types, the derived reference files.
 export { loadConfiguration } from './configuration.js'
 export { environmentNameFrom } from './config/load.js'
-export type { LoadedConfiguration, LoadOptions, ConfigurationWarning, SecretOrigin } from './config/load.js'
+export type { LoadOptions, ConfigurationWarning, SecretOrigin } from './config/load.js'
+export type { LoadedConfiguration } from './providers/application-schema.js'
 export type { ConfigurationProblem } from './config/bind.js'
-export {
-  ROOT_KEY, PROVIDER_NAMES, VENDOR_NAMES, toJsonSchema,
-  ApplicationSchema, AuthenticationSchema, AuthorizationSchema, OpenIdConnectSchema, Saml2Schema,
-  OpenIdConnectSchemeSchema, Saml2SchemeSchema, JwtBearerSchemeSchema, SCHEME_TYPES, RESERVED_SCHEME_NAMES, DownstreamApiSchema
-} from './config/schema.js'
-export type {
-  ApplicationConfiguration, AuthenticationConfiguration, AuthorizationConfiguration, OpenIdConnectConfiguration,
-  Saml2Configuration, StateConfiguration, VendorConfiguration, ProviderName, VendorName, VendorSchema,
-  OpenIdConnectSchemeConfiguration, Saml2SchemeConfiguration, JwtBearerSchemeConfiguration, SchemeConfiguration, SchemeType
-} from './config/schema.js'
-export type { JwtBearerSettingsOfInstance } from './config/provider-instances.js'
+// The schema: the core's sections (config/), each provider type's in its folder, composed in providers/.
+export { ROOT_KEY, AuthorizationSchema } from './config/schema.js'
+export type { AuthorizationConfiguration, StateConfiguration } from './config/schema.js'
+export { toJsonSchema, ApplicationSchema, AuthenticationSchema } from './providers/application-schema.js'
+export type { ApplicationConfiguration, AuthenticationConfiguration, SchemeConfiguration } from './providers/application-schema.js'
+export { PROVIDER_NAMES, SCHEME_TYPES, RESERVED_SCHEME_NAMES } from './providers/provider-types.js'
+export type { ProviderName, SchemeType } from './providers/provider-types.js'
+export { OpenIdConnectSchema, OpenIdConnectSchemeSchema } from './oidc/settings-schema.js'
+export type { OpenIdConnectConfiguration, OpenIdConnectSchemeConfiguration } from './oidc/settings-schema.js'
+export { Saml2Schema, Saml2SchemeSchema } from './saml2/settings-schema.js'
+export type { Saml2Configuration, Saml2SchemeConfiguration } from './saml2/settings-schema.js'
+export { VENDOR_NAMES } from './oauth/settings-schema.js'
+export type { VendorConfiguration, VendorName, VendorSchema } from './oauth/settings-schema.js'
+export { JwtBearerSchemeSchema } from './bearer/settings-schema.js'
+export type { JwtBearerSchemeConfiguration, JwtBearerSettingsOfInstance } from './bearer/settings-schema.js'
+export { DownstreamApiSchema } from './config/schema.js'
 export { Secret } from './config/secret.js'
-export { writeConfigurationReference, renderJsonSchema, withKeyTable, JSON_SCHEMA_FILE, CONFIGURATION_DOC } from './config/reference.js'
+export { writeConfigurationReference, renderJsonSchema, withKeyTable, JSON_SCHEMA_FILE, CONFIGURATION_DOC } from './providers/configuration-reference.js'
 export { APPLICATION_NAME, COOKIE_NAMES, applicationNaming } from './application-name.js'
 export type { ApplicationNaming, CookieNames, Purposes } from './application-name.js'
 
@@ -88,8 +94,8 @@ export type { AuthenticationProvider, ChallengeHint, ProviderEndpoint, ProviderE
 export type { RateLimitBucket } from './state/rate-limit-store.js'
 export { ProviderRegistry, ProviderConflictError, emailDomainOf } from './providers/registry.js'
 export type { RegisteredProvider } from './providers/registry.js'
-export { providerInstancesOf, enabledProviderInstances } from './config/provider-instances.js'
-export type { ProviderInstance, ProviderInstanceBase, ProviderProtocol, Saml2InstanceSettings } from './config/provider-instances.js'
+export { providerInstancesOf, enabledProviderInstances } from './providers/provider-instances.js'
+export type { ProviderInstance, ProviderInstanceBase, ProviderProtocol, Saml2InstanceSettings } from './providers/provider-instances.js'
 
 // Calling other APIs (DownstreamApis:<Name>) as the signed-in user or as the app; experimental.
 export type { DownstreamApisApi } from './plugins/downstream-apis.js'

@@ -8,10 +8,11 @@
  * value. Plain inputs, no Fastify types.
  */
 import type { ConfigurationProblem } from '../config/bind.js'
-import type { ProviderSettingsRule } from '../config/rules.js'
+import type { SettingsRule } from '../config/provider-type.js'
 import { isDevelopmentLoopbackHttp } from '../http/host-trust.js'
 import { ClientAssertionKeyError, readClientAssertionKeys } from '../oidc/client-assertion.js'
 import type { JwtBearerSettings } from './jwt-bearer-scheme.js'
+import type { JwtBearerInstance } from './settings-schema.js'
 
 /** The JWS algorithms a bearer scheme may accept (RFC 7518 section 3.1 and RFC 8037): asymmetric only. */
 export const ASYMMETRIC_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
@@ -111,5 +112,5 @@ export function jwtBearerSettingsProblems (settings: JwtBearerSettings, schemeKe
 }
 
 /** The rule providers/settings-rules.ts runs for every enabled JwtBearer scheme (configured, or a definition from the provider source). */
-export const jwtBearerSettingsRule: ProviderSettingsRule<'JwtBearer'> = (instance, environmentName) =>
+export const jwtBearerSettingsRule: SettingsRule<JwtBearerInstance> = (instance, environmentName) =>
   jwtBearerSettingsProblems(instance.settings, instance.keyPrefix, environmentName)

@@ -4,8 +4,9 @@
  * collected; none stops the walk.
  */
 import { Secret } from './secret.js'
-import { CLAIM_MAPPINGS_KEYWORD, NAMED_SECTIONS_KEYWORD, SCHEMES_KEYWORD, SECRET_KEYWORD, type SchemaNode, type TSchema } from './schema.js'
-import { schemeNameProblem, schemeSchemaFor, schemeTypeOf } from './schemes.js'
+import type { TSchema } from '@sinclair/typebox'
+import { CLAIM_MAPPINGS_KEYWORD, NAMED_SECTIONS_KEYWORD, SCHEMES_KEYWORD, SECRET_KEYWORD, type SchemaNode } from './schema-parts.js'
+import type { NamedSchemes } from './schemes.js'
 import type { FlatConfiguration, ScalarValue } from './sources.js'
 
 export interface ConfigurationProblem {
@@ -19,6 +20,8 @@ interface BindContext {
   readonly flat: FlatConfiguration
   readonly consumed: Set<string>
   readonly errors: ConfigurationProblem[]
+  /** The Types of Authentication:Schemes (none: a schemes node binds nothing). */
+  readonly namedSchemes: NamedSchemes | undefined
 }
 
 function childKeys (context: BindContext, path: string): Map<string, string> {
@@ -174,18 +177,20 @@ function bindSchemes (context: BindContext, path: string): Record<string, unknow
   const result: Record<string, unknown> = {}
   for (const name of childKeys(context, path).values()) {
     const at = `${path}:${name}`
-    const nameProblem = schemeNameProblem(name, at)
+    const schemes = context.namedSchemes
+    if (schemes === undefined) continue
+    const nameProblem = schemes.nameProblem(name, at)
     const typeEntry = context.flat.get(`${at}:type`.toLowerCase())
-    const type = schemeTypeOf(typeEntry?.value)
+    const type = schemes.typeOf(typeEntry?.value)
     const message = nameProblem ?? (typeEntry === undefined
-      ? `${at}:Type is required: OpenIdConnect or Saml2.`
-      : type === undefined ? `${at}:Type must be one of: OpenIdConnect, Saml2.` : undefined)
+      ? schemes.typeRequired(at)
+      : type === undefined ? schemes.typeUnknown(at) : undefined)
     if (message !== undefined || type === undefined) {
       context.errors.push({ key: nameProblem === undefined ? `${at}:Type` : at, message: message ?? '' })
       markConsumed(context, at)
       continue
     }
-    result[name] = { ...bindNode(context, schemeSchemaFor(type, name), at) as Record<string, unknown>, Type: type }
+    result[name] = { ...bindNode(context, schemes.schemaFor(type, name), at) as Record<string, unknown>, Type: type }
   }
   return result
 }
@@ -241,9 +246,9 @@ export interface BindResult<T> {
   readonly unknownKeys: string[]
 }
 
-/** Binds the section `rootKey` of `flat` onto `schema`. */
-export function bindConfiguration<T> (flat: FlatConfiguration, schema: TSchema, rootKey: string): BindResult<T> {
-  const context: BindContext = { flat, consumed: new Set(), errors: [] }
+/** Binds the section `rootKey` of `flat` onto `schema`; `namedSchemes` are the Types of its Authentication:Schemes. */
+export function bindConfiguration<T> (flat: FlatConfiguration, schema: TSchema | SchemaNode, rootKey: string, namedSchemes?: NamedSchemes): BindResult<T> {
+  const context: BindContext = { flat, consumed: new Set(), errors: [], namedSchemes }
   const value = bindNode(context, schema, rootKey) as T
   const prefix = `${rootKey.toLowerCase()}:`
   const unknownKeys = [...flat.entries()]

@@ -5,7 +5,7 @@
  * (environment-name.ts, which host trust asks too).
  */
 import { isDevelopment } from '../environment-name.js'
-import type { ApplicationConfiguration } from './schema.js'
+import type { CoreConfiguration } from './schema.js'
 
 export { DEVELOPMENT, isDevelopment } from '../environment-name.js'
 
@@ -20,7 +20,7 @@ export interface EnvironmentFacts {
   readonly insecureCookies: boolean
 }
 
-export function environmentOf (config: ApplicationConfiguration, environmentName: string): EnvironmentFacts {
+export function environmentOf (config: CoreConfiguration, environmentName: string): EnvironmentFacts {
   const development = isDevelopment(environmentName)
   return Object.freeze({ name: environmentName, development, insecureCookies: development && config.Authentication.Cookie.AllowInsecureHttp })
 }

@@ -8,8 +8,9 @@ import { isAbsolute, join, resolve } from 'node:path'
 import { bindConfiguration, type ConfigurationProblem } from './bind.js'
 import { DEVELOPMENT, isDevelopment } from './environment.js'
 import type { Rule } from './rules.js'
+import type { NamedSchemes } from './schemes.js'
 import { applicationNaming } from '../application-name.js'
-import { ApplicationSchema, applicationSchemaFor, DownstreamApiSchema, OpenIdConnectSchemeSchema, ROOT_KEY, Saml2SchemeSchema, SECRET_KEYWORD, type ApplicationConfiguration } from './schema.js'
+import { NAMED_SECTIONS_KEYWORD, ROOT_KEY, SECRET_KEYWORD, type CoreConfiguration, type TSchema } from './schema.js'
 import {
   ConfigurationSourceError, DOTENV_FILE, mergeLayers, readEnvironment, readJsonFile, readKeyPerFile, userSecretsPath,
   type ConfigurationLayer, type FlatConfiguration
@@ -48,9 +49,20 @@ export interface SecretOrigin {
   readonly source: string
 }
 
-export interface LoadedConfiguration {
+/**
+ * The application schema the configuration binds to, composed from the core's sections and the
+ * provider types' (providers/application-schema.ts `CONFIGURATION_SCHEMAS`).
+ */
+export interface ConfigurationSchemas {
+  /** The application schema under `rootKey` (its name-derived defaults filled in). */
+  readonly schemaFor: (rootKey: string) => TSchema
+  /** The Types of Authentication:Schemes. */
+  readonly namedSchemes: NamedSchemes
+}
+
+export interface LoadedConfigurationOf<C extends CoreConfiguration> {
   /** Frozen; secrets wrapped. Meaningful only when `errors` is empty. */
-  readonly config: ApplicationConfiguration
+  readonly config: C
   readonly environmentName: string
   readonly contentRoot: string
   /** The application name the configuration was loaded under (its root key). */
@@ -91,8 +103,8 @@ function deepFreeze<T> (value: T): T {
   return value
 }
 
-/** Loads the configuration and checks it with `rules` (configuration.ts `RULES`, in their order). */
-export function loadConfigurationWith (options: LoadOptions, rules: readonly Rule[]): LoadedConfiguration {
+/** Loads the configuration onto `schemas` and checks it with `rules` (configuration.ts `RULES`, in their order). */
+export function loadConfigurationWith<C extends CoreConfiguration> (options: LoadOptions, rules: ReadonlyArray<Rule<C>>, schemas: ConfigurationSchemas): LoadedConfigurationOf<C> {
   const { env, contentRoot } = options
   const naming = applicationNaming(options.applicationName)
   const { rootKey } = naming
@@ -146,7 +158,7 @@ export function loadConfigurationWith (options: LoadOptions, rules: readonly Rul
   sources.push('environment')
 
   const merged = mergeLayers(layers)
-  const bound = bindConfiguration<ApplicationConfiguration>(merged, applicationSchemaFor(rootKey), rootKey)
+  const bound = bindConfiguration<C>(merged, schemas.schemaFor(rootKey), rootKey, schemas.namedSchemes)
   errors.push(...bound.errors)
   errors.push(...rules.flatMap((rule) => rule({ config: bound.value, environmentName, contentRoot, rootKey })))
   const warnings: ConfigurationWarning[] = bound.unknownKeys.map((key) => ({
@@ -154,39 +166,69 @@ export function loadConfigurationWith (options: LoadOptions, rules: readonly Rul
     event: 'configuration.unknown_key',
     message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.`
   }))
-  warnings.push(...secretsInSettingsFiles(contentRoot, rootKey))
+  warnings.push(...secretsInSettingsFiles(contentRoot, rootKey, schemas))
   // Outside Development the switch is already an error (rules.ts); the warning explains it where it works.
   if (bound.value.Authentication.Cookie.AllowInsecureHttp && isDevelopment(environmentName)) warnings.push(insecureHttpWarning(rootKey))
-  return { config: deepFreeze(bound.value), environmentName, contentRoot, applicationName: rootKey, errors, warnings, sources, secretOrigins: secretOriginsOf(merged, rootKey) }
+  return { config: deepFreeze(bound.value), environmentName, contentRoot, applicationName: rootKey, errors, warnings, sources, secretOrigins: secretOriginsOf(merged, rootKey, schemas) }
 }
 
-interface SchemaNode { properties?: Record<string, SchemaNode>, items?: SchemaNode, [SECRET_KEYWORD]?: boolean }
+interface SchemaNode { properties?: Record<string, SchemaNode>, items?: SchemaNode, additionalProperties?: SchemaNode | boolean, [SECRET_KEYWORD]?: boolean, [NAMED_SECTIONS_KEYWORD]?: boolean }
 
 /**
  * Lower-cased colon paths of the schema's secret keys (`x-secret`): a string key itself, an array
  * of secrets as its path (its elements are `<path>:<index>`).
  */
-function secretPaths (node: SchemaNode = ApplicationSchema as SchemaNode, prefix = ROOT_KEY.toLowerCase()): string[] {
+function secretPaths (node: SchemaNode, prefix: string): string[] {
   if (node[SECRET_KEYWORD] === true || node.items?.[SECRET_KEYWORD] === true) return [prefix]
   return Object.entries(node.properties ?? {}).flatMap(([name, child]) => secretPaths(child, `${prefix}:${name.toLowerCase()}`))
 }
 
-const secretPathsByRoot = new Map<string, string[]>()
+/** The maps of named sections under the root (`downstreamapis`, lower-cased) and the secret keys of one section, relative to it. */
+function namedSectionSecretPaths (node: SchemaNode, prefix: string): Array<readonly [string, readonly string[]]> {
+  if (node[NAMED_SECTIONS_KEYWORD] === true && typeof node.additionalProperties === 'object') {
+    return [[prefix, secretPaths(node.additionalProperties, '').map((path) => path.slice(1))]]
+  }
+  return Object.entries(node.properties ?? {}).flatMap(([name, child]) => namedSectionSecretPaths(child, prefix === '' ? name.toLowerCase() : `${prefix}:${name.toLowerCase()}`))
+}
 
-/** True for a flat (lower-cased) key that holds a secret (under `rootKey`, default `ProjectTemplate`). */
-export function isSecretKey (key: string, rootKey: string = ROOT_KEY): boolean {
+interface KnownSecretPaths {
+  readonly byRoot: Map<string, string[]>
+  /** The maps of named sections (Authentication:Schemes, DownstreamApis), lower-cased under the root, with the secret keys of one section. */
+  readonly namedSections: ReadonlyArray<readonly [string, readonly string[]]>
+}
+
+const secretPathsBySchemas = new WeakMap<ConfigurationSchemas, KnownSecretPaths>()
+
+/** The secret paths of `schemas`: under each root key, and of a named section (relative to it: clientsecret, signingkey, ...). */
+function secretPathsOf (schemas: ConfigurationSchemas): KnownSecretPaths {
+  let known = secretPathsBySchemas.get(schemas)
+  if (known === undefined) {
+    const schemes = Object.values<{ readonly schema: TSchema }>(schemas.namedSchemes.types)
+      .flatMap(({ schema }) => secretPaths(schema as SchemaNode, '').map((path) => path.slice(1)))
+    known = {
+      byRoot: new Map(),
+      namedSections: [['authentication:schemes', schemes], ...namedSectionSecretPaths(schemas.schemaFor(ROOT_KEY) as SchemaNode, '')]
+    }
+    secretPathsBySchemas.set(schemas, known)
+  }
+  return known
+}
+
+/** True for a flat (lower-cased) key that holds a secret in `schemas` (under `rootKey`, default `ProjectTemplate`). */
+export function isSecretKeyOf (schemas: ConfigurationSchemas, key: string, rootKey: string = ROOT_KEY): boolean {
   const lower = key.toLowerCase()
-  let paths = secretPathsByRoot.get(rootKey)
+  const known = secretPathsOf(schemas)
+  let paths = known.byRoot.get(rootKey)
   if (paths === undefined) {
-    paths = secretPaths(ApplicationSchema as SchemaNode, rootKey.toLowerCase())
-    secretPathsByRoot.set(rootKey, paths)
+    paths = secretPaths(schemas.schemaFor(ROOT_KEY) as SchemaNode, rootKey.toLowerCase())
+    known.byRoot.set(rootKey, paths)
   }
   const isSecretPath = (candidate: string, list: readonly string[]): boolean =>
     list.some((path) => candidate === path || (candidate.startsWith(`${path}:`) && /^\d+$/.test(candidate.slice(path.length + 1))))
   if (isSecretPath(lower, paths)) return true
-  // Authentication:Schemes:<Name>:<key> (the secrets of either protocol's section) and
+  // Authentication:Schemes:<Name>:<key> (the secrets of each provider type's section) and
   // DownstreamApis:<Name>:<key>: maps of named sections.
-  for (const [area, sectionPaths] of NAMED_SECTION_SECRET_PATHS) {
+  for (const [area, sectionPaths] of known.namedSections) {
     const prefix = `${rootKey.toLowerCase()}:${area}:`
     if (!lower.startsWith(prefix)) continue
     const rest = lower.slice(prefix.length)
@@ -196,22 +238,12 @@ export function isSecretKey (key: string, rootKey: string = ROOT_KEY): boolean {
   return false
 }
 
-/** Lower-cased secret keys of a named scheme's section, relative to it (clientsecret, signingkey, ...). */
-const SCHEME_SECRET_PATHS: readonly string[] = [OpenIdConnectSchemeSchema, Saml2SchemeSchema]
-  .flatMap((schema) => secretPaths(schema as SchemaNode, '').map((path) => path.slice(1)))
-
-/** The maps of named sections (lower-cased path under the root) and the secret keys of one section. */
-const NAMED_SECTION_SECRET_PATHS: ReadonlyArray<readonly [string, readonly string[]]> = [
-  ['authentication:schemes', SCHEME_SECRET_PATHS],
-  ['downstreamapis', secretPaths(DownstreamApiSchema as SchemaNode, '').map((path) => path.slice(1))]
-]
-
 const hasValue = (value: unknown): boolean =>
   typeof value === 'string' ? value.trim() !== '' && !/^<[^>]*>$/.test(value.trim()) : value !== null && value !== undefined
 
-function secretOriginsOf (merged: FlatConfiguration, rootKey: string): SecretOrigin[] {
+function secretOriginsOf (merged: FlatConfiguration, rootKey: string, schemas: ConfigurationSchemas): SecretOrigin[] {
   return [...merged.entries()]
-    .filter(([key, entry]) => isSecretKey(key, rootKey) && hasValue(entry.value))
+    .filter(([key, entry]) => isSecretKeyOf(schemas, key, rootKey) && hasValue(entry.value))
     .map(([, entry]) => ({ key: entry.path, source: entry.source }))
     .sort((a, b) => a.key.localeCompare(b.key, 'en'))
 }
@@ -221,7 +253,7 @@ function secretOriginsOf (merged: FlatConfiguration, rootKey: string): SecretOri
  * Authentication rule 8: secrets are not). Every such file is checked, the current environment's
  * or not; a file that is not valid JSON is reported by loading, when it is read.
  */
-function secretsInSettingsFiles (contentRoot: string, rootKey: string): ConfigurationWarning[] {
+function secretsInSettingsFiles (contentRoot: string, rootKey: string, schemas: ConfigurationSchemas): ConfigurationWarning[] {
   const files = readdirSync(contentRoot).filter((name) => /^appsettings(\.[^.]+)?\.json$/i.test(name) && name !== 'appsettings.schema.json').sort()
   return files.flatMap((file) => {
     let layer: ConfigurationLayer
@@ -231,7 +263,7 @@ function secretsInSettingsFiles (contentRoot: string, rootKey: string): Configur
       return []
     }
     return [...layer.entries.entries()]
-      .filter(([key, entry]) => isSecretKey(key, rootKey) && hasValue(entry.value))
+      .filter(([key, entry]) => isSecretKeyOf(schemas, key, rootKey) && hasValue(entry.value))
       .map(([, entry]) => ({
         key: entry.path,
         file,

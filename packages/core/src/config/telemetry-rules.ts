@@ -3,12 +3,12 @@
  * returns sentences naming the full colon path, never a configured value.
  */
 import type { ConfigurationProblem } from './bind.js'
-import type { ApplicationConfiguration } from './schema.js'
+import type { CoreConfiguration } from './schema.js'
 
 const problem = (key: string, message: string): ConfigurationProblem => ({ key, message })
 
 /** Telemetry switched on must export somewhere; spans have only OTLP to go to; the metrics path is a path. */
-export function telemetrySettings ({ config, rootKey }: { readonly config: ApplicationConfiguration, readonly rootKey: string }): ConfigurationProblem[] {
+export function telemetrySettings ({ config, rootKey }: { readonly config: CoreConfiguration, readonly rootKey: string }): ConfigurationProblem[] {
   const TELEMETRY = `${rootKey}:Telemetry`
   const telemetry = config.Telemetry
   if (!telemetry.Enabled) return []

@@ -5,7 +5,7 @@
  * client-credentials token (client-credentials.ts). Built once from the validated configuration;
  * the startup rules (settings-rules.ts) have already refused what would fail here. No Fastify types.
  */
-import type { ApplicationConfiguration, DownstreamApiConfiguration } from '../config/schema.js'
+import type { CoreConfiguration, DownstreamApiConfiguration } from '../config/schema.js'
 import { isDevelopmentLoopbackHttp } from '../http/host-trust.js'
 import { readClientAssertionKeys } from '../oidc/client-assertion.js'
 import { ClientCredentialsError, ClientCredentialsTokens } from './client-credentials.js'
@@ -43,7 +43,7 @@ function clientCredentialsOf (section: DownstreamApiConfiguration, keyPrefix: st
 }
 
 /** The APIs of `config`, by name. */
-export function downstreamApisOf (config: ApplicationConfiguration, rootKey: string, environmentName: string, nowMs: () => number = Date.now): ReadonlyMap<string, DownstreamApi> {
+export function downstreamApisOf (config: CoreConfiguration, rootKey: string, environmentName: string, nowMs: () => number = Date.now): ReadonlyMap<string, DownstreamApi> {
   const apis = new Map<string, DownstreamApi>()
   for (const [name, section] of Object.entries(config.DownstreamApis)) {
     const keyPrefix = `${rootKey}:DownstreamApis:${name}`

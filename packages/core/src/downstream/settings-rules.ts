@@ -2,10 +2,11 @@
  * Startup rules of `DownstreamApis:<Name>` (issue 35 item 7), one small function per concern. Each
  * problem names the full colon path and never a configured value (no secret, no key).
  */
-import { checkEndpointUrl, isMissing, problem, type Rule } from '../config/rules.js'
+import { checkEndpointUrl, isMissing, problem } from '../config/rules.js'
 import type { ConfigurationProblem } from '../config/bind.js'
-import type { ApplicationConfiguration, DownstreamApiConfiguration } from '../config/schema.js'
-import { enabledProviderInstancesUnder } from '../config/provider-instances.js'
+import type { DownstreamApiConfiguration } from '../config/schema.js'
+import type { ApplicationConfiguration, ApplicationRule } from '../providers/application-schema.js'
+import { enabledProviderInstancesUnder } from '../providers/provider-instances.js'
 import { ClientAssertionKeyError, readClientAssertionKeys } from '../oidc/client-assertion.js'
 
 type Key = (name: string) => string
@@ -75,7 +76,7 @@ function clientCredentialsProblems (section: DownstreamApiConfiguration, key: Ke
 }
 
 /** Every `DownstreamApis:<Name>`: a BaseUrl, and at least one way to get a token, each complete. */
-export const downstreamApiSettings: Rule = ({ config, environmentName, rootKey }) =>
+export const downstreamApiSettings: ApplicationRule = ({ config, environmentName, rootKey }) =>
   Object.entries(config.DownstreamApis).flatMap(([name, section]) => {
     const key: Key = (child) => `${rootKey}:DownstreamApis:${name}:${child}`
     const problems = [

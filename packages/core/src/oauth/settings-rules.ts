@@ -3,10 +3,11 @@
  * Providers:VendorB, Providers:VendorC"), for one enabled slot. Each problem names the full colon
  * path and never a configured value.
  */
-import { checkEndpointUrl, isMissing, requiredKeys, type ProviderSettingsRule } from '../config/rules.js'
-import { keyOfInstance } from '../config/provider-instances.js'
+import { checkEndpointUrl, isMissing, requiredKeys } from '../config/rules.js'
+import { keyOfInstance, type SettingsRule } from '../config/provider-type.js'
+import type { VendorInstance } from './settings-schema.js'
 
-export const vendorSettingsRule: ProviderSettingsRule<'OAuth'> = (instance, environmentName) => {
+export const vendorSettingsRule: SettingsRule<VendorInstance> = (instance, environmentName) => {
   const vendor = instance.settings
   const problems = requiredKeys(instance, {
     ClientId: vendor.ClientId,

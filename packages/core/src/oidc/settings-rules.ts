@@ -4,12 +4,13 @@
  * instance: the contract section, a named scheme, or a definition from the provider source.
  * Each problem names the full colon path and never a configured value.
  */
-import { checkEndpointUrl, isMissing, problem, requiredKeys, type ProviderSettingsRule } from '../config/rules.js'
-import { keyOfInstance } from '../config/provider-instances.js'
+import { checkEndpointUrl, isMissing, problem, requiredKeys } from '../config/rules.js'
+import { keyOfInstance, type SettingsRule } from '../config/provider-type.js'
+import type { OpenIdConnectInstance } from './settings-schema.js'
 import { ClientAssertionKeyError, readClientAssertionKeys } from './client-assertion.js'
 import { isMultiTenantAuthority, readAllowedTenants } from './tenant-issuer.js'
 
-export const openIdConnectSettingsRule: ProviderSettingsRule<'OpenIdConnect'> = (instance, environmentName) => {
+export const openIdConnectSettingsRule: SettingsRule<OpenIdConnectInstance> = (instance, environmentName) => {
   const oidc = instance.settings
   const key = (name: string): string => keyOfInstance(instance, name)
   const privateKeyJwt = oidc.TokenEndpointAuthMethod === 'private_key_jwt'
@@ -35,7 +36,7 @@ export const openIdConnectSettingsRule: ProviderSettingsRule<'OpenIdConnect'> = 
 }
 
 /** `private_key_jwt`: the keys and certificates must parse and match; the problem names the setting, never the key. */
-function clientAssertionKeyProblems (oidc: Parameters<ProviderSettingsRule<'OpenIdConnect'>>[0]['settings'], key: (name: string) => string): ReturnType<typeof problem>[] {
+function clientAssertionKeyProblems (oidc: OpenIdConnectInstance['settings'], key: (name: string) => string): ReturnType<typeof problem>[] {
   try {
     readClientAssertionKeys(oidc.ClientAssertionKeys.map((entry) => entry.reveal()).join('\n'), oidc.ClientAssertionCertificates.join('\n'), { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') })
     return []

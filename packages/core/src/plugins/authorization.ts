@@ -15,7 +15,7 @@ import type { Principal } from '../session/principal.js'
 import { principalAuditFields } from '../bearer/bearer-principal.js'
 import { applicationPolicies, assertPolicyAuthentication, evaluatePolicy, type AuthorizationPolicy } from '../authorization/policies.js'
 import { routeAccessOf, type RouteAuthorization } from '../authorization/route-access.js'
-import type { ApplicationConfiguration } from '../config/schema.js'
+import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { createError } from '../errors.js'
 import { sendError, sendProblem, wantsJson } from '../http/responses.js'
 

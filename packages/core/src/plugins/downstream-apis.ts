@@ -8,7 +8,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { ApplicationConfiguration } from '../config/schema.js'
+import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { apiNamed, callAsApp, downstreamApisOf, type DownstreamApi } from '../downstream/downstream-apis.js'
 import { callDownstream, type DownstreamRequestInit, type TokenSource } from '../downstream/downstream-call.js'
 import { DownstreamApiError } from '../downstream/downstream-error.js'

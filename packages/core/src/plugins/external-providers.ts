@@ -8,8 +8,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { APPLICATION_NAME } from '../application-name.js'
-import type { ApplicationConfiguration } from '../config/schema.js'
-import { enabledProviderInstancesUnder } from '../config/provider-instances.js'
+import type { ApplicationConfiguration } from '../providers/application-schema.js'
+import { enabledProviderInstancesUnder } from '../providers/provider-instances.js'
 import type { AuthenticationProvider } from '../providers/provider.js'
 import { openProvider } from './providers/open-provider.js'
 

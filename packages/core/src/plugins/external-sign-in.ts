@@ -18,12 +18,13 @@ import { ReplayCache } from '../state/replay-cache.js'
 import { outcomeOf, SIGN_IN_OUTCOMES, type SignInFailure } from '../sign-in/sign-in-failure.js'
 import { SignInRefusal } from '../errors.js'
 import { identityAuditFields, type UserIdentity } from '../session/user-identity.js'
-import type { ApplicationConfiguration } from '../config/schema.js'
+import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { FLOW_LIFETIME_SECONDS, PendingFlows } from '../sign-in/pending-flows.js'
 import type { SignInResult } from '../sign-in/completion.js'
 import { SignInPipeline, type SessionIssuer, type TakenFlow } from '../sign-in/pipeline.js'
 import type { SignInHookSettings } from '../sign-in/sign-in-hook.js'
 import { sessionStoreOf } from './session.js'
+import { sectionKeyOf } from '../providers/provider-instances.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -168,6 +169,7 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     claimsTransformation: options.config.Authentication.ClaimsTransformation,
     authorization: options.config.Authorization,
     rootKey,
+    sectionKeyOf: (scheme) => sectionKeyOf(scheme, rootKey),
     ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook })
   })
   const cookieOptions: CookieSerializeOptions = { httpOnly: true, secure: true, sameSite: 'none', path: '/', maxAge: FLOW_LIFETIME_SECONDS }

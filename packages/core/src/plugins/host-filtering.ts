@@ -13,7 +13,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHostMatcher, hostNameOf, isValidHost, parsePublicOrigin } from '../http/host-trust.js'
 import { APPLICATION_NAME } from '../application-name.js'
-import type { ApplicationConfiguration } from '../config/schema.js'
+import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { messageOf } from '../errors.js'
 import { sendError } from '../http/responses.js'
 

@@ -15,7 +15,7 @@ import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { APPLICATION_NAME } from '../application-name.js'
-import type { ApplicationConfiguration } from '../config/schema.js'
+import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { ConfigurationError, createError } from '../errors.js'
 import { clientKeyOf, rateLimitStoreOver, type RateLimitBucket } from '../state/rate-limit-store.js'
 

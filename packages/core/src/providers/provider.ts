@@ -63,8 +63,8 @@ export interface ProviderEndpointKindRules {
   /** Largest body of its POST in bytes; the parser's or the server's limit when absent. */
   readonly postBodyLimit?: number
   /**
-   * The key of a section that sets its path. Its default for a named scheme (config/schemes.ts
-   * `defaultPathsOf`) is also, with `:scheme` for the name, the pattern of the parametric route
+   * The key of a section that sets its path. Its default for a named scheme (its type's registration,
+   * providers/provider-types.ts `defaultPathsOf`) is also, with `:scheme` for the name, the pattern of the parametric route
    * that serves a provider from the provider source, whose paths are fixed to these defaults.
    */
   readonly pathKey: 'CallbackPath' | 'SignedOutCallbackPath' | 'BackChannelLogoutPath' | 'ModulePath' | 'MetadataPath' | 'LogoutPath'

@@ -2,19 +2,18 @@
  * Runtime provider definitions (issue 28): what an app's provider source returns, and their
  * validation with exactly the schema and rules of configuration. A definition is bound as if it
  * were written at `<Root>:Authentication:Schemes:<Name>` (the binder of config/bind.ts with the
- * named scheme's schema of config/schemes.ts), then checked directly by its provider type's rule
- * (settings-rules.ts) and the shape of its domains (config/rules.ts), as startup checks each
+ * named scheme's schema, application-schema.ts `NAMED_SCHEMES`), then checked directly by its
+ * provider type's rule (settings-rules.ts) and the shape of its domains (configuration-rules.ts), as startup checks each
  * instance; every problem names that colon path, never a value, so a secret never reaches a
  * message. Plain data: no Fastify types.
  */
 import { bindConfiguration, type ConfigurationProblem } from '../config/bind.js'
 import { flattenJson } from '../config/sources.js'
 import { APPLICATION_NAME } from '../application-name.js'
-import type { ApplicationConfiguration, SchemeConfiguration, TSchema } from '../config/schema.js'
-import { defaultPathsOf, schemeNameProblem, schemeSchemaFor, schemeTypeOf } from '../config/schemes.js'
-import { domainProblems } from '../config/rules.js'
-import { namedSchemeInstance, type ProviderInstance } from '../config/provider-instances.js'
 import type { Rule } from '../config/rules.js'
+import { NAMED_SCHEMES, type ApplicationConfiguration, type SchemeConfiguration } from './application-schema.js'
+import { domainProblems } from './configuration-rules.js'
+import { namedSchemeInstance, type ProviderInstance } from './provider-instances.js'
 import { isDevelopment } from '../environment-name.js'
 import { allowanceEntryProblem, InternalHostAllowance, urlTargetProblem } from '../http/outbound-address.js'
 import { ENDPOINT_KINDS } from './provider.js'
@@ -123,21 +122,21 @@ export function validateRuntimeProvider (
   const fail = (problems: ConfigurationProblem[]): RuntimeValidation => ({ ok: false, problems })
   const name = typeof definition?.scheme === 'string' ? definition.scheme : ''
   const at = runtimeSectionKey(name, rootKey)
-  const nameProblem = schemeNameProblem(name, at)
+  const nameProblem = NAMED_SCHEMES.nameProblem(name, at)
   if (nameProblem !== undefined) return fail([{ key: at, message: nameProblem }])
   const settings = definition.settings !== null && typeof definition.settings === 'object' && !Array.isArray(definition.settings) ? definition.settings : undefined
   if (settings === undefined) return fail([{ key: at, message: `${at} must be an object of the keys of a named scheme.` }])
   const written = writtenKeys(settings)
-  const type = schemeTypeOf(settings[written.get('type') ?? 'Type'])
-  if (type === undefined) return fail([{ key: `${at}:Type`, message: `${at}:Type is required: OpenIdConnect or Saml2.` }])
+  const type = NAMED_SCHEMES.typeOf(settings[written.get('type') ?? 'Type'])
+  if (type === undefined) return fail([{ key: `${at}:Type`, message: NAMED_SCHEMES.typeRequired(at) }])
 
   const problems: ConfigurationProblem[] = []
   for (const key of FIXED_PATH_KEYS) {
-    if (written.has(key.toLowerCase())) problems.push({ key: `${at}:${key}`, message: `${at}:${key} is fixed for a provider from the provider source (${defaultPathsOf(type, name)[key] ?? 'not used'}); remove it.` })
+    if (written.has(key.toLowerCase())) problems.push({ key: `${at}:${key}`, message: `${at}:${key} is fixed for a provider from the provider source (${NAMED_SCHEMES.defaultPathsOf(type, name)[key] ?? 'not used'}); remove it.` })
   }
   if (written.has('domains')) problems.push({ key: `${at}:Domains`, message: `${at}:Domains is not read for a provider from the provider source; give its domains with their verification state in the definition's domains.` })
   const flat = flattenJson({ [rootKey]: { Authentication: { Schemes: { [name]: settings } } } }, 'provider source').entries
-  const bound = bindConfiguration<SchemeConfiguration>(flat, schemeSchemaFor(type, name) as TSchema, at)
+  const bound = bindConfiguration<SchemeConfiguration>(flat, NAMED_SCHEMES.schemaFor(type, name), at, NAMED_SCHEMES)
   problems.push(...bound.errors)
   for (const key of bound.unknownKeys) problems.push({ key, message: `${key} is not a key of a ${type} scheme.` })
   const section = { ...bound.value, Type: type } as SchemeConfiguration

@@ -1,20 +1,15 @@
 /**
- * The rule of each provider type's settings, from the type's own folder (oidc/, saml2/, oauth/):
- * startup validation (configuration.ts) runs it for every enabled instance of the protocol, and
- * runtime validation (runtime-definitions.ts) for the one definition it checks, so the two cannot
- * differ. A new provider type brings its rule in its folder (`settings-rules.ts`) and is one entry
- * here; its opening is one entry in plugins/providers/open-provider.ts `REGISTRATIONS`. Both tables
- * are keyed by `ProviderProtocol` (config/provider-instances.ts), so the compiler asks for both
- * entries once the type's instance is added there; its section schema stays in config/schema.ts,
- * the one schema the configuration's types come from.
+ * The rule of each provider type's settings, from the type's registration (provider-types.ts
+ * `PROVIDER_TYPES`; the rule itself in the type's folder, `settings-rules.ts`): startup
+ * validation (configuration.ts) runs it for every enabled instance of the protocol, and runtime
+ * validation (runtime-definitions.ts) for the one definition it checks, so the two cannot differ.
+ * A new provider type brings its rule with its registration; nothing here changes.
  */
 import type { ConfigurationProblem } from '../config/bind.js'
-import { keyOfInstance, type ProviderInstance, type ProviderProtocol } from '../config/provider-instances.js'
-import { problem, providerSettings, type ProviderSettingsRule, type Rule } from '../config/rules.js'
-import { jwtBearerSettingsRule } from '../bearer/settings-rules.js'
-import { vendorSettingsRule } from '../oauth/settings-rules.js'
-import { openIdConnectSettingsRule } from '../oidc/settings-rules.js'
-import { saml2SettingsRule } from '../saml2/settings-rules.js'
+import { problem } from '../config/rules.js'
+import type { ApplicationConfiguration, ApplicationRule } from './application-schema.js'
+import { enabledProviderInstancesUnder, keyOfInstance, type ProviderInstance, type ProviderProtocol } from './provider-instances.js'
+import { PROVIDER_TYPES, typeRuleProblems } from './provider-types.js'
 
 /** Claim types a provider's `ClaimMappings` may not target: only the app speaks for them. */
 const RESERVED_CLAIM_TARGETS = new Set(['application:tenant', 'tenant'])
@@ -32,32 +27,20 @@ function tenantMappingProblems (instance: ProviderInstance): ConfigurationProble
     : []
 }
 
-/** A type's rule, then the checks every provider type shares. */
-function withSharedChecks<P extends ProviderProtocol> (rule: ProviderSettingsRule<P>): ProviderSettingsRule<P> {
-  return (instance, environmentName) => [...rule(instance, environmentName), ...tenantMappingProblems(instance)]
-}
-
-export const PROVIDER_SETTINGS_RULES: { readonly [P in ProviderProtocol]: ProviderSettingsRule<P> } = {
-  OpenIdConnect: withSharedChecks(openIdConnectSettingsRule),
-  Saml2: withSharedChecks(saml2SettingsRule),
-  OAuth: withSharedChecks(vendorSettingsRule),
-  JwtBearer: withSharedChecks(jwtBearerSettingsRule)
-}
-
-/** The problems of one instance's settings, by its protocol's rule. */
+/** The problems of one instance's settings: its type's rule, then the checks every provider type shares. */
 export function providerSettingsProblems (instance: ProviderInstance, environmentName: string): ConfigurationProblem[] {
-  switch (instance.protocol) {
-    case 'OpenIdConnect': return PROVIDER_SETTINGS_RULES.OpenIdConnect(instance, environmentName)
-    case 'Saml2': return PROVIDER_SETTINGS_RULES.Saml2(instance, environmentName)
-    case 'OAuth': return PROVIDER_SETTINGS_RULES.OAuth(instance, environmentName)
-    case 'JwtBearer': return PROVIDER_SETTINGS_RULES.JwtBearer(instance, environmentName)
-  }
+  return [...typeRuleProblems(instance, environmentName), ...tenantMappingProblems(instance)]
 }
 
-/** One startup rule per provider type, in the order of {@link PROVIDER_SETTINGS_RULES}: each checks every enabled instance of its protocol. */
-export const providerTypeSettings: readonly Rule[] = [
-  providerSettings('OpenIdConnect', PROVIDER_SETTINGS_RULES.OpenIdConnect),
-  providerSettings('Saml2', PROVIDER_SETTINGS_RULES.Saml2),
-  providerSettings('OAuth', PROVIDER_SETTINGS_RULES.OAuth),
-  providerSettings('JwtBearer', PROVIDER_SETTINGS_RULES.JwtBearer)
-]
+/** The enabled providers of one protocol (contract section and named schemes). */
+function enabledOf (config: ApplicationConfiguration, rootKey: string, protocol: ProviderProtocol): ProviderInstance[] {
+  return enabledProviderInstancesUnder(config, rootKey).filter((instance) => instance.protocol === protocol)
+}
+
+/** The rule that checks every enabled provider of `protocol` with its type's settings rule. */
+export function providerSettings (protocol: ProviderProtocol): ApplicationRule {
+  return ({ config, environmentName, rootKey }) => enabledOf(config, rootKey, protocol).flatMap((instance) => providerSettingsProblems(instance, environmentName))
+}
+
+/** One startup rule per provider type, in the order of {@link PROVIDER_TYPES}: each checks every enabled instance of its protocol. */
+export const providerTypeSettings: readonly ApplicationRule[] = (Object.keys(PROVIDER_TYPES) as ProviderProtocol[]).map(providerSettings)

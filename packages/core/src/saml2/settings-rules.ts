@@ -6,9 +6,9 @@
  * their problems first. Each problem names the full colon path and never a configured value.
  */
 import type { ConfigurationProblem } from '../config/bind.js'
-import { checkEndpointUrl, isMissing, problem, requiredKeys, type ProviderSettingsRule } from '../config/rules.js'
-import { keyOfInstance } from '../config/provider-instances.js'
-import type { Saml2Configuration } from '../config/schema.js'
+import { checkEndpointUrl, isMissing, problem, requiredKeys } from '../config/rules.js'
+import { keyOfInstance, type SettingsRule } from '../config/provider-type.js'
+import type { Saml2Configuration, Saml2Instance } from './settings-schema.js'
 import { readCertificate } from './certificates.js'
 import { readServiceProviderKeys, type ServiceProviderKeyInput } from './keys.js'
 
@@ -37,7 +37,7 @@ function unreadableCertificates (values: readonly string[], listKey: string): Co
   })
 }
 
-export const saml2SettingsRule: ProviderSettingsRule<'Saml2'> = (instance, environmentName) => {
+export const saml2SettingsRule: SettingsRule<Saml2Instance> = (instance, environmentName) => {
   const saml = instance.settings
   const key = (name: string): string => keyOfInstance(instance, name)
   const problems = requiredKeys(instance, { EntityId: saml.EntityId })

@@ -32,7 +32,6 @@
  * application (the access-denied page with its reason). Plain inputs and results: no Fastify types.
  */
 import type { AuthorizationConfiguration } from '../config/schema.js'
-import { sectionKeyOf } from '../config/provider-instances.js'
 import { isLocalUrl } from '../http/local-url.js'
 import type { Claim, Principal } from '../session/principal.js'
 import type { SignInRequest } from '../session/renewal.js'
@@ -102,6 +101,8 @@ export interface SignInPipelineOptions {
   readonly authorization: AuthorizationConfiguration
   /** The configuration root key, for keys named in log lines. */
   readonly rootKey: string
+  /** The colon path of the section that configures a scheme (providers/provider-instances.ts `sectionKeyOf` under the root key). */
+  readonly sectionKeyOf: (scheme: string) => string
   /** The application's sign-in hook and its time limit; without one the claims pass unchanged. */
   readonly signInHook?: SignInHookSettings
 }
@@ -192,7 +193,7 @@ export class SignInPipeline {
       provider: result.scheme,
       indicator: result.groupOverage,
       accepted,
-      setting: `${sectionKeyOf(result.scheme, this.#options.rootKey)}:AcceptGroupOverage`
+      setting: `${this.#options.sectionKeyOf(result.scheme)}:AcceptGroupOverage`
     }, accepted ? 'group overage accepted: the user has no group claims' : 'group overage: the provider left the groups out; sign-in refused')
     return accepted
   }

@@ -1,15 +1,17 @@
 /**
- * Provider names are written once (PROVIDER_NAMES and VENDOR_NAMES in src/config/schema.ts): each
+ * Provider names are written once (the registrations of src/providers/provider-types.ts, VENDOR_NAMES in src/oauth/settings-schema.ts): each
  * provider has a configuration section, required-key startup rules, a registration and, for a
  * vendor slot, a handler slot. A name added to the list but missed by any of them fails here
  * (test/config/rules.test.ts checks each vendor's required keys one by one).
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { AuthenticationSchema, PROVIDER_NAMES, SCHEME_TYPES, VENDOR_NAMES } from '../../src/config/schema.js'
+import { AuthenticationSchema } from '../../src/providers/application-schema.js'
+import { PROVIDER_NAMES, SCHEME_TYPES } from '../../src/providers/provider-types.js'
+import { VENDOR_NAMES } from '../../src/oauth/settings-schema.js'
 import { REGISTRATIONS } from '../../src/plugins/providers/open-provider.js'
 import { VENDOR_SLOTS } from '../../src/plugins/providers/oauth-vendors.js'
-import { providerInstancesOf, type ProviderProtocol } from '../../src/config/provider-instances.js'
+import { providerInstancesOf, type ProviderProtocol } from '../../src/providers/provider-instances.js'
 import { loadTestConfiguration } from '../helpers/app.js'
 
 const PROVIDERS = 'ProjectTemplate:Authentication:Providers'

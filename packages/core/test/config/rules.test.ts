@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { RULES } from '../../src/configuration.js'
-import { VENDOR_NAMES } from '../../src/config/schema.js'
+import { VENDOR_NAMES } from '../../src/oauth/settings-schema.js'
 import { loadTestConfiguration } from '../helpers/app.js'
 
 type Settings = NonNullable<Parameters<typeof loadTestConfiguration>[0]>['settings']

@@ -8,8 +8,8 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { loadConfiguration } from '../../src/configuration.js'
-import { isSecretKey } from '../../src/config/load.js'
-import { enabledProviderInstances, sectionKeyOf } from '../../src/config/provider-instances.js'
+import { isSecretKey } from '../../src/providers/application-schema.js'
+import { enabledProviderInstances, sectionKeyOf } from '../../src/providers/provider-instances.js'
 import { formatSummary, summarizeConfiguration } from '../../src/configuration-summary.js'
 import { APP_ROOT, loadTestConfiguration } from '../helpers/app.js'
 

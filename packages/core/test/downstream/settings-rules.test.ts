@@ -8,7 +8,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { loadTestConfiguration } from '../helpers/app.js'
 import type { TestSettings } from '../../src/testing/app.js'
-import { isSecretKey } from '../../src/config/load.js'
+import { isSecretKey } from '../../src/providers/application-schema.js'
 
 const KEY = 'ProjectTemplate:DownstreamApis:Orders'
 const PLANTED = 'downstream-rules-PLANTED-secret-77'

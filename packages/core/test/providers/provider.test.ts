@@ -6,8 +6,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { ENDPOINT_KINDS, providerEndpoint } from '../../src/providers/provider.js'
-import { defaultPathsOf } from '../../src/config/schemes.js'
-import { SCHEME_TYPES } from '../../src/config/schema.js'
+import { defaultPathsOf, SCHEME_TYPES } from '../../src/providers/provider-types.js'
 
 const handle = (): never => { throw new Error('not called') }
 

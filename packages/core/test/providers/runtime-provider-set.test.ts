@@ -10,7 +10,7 @@ import { ProviderConflictError, ProviderRegistry } from '../../src/providers/reg
 import { providerEndpoint, type AuthenticationProvider, type OpenedProvider, type ProviderEndpoint } from '../../src/providers/provider.js'
 import { RuntimeProviderSet, type RuntimeProviderHost } from '../../src/providers/runtime-provider-set.js'
 import type { RuntimeProviderDefinition, ValidatedRuntimeProvider } from '../../src/providers/runtime-definitions.js'
-import type { ProviderInstance } from '../../src/config/provider-instances.js'
+import type { ProviderInstance } from '../../src/providers/provider-instances.js'
 
 const SECTION = 'ProjectTemplate:Authentication:Schemes'
 

@@ -16,6 +16,7 @@ import { TENANT_CLAIM_TYPE, type SignInResult } from '../../src/sign-in/completi
 import { Principal } from '../../src/session/principal.js'
 import type { SignInRequest } from '../../src/session/renewal.js'
 import { loadTestConfiguration } from '../helpers/app.js'
+import { sectionKeyOf } from '../../src/providers/provider-instances.js'
 
 const PREFIX = '__Host-ProjectTemplate.Correlation.'
 const config = loadTestConfiguration().config
@@ -27,6 +28,7 @@ function pipelineOf (options: Partial<SignInPipelineOptions> = {}): SignInPipeli
     claimsTransformation: config.Authentication.ClaimsTransformation,
     authorization: config.Authorization,
     rootKey: 'ProjectTemplate',
+    sectionKeyOf: (scheme) => sectionKeyOf(scheme, 'ProjectTemplate'),
     ...options
   })
 }

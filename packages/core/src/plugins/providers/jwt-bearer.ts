@@ -10,7 +10,7 @@
  */
 import { isDevelopmentLoopbackHttp } from '../../http/host-trust.js'
 import { JwtBearerScheme } from '../../bearer/jwt-bearer-scheme.js'
-import type { ProviderInstance } from '../../config/provider-instances.js'
+import type { ProviderInstance } from '../../providers/provider-instances.js'
 import { OUTBOUND_TIMEOUT_SECONDS } from '../../oidc/relying-party.js'
 import type { ProviderRegistration } from '../authentication.js'
 import { sendBearerChallenge } from '../bearer.js'

@@ -24,12 +24,12 @@ import {
   VendorFlowError,
   type VendorEndpoints
 } from '../../oauth/vendor-client.js'
-import type { VendorConfiguration, VendorName } from '../../config/schema.js'
+import type { VendorConfiguration, VendorName } from '../../oauth/settings-schema.js'
 import { singleValue } from '../../http/request-input.js'
 import { groupOverageInJson } from '../../sign-in/group-overage.js'
 import { endpointPathsOf, providerEndpoint } from '../../providers/provider.js'
 import type { ProviderRegistration } from '../authentication.js'
-import type { ProviderInstance } from '../../config/provider-instances.js'
+import type { ProviderInstance } from '../../providers/provider-instances.js'
 
 /** Per-slot handler settings that are code, not configuration. */
 export interface VendorSlot {

@@ -2,12 +2,13 @@
  * The one place a provider instance is opened, whatever its protocol and wherever it was
  * declared: plugins/external-providers.ts opens each enabled configured provider at startup,
  * plugins/runtime-providers.ts each provider from the app's provider source as the source adds
- * it. {@link REGISTRATIONS} names the registration of each protocol (a new protocol is one folder
- * plus one entry there); a registration builds the instance with its endpoints declared and
- * registers no route and no scheme.
+ * it. {@link REGISTRATIONS} names the opening of each protocol: a provider type is its folder plus
+ * one entry in providers/provider-types.ts, and the compiler then asks for its opening here (the
+ * one part of a type that needs Fastify, so it cannot live in the type's folder). An opening
+ * builds the instance with its endpoints declared and registers no route and no scheme.
  */
 import type { FastifyInstance } from 'fastify'
-import type { ProviderInstance, ProviderProtocol } from '../../config/provider-instances.js'
+import type { ProviderInstance, ProviderProtocol } from '../../providers/provider-instances.js'
 import type { OpenedProvider } from '../../providers/provider.js'
 import type { ProviderRegistration, ProviderRegistrationOptions } from '../authentication.js'
 
@@ -31,11 +32,7 @@ export const REGISTRATIONS: { readonly [P in ProviderProtocol]: RegistrationOf<P
  * loads on first use and is marked `runtime`).
  */
 export async function openProvider (app: FastifyInstance, options: ProviderRegistrationOptions): Promise<OpenedProvider> {
-  const { instance } = options
-  switch (instance.protocol) {
-    case 'OpenIdConnect': return (await REGISTRATIONS.OpenIdConnect())(app, { ...options, instance })
-    case 'Saml2': return (await REGISTRATIONS.Saml2())(app, { ...options, instance })
-    case 'OAuth': return (await REGISTRATIONS.OAuth())(app, { ...options, instance })
-    case 'JwtBearer': return (await REGISTRATIONS.JwtBearer())(app, { ...options, instance })
-  }
+  // The entry under the instance's own protocol: it takes that instance (the table's type says so per key).
+  const open = await (REGISTRATIONS[options.instance.protocol] as RegistrationOf<ProviderProtocol>)()
+  return await open(app, options)
 }

@@ -14,7 +14,7 @@ import { networkCauseCode, urlForLog } from '../../http/outbound-diagnostics.js'
 import { tooLargeFields } from '../../http/bounded-fetch.js'
 import type { Dispatcher } from '../../http/outbound-address.js'
 import { postChosenNotice } from '../../oidc/client-authentication.js'
-import type { ProviderInstance } from '../../config/provider-instances.js'
+import type { ProviderInstance } from '../../providers/provider-instances.js'
 import type { ProviderRegistrationOptions } from '../authentication.js'
 
 export type OpenIdConnectInstance = Extract<ProviderInstance, { protocol: 'OpenIdConnect' }>

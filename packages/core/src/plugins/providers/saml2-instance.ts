@@ -16,7 +16,7 @@ import { saml2KeyInput } from '../../saml2/settings-rules.js'
 import { readServiceProviderKeys } from '../../saml2/keys.js'
 import { ConfigurationError } from '../../errors.js'
 import type { ProviderRegistrationOptions } from '../authentication.js'
-import type { ProviderInstance } from '../../config/provider-instances.js'
+import type { ProviderInstance } from '../../providers/provider-instances.js'
 import { saml2LogoutKey } from '../../state/keys.js'
 
 /** How long a sent LogoutRequest waits for its LogoutResponse. */

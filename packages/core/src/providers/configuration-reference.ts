@@ -1,12 +1,18 @@
 /**
- * Files derived from the schema, kept in step by test/config/reference.test.ts:
+ * Files derived from the composed schema (application-schema.ts), kept in step by
+ * template/test/config/reference.test.ts:
  * `appsettings.schema.json` (editor autocomplete and typo flags) and the key table of
  * docs/configuration.md (between its `keys:start` / `keys:end` markers).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { asApplicationReferences } from '../documentation.js'
-import { applicationSchemaFor, CLAIM_MAPPINGS_KEYWORD, JwtBearerSchemeSchema, NAMED_SECTIONS_KEYWORD, ROOT_KEY, SCHEMES_KEYWORD, SECRET_KEYWORD, toJsonSchema, type SchemaNode } from './schema.js'
+import { CLAIM_MAPPINGS_KEYWORD, NAMED_SECTIONS_KEYWORD, ROOT_KEY, SCHEMES_KEYWORD, SECRET_KEYWORD, type SchemaNode } from '../config/schema.js'
+import { applicationSchemaFor, toJsonSchema } from './application-schema.js'
+import { providerTypeOf, SCHEME_TYPES } from './provider-types.js'
+
+/** The scheme Types with no contract section (JwtBearer): their keys are listed one row each. */
+const SCHEME_ONLY_TYPES = SCHEME_TYPES.filter((type) => Object.keys(providerTypeOf(type).sections).length === 0)
 
 export const JSON_SCHEMA_FILE = 'appsettings.schema.json'
 export const CONFIGURATION_DOC = 'docs/configuration.md'
@@ -22,14 +28,16 @@ function rows (node: SchemaNode, path: string[], out: string[], rootKey: string)
     const at = [...path, '<Name>']
     const row = (key: string, type: string, fallback: string, meaning: string): string =>
       `| \`${[...at, key].join(':')}\` | ${type} | \`${fallback}\` | ${meaning} | \`${rootKey}__${[...at, key].join('__')}\` |`
-    out.push(row('Type', 'OpenIdConnect \\| Saml2 \\| JwtBearer', '""', asApplicationReferences(node.description ?? '').replace(/\|/g, '\\|') + ' Required.'))
+    out.push(row('Type', SCHEME_TYPES.join(' \\| '), '""', asApplicationReferences(node.description ?? '').replace(/\|/g, '\\|') + ' Required.'))
     out.push(row('<Key>', 'as in Providers:<Type>', 'as in Providers:<Type>', 'Any key of Providers:OpenIdConnect or Providers:Saml2 (by Type). Enabled defaults to true, Scheme and DisplayName to <Name>; paths to /signin-<name>, /signout-callback-<name>, /backchannel-logout-<name> (OpenIdConnect, lower case) or /Saml2/<Name>/Acs (Saml2).'))
     out.push(row('MetadataPath', 'string', '/Saml2/<Name>/Metadata', 'Saml2 schemes only: anonymous path of the scheme\'s SP metadata.'))
     out.push(row('LogoutPath', 'string', '/Saml2/<Name>/Logout', 'Saml2 schemes only: the scheme\'s Single Logout endpoint.'))
     // A JwtBearer scheme has keys of its own (no Providers section): one row each.
-    for (const [key, child] of Object.entries((JwtBearerSchemeSchema as SchemaNode).properties ?? {})) {
-      if (['Type', 'Enabled', 'Scheme', 'DisplayName'].includes(key)) continue
-      rows({ ...child, description: `JwtBearer schemes only. ${child.description ?? ''}` }, [...at, key], out, rootKey)
+    for (const type of SCHEME_ONLY_TYPES) {
+      for (const [key, child] of Object.entries((providerTypeOf(type).namedScheme?.schema as SchemaNode | undefined)?.properties ?? {})) {
+        if (['Type', 'Enabled', 'Scheme', 'DisplayName'].includes(key)) continue
+        rows({ ...child, description: `${type} schemes only. ${child.description ?? ''}` }, [...at, key], out, rootKey)
+      }
     }
     return
   }

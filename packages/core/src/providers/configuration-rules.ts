@@ -1,0 +1,126 @@
+/**
+ * Cross-key startup rules across the providers the configuration declares (every type's
+ * instances, from provider-instances.ts): a provider needs authentication, the default challenge
+ * scheme is a provider's, schemes are fixed, endpoint paths are local and distinct, e-mail domains
+ * belong to one provider, PublicOrigin is set when a provider signs users in. Moved from
+ * config/rules.ts so that config/ knows no provider type; the rules themselves are unchanged.
+ * configuration.ts lists them with the others, in the order they report.
+ */
+import type { ConfigurationProblem } from '../config/bind.js'
+import { isDevelopment } from '../config/environment.js'
+import { isMissing, problem } from '../config/rules.js'
+import { parsePublicOrigin } from '../http/host-trust.js'
+import { SAML2_LOGOUT_PATH, SAML2_METADATA_PATH } from '../saml2/settings-schema.js'
+import type { ApplicationConfiguration, ApplicationRule } from './application-schema.js'
+import { enabledProviderInstancesUnder, keyOfInstance, providerInstancesUnder, signsIn, type ProviderInstance } from './provider-instances.js'
+import { endpointPathsOf } from './provider-types.js'
+
+/**
+ * Paths and path areas the application's own routes own. A provider callback may not be one of
+ * them or lie below one of the areas.
+ */
+export const RESERVED_PATHS: readonly string[] = ['/', '/favicon.ico', SAML2_METADATA_PATH, SAML2_LOGOUT_PATH]
+export const RESERVED_AREAS: readonly string[] = ['/Account', '/External', '/Home', '/health', '/api', '/css']
+
+function enabledProviders (config: ApplicationConfiguration, rootKey: string): ProviderInstance[] {
+  return enabledProviderInstancesUnder(config, rootKey)
+}
+
+export const providersRequireAuthentication: ApplicationRule = ({ config, rootKey }) =>
+  config.Authentication.Enabled
+    ? []
+    : enabledProviders(config, rootKey).map((instance) => problem(keyOfInstance(instance, 'Enabled'), `${keyOfInstance(instance, 'Enabled')} is true while ${rootKey}:Authentication:Enabled is false; a provider needs application authentication.`))
+
+export const defaultSchemes: ApplicationRule = ({ config, rootKey }) => {
+  const auth = config.Authentication
+  const problems: ConfigurationProblem[] = []
+  if (auth.DefaultScheme !== 'Cookies') problems.push(problem(`${rootKey}:Authentication:DefaultScheme`, `${rootKey}:Authentication:DefaultScheme must be Cookies.`))
+  if (auth.DefaultSignInScheme !== 'Cookies') problems.push(problem(`${rootKey}:Authentication:DefaultSignInScheme`, `${rootKey}:Authentication:DefaultSignInScheme must be Cookies.`))
+  // A JwtBearer scheme cannot sign anyone in: it is never the challenge scheme.
+  const allowed = ['Cookies', ...enabledProviders(config, rootKey).filter(signsIn).map((instance) => instance.scheme)]
+  if (!allowed.includes(auth.DefaultChallengeScheme)) {
+    problems.push(problem(`${rootKey}:Authentication:DefaultChallengeScheme`, `${rootKey}:Authentication:DefaultChallengeScheme must be Cookies or the scheme of an enabled provider (${allowed.join(', ')}).`))
+  }
+  return problems
+}
+
+export const providerSchemesAreFixed: ApplicationRule = ({ config, rootKey }) =>
+  providerInstancesUnder(config, rootKey).filter((instance) => instance.settings.Scheme !== instance.scheme)
+    .map((instance) => problem(keyOfInstance(instance, 'Scheme'), `${keyOfInstance(instance, 'Scheme')} must equal the provider name (${instance.scheme}).`))
+
+/** Every path an enabled provider owns, with the key that sets it (its type's `endpointPaths`; the contract Saml2's metadata and logout paths are reserved instead). */
+function callbackPaths (config: ApplicationConfiguration, rootKey: string): Array<{ key: string, path: string }> {
+  return enabledProviders(config, rootKey).flatMap((instance) => [...endpointPathsOf(instance)])
+}
+
+/** A domain for e-mail discovery: host-name characters, at least one dot, no scheme or @. */
+const EMAIL_DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$/i
+
+/** Each provider's Domains are domain names, and a domain belongs to one provider only. */
+export const providerDomainsAreDistinct: ApplicationRule = ({ config, rootKey }) => {
+  const problems: ConfigurationProblem[] = []
+  const owners = new Map<string, string>()
+  for (const instance of enabledProviders(config, rootKey)) problems.push(...domainProblems(instance, owners))
+  return problems
+}
+
+/**
+ * The Domains of one provider that are no domain names, or that a provider before it names
+ * (`owners`: domain -> the key that names it, filled in as they are read).
+ */
+export function domainProblems (instance: ProviderInstance, owners = new Map<string, string>()): ConfigurationProblem[] {
+  const problems: ConfigurationProblem[] = []
+  // A JwtBearer scheme has no Domains: e-mail discovery starts sign-ins.
+  if (!signsIn(instance)) return problems
+  ;(instance.settings as { readonly Domains: readonly string[] }).Domains.forEach((value, index) => {
+    const key = keyOfInstance(instance, `Domains:${index}`)
+    const domain = value.trim().toLowerCase()
+    if (!EMAIL_DOMAIN.test(domain)) {
+      problems.push(problem(key, `${key} must be an e-mail domain such as example.com (no scheme, no @).`))
+      return
+    }
+    const owner = owners.get(domain)
+    if (owner !== undefined) problems.push(problem(key, `${key} names a domain that ${owner} names already; a domain belongs to one provider.`))
+    else owners.set(domain, key)
+  })
+  return problems
+}
+
+export const callbackPathsAreLocalAndDistinct: ApplicationRule = ({ config, rootKey }) => {
+  const problems: ConfigurationProblem[] = []
+  const seen = new Map<string, string>()
+  for (const { key, path } of callbackPaths(config, rootKey)) {
+    if (!/^\/[A-Za-z0-9\-._~/]*$/.test(path) || path.startsWith('//')) {
+      problems.push(problem(key, `${key} must start with a single / and contain only unreserved URL characters.`))
+      continue
+    }
+    const lower = path.toLowerCase().replace(/\/+$/, '') || '/'
+    const owner = seen.get(lower)
+    if (owner !== undefined) {
+      problems.push(problem(key, `${key} collides with ${owner}.`))
+    } else if (RESERVED_PATHS.some((reserved) => reserved.toLowerCase() === lower) ||
+      RESERVED_AREAS.some((area) => lower === area.toLowerCase() || lower.startsWith(`${area.toLowerCase()}/`))) {
+      problems.push(problem(key, `${key} collides with a route of the application.`))
+    }
+    seen.set(lower, key)
+  }
+  return problems
+}
+
+/**
+ * Every absolute URL a provider needs comes from PublicOrigin outside Development: the request's
+ * Host header is the client's to choose.
+ */
+export const publicOriginIsAnOrigin: ApplicationRule = ({ config, environmentName, rootKey }) => {
+  const key = `${rootKey}:Hosting:PublicOrigin`
+  const value = config.Hosting.PublicOrigin
+  if (isMissing(value)) {
+    // A JwtBearer scheme builds no redirect: only sign-in providers need it.
+    return !isDevelopment(environmentName) && config.Authentication.Enabled && enabledProviders(config, rootKey).some(signsIn)
+      ? [problem(key, `${key} is required outside Development when an external provider is enabled; every redirect_uri and SAML endpoint URL is built from it.`)]
+      : []
+  }
+  return parsePublicOrigin(value, environmentName) === undefined
+    ? [problem(key, `${key} must be an absolute https origin such as https://app.example.com (scheme, host and optional port; no path, query or fragment; http only in Development).`)]
+    : []
+}
