@@ -321,15 +321,18 @@ export function describeGuideCommands (options) {
       loopback.appPort = await freePort()
 
       // The app's public origin: TLS on loopback, forwarded as plain TCP to the app.
+      /** @type {Set<import('node:net').Socket>} */
+      const open = new Set()
       const front = createTlsServer({ key: tls.key, cert: tls.cert }, (socket) => {
         const upstream = connect(loopback.appPort, '127.0.0.1')
+        for (const end of [socket, upstream]) { open.add(end); end.on('close', () => open.delete(end)) }
         socket.on('error', () => upstream.destroy())
         upstream.on('error', () => socket.destroy())
         socket.pipe(upstream).pipe(socket)
       })
       await new Promise((resolve) => front.listen(0, '127.0.0.1', () => resolve(undefined)))
       loopback.frontPort = /** @type {import('node:net').AddressInfo} */ (front.address()).port
-      cleanups.push(() => new Promise((resolve) => { front.close(() => resolve()) }))
+      cleanups.push(() => new Promise((resolve) => { front.close(() => resolve()); for (const socket of open) socket.destroy() }))
 
       // The guides' identity provider: oidc-provider over TLS, mounted at /realms/main with
       // Keycloak's token path, a confidential web client and a machine client whose JWT access
@@ -393,12 +396,12 @@ export function describeGuideCommands (options) {
         CURL_CA_BUNDLE: tls.certFile,
         SECRET: secrets.ordersCli
       }
-    })
+    }, { timeout: 60_000 })
 
     after(async () => {
       for (const cleanup of cleanups.reverse()) await cleanup()
       for (const file of ['.env', 'appsettings.Production.json']) rmSync(join(project, file), { force: true })
-    })
+    }, { timeout: 30_000 })
 
     /**
      * Asserts that no planted secret is in `output`.
