@@ -8,8 +8,9 @@
  * Where it runs: end-to-end.test.mjs calls {@link describeGuideCommands} last, on the project it
  * generated, installed, tested and built (no second install). That file runs once in CI, on the
  * machine's Node (`.ci/run` runs the generator's end-to-end test only there, not on Node 22 and
- * 24); the commands here add about 30-60 s to it. {@link unclaimedBlocks}, the convention check,
- * costs milliseconds and runs in test/docs.test.mjs with the unit tests.
+ * 24); the runs here add 25-50 s to it (measured on the 2-core machine, quiet and loaded).
+ * {@link unclaimedBlocks}, the convention check, costs milliseconds and runs in
+ * test/guide-blocks.test.mjs with the unit tests, so a guide's author meets it without the install.
  *
  * The convention (packages/core/docs/guides/README.md): every fenced block whose language is sh,
  * bash, shell, console or zsh is one of
@@ -37,7 +38,8 @@
  * and `PORT`, `NODE_EXTRA_CA_CERTS` and `CURL_CA_BUNDLE` (the test's self-signed certificate for
  * localhost, made with openssl; a reader's hosts have public certificates), user secrets pointed
  * nowhere. Client ids and secrets the guides write out (`project-template-web`,
- * `local-client-secret`, `orders-cli`) are registered at the local IdPs as written. Planted
+ * `local-client-secret`, `orders-cli`) are registered at the local IdPs as written; the TLS IdP's
+ * client-credentials tokens carry the guide's audience, `orders-api`. Planted
  * secrets (client secrets, the access token) must never appear in the app's output.
  *
  * Every process started is stopped (its process group), every wait is bounded.
