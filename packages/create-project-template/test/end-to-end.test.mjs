@@ -10,7 +10,9 @@
  * (rebuilt from the commit that recorded it) to the core the checkout vendors, installed with the
  * README's one command: it changes no file the team owns, passes the app's tests and is in
  * effect. While no release precedes the vendored core, the update goes to a patch release made
- * from a copy of it (one more response header).
+ * from a copy of it (one more response header). Last, the core's task guides' shell commands run in
+ * that project against loopback IdPs (test/guide-commands.mjs: here because this file runs once in
+ * CI, on the machine's Node, and already has an installed, built app).
  *
  * Minutes, not seconds (two installs, two runs of the app's own suite, builds and starts).
  * CREATE_PROJECT_TEMPLATE_E2E=0 skips this file for quick local iterations; CI always runs it.
@@ -26,6 +28,7 @@ import { join, relative } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CORE_PACKAGE, coreTarballName } from '../lib/core-package.mjs'
 import { previousRelease, readReleases } from '../../core/scripts/release-record.mjs'
+import { describeGuideCommands } from './guide-commands.mjs'
 import { CORE_DIR, checkoutCore, childEnv, rebuildRelease, generate, killGroup, run, tail, tempDir, templateNameLeftovers } from './helpers.mjs'
 
 const SKIP = process.env.CREATE_PROJECT_TEMPLATE_E2E === '0' ? 'CREATE_PROJECT_TEMPLATE_E2E=0' : false
@@ -426,6 +429,9 @@ describe('the update path: from the previous release to the current core, with t
     }
   })
 })
+
+// The guides' commands, in the closed-posture project (after the update path: it is built and runs the newest core).
+describeGuideCommands({ project: () => join(sandbox, 'acme-portal'), name: VARIANTS[0]?.name ?? '', env: NPM_ENV, skip: SKIP })
 
 /**
  * The patch release after `version` (after its release part, for a `-dev.` prerelease).
