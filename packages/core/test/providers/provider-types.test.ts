@@ -88,7 +88,8 @@ describe('provider types', () => {
     }
     for (const type of SCHEME_TYPES.filter((protocol) => Object.keys(registration(protocol).sections).length === 0)) {
       const keys = Object.keys((registration(type).namedScheme?.schema as SchemaNode).properties ?? {}).filter((key) => !['Type', 'Enabled', 'Scheme', 'DisplayName'].includes(key))
-      for (const key of keys) assert.ok(table.includes(`| \`Authentication:Schemes:<Name>:${key}\``), `${type}:${key}`)
+      // A key that is a section (Introspection) is listed by its leaves: <Name>:Introspection:ClientId.
+      for (const key of keys) assert.ok(table.includes(`| \`Authentication:Schemes:<Name>:${key}\``) || table.includes(`| \`Authentication:Schemes:<Name>:${key}:`), `${type}:${key}`)
     }
   })
 })
