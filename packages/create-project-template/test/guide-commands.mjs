@@ -421,7 +421,8 @@ export function describeGuideCommands (options) {
         assert.equal(home.status, 302)
         assert.match(home.location, /^\/Account\/Login(\?|$)/)
         assert.match((await get(loopback.appPort, '/Account/Login')).body, /No sign-in provider is configured/)
-        assert.match(dev.output(), /"event":"authentication\.no_provider"/)
+        // The log is written in batches (a timer flushes them): wait for the line rather than read once.
+        await waitUntil(async () => /"event":"authentication\.no_provider"/.test(dev.output()), 'npm run dev did not log authentication.no_provider', 10_000, dev.output)
 
         // Step 3: the variables go into .env; the running `npm run dev` starts again with them.
         writeFileSync(join(project, '.env'), `${substitute(block('localEnv').text, loopback)}\n`)
@@ -504,7 +505,7 @@ export function describeGuideCommands (options) {
     })
 
     test('protect-an-api: a client-credentials token from the IdP\'s token endpoint (curl, jq), then the API answers 200 with its JSON', { timeout: 3 * 60_000 }, async () => {
-      const settings = readGuideJson('protect-an-api.md', /"Type": "JwtBearer"/)
+      const settings = readGuideJson('protect-an-api.md', /"Type": "JwtBearer"(?![\s\S]*"Introspection")/)
       writeFileSync(join(project, 'appsettings.Production.json'), substitute(settings, loopback))
       const app = startCommand('npm start', project, baseEnv)
       const host = `localhost:${loopback.frontPort}`
