@@ -82,7 +82,7 @@ export interface JwtBearerSchemeOptions {
   readonly timeoutMs: number
   /**
    * The connections discovery and the key set use: a scheme from the provider source reaches only
-   * public addresses (http/outbound-address.ts `publicAddressDispatcher`); default the global fetch.
+   * public addresses (http/public-address-dispatcher.ts); default the global fetch.
    */
   readonly dispatcher?: Dispatcher
   /** Milliseconds since the epoch; for tests. */

@@ -17,7 +17,7 @@
  *
  * No Fastify types here.
  */
-import { fetch as undiciFetch, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 
 /** What an outbound response is, which decides its size cap. */
 export type OutboundResponseKind = 'discovery' | 'jwks' | 'token' | 'userinfo' | 'introspection' | 'saml_metadata' | 'api' | 'other'
@@ -106,6 +106,19 @@ export interface BoundedCall {
   readonly dispatcher?: Dispatcher
 }
 
+type UndiciFetch = typeof import('undici').fetch
+type UndiciInit = Parameters<UndiciFetch>[1]
+let undiciFetchLoaded: Promise<UndiciFetch> | undefined
+
+/**
+ * undici's fetch, loaded on the first call with a dispatcher (a provider from the provider source):
+ * an app without one never loads undici (public-address-dispatcher.ts).
+ */
+async function undiciFetch (): Promise<UndiciFetch> {
+  undiciFetchLoaded ??= import('undici').then((undici) => undici.fetch)
+  return await undiciFetchLoaded
+}
+
 /** Statuses whose Response cannot carry a body (the Fetch standard's null body statuses). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
 
@@ -119,7 +132,7 @@ export async function fetchBounded (url: string | URL, init: RequestInit, call: 
   const signal = init.signal === undefined || init.signal === null ? deadline : AbortSignal.any([init.signal, deadline])
   const response = call.dispatcher === undefined
     ? await fetch(url, { ...init, signal })
-    : await undiciFetch(url, { ...init, signal, dispatcher: call.dispatcher } as Parameters<typeof undiciFetch>[1]) as unknown as Response
+    : await (await undiciFetch())(url, { ...init, signal, dispatcher: call.dispatcher } as UndiciInit) as unknown as Response
   const body = await readBounded(response, call.kind, call.limitBytes)
   const headers = new Headers(response.headers)
   headers.delete('content-encoding')

@@ -12,14 +12,14 @@
  *   `127.0.0.1`), `localhost`, and a host name that resolves to an internal address are refused,
  *   naming the key;
  * - at every connection: the dispatcher's lookup refuses an internal address actually dialled, so
- *   a DNS answer that changes after validation (DNS rebinding) gains nothing.
+ *   a DNS answer that changes after validation (DNS rebinding) gains nothing
+ *   (public-address-dispatcher.ts, apart so that undici loads only with a provider source).
  *
  * Configured providers (the operator's own configuration) are not restricted. Redirects are never
  * followed by any outbound call (each sets `redirect: 'error'` or `'manual'`).
  */
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { BlockList, isIP } from 'node:net'
-import { Agent, buildConnector, type Dispatcher } from 'undici'
 
 export type { Dispatcher } from 'undici'
 
@@ -134,42 +134,3 @@ export async function resolvedTargetProblem (url: string, allowance: InternalHos
 }
 
 /** The error a connection to an internal address fails with (a network cause code in log lines). */
-export class InternalAddressError extends Error {
-  readonly code = 'ERR_INTERNAL_ADDRESS'
-
-  constructor () {
-    super('the provider\'s host resolved to an internal address')
-    this.name = 'InternalAddressError'
-  }
-}
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
-
-/**
- * A dispatcher whose every connection is checked against the address actually dialled: a literal
- * internal address is refused before connecting, a host name's lookup answers only public (or
- * allowed) addresses, else {@link InternalAddressError}.
- */
-export function publicAddressDispatcher (allowance: InternalHostAllowance): Dispatcher {
-  const lookup = (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error !== null) { callback(error, []); return }
-      const usable = allowance.allowsHost(hostname) ? addresses : addresses.filter(({ address }) => !isInternalAddress(address) || allowance.allowsAddress(address))
-      if (usable.length === 0) { callback(new InternalAddressError(), []); return }
-      if (options.all === true) callback(null, usable)
-      else callback(null, usable[0]!.address, usable[0]!.family)
-    })
-  }
-  // undici's own connector (TLS, timeouts, sessions) with the guarded lookup; a literal address
-  // is connected without a lookup, so it is checked before the connector is called.
-  const connector = buildConnector({ lookup } as buildConnector.BuildOptions)
-  const connect: buildConnector.connector = (options, callback) => {
-    const host = options.hostname.replace(/^\[|\]$/g, '')
-    if (isIP(host) !== 0 && isInternalAddress(host) && !allowance.allowsAddress(host)) {
-      callback(new InternalAddressError(), null)
-      return
-    }
-    connector(options, callback)
-  }
-  return new Agent({ connect })
-}

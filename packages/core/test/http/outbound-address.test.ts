@@ -11,7 +11,8 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { fetchBounded } from '../../src/http/bounded-fetch.js'
-import { allowanceEntryProblem, InternalHostAllowance, isInternalAddress, publicAddressDispatcher, resolvedTargetProblem, urlTargetProblem, type HostResolver } from '../../src/http/outbound-address.js'
+import { allowanceEntryProblem, InternalHostAllowance, isInternalAddress, resolvedTargetProblem, urlTargetProblem, type HostResolver } from '../../src/http/outbound-address.js'
+import { publicAddressDispatcher } from '../../src/http/public-address-dispatcher.js'
 
 const NONE = new InternalHostAllowance([])
 
