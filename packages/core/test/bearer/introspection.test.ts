@@ -14,11 +14,11 @@ import { generateKeyPairSync } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { exportJWK, decodeJwt } from 'jose'
-import { BearerTokenError, type BearerFailure } from '../../src/bearer/failures.js'
+import type { BearerFailure } from '../../src/bearer/failures.js'
 import { MAX_INACTIVE_ANSWERS, TokenIntrospection, type IntrospectionSettings } from '../../src/bearer/introspection.js'
 import { JwtBearerScheme } from '../../src/bearer/jwt-bearer-scheme.js'
 import { Secret } from '../../src/config/secret.js'
-import { buildBearerApp, type BearerTestApp } from '../helpers/bearer-app.js'
+import { bearerFailureOf, buildBearerApp, type BearerTestApp } from '../helpers/bearer-app.js'
 import { startResourceIdp, type ResourceIdp } from '../helpers/providers/resource-idp.js'
 
 const RESOURCE = 'https://api.example.test/'
@@ -149,16 +149,6 @@ describe('the introspection answer, checked (a controlled endpoint on loopback)'
     })
   }
 
-  async function failureOf (promise: Promise<unknown>): Promise<BearerFailure> {
-    try {
-      await promise
-    } catch (error) {
-      assert.ok(error instanceof BearerTokenError, `a BearerTokenError, got ${String(error)}`)
-      return error.failure
-    }
-    assert.fail('the token was accepted')
-  }
-
   const active = (claims: Record<string, unknown> = {}): Record<string, unknown> =>
     ({ active: true, iss: origin, aud: 'api://orders', sub: 'ada', client_id: 'mobile-app', scope: 'orders.read', exp: Math.floor(nowMs / 1000) + 300, ...claims })
 
@@ -210,13 +200,13 @@ describe('the introspection answer, checked (a controlled endpoint on loopback)'
     test(`refused: ${name} (${failure})`, async () => {
       nowMs = Date.now()
       answer = () => ({ body, ...(status === undefined ? {} : { status }) })
-      assert.equal(await failureOf(scheme().authenticate(`opaque-${name.replace(/\W+/g, '-')}`, TRANSFORMATION)), failure)
+      assert.equal(await bearerFailureOf(scheme().authenticate(`opaque-${name.replace(/\W+/g, '-')}`, TRANSFORMATION)), failure)
     })
   }
 
   test('an endpoint slower than the deadline is introspection_unavailable', async () => {
     answer = () => ({ body: active(), delayMs: 500 })
-    assert.equal(await failureOf(scheme({}, 100).authenticate('opaque-slow', TRANSFORMATION)), 'introspection_unavailable')
+    assert.equal(await bearerFailureOf(scheme({}, 100).authenticate('opaque-slow', TRANSFORMATION)), 'introspection_unavailable')
   })
 
   test('an answer without exp is valid for CacheSeconds; an answer with exp is cached no longer than exp', async () => {
@@ -243,11 +233,11 @@ describe('the introspection answer, checked (a controlled endpoint on loopback)'
     answer = () => ({ body: { active: false } })
     requests.length = 0
     const api = scheme()
-    assert.equal(await failureOf(api.authenticate('opaque-revoked', TRANSFORMATION)), 'inactive')
-    assert.equal(await failureOf(api.authenticate('opaque-revoked', TRANSFORMATION)), 'inactive')
+    assert.equal(await bearerFailureOf(api.authenticate('opaque-revoked', TRANSFORMATION)), 'inactive')
+    assert.equal(await bearerFailureOf(api.authenticate('opaque-revoked', TRANSFORMATION)), 'inactive')
     assert.equal(requests.length, 1)
     nowMs += 10_001
-    assert.equal(await failureOf(api.authenticate('opaque-revoked', TRANSFORMATION)), 'inactive')
+    assert.equal(await bearerFailureOf(api.authenticate('opaque-revoked', TRANSFORMATION)), 'inactive')
     assert.equal(requests.length, 2)
   })
 
@@ -256,19 +246,19 @@ describe('the introspection answer, checked (a controlled endpoint on loopback)'
     answer = () => ({ body: { active: false } })
     const lookups = new TokenIntrospection({ settings: introspection(), allowInsecureRequests: true, timeoutMs: 2000, now: () => nowMs, maxInactiveAnswers: 20 })
     const call = { endpoint: `${origin}/introspect`, issuer: origin }
-    await failureOf(lookups.introspect('garbage-first', call))
-    for (let index = 0; index < 19; index++) await failureOf(lookups.introspect(`garbage-${index}`, call))
+    await bearerFailureOf(lookups.introspect('garbage-first', call))
+    for (let index = 0; index < 19; index++) await bearerFailureOf(lookups.introspect(`garbage-${index}`, call))
     requests.length = 0
-    await failureOf(lookups.introspect('garbage-first', call))
+    await bearerFailureOf(lookups.introspect('garbage-first', call))
     assert.equal(requests.length, 0, 'still remembered at the bound')
-    await failureOf(lookups.introspect('garbage-19', call))
-    await failureOf(lookups.introspect('garbage-first', call))
+    await bearerFailureOf(lookups.introspect('garbage-19', call))
+    await bearerFailureOf(lookups.introspect('garbage-first', call))
     assert.equal(requests.length, 2, 'one more answer pushed the oldest out')
   })
 
   test('a JWT-shaped token is not introspected', async () => {
     requests.length = 0
-    assert.notEqual(await failureOf(scheme().authenticate('aGVhZA.cGF5bG9hZA.c2ln', TRANSFORMATION)), 'inactive')
+    assert.notEqual(await bearerFailureOf(scheme().authenticate('aGVhZA.cGF5bG9hZA.c2ln', TRANSFORMATION)), 'inactive')
     assert.equal(requests.length, 0)
   })
 })

@@ -9,7 +9,8 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createPublicKey } from 'node:crypto'
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose'
-import { BearerTokenError, type BearerFailure } from '../../src/bearer/failures.js'
+import type { BearerFailure } from '../../src/bearer/failures.js'
+import { bearerFailureOf } from '../helpers/bearer-app.js'
 import { BEARER_UNKNOWN_KEY_REFETCH_INTERVAL_MS, JwtBearerScheme, type JwtBearerSettings } from '../../src/bearer/jwt-bearer-scheme.js'
 import { MAX_BEARER_TOKEN_BYTES } from '../../src/bearer/token-shape.js'
 import { userKeyOf } from '../../src/session/user-identity.js'
@@ -31,16 +32,6 @@ function schemeFor (idp: TokenIdp, overrides: Partial<JwtBearerSettings> = {}, n
     timeoutMs: 5000,
     ...(now === undefined ? {} : { now })
   })
-}
-
-async function failureOf (promise: Promise<unknown>): Promise<BearerFailure> {
-  try {
-    await promise
-  } catch (error) {
-    assert.ok(error instanceof BearerTokenError, `a BearerTokenError, got ${String(error)}`)
-    return error.failure
-  }
-  assert.fail('the token was accepted')
 }
 
 describe('a JwtBearer scheme against an issuer on loopback', () => {
@@ -125,7 +116,7 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
   for (const { name, failure, token } of hostile) {
     test(`refused: ${name} (${failure})`, async () => {
       const scheme = schemeFor(idp, { ValidAlgorithms: ['RS256', 'ES256'] })
-      assert.equal(await failureOf(scheme.authenticate(await token({ mint, hmac: hmacSecret }), TRANSFORMATION)), failure)
+      assert.equal(await bearerFailureOf(scheme.authenticate(await token({ mint, hmac: hmacSecret }), TRANSFORMATION)), failure)
     })
   }
 
@@ -134,7 +125,7 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
     try {
       const scheme = schemeFor(fresh, { Authority: '', Issuer: fresh.issuer, JwksUri: `${fresh.issuer}/jwks` })
       for (const token of ['x.y', `${encode({ alg: 'none' })}.${encode({})}.`, `${encode({ alg: 'HS256' })}.${encode({})}.c2ln`, 'a'.repeat(MAX_BEARER_TOKEN_BYTES + 1)]) {
-        await failureOf(scheme.authenticate(token, TRANSFORMATION))
+        await bearerFailureOf(scheme.authenticate(token, TRANSFORMATION))
       }
       assert.equal(fresh.jwksRequests, 0)
     } finally {
@@ -159,13 +150,13 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
     await scheme.authenticate(await mint(), TRANSFORMATION)
     const baseline = idp.jwksRequests
     const forged = await Promise.all(Array.from({ length: 50 }, async (_, index) => await mint({ jti: String(index) }, { kid: `invented-${index}` }, idp.unknownKey)))
-    for (const token of forged) assert.equal(await failureOf(scheme.authenticate(token, TRANSFORMATION)), 'unknown_key')
+    for (const token of forged) assert.equal(await bearerFailureOf(scheme.authenticate(token, TRANSFORMATION)), 'unknown_key')
     assert.equal(idp.jwksRequests, baseline + 1, 'one refetch for the whole flood')
     now += BEARER_UNKNOWN_KEY_REFETCH_INTERVAL_MS - 1000
-    for (const token of forged.slice(0, 10)) await failureOf(scheme.authenticate(token, TRANSFORMATION))
+    for (const token of forged.slice(0, 10)) await bearerFailureOf(scheme.authenticate(token, TRANSFORMATION))
     assert.equal(idp.jwksRequests, baseline + 1, 'none within the 30 s')
     now += 2000
-    for (const token of forged.slice(0, 10)) await failureOf(scheme.authenticate(token, TRANSFORMATION))
+    for (const token of forged.slice(0, 10)) await bearerFailureOf(scheme.authenticate(token, TRANSFORMATION))
     assert.equal(idp.jwksRequests, baseline + 2, 'one more after 30 s')
   })
 
@@ -183,7 +174,7 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
 
   test('discovery whose issuer is not the Authority makes the scheme unavailable (keys_unavailable), retried no sooner than 30 s', async () => {
     const scheme = schemeFor(idp, { Authority: `${idp.issuer}/tenant` })
-    assert.equal(await failureOf(scheme.authenticate(await mint(), TRANSFORMATION)), 'keys_unavailable')
+    assert.equal(await bearerFailureOf(scheme.authenticate(await mint(), TRANSFORMATION)), 'keys_unavailable')
     assert.deepEqual(scheme.status(), { available: false, reason: 'metadata_unreachable' })
   })
 })

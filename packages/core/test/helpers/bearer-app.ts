@@ -6,7 +6,9 @@
  * GET /api/admin (the administrator role policy), GET /orders (a page, outside the API prefixes)
  * and GET /reports (a page path that opts in with `config: { bearer: true }`).
  */
+import assert from 'node:assert/strict'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { BearerTokenError, type BearerFailure } from '../../src/bearer/failures.js'
 import type { JwtBearerScheme } from '../../src/bearer/jwt-bearer-scheme.js'
 import { createApp, type ApplicationParts } from '../../src/create-app.js'
 import { buildTestApp as buildWithTesting, type TestApp, type TestSettings } from '../../src/testing/app.js'
@@ -77,4 +79,15 @@ export async function buildBearerApp (options: BearerAppOptions): Promise<Bearer
       return scheme
     }
   }
+}
+
+/** The failure class `promise` (a token verification) is refused with; fails the test when it is accepted. */
+export async function bearerFailureOf (promise: Promise<unknown>): Promise<BearerFailure> {
+  try {
+    await promise
+  } catch (error) {
+    assert.ok(error instanceof BearerTokenError, `a BearerTokenError, got ${String(error)}`)
+    return error.failure
+  }
+  assert.fail('the token was accepted')
 }
