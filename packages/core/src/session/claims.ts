@@ -24,6 +24,7 @@ export const ApplicationClaimTypes = {
  * session, a bearer token on behalf of a user); `client` for an OAuth client acting as itself (a
  * client-credentials token, issue 40 item 6), whose identity never equals a user's, even when
  * its client id equals a user's subject.
+ * @experimental
  */
 export type IdentityKind = 'client'
 
