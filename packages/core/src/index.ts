@@ -67,6 +67,7 @@ export { Principal, ApplicationClaimTypes } from './session/principal.js'
 export type { Claim, AuthenticationTicket } from './session/principal.js'
 export { userKeyOf } from './session/user-identity.js'
 export type { UserIdentity } from './session/user-identity.js'
+export type { IdentityKind } from './session/claims.js'
 export type { AccessTokenOptions, ResolveCallback, SessionApi, SessionCookieSettings } from './plugins/session.js'
 // Bearer tokens on API routes (JwtBearer schemes): `request.bearer` and the scheme a provider carries.
 export type { BearerAuthentication, BearerSchemeStatus, JwtBearerScheme, JwtBearerSchemeOptions, JwtBearerSettings } from './bearer/jwt-bearer-scheme.js'

@@ -5,7 +5,11 @@
  * (sign-in/claims-normalization.ts), so `application:subject` carries the issuer and policies on
  * roles, permissions and groups read the same claim types whichever way the caller came in. The
  * ticket's scheme is the bearer scheme; its identity is (scheme, issuer, subject) as for a
- * session. A token without `sub` (some client-credentials tokens) gets its client as the subject.
+ * session. A client-credentials token (a machine) is a client's identity, `kind: 'client'`
+ * (session/user-identity.ts, issue 40 item 6), never a user's: a token without `sub` gets its
+ * client as the subject, and a client id equal to a user's subject still names another caller.
+ * The token's scopes are `application:scope` claims, which scope policies read; they are never
+ * permissions unless the scheme's ClaimMappings says `scp` -> `permission` (issue 40, item 2).
  * Plain inputs, no Fastify types.
  */
 import { createHash } from 'node:crypto'
@@ -44,6 +48,11 @@ export class BearerPrincipal extends Principal {
   override get name (): string {
     return this.access.machine ? `client ${this.access.clientId ?? this.subject ?? ''}` : super.name
   }
+
+  /** The scopes the token grants: its `application:scope` claims. */
+  get scopes (): readonly string[] {
+    return this.claims.filter((claim) => claim.type === ApplicationClaimTypes.Scope).map((claim) => claim.value)
+  }
 }
 
 /** Claims that describe the token, not the caller (and RFC 7662's `active` and `token_type`): not kept as claims of the principal. */
@@ -68,35 +77,43 @@ export function bearerSessionIdOf (token: string): string {
   return `bearer.${createHash('sha256').update(`bearer-session\u0000${token}`, 'utf8').digest('base64url').slice(0, 22)}`
 }
 
+/**
+ * `claims` with what the token itself asserts, whatever ClaimMappings and the transformation say:
+ * an `application:subject` (the identity exists for every bearer principal, even with a mapping
+ * that removes `sub`; a token without `sub` names its client) and one `application:scope` per
+ * scope granted. A client-credentials token without `sub` gets no made-up `sub` claim.
+ */
+function withAccessClaims (claims: readonly Claim[], verified: VerifiedAccessToken, issuer: string): Claim[] {
+  const subject = claims.some((claim) => claim.type === ApplicationClaimTypes.Subject)
+    ? []
+    : [{ type: ApplicationClaimTypes.Subject, value: verified.subject, issuer }]
+  const scopes = verified.scopes.map((scope) => ({ type: ApplicationClaimTypes.Scope, value: scope, issuer }))
+  return [...subject, ...claims, ...scopes]
+}
+
 /** The principal of a verified token. */
 export function principalOf (token: string, verified: VerifiedAccessToken, settings: PrincipalSettings, nowSeconds: number): BearerPrincipal {
   const { issuer } = settings
-  const flat = flattenClaims(verified.payload, issuer, TOKEN_CLAIMS)
   const claims: Claim[] = [
-    ...(typeof verified.payload.sub === 'string' ? [] : [{ type: 'sub', value: verified.subject, issuer }]),
-    ...flat,
+    ...flattenClaims(verified.payload, issuer, TOKEN_CLAIMS),
     ...pathClaims([verified.payload], Object.keys(settings.claimMappings), issuer)
   ]
-  let normalized = normalizeClaims(claims, {
+  const normalized = normalizeClaims(claims, {
     enabled: settings.transformation.Enabled,
     removeOriginalClaims: settings.transformation.RemoveOriginalClaims,
     overrides: settings.claimMappings
   })
-  // The identity (scheme, issuer, subject) exists for every bearer principal, even with a
-  // ClaimMappings entry that removes `sub` or the transformation off.
-  if (!normalized.some((claim) => claim.type === ApplicationClaimTypes.Subject)) {
-    normalized = [{ type: ApplicationClaimTypes.Subject, value: verified.subject, issuer }, ...normalized]
-  }
   // acr, amr, auth_time: what step-up policies read (RFC 9470).
   const authentication = proofOfTokenClaims(verified.payload)
   return new BearerPrincipal({
     sessionId: bearerSessionIdOf(token),
     scheme: settings.scheme,
-    claims: settings.runtime === undefined ? normalized : withSourceTenant({ scheme: settings.scheme, claims: [], returnUrl: '', runtime: settings.runtime }, normalized),
+    claims: withAccessClaims(settings.runtime === undefined ? normalized : withSourceTenant({ scheme: settings.scheme, claims: [], returnUrl: '', runtime: settings.runtime }, normalized), verified, issuer),
     issuedAt: nowSeconds,
     expiresAt: verified.expiresAt,
     absoluteExpiresAt: verified.expiresAt,
-    ...(authentication === undefined ? {} : { authentication })
+    ...(authentication === undefined ? {} : { authentication }),
+    ...(verified.machine ? { kind: 'client' as const } : {})
   }, { scopes: verified.scopes, machine: verified.machine, ...(verified.clientId === undefined ? {} : { clientId: verified.clientId }) })
 }
 

@@ -3,15 +3,30 @@
  * the shared basics at the bottom of the session folder, imported by principal.ts and
  * user-identity.ts alike. Plain data.
  */
-/** Application-owned claim types (auth-contract.md, "Claims"). */
+/**
+ * Application-owned claim types (auth-contract.md, "Claims"). `Scope` is an extension (issue 40,
+ * item 2): the scopes a bearer call's access token grants (`scope` / `scp`), what a client may do
+ * on a user's behalf, read by scope policies (authorization/scopes.ts) and never by permission
+ * policies. Only a verified access token asserts it; it is not a ClaimMappings target.
+ */
 export const ApplicationClaimTypes = {
   Subject: 'application:subject',
   Name: 'application:name',
   Email: 'application:email',
   Role: 'application:role',
   Group: 'application:group',
-  Permission: 'application:permission'
+  Permission: 'application:permission',
+  Scope: 'application:scope'
 } as const
+
+/**
+ * What kind of caller an identity names (session/user-identity.ts): absent for a user (every
+ * session, a bearer token on behalf of a user); `client` for an OAuth client acting as itself (a
+ * client-credentials token, issue 40 item 6), whose identity never equals a user's, even when
+ * its client id equals a user's subject.
+ * @experimental
+ */
+export type IdentityKind = 'client'
 
 export interface Claim {
   readonly type: string
@@ -44,6 +59,11 @@ export interface AuthenticationTicket {
    * session/authentication-proof.ts); absent when it proved nothing or before it was recorded.
    */
   readonly authentication?: AuthenticationProof
+  /**
+   * `client` on the ticket of a bearer call by a client acting as itself ({@link IdentityKind});
+   * never set on a session.
+   */
+  readonly kind?: IdentityKind
 }
 
 /**

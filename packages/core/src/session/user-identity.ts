@@ -9,11 +9,13 @@
  *   IdP entity id, the vendor slot's scheme name (VendorA/B/C), or what a consumer flow sets;
  * - `subject`: the `application:subject` value.
  * {@link userKeyOf} turns the three into one opaque, stable string: what an application keys its
- * own data on. E-mail is never a user key (it changes, is reassigned, and is not unique across
+ * own data on. A fourth part, `kind`, marks an OAuth client acting as itself (a bearer call with
+ * a client-credentials token, issue 40 item 6): its identity and key never equal a user's, even
+ * when its client id equals a user's subject at the same scheme and issuer. E-mail is never a user key (it changes, is reassigned, and is not unique across
  * providers). Plain data, no Fastify types.
  */
 import { createHash } from 'node:crypto'
-import { ApplicationClaimTypes, type AuthenticationTicket } from './claims.js'
+import { ApplicationClaimTypes, type AuthenticationTicket, type IdentityKind } from './claims.js'
 
 /** The identity of a signed-in user: provider scheme, issuer and subject together. */
 export interface UserIdentity {
@@ -23,6 +25,11 @@ export interface UserIdentity {
   readonly issuer: string
   /** The `application:subject` claim's value, unique only at its issuer. */
   readonly subject: string
+  /**
+   * Absent for a user; `client` for an OAuth client acting as itself (a client-credentials
+   * token: no user). Part of every comparison and of the key.
+   */
+  readonly kind?: IdentityKind
 }
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('base64url')
@@ -31,10 +38,13 @@ const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8
  * The stable key of a user: base64url of SHA-256 over the JSON array `[scheme, issuer, subject]`
  * (43 characters). JSON keeps the three apart whatever characters they hold, and the hash keeps
  * identifiers out of database keys, state-store keys and URLs. It changes only when one of the
- * three does (another provider, another IdP, or the IdP reissuing the subject).
+ * three does (another provider, another IdP, or the IdP reissuing the subject). A client acting
+ * as itself (`kind: 'client'`) hashes `[scheme, issuer, subject, "client"]`: a longer array, so
+ * never a user's key.
  */
 export function userKeyOf (identity: UserIdentity): string {
-  return sha256(JSON.stringify([identity.scheme, identity.issuer, identity.subject]))
+  const parts = [identity.scheme, identity.issuer, identity.subject]
+  return sha256(JSON.stringify(identity.kind === 'client' ? [...parts, 'client'] : parts))
 }
 
 /**
@@ -42,15 +52,15 @@ export function userKeyOf (identity: UserIdentity): string {
  * claim; undefined when it has none (claims normalization off, or a consumer flow without one).
  * Tickets stored before identities existed carry the claim issuer too, so they answer the same.
  */
-export function identityOfTicket (ticket: Pick<AuthenticationTicket, 'scheme' | 'claims'>): UserIdentity | undefined {
+export function identityOfTicket (ticket: Pick<AuthenticationTicket, 'scheme' | 'claims' | 'kind'>): UserIdentity | undefined {
   const claim = ticket.claims.find((candidate) => candidate.type === ApplicationClaimTypes.Subject)
   if (claim === undefined || claim.value === '') return undefined
-  return { scheme: ticket.scheme, issuer: claim.issuer, subject: claim.value }
+  return { scheme: ticket.scheme, issuer: claim.issuer, subject: claim.value, ...(ticket.kind === 'client' ? { kind: ticket.kind } : {}) }
 }
 
-/** Whether two identities are the same user (all three parts equal). */
+/** Whether two identities are the same user (all three parts equal, and both users or both clients). */
 export function sameIdentity (a: UserIdentity, b: UserIdentity): boolean {
-  return a.scheme === b.scheme && a.issuer === b.issuer && a.subject === b.subject
+  return a.scheme === b.scheme && a.issuer === b.issuer && a.subject === b.subject && (a.kind === 'client') === (b.kind === 'client')
 }
 
 /**
@@ -68,7 +78,7 @@ export function sessionAuditIdOf (sessionId: string): string {
  * `subject`, `userKey` and `sessionAuditId`; the identity fields only when the ticket has one.
  * Never a token, never an e-mail claim, never the session id or cookie (docs/audit-events.md).
  */
-export function auditFieldsOf (ticket: Pick<AuthenticationTicket, 'sessionId' | 'scheme' | 'claims'>): Record<string, string> {
+export function auditFieldsOf (ticket: Pick<AuthenticationTicket, 'sessionId' | 'scheme' | 'claims' | 'kind'>): Record<string, string> {
   const identity = identityOfTicket(ticket)
   return {
     provider: ticket.scheme,
@@ -91,5 +101,7 @@ export function checkedUserIdentity (identity: unknown, method: string): UserIde
     const value = (identity as Partial<Record<string, unknown>> | undefined)?.[part]
     if (typeof value !== 'string' || value === '') throw new TypeError(`${method}: identity.${part} must be a non-empty string.`)
   }
+  const kind = (identity as { kind?: unknown }).kind
+  if (kind !== undefined && kind !== 'client') throw new TypeError(`${method}: identity.kind must be absent (a user) or 'client'.`)
   return identity as UserIdentity
 }

@@ -4,10 +4,16 @@
  * the same claims whichever provider signed the user in. The default table is in
  * {@link DEFAULT_CLAIM_MAPPINGS} and docs/configuration.md; each provider's
  * `ClaimMappings` overrides it (provider claim name -> application claim type).
+ * `scope` / `scp` are not in the default table (issue 40, item 2): a scope is what a client may
+ * do on a user's behalf, often consented by the user, not a permission the app gave the user. A
+ * bearer principal carries its token's scopes as `application:scope` claims
+ * (bearer/bearer-principal.ts); only an explicit `ClaimMappings` entry (`"scp": "permission"`)
+ * makes them permissions.
  */
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
 
-type ApplicationClaimType = typeof ApplicationClaimTypes[keyof typeof ApplicationClaimTypes]
+/** A ClaimMappings target: every application claim type but `application:scope`, which only a verified access token asserts. */
+type ApplicationClaimType = Exclude<typeof ApplicationClaimTypes[keyof typeof ApplicationClaimTypes], typeof ApplicationClaimTypes.Scope>
 
 const NAME_IDENTIFIER_URI = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/nameidentifier'
 
@@ -34,15 +40,16 @@ export const DEFAULT_CLAIM_MAPPINGS: Readonly<Record<string, ApplicationClaimTyp
   // Entra ID (SAML and WS-Fed): group object ids; ADFS sends the same URI for group names.
   'http://schemas.microsoft.com/ws/2008/06/identity/claims/groups': ApplicationClaimTypes.Group,
   permission: ApplicationClaimTypes.Permission,
-  permissions: ApplicationClaimTypes.Permission,
-  scope: ApplicationClaimTypes.Permission,
-  scp: ApplicationClaimTypes.Permission
+  permissions: ApplicationClaimTypes.Permission
 }
 
-/** Claims whose value is a space-separated list (OAuth scope strings). */
+/** Claims whose value is a space-separated list (OAuth scope strings), when a ClaimMappings entry maps them. */
 const SPACE_SEPARATED = new Set(['scope', 'scp'])
 
+/** Every application claim type: a provider claim of one of these types is never kept. */
 const APPLICATION_TYPES = new Set<string>(Object.values(ApplicationClaimTypes))
+/** The application claim types a mapping may target. */
+const TARGET_TYPES = new Set<string>(Object.values(ApplicationClaimTypes).filter((type) => type !== ApplicationClaimTypes.Scope))
 const SHORT_NAMES: Readonly<Record<string, ApplicationClaimType>> = {
   subject: ApplicationClaimTypes.Subject,
   name: ApplicationClaimTypes.Name,
@@ -52,10 +59,10 @@ const SHORT_NAMES: Readonly<Record<string, ApplicationClaimType>> = {
   permission: ApplicationClaimTypes.Permission
 }
 
-/** `role` or `application:role` -> `application:role`; anything else is not a target. */
+/** `role` or `application:role` -> `application:role`; anything else (`application:scope` too) is not a target. */
 export function applicationClaimType (target: string): ApplicationClaimType | undefined {
   const trimmed = target.trim()
-  if (APPLICATION_TYPES.has(trimmed)) return trimmed as ApplicationClaimType
+  if (TARGET_TYPES.has(trimmed)) return trimmed as ApplicationClaimType
   return SHORT_NAMES[trimmed.toLowerCase()]
 }
 

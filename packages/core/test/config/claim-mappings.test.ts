@@ -86,3 +86,23 @@ test("Entra ID's groups claim URI maps to application:group by default", () => {
     { type: 'application:group', value: '5f1c0f3e-0000-4000-8000-000000000001', issuer: 'entra' }
   ])
 })
+
+test('scope and scp are not permissions by default (issue 40, item 2); only an explicit entry maps them, and nothing maps to application:scope', () => {
+  const provided = [
+    { type: 'sub', value: 'eve', issuer: 'idp' },
+    { type: 'scope', value: 'application.manage orders.read', issuer: 'idp' },
+    { type: 'scp', value: 'application.manage', issuer: 'idp' },
+    { type: 'application:scope', value: 'forged', issuer: 'idp' }
+  ]
+  assert.deepEqual(normalizeClaims(provided, { enabled: true, removeOriginalClaims: true }), [
+    { type: 'application:subject', value: 'eve', issuer: 'idp' }
+  ])
+  assert.deepEqual(normalizeClaims(provided, { enabled: true, removeOriginalClaims: true, overrides: { scp: 'permission', scope: 'application:permission' } }), [
+    { type: 'application:subject', value: 'eve', issuer: 'idp' },
+    { type: 'application:permission', value: 'application.manage', issuer: 'idp' },
+    { type: 'application:permission', value: 'orders.read', issuer: 'idp' }
+  ], 'an explicit entry splits the space-separated values, as the old default did')
+  assert.deepEqual(normalizeClaims(provided, { enabled: true, removeOriginalClaims: true, overrides: { scope: 'application:scope', scp: 'scope' } }), [
+    { type: 'application:subject', value: 'eve', issuer: 'idp' }
+  ], 'only a verified access token asserts application:scope')
+})

@@ -146,7 +146,7 @@ describe('bearer tokens on the API routes', () => {
     assert.equal(lines.length, 1, 'the cached second call writes no line')
     const { provider, issuer, subject, clientId, machine, userKey, sessionAuditId } = lines[0] ?? {}
     assert.deepEqual({ provider, issuer, subject, clientId, machine }, { provider: 'Api', issuer: resourceIdp.issuer, subject: 'billing', clientId: 'billing', machine: true })
-    assert.equal(userKey, userKeyOf({ scheme: 'Api', issuer: resourceIdp.issuer, subject: 'billing' }))
+    assert.equal(userKey, userKeyOf({ scheme: 'Api', issuer: resourceIdp.issuer, subject: 'billing', kind: 'client' }), 'a client\'s key, never a user\'s')
     assert.match(String(sessionAuditId), /^[A-Za-z0-9_-]{22}$/)
     const denied = await t.app.inject({ method: 'POST', url: '/api/approve', headers: { authorization: `Bearer ${token}`, accept: 'application/json' } })
     assert.equal(denied.statusCode, 403)

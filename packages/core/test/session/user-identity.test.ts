@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
-import { auditFieldsOf, identityOfTicket, sessionAuditIdOf, userKeyOf } from '../../src/session/user-identity.js'
+import { auditFieldsOf, checkedUserIdentity, identityOfTicket, sameIdentity, sessionAuditIdOf, userKeyOf } from '../../src/session/user-identity.js'
 
 const SESSION_ID = '0f8fad5b-d9cb-469f-a165-70867728950e'
 
@@ -46,4 +46,19 @@ test('audit fields: provider, issuer, subject, user key and a session audit id t
   assert.equal(JSON.stringify(fields).includes(SESSION_ID), false)
   assert.equal(JSON.stringify(fields).includes('u@example.test'), false)
   assert.deepEqual(auditFieldsOf({ sessionId: SESSION_ID, scheme: 'TestFlow', claims: [] }), { provider: 'TestFlow', sessionAuditId: sessionAuditIdOf(SESSION_ID) })
+})
+
+test('a client acting as itself (kind client) is never the user of the same scheme, issuer and subject (issue 40, item 6)', () => {
+  const user = { scheme: 'Api', issuer: 'https://login.example.test', subject: 'billing' }
+  const client = { ...user, kind: 'client' as const }
+  assert.equal(userKeyOf(client), createHash('sha256').update('["Api","https://login.example.test","billing","client"]').digest('base64url'))
+  assert.notEqual(userKeyOf(client), userKeyOf(user))
+  assert.equal(userKeyOf(user), createHash('sha256').update('["Api","https://login.example.test","billing"]').digest('base64url'), 'users keep their keys')
+  assert.equal(sameIdentity(user, client), false)
+  assert.equal(sameIdentity(client, { ...client }), true)
+  const claims = [{ type: 'application:subject', value: 'billing', issuer: user.issuer }]
+  assert.deepEqual(identityOfTicket({ scheme: 'Api', claims, kind: 'client' }), client)
+  assert.deepEqual(identityOfTicket({ scheme: 'Api', claims }), user)
+  assert.equal(auditFieldsOf({ sessionId: SESSION_ID, scheme: 'Api', claims, kind: 'client' }).userKey, userKeyOf(client))
+  assert.throws(() => checkedUserIdentity({ ...user, kind: 'robot' }, 'app.session.revokeUser'), /identity\.kind/)
 })
