@@ -8,11 +8,12 @@
  * It is refused (401 invalid_token, `bearer.refused` with failure `id_token`, the token never
  * logged) unless the scheme sets DangerouslyAllowIdTokenMarkers; RequireAccessTokenType refuses
  * it by its `typ` even then, while oidc-provider's RFC 9068 access tokens pass. Startup warns
- * once, naming both keys and no value.
+ * once, naming both keys and no value. Each ID-token claim alone (tokens signed by jose with a
+ * loopback issuer's key) is enough to refuse a token.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { decodeJwt, decodeProtectedHeader } from 'jose'
+import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose'
 import { JwtBearerScheme, type JwtBearerSettings } from '../../src/bearer/jwt-bearer-scheme.js'
 import { reportConfiguration } from '../../src/startup.js'
 import { createLogger } from '../../src/logger.js'
@@ -23,6 +24,7 @@ import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
 import { startOidcIdp, type OidcIdp } from '../helpers/providers/oidc-idp.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from '../helpers/providers/provider-app.js'
 import { startResourceIdp } from '../helpers/providers/resource-idp.js'
+import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
 import type { TestSettings } from '../../src/testing/app.js'
 
 const CLIENT_ID = 'orders-web'
@@ -136,5 +138,39 @@ describe('an ID token sent as an access token', () => {
     const named = settingsFor('https://login.example.test/tenant-a/v2.0', { Authority: 'https://login.example.test/tenant-a/v2.0' })
     const authentication = named.Authentication as { Providers: unknown, Schemes: Record<string, unknown> }
     assert.equal(warned({ Authentication: { Schemes: { ...authentication.Schemes, Partner: { Type: 'OpenIdConnect', Authority: 'https://login.example.test/organizations/v2.0', ClientId: CLIENT_ID, ClientSecret: 's', AllowedTenants: ['tenant-a'] } } } }), 1)
+  })
+})
+
+describe('each ID-token claim alone refuses a token (jose, a loopback issuer\'s key)', () => {
+  let idp: TokenIdp
+  before(async () => { idp = await startTokenIdp('unused-client') })
+  after(async () => { await idp?.close() })
+
+  async function mint (claims: Record<string, unknown>): Promise<string> {
+    const now = Math.floor(Date.now() / 1000)
+    return await new SignJWT({ iss: idp.issuer, aud: 'api://orders', sub: 'user-1', iat: now, exp: now + 300, ...claims })
+      .setProtectedHeader({ alg: 'RS256', kid: 'known', typ: 'at+jwt' }).sign(idp.signingKey)
+  }
+
+  function scheme (allowIdTokenMarkers = false): JwtBearerScheme {
+    return new JwtBearerScheme({
+      scheme: 'Api',
+      settings: { Authority: '', Issuer: idp.issuer, JwksUri: `${idp.issuer}/jwks`, Audiences: ['api://orders'], ValidAlgorithms: [], ClockSkewSeconds: 60, ClaimMappings: {}, DangerouslyAllowIdTokenMarkers: allowIdTokenMarkers },
+      allowInsecureRequests: true,
+      timeoutMs: 5000
+    })
+  }
+
+  for (const claims of [{ nonce: 'n-1' }, { at_hash: 'aGFzaA' }, { c_hash: 'aGFzaA' }, { s_hash: 'aGFzaA' }, { nonce: null }, { nonce: '' }]) {
+    test(`refused (id_token): ${JSON.stringify(claims)}, even with typ at+jwt; accepted with DangerouslyAllowIdTokenMarkers`, async () => {
+      const token = await mint(claims)
+      assert.equal(await bearerFailureOf(scheme().authenticate(token, TRANSFORMATION)), 'id_token')
+      assert.equal((await scheme(true).authenticate(token, TRANSFORMATION)).principal.subject, 'user-1')
+    })
+  }
+
+  test('claims an access token may carry (auth_time, acr, amr, sid) are not markers', async () => {
+    const token = await mint({ auth_time: Math.floor(Date.now() / 1000), acr: '1', amr: ['pwd'], sid: 's-1' })
+    assert.equal((await scheme().authenticate(token, TRANSFORMATION)).principal.subject, 'user-1')
   })
 })
