@@ -14,7 +14,7 @@ import {
 } from './config/rules.js'
 import { CONFIGURATION_SCHEMAS, type ApplicationRule, type ApplicationRuleContext, type LoadedConfiguration } from './providers/application-schema.js'
 import {
-  callbackPathsAreLocalAndDistinct, defaultSchemes, providerDomainsAreDistinct, providersRequireAuthentication, providerSchemesAreFixed, publicOriginIsAnOrigin
+  bearerAudiencesAreNotSignInClients, callbackPathsAreLocalAndDistinct, defaultSchemes, providerDomainsAreDistinct, providersRequireAuthentication, providerSchemesAreFixed, publicOriginIsAnOrigin
 } from './providers/configuration-rules.js'
 import { telemetrySettings } from './config/telemetry-rules.js'
 import type { ConfigurationProblem } from './config/bind.js'
@@ -61,5 +61,8 @@ export function applyRules (context: ApplicationRuleContext): ConfigurationProbl
  * `process.env`.
  */
 export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
-  return loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS)
+  const loaded = loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS)
+  // Warnings across providers (logged by startup, listed by check-config); values bound, so only when valid.
+  if (loaded.errors.length > 0) return loaded
+  return { ...loaded, warnings: [...loaded.warnings, ...bearerAudiencesAreNotSignInClients(loaded.config, loaded.applicationName)] }
 }

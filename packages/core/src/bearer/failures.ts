@@ -10,8 +10,13 @@ export const BEARER_FAILURES = [
   'oversized',
   /** Not three base64url segments, a header or payload that is not a JSON object, or a required claim of the wrong type. */
   'malformed',
-  /** `typ` other than `at+jwt` or `JWT` (an ID token or a logout token used as an access token). */
+  /**
+   * `typ` other than `at+jwt` or `JWT` (a logout token used as an access token); with
+   * RequireAccessTokenType, anything but `at+jwt` (RFC 9068 section 2.1), so an ID token's `JWT` too.
+   */
   'type',
+  /** A `crit` header parameter (the core understands no JWS extension: RFC 7515 section 4.1.11), or `b64` other than true (RFC 7797's unencoded payload). */
+  'unsupported_header',
   /** `alg` outside the scheme's ValidAlgorithms: `none`, HMAC, or an algorithm the scheme does not accept. */
   'algorithm',
   /** No key of the issuer's key set matches the header, even after the one refetch it may cause. */
@@ -24,10 +29,19 @@ export const BEARER_FAILURES = [
   'issuer',
   /** No `aud` value is one of the scheme's Audiences. */
   'audience',
+  /**
+   * The token carries a claim only an ID token has (`nonce`, `at_hash`, `c_hash`, `s_hash`): an ID
+   * token presented as an access token, refused unless the scheme sets DangerouslyAllowIdTokenMarkers.
+   */
+  'id_token',
   /** `exp` (with the clock skew) has passed, or the token has no `exp`. */
   'expired',
   /** `nbf` (with the clock skew) is still ahead. */
   'not_yet_valid',
+  /** `iat` (with the clock skew) is still ahead: the issuer's clock or the token is wrong. */
+  'issued_in_future',
+  /** The token lives longer than MaxTokenLifetimeSeconds: `exp - iat`, or `exp - now` (with the clock skew) without `iat`. */
+  'lifetime',
   /** The token is valid but names no subject (`sub`, `client_id` or `azp`). */
   'no_subject',
   /** An opaque token the issuer's introspection endpoint calls inactive (unknown, expired, revoked; RFC 7662 section 2.2). */

@@ -24,6 +24,8 @@ import { isCompactJws } from './token-shape.js'
 export const BEARER_UNKNOWN_KEY_REFETCH_INTERVAL_MS = 30_000
 /** After a failed discovery, the next attempt waits at least this long (a request never waits for more than one). */
 export const DISCOVERY_RETRY_MS = 30_000
+/** MaxTokenLifetimeSeconds unless the scheme says otherwise: one day. */
+export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 86_400
 /** ValidAlgorithms unless the scheme says otherwise: asymmetric only. */
 export const DEFAULT_VALID_ALGORITHMS: readonly string[] = ['RS256', 'PS256', 'ES256', 'EdDSA']
 
@@ -42,8 +44,14 @@ export interface JwtBearerSettings {
   readonly Audiences: readonly string[]
   /** Accepted JWS algorithms; never `none` or HMAC. */
   readonly ValidAlgorithms: readonly string[]
-  /** Allowed clock difference on `exp` and `nbf`. */
+  /** Allowed clock difference on `exp`, `nbf` and `iat`. */
   readonly ClockSkewSeconds: number
+  /** Longest accepted `exp - iat` (or `exp - now` without `iat`); absent: {@link DEFAULT_MAX_TOKEN_LIFETIME_SECONDS}. */
+  readonly MaxTokenLifetimeSeconds?: number
+  /** The header's `typ` must be `at+jwt` (RFC 9068); absent: false. */
+  readonly RequireAccessTokenType?: boolean
+  /** DANGEROUS: accept tokens carrying ID-token claims (`nonce`, `at_hash`, ...); absent: false. */
+  readonly DangerouslyAllowIdTokenMarkers?: boolean
   /** Token claim (or nested path) -> application claim type, as the OpenID Connect section's. */
   readonly ClaimMappings: Readonly<Record<string, string>>
   /** Only DPoP-bound tokens sent with a DPoP proof (RFC 9449); absent: false. */
@@ -161,6 +169,10 @@ export class JwtBearerScheme {
     return this.#introspection !== undefined
   }
 
+  get #maxLifetimeSeconds (): number {
+    return this.#options.settings.MaxTokenLifetimeSeconds ?? DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
+  }
+
   #now (): number {
     return this.#options.now?.() ?? Date.now()
   }
@@ -244,7 +256,10 @@ export class JwtBearerScheme {
       issuer,
       audiences: this.#audiences,
       algorithms: this.#algorithms,
-      clockSkewSeconds: this.#options.settings.ClockSkewSeconds
+      clockSkewSeconds: this.#options.settings.ClockSkewSeconds,
+      maxLifetimeSeconds: this.#maxLifetimeSeconds,
+      requireAccessTokenType: this.#options.settings.RequireAccessTokenType === true,
+      allowIdTokenMarkers: this.#options.settings.DangerouslyAllowIdTokenMarkers === true
     }, nowSeconds)
     return this.#authenticationOf(token, verified, issuer, transformation, nowSeconds)
   }
@@ -265,7 +280,8 @@ export class JwtBearerScheme {
     if (answer.iss !== undefined) checkIssuer(answer, resolved.issuer)
     checkAudience(answer, this.#audiences)
     const claims = answer.exp === undefined ? { ...answer, exp: nowSeconds + introspection.cacheSeconds } : answer
-    checkLifetime(claims, nowSeconds, this.#options.settings.ClockSkewSeconds)
+    // The lifetime bound only where the answer has an exp of its own (issue 40, item 6).
+    checkLifetime(claims, nowSeconds, { clockSkewSeconds: this.#options.settings.ClockSkewSeconds, ...(answer.exp === undefined ? {} : { maxLifetimeSeconds: this.#maxLifetimeSeconds }) })
     const authentication = this.#authenticationOf(token, { ...accessTokenFactsOf(claims), payload: claims }, resolved.issuer, transformation, nowSeconds)
     return { ...authentication, cachedUntilMs: Math.min(authentication.expiresAtMs, activeUntilMs(answer, nowMs, introspection.cacheSeconds)) }
   }

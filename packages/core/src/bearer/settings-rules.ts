@@ -4,7 +4,7 @@
  * its keys come from (Authority, or Issuer and JwksUri: https, http only on loopback in
  * Development), ValidAlgorithms asymmetric only (`none` and the HMAC algorithms refused: a token
  * "signed" with the issuer's public key as an HMAC secret must never verify), ClockSkewSeconds
- * 0-300. Each problem names the full colon path (`<schemeKey>:<Key>`) and never a configured
+ * 0-300, MaxTokenLifetimeSeconds 60-604800 (issue 40, item 6). Each problem names the full colon path (`<schemeKey>:<Key>`) and never a configured
  * value. Plain inputs, no Fastify types.
  */
 import type { ConfigurationProblem } from '../config/bind.js'
@@ -68,6 +68,18 @@ export function clockSkewInRange (settings: JwtBearerSettings, schemeKey: string
     : [problem(key, `${key} must be an integer from 0 to 300.`)]
 }
 
+/** Bounds of MaxTokenLifetimeSeconds: a minute to a week. */
+export const MAX_TOKEN_LIFETIME_RANGE = { minimum: 60, maximum: 604_800 } as const
+
+export function maxTokenLifetimeInRange (settings: JwtBearerSettings, schemeKey: string): ConfigurationProblem[] {
+  const key = `${schemeKey}:MaxTokenLifetimeSeconds`
+  const value = settings.MaxTokenLifetimeSeconds
+  const { minimum, maximum } = MAX_TOKEN_LIFETIME_RANGE
+  return value === undefined || (Number.isInteger(value) && value >= minimum && value <= maximum)
+    ? []
+    : [problem(key, `${key} must be an integer from ${minimum} to ${maximum}.`)]
+}
+
 /**
  * `Introspection` (RFC 7662): off without ClientId (an Endpoint or secret without it is a
  * mistake, named); with it, the endpoint comes from Endpoint or the Authority's discovery, the
@@ -107,6 +119,7 @@ export function jwtBearerSettingsProblems (settings: JwtBearerSettings, schemeKe
     ...issuerSource(settings, schemeKey, environmentName),
     ...algorithmsAsymmetric(settings, schemeKey),
     ...clockSkewInRange(settings, schemeKey),
+    ...maxTokenLifetimeInRange(settings, schemeKey),
     ...introspectionProblems(settings, schemeKey, environmentName)
   ]
 }

@@ -1,7 +1,9 @@
 /**
  * The claim checks of a verified access token (RFC 9068 section 4; issue 35, item 1), each a named
  * function run in order by access-token.ts: `iss` is the scheme's issuer, one `aud` value is one of
- * its Audiences, `exp` present and not passed, `nbf` not ahead (both with the clock skew). Then
+ * its Audiences, no claim only an ID token carries (issue 40, item 3), `exp` present and not
+ * passed, `nbf` and `iat` not ahead (with the clock skew), a lifetime within the scheme's bound
+ * (issue 40, item 6; introspection answers pass the same lifetime checks). Then
  * what the token says about who acts ({@link accessTokenFactsOf}): the subject, the client, the
  * scopes and whether the subject is the client itself (a client-credentials token, a machine).
  * Plain inputs, no Fastify types.
@@ -10,10 +12,19 @@ import { BearerTokenError } from './failures.js'
 
 type Payload = Readonly<Record<string, unknown>>
 
-export interface ExpectedClaims {
+/** How long a token may live, and the clock skew its times are read with. */
+export interface LifetimeLimits {
+  readonly clockSkewSeconds: number
+  /** MaxTokenLifetimeSeconds; absent: no upper bound (an introspection answer without `exp`). */
+  readonly maxLifetimeSeconds?: number
+}
+
+export interface ExpectedClaims extends LifetimeLimits {
   readonly issuer: string
   readonly audiences: ReadonlySet<string>
-  readonly clockSkewSeconds: number
+  readonly maxLifetimeSeconds: number
+  /** DangerouslyAllowIdTokenMarkers: accept tokens carrying {@link ID_TOKEN_MARKERS}. */
+  readonly allowIdTokenMarkers: boolean
 }
 
 export function checkIssuer (payload: Payload, issuer: string): void {
@@ -28,15 +39,38 @@ export function checkAudience (payload: Payload, audiences: ReadonlySet<string>)
   if (!values.some((value) => audiences.has(value as string))) throw new BearerTokenError('audience')
 }
 
-/** `exp` is required (an access token without one would be valid for ever); `nbf` and `iat` are numbers when present. */
-export function checkLifetime (payload: Payload, nowSeconds: number, clockSkewSeconds: number): void {
+/**
+ * Claims an ID token carries and an access token never should (OpenID Connect Core 1.0 sections
+ * 2, 3.1.3.6 and 3.3.2.11; FAPI 1.0 section 5.1 for `s_hash`). An ID token's `aud` is the sign-in
+ * client's id: accepted as an access token by an API whose Audiences lists that id, it would let
+ * any holder of a user's ID token (the browser, the sign-in app's logs) call the API as the user.
+ */
+export const ID_TOKEN_MARKERS: readonly string[] = ['nonce', 'at_hash', 'c_hash', 's_hash']
+
+/** Refuses a token carrying an {@link ID_TOKEN_MARKERS} claim (`id_token`), unless the scheme allows them. */
+export function checkNotIdToken (payload: Payload, allowIdTokenMarkers: boolean): void {
+  if (allowIdTokenMarkers) return
+  if (ID_TOKEN_MARKERS.some((claim) => Object.hasOwn(payload, claim))) throw new BearerTokenError('id_token')
+}
+
+/**
+ * `exp` is required (an access token without one would be valid for ever); `nbf` and `iat` are
+ * numbers when present, neither ahead of now by more than the clock skew. The lifetime is
+ * `exp - iat` (both the issuer's clock), or `exp - now` without `iat`, allowing the clock skew.
+ */
+export function checkLifetime (payload: Payload, nowSeconds: number, limits: LifetimeLimits): void {
   const { exp, nbf, iat } = payload
+  const { clockSkewSeconds, maxLifetimeSeconds } = limits
   if (exp === undefined) throw new BearerTokenError('expired')
   if (typeof exp !== 'number' || (nbf !== undefined && typeof nbf !== 'number') || (iat !== undefined && typeof iat !== 'number')) {
     throw new BearerTokenError('malformed')
   }
   if (nowSeconds >= exp + clockSkewSeconds) throw new BearerTokenError('expired')
   if (typeof nbf === 'number' && nbf > nowSeconds + clockSkewSeconds) throw new BearerTokenError('not_yet_valid')
+  if (typeof iat === 'number' && iat > nowSeconds + clockSkewSeconds) throw new BearerTokenError('issued_in_future')
+  if (maxLifetimeSeconds === undefined) return
+  const tooLong = typeof iat === 'number' ? exp - iat > maxLifetimeSeconds : exp - nowSeconds > maxLifetimeSeconds + clockSkewSeconds
+  if (tooLong) throw new BearerTokenError('lifetime')
 }
 
 /** Who acts with the token. */

@@ -2,7 +2,10 @@
  * The checks a bearer token passes before any cryptography (issue 35, "Bad input"): its size,
  * its compact JWS shape (three base64url segments), a JSON-object header whose `alg` is one the
  * scheme accepts and whose `typ`, when present, says access token (`at+jwt`, RFC 9068 section
- * 2.1) or plain `JWT` (what Entra ID, Okta, Keycloak and Auth0 send), and a JSON-object payload.
+ * 2.1) or plain `JWT` (what Entra ID, Okta, Keycloak and Auth0 send), no `crit` and no `b64`
+ * other than true (jose honours `b64: false` when `crit` names it, RFC 7797: the payload segment
+ * would then be signed as raw bytes while this file reads it as base64url; the core uses no JWS
+ * extension, so any `crit` is refused here rather than left to jose), and a JSON-object payload.
  * The payload read here is not trusted until the signature has verified (access-token.ts).
  * Plain inputs, no Fastify types.
  */
@@ -49,16 +52,26 @@ function jsonObjectOf (segment: string): Record<string, unknown> {
   return value as Record<string, unknown>
 }
 
+/** `typ` as a media type without its optional `application/`, lower-cased (RFC 7515 section 4.1.9: media types compare case-insensitively). */
+const mediaTypeOf = (typ: string): string => {
+  const lower = typ.toLowerCase()
+  return lower.startsWith('application/') ? lower.slice('application/'.length) : lower
+}
+
 /** Whether `typ` names an access token: `at+jwt`, `JWT`, or either with `application/`. */
 export function isAccessTokenType (typ: string): boolean {
-  const lower = typ.toLowerCase()
-  return ACCESS_TOKEN_TYPES.has(lower.startsWith('application/') ? lower.slice('application/'.length) : lower)
+  return ACCESS_TOKEN_TYPES.has(mediaTypeOf(typ))
+}
+
+/** Whether `typ` is RFC 9068's (section 2.1): `at+jwt` or `application/at+jwt`, in any case. */
+export function isJwtAccessTokenType (typ: string | undefined): boolean {
+  return typ !== undefined && mediaTypeOf(typ) === 'at+jwt'
 }
 
 /**
  * The header and payload of `token`, or {@link BearerTokenError}: `oversized`, `malformed`,
- * `type` or `algorithm` (not in `algorithms`, which never holds `none` or an HMAC algorithm:
- * settings-rules.ts refuses them at startup).
+ * `type`, `unsupported_header` or `algorithm` (not in `algorithms`, which never holds `none` or an
+ * HMAC algorithm: settings-rules.ts refuses them at startup).
  */
 export function shapeOf (token: string, algorithms: ReadonlySet<string>): ShapedToken {
   if (token.length > MAX_BEARER_TOKEN_BYTES) throw new BearerTokenError('oversized')
@@ -70,6 +83,7 @@ export function shapeOf (token: string, algorithms: ReadonlySet<string>): Shaped
     throw new BearerTokenError('malformed')
   }
   if (typ !== undefined && !isAccessTokenType(typ)) throw new BearerTokenError('type')
+  if (header.crit !== undefined || (header.b64 !== undefined && header.b64 !== true)) throw new BearerTokenError('unsupported_header')
   if (!algorithms.has(alg)) throw new BearerTokenError('algorithm')
   const payload = jsonObjectOf(payloadSegment)
   return {

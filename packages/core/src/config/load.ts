@@ -35,7 +35,7 @@ export interface LoadOptions {
 
 /** A non-fatal finding: logged as a warning with its event name; never contains a value. */
 export interface ConfigurationWarning extends ConfigurationProblem {
-  /** Log event: `configuration.unknown_key`, `configuration.secret_in_file`, `configuration.insecure_http`. */
+  /** Log event: `configuration.unknown_key`, `configuration.secret_in_file`, `configuration.insecure_http`, `configuration.bearer_audience_is_client_id` (configuration.ts). */
   readonly event: string
   /** The settings file concerned, when there is one (`appsettings.json`). */
   readonly file?: string

@@ -4,9 +4,11 @@
  * scheme is a provider's, schemes are fixed, endpoint paths are local and distinct, e-mail domains
  * belong to one provider, PublicOrigin is set when a provider signs users in. Moved from
  * config/rules.ts so that config/ knows no provider type; the rules themselves are unchanged.
- * configuration.ts lists them with the others, in the order they report.
+ * configuration.ts lists them with the others, in the order they report. Last, the warnings
+ * across providers ({@link bearerAudiencesAreNotSignInClients}).
  */
 import type { ConfigurationProblem } from '../config/bind.js'
+import type { ConfigurationWarning } from '../config/load.js'
 import { isDevelopment } from '../config/environment.js'
 import { isMissing, problem } from '../config/rules.js'
 import { parsePublicOrigin } from '../http/host-trust.js'
@@ -123,4 +125,42 @@ export const publicOriginIsAnOrigin: ApplicationRule = ({ config, environmentNam
   return parsePublicOrigin(value, environmentName) === undefined
     ? [problem(key, `${key} must be an absolute https origin such as https://app.example.com (scheme, host and optional port; no path, query or fragment; http only in Development).`)]
     : []
+}
+
+/** The origin of an issuer URL, lower-cased by URL parsing; undefined when it is not a URL. */
+function issuerOriginOf (value: string): string | undefined {
+  try {
+    return isMissing(value) ? undefined : new URL(value.trim()).origin
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The startup warning (`configuration.bearer_audience_is_client_id`; issue 40, item 3) for each
+ * enabled JwtBearer scheme whose Audiences holds the ClientId of an enabled OpenID Connect sign-in
+ * provider at the same issuer (their Authority, or the scheme's Issuer, on one origin: Entra ID's
+ * tenant and multi-tenant authorities share a host). That issuer's ID tokens for the sign-in
+ * client then carry an `aud` the API accepts; an ID token without `nonce` or `at_hash` (both are
+ * optional in the code flow) would pass as an access token. Names the two keys, never a value.
+ */
+export function bearerAudiencesAreNotSignInClients (config: ApplicationConfiguration, rootKey: string): ConfigurationWarning[] {
+  const enabled = config.Authentication.Enabled ? enabledProviders(config, rootKey) : []
+  const clients = enabled.flatMap((instance) => instance.protocol === 'OpenIdConnect' && !isMissing(instance.settings.ClientId)
+    ? [{ key: keyOfInstance(instance, 'ClientId'), clientId: instance.settings.ClientId.trim(), origin: issuerOriginOf(instance.settings.Authority) }]
+    : [])
+  return enabled.flatMap((instance) => {
+    if (instance.protocol !== 'JwtBearer') return []
+    const origin = issuerOriginOf(isMissing(instance.settings.Authority) ? instance.settings.Issuer : instance.settings.Authority)
+    return instance.settings.Audiences.flatMap((audience, index) => clients
+      .filter((client) => origin !== undefined && client.origin === origin && client.clientId === audience.trim())
+      .map((client): ConfigurationWarning => {
+        const key = keyOfInstance(instance, `Audiences:${index}`)
+        return {
+          key,
+          event: 'configuration.bearer_audience_is_client_id',
+          message: `${key} equals ${client.key} at the same issuer: that issuer's ID tokens for the sign-in client carry this audience. Give the API an audience of its own (an App ID URI such as api://orders, or a Keycloak audience mapper for an API client) and never list a sign-in client's id; set ${keyOfInstance(instance, 'RequireAccessTokenType')} when the issuer sets typ at+jwt (docs/providers.md, "Protect an API").`
+        }
+      }))
+  })
 }

@@ -30,6 +30,12 @@ describe('JwtBearer scheme settings at startup', () => {
     assert.deepEqual(loaded.config.Authentication.Bearer.PathPrefixes, ['/api/'])
   })
 
+  test('the token hardening defaults (issue 40): one day at most, typ not required, ID-token claims refused', () => {
+    const loaded = loadTestConfiguration({ settings: { Authentication: { Schemes: { Api: { Type: 'JwtBearer', Authority: 'https://idp.example.test', Audiences: ['api://orders'] } } } } })
+    const section = loaded.config.Authentication.Schemes.Api
+    assert.deepEqual(section?.Type === 'JwtBearer' ? [section.MaxTokenLifetimeSeconds, section.RequireAccessTokenType, section.DangerouslyAllowIdTokenMarkers] : [], [86400, false, false])
+  })
+
   const refused: ReadonlyArray<{ readonly name: string, readonly scheme: TestSettings, readonly message: string, readonly nodeEnv?: string }> = [
     { name: 'no Audiences', scheme: { Authority: 'https://idp.example.test' }, message: `${KEY}:Audiences is required: list the audience (aud) values this API accepts, such as its App ID URI (Entra ID), api://default (Okta) or the client id (Keycloak).` },
     { name: 'only empty Audiences', scheme: { Authority: 'https://idp.example.test', Audiences: [' '] }, message: `${KEY}:Audiences is required: list the audience (aud) values this API accepts, such as its App ID URI (Entra ID), api://default (Okta) or the client id (Keycloak).` },
@@ -44,6 +50,8 @@ describe('JwtBearer scheme settings at startup', () => {
     { name: 'Introspection without Authority or Endpoint', scheme: { Audiences: ['a'], Issuer: 'https://idp.example.test', JwksUri: 'https://idp.example.test/jwks', Introspection: { ClientId: 'api', ClientSecret: 's' } }, message: `${KEY}:Introspection:Endpoint is required when the scheme has no Authority (no discovery names an introspection_endpoint).` },
     { name: 'Introspection private_key_jwt without keys', scheme: { Audiences: ['a'], Authority: 'https://idp.example.test', Introspection: { ClientId: 'api', TokenEndpointAuthMethod: 'private_key_jwt' } }, message: `${KEY}:Introspection:ClientAssertionKeys: a PEM private key is required with TokenEndpointAuthMethod private_key_jwt.` },
     { name: 'Introspection:Endpoint over http in Production', scheme: { Audiences: ['a'], Authority: 'https://idp.example.test', Introspection: { ClientId: 'api', ClientSecret: 's', Endpoint: 'http://idp.example.test/introspect' } }, message: `${KEY}:Introspection:Endpoint must be an absolute https URL (http is allowed only for a loopback host in Development).` },
+    { name: 'MaxTokenLifetimeSeconds under a minute', scheme: { Audiences: ['a'], Authority: 'https://idp.example.test', MaxTokenLifetimeSeconds: 59 }, message: `${KEY}:MaxTokenLifetimeSeconds must be an integer from 60 to 604800.` },
+    { name: 'MaxTokenLifetimeSeconds over a week', scheme: { Audiences: ['a'], Authority: 'https://idp.example.test', MaxTokenLifetimeSeconds: 604801 }, message: `${KEY}:MaxTokenLifetimeSeconds must be an integer from 60 to 604800.` },
     { name: 'http JwksUri on another host in Development', nodeEnv: 'Development', scheme: { Audiences: ['a'], Issuer: 'x', JwksUri: 'http://idp.example.test/jwks' }, message: `${KEY}:JwksUri must be an absolute https URL (http is allowed only for a loopback host in Development).` }
   ]
   for (const { name, scheme, message, nodeEnv } of refused) {
