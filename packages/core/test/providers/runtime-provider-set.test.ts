@@ -42,7 +42,7 @@ function hostWith (configured: AuthenticationProvider[] = []): RuntimeProviderHo
       : {
           ok: true,
           provider: {
-            instance: { scheme: definition.scheme, keyPrefix: `${SECTION}:${definition.scheme}`, contract: false, protocol: 'OpenIdConnect', settings: { Enabled: definition.settings.Enabled !== false } } as unknown as ProviderInstance,
+            instance: { scheme: definition.scheme, keyPrefix: `${SECTION}:${definition.scheme}`, contract: false, protocol: 'OpenIdConnect', settings: { Enabled: definition.settings.Enabled !== false, AllowedTenants: definition.settings.AllowedTenants ?? [] } } as unknown as ProviderInstance,
             verifiedDomains: (definition.domains ?? []).map((domain) => domain.name)
           }
         },
