@@ -52,7 +52,7 @@ export interface RuntimeProviderDefinition {
    * When the row was created (ISO 8601 text, milliseconds since the epoch, or a Date). When two
    * OpenID Connect providers list one tenant id in `AllowedTenants`, the earlier keeps it and the
    * other is refused (domain-ownership.ts); without it a row comes after every dated one and the
-   * scheme name decides. @experimental
+   * scheme name decides.
    */
   readonly createdAt?: string | number | Date
 }
