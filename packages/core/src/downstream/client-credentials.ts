@@ -2,7 +2,8 @@
  * Client-credentials tokens (RFC 6749 section 4.4) for the app acting as itself towards one
  * downstream API, through openid-client's `clientCredentialsGrant`. The client authenticates with
  * its secret (client_secret_basic, client_secret_post) or a signed assertion (private_key_jwt,
- * oidc/client-assertion.ts: RFC 7523, short-lived, unique `jti`).
+ * oidc/client-assertion.ts: RFC 7523, short-lived, unique `jti`, one per request; `aud` the
+ * Authority's issuer, or with a TokenEndpoint alone that endpoint).
  *
  * One token per API, kept in memory until shortly before it expires ({@link refreshAtOf}: the
  * lifetime minus a minute, or half of a lifetime shorter than two minutes; 60 s when the server
@@ -80,7 +81,9 @@ export function refreshAtOf (nowMs: number, expiresIn: number | undefined): numb
 function clientAuthentication (settings: ClientCredentialsSettings): client.ClientAuth {
   if (settings.method === 'private_key_jwt') {
     if (settings.clientAssertionKeys === undefined || settings.clientAssertionKeys.length === 0) throw new TypeError('private_key_jwt needs clientAssertionKeys')
-    return privateKeyJwtAuthentication(settings.clientAssertionKeys)
+    // The audience: the issuer the Authority's discovery names (checked equal to it); with a
+    // TokenEndpoint alone there is no issuer to name, and the configured endpoint is the one called.
+    return privateKeyJwtAuthentication(settings.clientAssertionKeys, settings.authority !== undefined && settings.authority !== '' ? 'Issuer' : 'Endpoint')
   }
   if (settings.method === 'client_secret_post') {
     return (as, metadata, body, headers) => { client.ClientSecretPost(settings.clientSecret.reveal())(as, metadata, body, headers) }

@@ -5,7 +5,7 @@
  */
 import * as client from 'openid-client'
 import { codeOf, OpenIdConnectError, readDiagnostics } from './errors.js'
-import { assertPushedAuthorizationAvailable, usesPushedAuthorization, type PushedAuthorization } from './pushed-authorization.js'
+import { assertPushedAuthorizationAvailable, isUsableRequestUri, usesPushedAuthorization, type PushedAuthorization } from './pushed-authorization.js'
 import { stepUpParameters, type AuthenticationRequirement } from './step-up.js'
 
 /** Builds the authorization URL (response_type code, PKCE S256, state, nonce). */
@@ -41,12 +41,16 @@ export async function buildAuthorizationRequest (config: client.Configuration, o
   const metadata = config.serverMetadata()
   assertPushedAuthorizationAvailable(pushed, metadata, options.pushedAuthorizationSetting ?? 'PushedAuthorization')
   if (!usesPushedAuthorization(pushed, metadata)) return client.buildAuthorizationUrl(config, parameters)
+  let url: URL
   try {
     // RFC 9126 section 4: the browser carries only client_id and request_uri.
-    return await client.buildAuthorizationUrlWithPAR(config, parameters)
+    url = await client.buildAuthorizationUrlWithPAR(config, parameters)
   } catch (error) {
     throw new OpenIdConnectError('pushed_authorization', codeOf(error), { cause: error, diagnostics: await readDiagnostics(error) })
   }
+  // The provider's request_uri goes into the redirect: bounded and shaped, else a sign-in failure.
+  if (!isUsableRequestUri(url.searchParams.get('request_uri'))) throw new OpenIdConnectError('pushed_authorization', 'PAR_REQUEST_URI_INVALID', { diagnostics: {} })
+  return url
 }
 
 /** Fresh nonce and PKCE verifier for one flow. */

@@ -10,7 +10,7 @@ import { groupOverageInJson, type GroupOverageIndicator } from '../sign-in/group
 import { KeySetUnavailableError, UnknownSigningKeyError, type ProviderKeys } from './provider-keys.js'
 import { classifyGrantError, codeOf, OpenIdConnectError, readDiagnostics } from './errors.js'
 import { decodeJwt } from 'jose'
-import { allowedTenantOf, isIssuerTemplate, tenantIssuerOf, type AllowedTenant, type AllowedTenants } from './tenant-issuer.js'
+import { allowedTenantOf, isIssuerTemplate, isNonCanonicalTenantId, tenantIssuerOf, type AllowedTenant, type AllowedTenants } from './tenant-issuer.js'
 import { configurationForIssuer } from './issuer-configuration.js'
 import { checkAuthentication, type AuthenticationRequirement } from './step-up.js'
 
@@ -127,9 +127,10 @@ async function exchangeCode (config: client.Configuration, grant: (config: clien
   return { response, tenant }
 }
 
-/** The refusal of a `tid` missing or not allowed, naming the tid when it looks like one. */
+/** The refusal of a `tid` missing, not allowed or not in its canonical form, naming the tid when it looks like one. */
 function tenantRefusal (tid: unknown): OpenIdConnectError {
   if (typeof tid !== 'string' || tid === '') return new OpenIdConnectError('tenant', 'ID_TOKEN_TENANT_MISSING', { diagnostics: {} })
+  if (isNonCanonicalTenantId(tid)) return new OpenIdConnectError('tenant', 'ID_TOKEN_TENANT_NOT_CANONICAL', { diagnostics: {} })
   return new OpenIdConnectError('tenant', 'ID_TOKEN_TENANT_NOT_ALLOWED', { diagnostics: /^[A-Za-z0-9._-]{1,64}$/.test(tid) ? { tenantId: tid } : {} })
 }
 

@@ -13,9 +13,19 @@
  *
  * Each assertion: header `alg` from the key, `kid` the key's JWK thumbprint (RFC 7638), and with a
  * certificate `x5t#S256` and `x5t` (its SHA-256 and SHA-1 thumbprints, as Entra ID requires);
- * claims `iss` and `sub` the client id, `aud` the token endpoint (Entra ID and Okta require it;
- * RFC 7523 allows it and oidc-provider accepts it at every endpoint), a unique `jti` (256 random
- * bits), `iat`, `nbf` and an `exp` {@link ASSERTION_LIFETIME_SECONDS} later.
+ * claims `iss` and `sub` the client id, `aud` one string (never an array): the provider's issuer
+ * identifier by default (`ClientAssertionAudience: Issuer`; the remedy of the OpenID Foundation's
+ * 2025 private_key_jwt advisory, draft-ietf-oauth-rfc7523bis, FAPI 2.0; Keycloak 26.2 and later,
+ * oidc-provider and RFC 9126 section 2 accept it), or with `ClientAssertionAudience: Endpoint`
+ * (configured providers only: Entra ID and Okta document the URL of the endpoint called) the URL
+ * of the one endpoint the request goes to; a unique `jti` (256 random bits), `iat`, `nbf` and an
+ * `exp` {@link ASSERTION_LIFETIME_SECONDS} later. A fresh assertion per request (token, refresh,
+ * PAR, client credentials): never one assertion at two endpoints.
+ *
+ * Why not the token endpoint by default: an audience taken from the discovery document is whatever
+ * that document names. A hostile provider whose discovery named another server's token endpoint
+ * received, at its own PAR endpoint, an assertion that other server accepted (issue 40, item 18).
+ * The issuer is the one value the app itself checked (discovery's issuer equals the Authority).
  *
  * Refusals name the setting and what is wrong, never a key, certificate or part of one.
  */
@@ -216,14 +226,40 @@ export async function signClientAssertion (keys: readonly ClientAssertionKey[], 
 }
 
 /**
- * openid-client's client authentication with a fresh assertion per request: `client_id`,
- * `client_assertion_type` and `client_assertion` in the form body (RFC 7523 section 2.2), the
- * audience the token endpoint (the issuer when discovery names none).
+ * `ClientAssertionAudience`: `Issuer` (the default: the provider's issuer identifier) or `Endpoint`
+ * (the URL of the endpoint the assertion is sent to; a configured provider only, never one from
+ * the provider source).
  */
-export function privateKeyJwtAuthentication (keys: readonly ClientAssertionKey[]): client.ClientAuth {
+export type ClientAssertionAudience = 'Issuer' | 'Endpoint'
+
+export const CLIENT_ASSERTION_AUDIENCES: readonly ClientAssertionAudience[] = ['Issuer', 'Endpoint']
+
+/**
+ * The one endpoint a request of openid-client goes to, from its form body: a grant (`grant_type`:
+ * authorization code, refresh, client credentials) goes to the token endpoint, an authorization
+ * request (`response_type`) to the PAR endpoint (RFC 9126 section 2.1). Undefined otherwise.
+ */
+function endpointOfRequest (as: client.ServerMetadata, body: URLSearchParams): string | undefined {
+  if (body.has('grant_type')) return as.token_endpoint
+  if (body.has('response_type')) return as.pushed_authorization_request_endpoint
+  return undefined
+}
+
+/** The audience of one assertion: the issuer, or with `Endpoint` the URL of the request's endpoint (the issuer when it cannot tell). */
+export function assertionAudienceOf (audience: ClientAssertionAudience, as: client.ServerMetadata, body: URLSearchParams): string {
+  return audience === 'Endpoint' ? endpointOfRequest(as, body) ?? as.issuer : as.issuer
+}
+
+/**
+ * openid-client's client authentication with a fresh assertion per request (openid-client calls
+ * it once per request, before sending): `client_id`, `client_assertion_type` and
+ * `client_assertion` in the form body (RFC 7523 section 2.2), the audience
+ * {@link assertionAudienceOf} as one string.
+ */
+export function privateKeyJwtAuthentication (keys: readonly ClientAssertionKey[], audience: ClientAssertionAudience = 'Issuer'): client.ClientAuth {
   return async (as, metadata, body) => {
     body.set('client_id', metadata.client_id)
     body.set('client_assertion_type', CLIENT_ASSERTION_TYPE)
-    body.set('client_assertion', await signClientAssertion(keys, metadata.client_id, as.token_endpoint ?? as.issuer))
+    body.set('client_assertion', await signClientAssertion(keys, metadata.client_id, assertionAudienceOf(audience, as, body)))
   }
 }

@@ -78,3 +78,55 @@ export class ProviderMetadata {
     clearTimeout(this.#timer)
   }
 }
+
+/**
+ * The discovery members naming an endpoint the app calls, sends a credential or token to, or sends
+ * the browser to, or whose answer it trusts. For a provider from the provider source each must be
+ * on the issuer's origin (issue 40, item 18): a hostile customer's discovery could otherwise name
+ * another server's token endpoint (so that an assertion signed for it came to the customer's PAR
+ * endpoint) or another provider's keys. `userinfo_endpoint` is apart: see
+ * {@link IGNORED_OFF_ORIGIN_ENDPOINTS}.
+ */
+export const SAME_ORIGIN_ENDPOINTS = [
+  'authorization_endpoint', 'token_endpoint', 'pushed_authorization_request_endpoint', 'jwks_uri', 'end_session_endpoint',
+  'introspection_endpoint', 'revocation_endpoint', 'registration_endpoint', 'device_authorization_endpoint', 'backchannel_authentication_endpoint'
+] as const
+
+/**
+ * Members that, off the issuer's origin, are not used instead of refusing the provider: Entra ID's
+ * discovery names `https://graph.microsoft.com/oidc/userinfo`, and the ID token carries the claims
+ * (a sign-in then merges no userinfo).
+ */
+export const IGNORED_OFF_ORIGIN_ENDPOINTS = ['userinfo_endpoint'] as const
+
+/** Whether `url` is an absolute URL on `issuer`'s origin (scheme, host and port). */
+function onOriginOf (url: unknown, issuer: string): boolean {
+  if (typeof url !== 'string') return false
+  try {
+    return new URL(url).origin === new URL(issuer).origin
+  } catch {
+    return false
+  }
+}
+
+/** The members of `metadata` among `members` whose URL is not on the issuer's origin (absent members are fine). */
+export function offOriginEndpoints (metadata: Readonly<Record<string, unknown>> & { readonly issuer: string }, members: readonly string[]): string[] {
+  return members.filter((member) => metadata[member] !== undefined && !onOriginOf(metadata[member], metadata.issuer))
+}
+
+/**
+ * A provider from the provider source whose discovery names an endpoint off the issuer's origin:
+ * the metadata is refused (the provider stays unavailable) and the log line names the member
+ * (`endpoint`), never its URL's path or query.
+ */
+export class EndpointOriginError extends Error {
+  readonly code = 'ENDPOINT_OFF_ISSUER_ORIGIN'
+  /** The discovery member, such as `token_endpoint`. */
+  readonly endpoint: string
+
+  constructor (endpoint: string) {
+    super(`the provider's discovery document names its ${endpoint} off the issuer's origin; a provider from the provider source must serve every endpoint on its issuer's origin`)
+    this.name = 'EndpointOriginError'
+    this.endpoint = endpoint
+  }
+}

@@ -47,3 +47,19 @@ export class PushedAuthorizationUnsupportedError extends Error {
 export function assertPushedAuthorizationAvailable (setting: PushedAuthorization, metadata: client.ServerMetadata, settingPath: string): void {
   if (setting === 'Require' && pushedAuthorizationEndpointOf(metadata) === undefined) throw new PushedAuthorizationUnsupportedError(settingPath)
 }
+
+/**
+ * The longest `request_uri` a PAR answer may give (RFC 9126 section 2.2 sets none; providers
+ * answer `urn:ietf:params:oauth:request_uri:<reference>` of well under 200 characters). It is copied
+ * into the redirect's `Location`: a provider's 200,000 characters overflowed the browser's header
+ * limit (issue 40, item 21).
+ */
+export const MAX_REQUEST_URI_LENGTH = 1024
+
+/** An absolute URI (RFC 3986 section 4.3) of URI characters only: a scheme, a colon, the rest. */
+const REQUEST_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/
+
+/** Whether a PAR answer's `request_uri` may go into the browser's authorization request: bounded, and shaped as an absolute URI. */
+export function isUsableRequestUri (value: unknown): value is string {
+  return typeof value === 'string' && value.length <= MAX_REQUEST_URI_LENGTH && REQUEST_URI.test(value)
+}

@@ -17,10 +17,11 @@
 import * as client from 'openid-client'
 import type { Secret } from '../config/secret.js'
 import { chooseClientAuthentication, rememberClientAuthentication } from './client-authentication.js'
-import { privateKeyJwtAuthentication, type ClientAssertionKey } from './client-assertion.js'
+import { privateKeyJwtAuthentication, type ClientAssertionAudience, type ClientAssertionKey } from './client-assertion.js'
 import { assertPushedAuthorizationAvailable, pushedAuthorizationEndpointOf, type PushedAuthorization } from './pushed-authorization.js'
 import { authorityFitsTemplate, isIssuerTemplate, TenantConfigurationError, type AllowedTenants } from './tenant-issuer.js'
 import { registerIssuerConfiguration } from './issuer-configuration.js'
+import { EndpointOriginError, IGNORED_OFF_ORIGIN_ENDPOINTS, offOriginEndpoints, SAME_ORIGIN_ENDPOINTS } from './provider-metadata.js'
 import { basicAuthorization } from '../http/basic-credentials.js'
 import { boundedFetch, type OutboundResponseKind } from '../http/bounded-fetch.js'
 import type { Dispatcher } from '../http/outbound-address.js'
@@ -49,6 +50,11 @@ export interface OpenIdConnectSettings {
   readonly tokenEndpointAuthMethod?: '' | 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt'
   /** The parsed keys of `private_key_jwt` (required with it, ignored otherwise). */
   readonly clientAssertionKeys?: readonly ClientAssertionKey[]
+  /**
+   * `ClientAssertionAudience` (default `Issuer`): the `aud` of each assertion (oidc/client-assertion.ts).
+   * `Endpoint` only for a configured provider (validation refuses it from the provider source).
+   */
+  readonly clientAssertionAudience?: ClientAssertionAudience
   /** `PushedAuthorization` (default `Never`): with `Require`, discovery without a PAR endpoint fails. */
   readonly pushedAuthorization?: PushedAuthorization
   /** The colon path of `PushedAuthorization`, named when `Require` cannot be met. */
@@ -69,6 +75,14 @@ export interface OpenIdConnectSettings {
   readonly authoritySetting?: string
   /** A provider from the provider source: its connections (public addresses only outside Development). */
   readonly dispatcher?: Dispatcher
+  /**
+   * A provider from the provider source: every endpoint its discovery names must be on the
+   * issuer's origin ({@link SAME_ORIGIN_ENDPOINTS}: else {@link EndpointOriginError}); an
+   * off-origin userinfo endpoint is not used, and {@link onEndpointIgnored} is told.
+   */
+  readonly sameOriginEndpoints?: boolean
+  /** Called with the member of each endpoint left unused because it is off the issuer's origin (for a log line). */
+  readonly onEndpointIgnored?: (endpoint: string) => void
 }
 
 /**
@@ -83,7 +97,7 @@ export interface OpenIdConnectSettings {
 function clientAuthentication (settings: OpenIdConnectSettings): client.ClientAuth {
   if (settings.tokenEndpointAuthMethod === 'private_key_jwt') {
     if (settings.clientAssertionKeys === undefined || settings.clientAssertionKeys.length === 0) throw new TypeError('private_key_jwt needs clientAssertionKeys')
-    return privateKeyJwtAuthentication(settings.clientAssertionKeys)
+    return privateKeyJwtAuthentication(settings.clientAssertionKeys, settings.clientAssertionAudience ?? 'Issuer')
   }
   const method = settings.tokenEndpointAuthMethod
   return (as, metadata, body, headers) => {
@@ -161,17 +175,29 @@ export async function discoverProvider (settings: OpenIdConnectSettings): Promis
   if (multiTenant && (isIssuerTemplate(issuer) ? !authorityFitsTemplate(settings.authority, issuer) : new URL(issuer).href !== new URL(settings.authority).href)) {
     throw new TenantConfigurationError('ISSUER_TEMPLATE_MISMATCH', settings.authoritySetting ?? 'Authority')
   }
+  // The same client (metadata, authentication, transport rules) for other server metadata.
+  const configurationOf = (metadata: client.ServerMetadata, fetch: client.CustomFetch): client.Configuration => {
+    const built = new client.Configuration(metadata, settings.clientId, clientMetadata, clientAuthentication(settings))
+    if (settings.allowInsecureRequests) client.allowInsecureRequests(built)
+    built.timeout = settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS
+    built[client.customFetch] = fetch
+    return built
+  }
+  // JSON round trip: the document's members only, without openid-client's helper methods.
+  const documentOf = (): client.ServerMetadata => JSON.parse(JSON.stringify(config.serverMetadata())) as client.ServerMetadata
+  if (settings.sameOriginEndpoints === true) {
+    const document = documentOf()
+    const refused = offOriginEndpoints(document, SAME_ORIGIN_ENDPOINTS)
+    if (refused.length > 0) throw new EndpointOriginError(refused[0]!)
+    const ignored = offOriginEndpoints(document, IGNORED_OFF_ORIGIN_ENDPOINTS)
+    if (ignored.length > 0) {
+      for (const member of ignored) delete (document as Record<string, unknown>)[member]
+      config = configurationOf(document, boundedFetch('discovery', timeoutMs, settings.dispatcher))
+      for (const member of ignored) settings.onEndpointIgnored?.(member)
+    }
+  }
   config[client.customFetch] = boundedFetch(outboundKindOf(config.serverMetadata()), timeoutMs, settings.dispatcher)
-  registerIssuerConfiguration(config, (variantIssuer, fetch) => {
-    // The same client (metadata, authentication, transport) for another issuer: a tenant's own.
-    // JSON round trip: the document's members only, without openid-client's helper methods.
-    const metadata = JSON.parse(JSON.stringify(config.serverMetadata())) as client.ServerMetadata
-    const variant = new client.Configuration({ ...metadata, issuer: variantIssuer }, settings.clientId, clientMetadata, clientAuthentication(settings))
-    if (settings.allowInsecureRequests) client.allowInsecureRequests(variant)
-    variant.timeout = settings.timeoutSeconds ?? OUTBOUND_TIMEOUT_SECONDS
-    variant[client.customFetch] = fetch
-    return variant
-  })
+  registerIssuerConfiguration(config, (variantIssuer, fetch) => configurationOf({ ...documentOf(), issuer: variantIssuer }, fetch))
   assertPushedAuthorizationAvailable(settings.pushedAuthorization ?? 'Never', config.serverMetadata(), settings.pushedAuthorizationSetting ?? 'PushedAuthorization')
   const method = settings.tokenEndpointAuthMethod
   if (method !== 'private_key_jwt') {

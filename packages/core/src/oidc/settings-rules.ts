@@ -31,7 +31,7 @@ export const openIdConnectSettingsRule: SettingsRule<OpenIdConnectInstance> = (i
     problems.push(problem(key('AllowedTenants'), `${key('AllowedTenants')} is required with a multi-tenant Authority (common, organizations or consumers): list the tenant ids allowed to sign in.`))
   }
   const tenants = readAllowedTenants(oidc.AllowedTenants)
-  if ('problem' in tenants) problems.push(problem(key('AllowedTenants'), `${key('AllowedTenants')}: ${tenants.problem}`))
+  if ('problems' in tenants) for (const entry of tenants.problems) problems.push(problem(`${key('AllowedTenants')}:${entry.index}`, `${key('AllowedTenants')}:${entry.index} ${entry.message}`))
   return problems
 }
 

@@ -10,7 +10,12 @@
  *   openid-client checks with every other ID token rule (oidc/callback.ts);
  * - the user's identity stays (scheme, issuer, subject), the issuer being the tenant's own;
  * - an allowed tenant may name the app's tenant (`<tenant id>=<application tenant>`), which becomes
- *   the `application:tenant` claim, the only one (the IdP's own is dropped).
+ *   the `application:tenant` claim, the only one (the IdP's own is dropped); for a provider from
+ *   the provider source only its definition's `tenant` does (providers/runtime-definitions.ts);
+ * - a tenant id is a GUID in its one canonical form, lower case (issue 40, item 21): an entry in
+ *   another form (upper case, spaces, a domain name) is a startup error naming its index, and a
+ *   `tid` in another form is refused, because its spelling goes into the user's issuer and two
+ *   spellings would make two identities of one person.
  * Nothing here depends on Microsoft's host name: any provider whose discovery issuer holds the
  * placeholder is treated so. `AllowedTenants` is required for such a provider: without it the
  * discovered metadata is refused (the provider stays unavailable) and the log names the key.
@@ -19,8 +24,18 @@
 /** The placeholder a multi-tenant discovery document writes in its issuer. */
 export const TENANT_ID_PLACEHOLDER = '{tenantid}'
 
-/** Tenant ids as the tokens carry them; case does not matter (GUIDs), so compared lower-cased. */
-const normalize = (tenantId: string): string => tenantId.trim().toLowerCase()
+/** A tenant id in its canonical form: a GUID in lower case, nothing around it (Entra ID's `tid`). */
+const CANONICAL_TENANT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** Whether `tenantId` is a tenant id in its canonical form. */
+export function isCanonicalTenantId (tenantId: unknown): boolean {
+  return typeof tenantId === 'string' && CANONICAL_TENANT_ID.test(tenantId)
+}
+
+/** Whether `tenantId` is a tenant id in another spelling (upper case, spaces around it): refused, not read. */
+export function isNonCanonicalTenantId (tenantId: unknown): boolean {
+  return typeof tenantId === 'string' && !isCanonicalTenantId(tenantId) && isCanonicalTenantId(tenantId.trim().toLowerCase())
+}
 
 /** Whether the discovered issuer is a multi-tenant template. */
 export function isIssuerTemplate (issuer: string): boolean {
@@ -48,25 +63,44 @@ export function authorityFitsTemplate (authority: string, template: string): boo
   return /^[A-Za-z0-9._-]+$/.test(segment)
 }
 
-/** `AllowedTenants`, read: tenant id (lower case) -> the app's tenant it maps to, if any. */
+/** `AllowedTenants`, read: tenant id (canonical) -> the app's tenant it maps to, if any. */
 export type AllowedTenants = ReadonlyMap<string, string | undefined>
 
+/** An `AllowedTenants` entry refused: its index and what is wrong (never its value). */
+export interface AllowedTenantProblem {
+  readonly index: number
+  readonly message: string
+}
+
+/** What is wrong with one entry, or undefined. */
+function allowedTenantEntryProblem (tenantId: string, applicationTenant: string | undefined): string | undefined {
+  if (!isCanonicalTenantId(tenantId)) {
+    if (isNonCanonicalTenantId(tenantId)) return 'must be a tenant id in lower case without spaces (a GUID as Entra ID writes it in tid), optionally followed by =<application tenant>.'
+    if (/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(tenantId.trim())) return 'looks like a domain name: give the tenant id (a GUID: Entra ID, Overview, Tenant ID), optionally followed by =<application tenant>.'
+    return 'must be a tenant id (a lower-case GUID), optionally followed by =<application tenant>.'
+  }
+  if (applicationTenant !== undefined && (applicationTenant === '' || applicationTenant.trim() !== applicationTenant)) return 'must have an application tenant after = without spaces around it.'
+  return undefined
+}
+
 /**
- * Reads `AllowedTenants` entries (`<tenant id>` or `<tenant id>=<application tenant>`). Returns the
- * map, or the reason an entry is refused (never its value).
+ * Reads `AllowedTenants` entries (`<tenant id>` or `<tenant id>=<application tenant>`, the tenant id
+ * a lower-case GUID). Returns the map, or every entry refused with its index and reason (never its
+ * value).
  */
-export function readAllowedTenants (entries: readonly string[]): { readonly tenants: AllowedTenants } | { readonly problem: string } {
+export function readAllowedTenants (entries: readonly string[]): { readonly tenants: AllowedTenants } | { readonly problems: readonly AllowedTenantProblem[] } {
   const tenants = new Map<string, string | undefined>()
+  const problems: AllowedTenantProblem[] = []
   for (const [index, entry] of entries.entries()) {
     const separator = entry.indexOf('=')
-    const tenantId = normalize(separator === -1 ? entry : entry.slice(0, separator))
-    const applicationTenant = separator === -1 ? undefined : entry.slice(separator + 1).trim()
-    if (!/^[a-z0-9._-]+$/.test(tenantId)) return { problem: `entry ${index} must be a tenant id (letters, digits, . _ -), optionally followed by =<application tenant>.` }
-    if (applicationTenant === '') return { problem: `entry ${index} has an empty application tenant after =.` }
-    if (tenants.has(tenantId)) return { problem: `entry ${index} repeats a tenant id.` }
-    tenants.set(tenantId, applicationTenant)
+    const tenantId = separator === -1 ? entry : entry.slice(0, separator)
+    const applicationTenant = separator === -1 ? undefined : entry.slice(separator + 1)
+    const problem = allowedTenantEntryProblem(tenantId, applicationTenant)
+    if (problem !== undefined) problems.push({ index, message: problem })
+    else if (tenants.has(tenantId)) problems.push({ index, message: 'repeats a tenant id listed before.' })
+    else tenants.set(tenantId, applicationTenant)
   }
-  return { tenants }
+  return problems.length > 0 ? { problems } : { tenants }
 }
 
 /** Authority path segments that serve several tenants (Entra ID's `common`, `organizations`, `consumers`). */
@@ -87,13 +121,13 @@ export interface AllowedTenant {
   readonly applicationTenant?: string
 }
 
-/** The allowed tenant of the (not yet verified) `tid`, or undefined when it is missing or not listed. */
+/**
+ * The allowed tenant of the (not yet verified) `tid`, or undefined when it is missing, not listed
+ * or not in its canonical form (compared exactly: the spelling goes into the tenant's issuer).
+ */
 export function allowedTenantOf (tid: unknown, tenants: AllowedTenants): AllowedTenant | undefined {
-  if (typeof tid !== 'string' || tid === '') return undefined
-  const key = normalize(tid)
-  if (!tenants.has(key)) return undefined
-  const applicationTenant = tenants.get(key)
-  // The token's own spelling goes into the issuer: Entra writes tid and iss the same way.
+  if (typeof tid !== 'string' || !isCanonicalTenantId(tid) || !tenants.has(tid)) return undefined
+  const applicationTenant = tenants.get(tid)
   return applicationTenant === undefined ? { tenantId: tid } : { tenantId: tid, applicationTenant }
 }
 

@@ -19,7 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { defaultPathsOf, SCHEME_TYPES } from '../providers/provider-types.js'
 import type { ConfigurationProblem } from '../config/bind.js'
-import { internalHostAllowanceOf, internalTargetProblem, outboundUrlsOf, validateRuntimeProvider, type RuntimeProviderDefinition, type ValidatedRuntimeProvider } from '../providers/runtime-definitions.js'
+import { configuredTenantsOf, internalHostAllowanceOf, internalTargetProblem, outboundUrlsOf, validateRuntimeProvider, type RuntimeProviderDefinition, type ValidatedRuntimeProvider } from '../providers/runtime-definitions.js'
 import { resolvedTargetProblem, type InternalHostAllowance } from '../http/outbound-address.js'
 import { publicAddressDispatcher } from '../http/public-address-dispatcher.js'
 import { isDevelopment } from '../environment-name.js'
@@ -102,6 +102,7 @@ function runtimeProviderSet (app: FastifyInstance, options: RuntimeProvidersOpti
   // One pool of connections for every provider from the source; outside Development they reach only public addresses.
   const dispatcher = isDevelopment(options.environmentName) ? undefined : publicAddressDispatcher(allowance)
   if (dispatcher !== undefined) app.addHook('onClose', async () => { await dispatcher.close() })
+  const configuredTenants = configuredTenantsOf(options.config)
   return new RuntimeProviderSet({
     rootKey: options.rootKey,
     validate: (definition) => validateRuntimeProvider(definition, options),
@@ -119,7 +120,8 @@ function runtimeProviderSet (app: FastifyInstance, options: RuntimeProvidersOpti
     registered: () => app.authentication.providers,
     register: (provider) => { app.authentication.registerProvider(provider) },
     unregister: (scheme) => { removeProvider(app.authentication, scheme) },
-    endSessions: async (scheme) => { await sessionStoreOf(app).endIndexedSessions(providerIndexKeyOf(scheme)) }
+    endSessions: async (scheme) => { await sessionStoreOf(app).endIndexedSessions(providerIndexKeyOf(scheme)) },
+    configuredTenants: () => configuredTenants
   })
 }
 

@@ -12,6 +12,12 @@
  *
  * A claim that loses refuses that domain for that row only: the provider is added with its other
  * domains, and the reload result lists the domain refused. Plain data: no Fastify types.
+ *
+ * The same rule decides an Entra ID tenant id that several OpenID Connect providers from the source
+ * list in `AllowedTenants` ({@link contestedTenants}; issue 40, item 20), dated by each definition's
+ * `createdAt`: a configured provider's tenant is never given to a runtime one, else the earliest
+ * row keeps it, and a row that loses is refused as a whole (its other users would otherwise sign
+ * in through a provider that does not speak for them).
  */
 
 /** One row's claim on one verified domain. */
@@ -69,4 +75,18 @@ export function assignDomains (claims: readonly DomainClaim[], configured: Reado
     else lost.push({ scheme: claim.scheme, domain: claim.domain, reason: 'earlier_claim' })
   }
   return { kept, lost }
+}
+
+/** One row's claim on one tenant id of its `AllowedTenants` (canonical, oidc/tenant-issuer.ts). */
+export interface TenantClaim {
+  readonly scheme: string
+  readonly tenantId: string
+  /** When the row was created (the definition's `createdAt`, milliseconds), if the source says. */
+  readonly createdAtMs?: number
+}
+
+/** The tenant claims that lose (rules 1 to 3 of this module); `configured` holds the configured providers' tenant ids. */
+export function contestedTenants (claims: readonly TenantClaim[], configured: ReadonlySet<string>): Array<TenantClaim & { readonly reason: LostDomainClaim['reason'] }> {
+  const asDomains = claims.map((claim) => ({ scheme: claim.scheme, domain: claim.tenantId, ...(claim.createdAtMs === undefined ? {} : { verifiedAtMs: claim.createdAtMs }) }))
+  return assignDomains(asDomains, configured).lost.map((lost) => ({ ...claims.find((claim) => claim.scheme === lost.scheme && claim.tenantId === lost.domain)!, reason: lost.reason }))
 }

@@ -13,7 +13,7 @@ import { APPLICATION_NAME } from '../application-name.js'
 import type { Rule } from '../config/rules.js'
 import { NAMED_SCHEMES, type ApplicationConfiguration, type SchemeConfiguration } from './application-schema.js'
 import { domainProblems } from './configuration-rules.js'
-import { namedSchemeInstance, type ProviderInstance } from './provider-instances.js'
+import { enabledProviderInstancesUnder, namedSchemeInstance, type ProviderInstance } from './provider-instances.js'
 import { isDevelopment } from '../environment-name.js'
 import { allowanceEntryProblem, InternalHostAllowance, urlTargetProblem } from '../http/outbound-address.js'
 import { ENDPOINT_KINDS } from './provider.js'
@@ -43,8 +43,18 @@ export interface RuntimeProviderDefinition {
   readonly settings: Readonly<Record<string, unknown>>
   /** E-mail domains with their verification state; `settings.Domains` is not used for a runtime provider. */
   readonly domains?: readonly RuntimeProviderDomain[]
-  /** The app's tenant key for this provider: the principal of its users carries it as the `application:tenant` claim. */
+  /**
+   * The app's tenant key for this provider: the principal of its users carries it as the
+   * `application:tenant` claim, the only one (an `AllowedTenants` entry may not map to another).
+   */
   readonly tenant?: string
+  /**
+   * When the row was created (ISO 8601 text, milliseconds since the epoch, or a Date). When two
+   * OpenID Connect providers list one tenant id in `AllowedTenants`, the earlier keeps it and the
+   * other is refused (domain-ownership.ts); without it a row comes after every dated one and the
+   * scheme name decides.
+   */
+  readonly createdAt?: string | number | Date
 }
 
 /** A definition that passed validation: the instance the protocol handlers take, its verified domains and tenant. */
@@ -77,6 +87,12 @@ export function outboundUrlsOf (settings: Readonly<Record<string, unknown>>): Ar
   return OUTBOUND_URL_KEYS.flatMap((key) => typeof settings[key] === 'string' && settings[key] !== '' ? [{ key, url: settings[key] }] : [])
 }
 
+/** The tenant ids the enabled configured OpenID Connect providers list in `AllowedTenants` (a runtime provider never gets one). */
+export function configuredTenantsOf (config: ApplicationConfiguration): ReadonlySet<string> {
+  return new Set(enabledProviderInstancesUnder(config, APPLICATION_NAME).flatMap((instance) =>
+    instance.protocol === 'OpenIdConnect' ? instance.settings.AllowedTenants.map((entry) => entry.split('=', 1)[0]!) : []))
+}
+
 /** The operator's exceptions to the public-address rule (`Authentication:ProviderSource:AllowedInternalHosts`). */
 export function internalHostAllowanceOf (config: ApplicationConfiguration): InternalHostAllowance {
   return new InternalHostAllowance(config.Authentication.ProviderSource.AllowedInternalHosts)
@@ -106,6 +122,28 @@ export const internalHostAllowanceIsValid: Rule = ({ config, rootKey }) => confi
   const key = `${rootKey}:Authentication:ProviderSource:AllowedInternalHosts:${index}`
   return problem === undefined ? [] : [{ key, message: `${key} must be ${problem}.` }]
 })
+
+/**
+ * What a provider from the source may not say of itself (issue 40, items 18 and 19): an
+ * `AllowedTenants` entry mapped to an application tenant other than the definition's `tenant`
+ * (only the definition speaks for the tenant; an unmapped entry gets the definition's), and
+ * `ClientAssertionAudience: Endpoint` (an audience taken from a customer's discovery document).
+ */
+function runtimeOnlyProblems (section: Readonly<Record<string, unknown>>, at: string, tenant: string | undefined): ConfigurationProblem[] {
+  if (section.Type !== 'OpenIdConnect') return []
+  const problems: ConfigurationProblem[] = []
+  if (section.ClientAssertionAudience === 'Endpoint') {
+    problems.push({ key: `${at}:ClientAssertionAudience`, message: `${at}:ClientAssertionAudience may not be Endpoint for a provider from the provider source: its assertions name its issuer.` })
+  }
+  const entries = Array.isArray(section.AllowedTenants) ? section.AllowedTenants as unknown[] : []
+  for (const [index, entry] of entries.entries()) {
+    const separator = typeof entry === 'string' ? entry.indexOf('=') : -1
+    if (separator === -1 || (entry as string).slice(separator + 1) === tenant) continue
+    const key = `${at}:AllowedTenants:${index}`
+    problems.push({ key, message: `${key} maps its tenant id to another application tenant than the definition's tenant; for a provider from the provider source only the definition's tenant speaks for its users (list the tenant id alone).` })
+  }
+  return problems
+}
 
 /**
  * Validates one definition in the app's environment: its name, its keys against its type's
@@ -146,7 +184,8 @@ export function validateRuntimeProvider (
     // The rules of its type, on this definition alone (enabled, every domain checked for its shape).
     const checked = namedSchemeInstance(name, { ...section, Enabled: true, Domains: domains.map((domain) => String(domain.name)) } as SchemeConfiguration, rootKey)
     problems.push(...providerSettingsProblems(checked, context.environmentName), ...domainProblems(checked),
-      ...internalTargetProblems(section as unknown as Record<string, unknown>, at, rootKey, context.environmentName, internalHostAllowanceOf(context.config)))
+      ...internalTargetProblems(section as unknown as Record<string, unknown>, at, rootKey, context.environmentName, internalHostAllowanceOf(context.config)),
+      ...runtimeOnlyProblems(section as unknown as Record<string, unknown>, at, definition.tenant === undefined ? undefined : String(definition.tenant)))
   }
   if (problems.length > 0) return fail(problems)
   const instance = namedSchemeInstance(name, { ...section, Domains: verifiedDomains } as SchemeConfiguration, rootKey)

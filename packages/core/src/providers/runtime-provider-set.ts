@@ -5,7 +5,8 @@
  * (runtime-definitions.ts), removals go first (a domain may move), then, when asked, the sessions
  * of the providers removed or now trusting other users end, then additions in the source's order.
  * A verified domain claimed by several rows goes to one owner by a rule that does not depend on
- * that order (domain-ownership.ts).
+ * that order (domain-ownership.ts); so does an Entra tenant id listed by several OpenID Connect
+ * rows in `AllowedTenants`, the other rows being refused.
  * Plain data: the host (plugins/runtime-providers.ts) opens instances, registers their schemes and
  * ends sessions, so nothing here sees Fastify.
  */
@@ -13,7 +14,7 @@ import { createHash } from 'node:crypto'
 import { ProviderConflictError } from './registry.js'
 import type { AuthenticationProvider, OpenedProvider, ProviderEndpoint, ProviderEndpointKind } from './provider.js'
 import { runtimeSectionKey, type RuntimeProviderDefinition, type RuntimeValidation, type ValidatedRuntimeProvider } from './runtime-definitions.js'
-import { assignDomains, verifiedAtMsOf, type DomainClaim } from './domain-ownership.js'
+import { assignDomains, contestedTenants, verifiedAtMsOf, type DomainClaim, type TenantClaim } from './domain-ownership.js'
 
 export interface ReloadProvidersOptions {
   /** End the sessions signed in through a provider this reload removes (every instance). */
@@ -64,6 +65,8 @@ export interface RuntimeProviderHost {
   unregister: (scheme: string) => void
   /** Ends every session signed in with `scheme`, on every instance. */
   endSessions: (scheme: string) => Promise<void>
+  /** The tenant ids the configured OpenID Connect providers list in `AllowedTenants` (never given to a runtime one); none when absent. */
+  configuredTenants?: () => ReadonlySet<string>
 }
 
 interface Wanted {
@@ -184,6 +187,35 @@ export class RuntimeProviderSet {
   }
 
   /**
+   * Refuses (and drops from `wanted`) each OpenID Connect row that lists in `AllowedTenants` a
+   * tenant id another provider keeps (domain-ownership.ts `contestedTenants`: a configured
+   * provider's, else the earliest `createdAt`, else the earlier scheme name), naming the entry.
+   */
+  #withOwnedTenants (wanted: Map<string, Wanted>, definitions: ReadonlyMap<string, RuntimeProviderDefinition>): RefusedProvider[] {
+    const claims: TenantClaim[] = []
+    const indexOf = new Map<string, number>()
+    for (const [scheme, { validated }] of wanted) {
+      if (validated.instance.protocol !== 'OpenIdConnect') continue
+      const createdAtMs = verifiedAtMsOf(definitions.get(scheme)?.createdAt)
+      for (const [index, entry] of validated.instance.settings.AllowedTenants.entries()) {
+        const tenantId = entry.split('=', 1)[0]!
+        indexOf.set(`${scheme}\n${tenantId}`, index)
+        claims.push({ scheme, tenantId, ...(createdAtMs === undefined ? {} : { createdAtMs }) })
+      }
+    }
+    const refused = new Map<string, RefusedProvider['problems'][number][]>()
+    for (const lost of contestedTenants(claims, this.host.configuredTenants?.() ?? new Set())) {
+      const key = `${runtimeSectionKey(lost.scheme, this.host.rootKey)}:AllowedTenants:${indexOf.get(`${lost.scheme}\n${lost.tenantId}`) ?? 0}`
+      const owner = lost.reason === 'configured' ? 'a configured provider lists it' : 'another provider from the source lists it and was created earlier (or, undated, has the earlier scheme name)'
+      const problems = refused.get(lost.scheme) ?? []
+      problems.push({ key, message: `${key} names a tenant that another provider serves (${owner}); a tenant belongs to one provider.` })
+      refused.set(lost.scheme, problems)
+    }
+    for (const scheme of refused.keys()) wanted.delete(scheme)
+    return [...refused].map(([scheme, problems]) => ({ scheme, problems }))
+  }
+
+  /**
    * Each wanted provider with the verified domains it owns (domain-ownership.ts), and the domains
    * refused to the others. What a provider keeps is part of its fingerprint, so a provider whose
    * domains change (a rival row added or removed) is opened again.
@@ -222,6 +254,7 @@ export class RuntimeProviderSet {
     const { wanted, refused } = this.#wanted(definitions)
     const bySchemes = new Map<string, RuntimeProviderDefinition>()
     for (const definition of definitions) if (typeof definition?.scheme === 'string' && !bySchemes.has(definition.scheme)) bySchemes.set(definition.scheme, definition)
+    refused.push(...this.#withOwnedTenants(wanted, bySchemes))
     const refusedDomains = this.#withOwnedDomains(wanted, bySchemes)
     const removed: string[] = []
     const otherUsers: string[] = []

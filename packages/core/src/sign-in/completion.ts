@@ -41,7 +41,8 @@ export interface SignInResult {
    * Set when the protocol established the tenant from the provider's allow-list (OpenID Connect
    * `AllowedTenants`, oidc/tenant-issuer.ts): like a runtime provider's, its `value` (the app's
    * tenant the allowed tenant maps to) is the only `application:tenant` claim, and none when the
-   * tenant maps to none. Takes precedence over the runtime definition's tenant.
+   * tenant maps to none. Only for a configured provider: for a provider from the source the
+   * definition's tenant is the only one, whatever the allow-list maps (issue 40, items 19 and 20).
    */
   readonly tenant?: { readonly value?: string }
   /**
@@ -95,12 +96,13 @@ export function sessionClaimsOf (result: SignInResult, hookedClaims: readonly Cl
  * `claims` with the tenant of a provider from the provider source as the only tenant claim: any
  * `application:tenant` claim the provider's response carried is dropped (a customer's IdP cannot
  * speak for the tenant). Applied before the sign-in hook, so the hook sees the source's tenant and
- * never the IdP's (issue 33, item 5), and again after it ({@link sessionClaimsOf}). Likewise the
- * tenant an allow-list established ({@link SignInResult.tenant}). A configured provider's claims
+ * never the IdP's (issue 33, item 5), and again after it ({@link sessionClaimsOf}). Likewise, for a
+ * configured provider, the tenant an allow-list established ({@link SignInResult.tenant}). A configured provider's claims
  * are otherwise returned as they are.
  */
 export function withSourceTenant (result: SignInResult, claims: readonly Claim[]): readonly Claim[] {
   if (result.runtime === undefined && result.tenant === undefined) return claims
-  const tenant = result.tenant !== undefined ? result.tenant.value : result.runtime?.tenant
+  // A runtime definition's tenant speaks for its users; an allow-list's mapping never overrides it.
+  const tenant = result.runtime !== undefined ? result.runtime.tenant : result.tenant?.value
   return [...claims.filter((claim) => claim.type !== TENANT_CLAIM_TYPE), ...(tenant === undefined ? [] : [{ type: TENANT_CLAIM_TYPE, value: tenant, issuer: result.scheme }])]
 }

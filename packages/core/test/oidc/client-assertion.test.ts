@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { createHash, generateKeyPairSync } from 'node:crypto'
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, importSPKI, jwtVerify } from 'jose'
 import { createSigningKey, expiredValidity } from '../helpers/saml2/certificates.js'
-import { ASSERTION_LIFETIME_SECONDS, ClientAssertionKeyError, readClientAssertionKeys, signClientAssertion, signingKeyOf, type ClientAssertionKeyProblem } from '../../src/oidc/client-assertion.js'
+import { ASSERTION_LIFETIME_SECONDS, ClientAssertionKeyError, privateKeyJwtAuthentication, readClientAssertionKeys, signClientAssertion, signingKeyOf, type ClientAssertionKeyProblem } from '../../src/oidc/client-assertion.js'
 
 const SETTINGS = { keys: 'ProjectTemplate:Authentication:Providers:OpenIdConnect:ClientAssertionKeys', certificates: 'ProjectTemplate:Authentication:Providers:OpenIdConnect:ClientAssertionCertificates' }
 const DAY = 24 * 60 * 60 * 1000
@@ -123,5 +123,27 @@ describe('rotation: two keys, the newest signs', () => {
   test('keys without certificates: the later listed signs', () => {
     const keys = readClientAssertionKeys(current.privateKeyPem + next.privateKeyPem, '', SETTINGS)
     assert.equal(signingKeyOf(keys, Date.now()).kid, kidOf(keys, 1))
+  })
+})
+
+describe('the audience openid-client is given (issue 40, item 18)', () => {
+  const keys = readClientAssertionKeys(current.privateKeyPem, '', SETTINGS)
+  // A discovery document whose endpoints are on another server than its issuer.
+  const as = { issuer: 'https://hostile.example', token_endpoint: 'https://victim.example/token', pushed_authorization_request_endpoint: 'https://hostile.example/par' }
+  async function audienceOf (audience: 'Issuer' | 'Endpoint' | undefined, parameters: Record<string, string>): Promise<unknown> {
+    const body = new URLSearchParams(parameters)
+    await (audience === undefined ? privateKeyJwtAuthentication(keys) : privateKeyJwtAuthentication(keys, audience))(as, { client_id: 'client-1' }, body, new Headers())
+    return decodeJwt(body.get('client_assertion') ?? '').aud
+  }
+
+  test('Issuer (the default): the issuer as one string at every endpoint, never the token endpoint discovery names', async () => {
+    assert.equal(await audienceOf(undefined, { grant_type: 'authorization_code' }), 'https://hostile.example')
+    assert.equal(await audienceOf('Issuer', { response_type: 'code' }), 'https://hostile.example')
+    assert.equal(await audienceOf('Issuer', { grant_type: 'refresh_token' }), 'https://hostile.example')
+  })
+
+  test('Endpoint: the endpoint the request goes to (a grant: the token endpoint; a push: the PAR endpoint)', async () => {
+    assert.equal(await audienceOf('Endpoint', { grant_type: 'client_credentials' }), 'https://victim.example/token')
+    assert.equal(await audienceOf('Endpoint', { response_type: 'code' }), 'https://hostile.example/par')
   })
 })

@@ -36,7 +36,7 @@ describe('a multi-tenant provider with AllowedTenants', () => {
   before(async () => {
     idp = await startTokenIdp(CLIENT_ID, { multiTenant: true })
     app = await startProviderApp({
-      Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET, AllowedTenants: [`${CONTOSO}=contoso`, FABRIKAM.toUpperCase()] } } }
+      Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: CLIENT_SECRET, AllowedTenants: [`${CONTOSO}=contoso`, FABRIKAM] } } }
     }, undefined, { keyRing })
     await waitUntilReady(app.origin)
   })
@@ -71,7 +71,7 @@ describe('a multi-tenant provider with AllowedTenants', () => {
     assert.equal(subject?.issuer, idp.tenantIssuer(CONTOSO))
   })
 
-  test('an allowed tenant without a mapping (listed in upper case): signs in, no tenant claim at all', async () => {
+  test('an allowed tenant without a mapping: signs in, no tenant claim at all', async () => {
     const { session, callback } = await signIn({ iss: idp.tenantIssuer(FABRIKAM), tid: FABRIKAM, 'application:tenant': 'forged-by-idp' })
     assert.equal(sessionCookiesSet(callback.response).length, 1)
     const ticket = await storedSession(app.app, keyRing, session.jar.header(new URL(app.origin)))
@@ -86,6 +86,10 @@ describe('a multi-tenant provider with AllowedTenants', () => {
     { name: 'an iss of another allowed tenant than its tid', claims: (p) => ({ iss: p.tenantIssuer(FABRIKAM), tid: CONTOSO }), failure: 'issuer', errorCode: 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' },
     { name: 'an allowed tid with the iss of a tenant not allowed', claims: (p) => ({ iss: p.tenantIssuer(NORTHWIND), tid: CONTOSO }), failure: 'issuer', errorCode: 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' },
     { name: 'the template itself as iss', claims: (p) => ({ iss: p.discoveryIssuer, tid: CONTOSO }), failure: 'issuer', errorCode: 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' },
+    // Issue 40, item 21: the tid's spelling goes into the user's issuer, so another spelling of an allowed tenant would be a second identity of the same person.
+    { name: 'an allowed tid in upper case with the issuer in upper case', claims: (p) => ({ iss: p.tenantIssuer(CONTOSO.toUpperCase()), tid: CONTOSO.toUpperCase() }), failure: 'tenant', errorCode: 'ID_TOKEN_TENANT_NOT_CANONICAL' },
+    { name: 'an allowed tid in mixed case with the issuer in lower case', claims: (p) => ({ iss: p.tenantIssuer(CONTOSO), tid: `${CONTOSO.slice(0, 8).toUpperCase()}${CONTOSO.slice(8)}` }), failure: 'tenant', errorCode: 'ID_TOKEN_TENANT_NOT_CANONICAL' },
+    { name: 'an allowed tid wrapped in spaces', claims: (p) => ({ iss: p.tenantIssuer(` ${CONTOSO} `), tid: ` ${CONTOSO} ` }), failure: 'tenant', errorCode: 'ID_TOKEN_TENANT_NOT_CANONICAL' },
     { name: 'a tid that bends the issuer path', claims: (p) => ({ iss: p.tenantIssuer(`${CONTOSO}/../x`), tid: `${CONTOSO}/../x` }), failure: 'tenant', errorCode: 'ID_TOKEN_TENANT_NOT_ALLOWED' },
     { name: 'an allowed tenant\'s token with another nonce', claims: (p) => ({ iss: p.tenantIssuer(CONTOSO), tid: CONTOSO, nonce: 'replayed-nonce' }), failure: 'nonce', errorCode: 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' },
     { name: 'an allowed tenant\'s expired token', claims: (p) => ({ iss: p.tenantIssuer(CONTOSO), tid: CONTOSO, exp: Math.floor(Date.now() / 1000) - 3600 }), failure: 'expired', errorCode: 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED' },
@@ -125,9 +129,18 @@ describe('startup and discovery without AllowedTenants', () => {
     }
   })
 
-  test('an AllowedTenants entry that is not a tenant id: refused naming the key, never the value', () => {
-    const loaded = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: 'https://login.microsoftonline.com/organizations/v2.0', ClientId: 'c', ClientSecret: 's', AllowedTenants: [CONTOSO, 'PLANTED tenant/..'] } } } } })
-    assert.deepEqual(loaded.errors.map((problem) => problem.message), [`${P}:AllowedTenants: entry 1 must be a tenant id (letters, digits, . _ -), optionally followed by =<application tenant>.`])
+  test('AllowedTenants entries that are not canonical tenant ids: every one refused at once, naming its index, never the value', () => {
+    const entries = [CONTOSO, 'PLANTED tenant/..', FABRIKAM.toUpperCase(), ` ${NORTHWIND}`, 'planted-contoso.onmicrosoft.com=contoso', `${NORTHWIND}= planted`, CONTOSO]
+    const loaded = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: 'https://login.microsoftonline.com/organizations/v2.0', ClientId: 'c', ClientSecret: 's', AllowedTenants: entries } } } } })
+    assert.deepEqual(loaded.errors.map((problem) => [problem.key, problem.message]), [
+      [`${P}:AllowedTenants:1`, `${P}:AllowedTenants:1 must be a tenant id (a lower-case GUID), optionally followed by =<application tenant>.`],
+      [`${P}:AllowedTenants:2`, `${P}:AllowedTenants:2 must be a tenant id in lower case without spaces (a GUID as Entra ID writes it in tid), optionally followed by =<application tenant>.`],
+      [`${P}:AllowedTenants:3`, `${P}:AllowedTenants:3 must be a tenant id in lower case without spaces (a GUID as Entra ID writes it in tid), optionally followed by =<application tenant>.`],
+      [`${P}:AllowedTenants:4`, `${P}:AllowedTenants:4 looks like a domain name: give the tenant id (a GUID: Entra ID, Overview, Tenant ID), optionally followed by =<application tenant>.`],
+      [`${P}:AllowedTenants:5`, `${P}:AllowedTenants:5 must have an application tenant after = without spaces around it.`],
+      [`${P}:AllowedTenants:6`, `${P}:AllowedTenants:6 repeats a tenant id listed before.`]
+    ])
+    assert.ok(!JSON.stringify(loaded.errors).includes('PLANTED') && !JSON.stringify(loaded.errors).includes('planted'))
   })
 
   test('a discovered {tenantid} template without AllowedTenants: not ready, one log line naming the key', async () => {

@@ -147,15 +147,15 @@ describe('private_key_jwt at a provider that registered the client\'s key', () =
     return await startIdp({ pushedAuthorization: 'required', tokenEndpointAuthMethod: 'private_key_jwt', clientJwks: { keys: [await registeredJwk(current)] } })
   }
 
-  test('PAR and the token request are authenticated by assertions (x5t#S256, aud the token endpoint, distinct jti); the sign-in completes', async () => {
+  test('PAR and the token request are authenticated by assertions (x5t#S256, aud the issuer as one string, distinct jti); the sign-in completes', async () => {
     const idp = await keyIdp()
     const keys = readClientAssertionKeys(current.privateKeyPem, current.certificatePem, KEY_SETTINGS)
     const { sub } = await signIn(settingsFor(idp, { clientSecret: new Secret(''), tokenEndpointAuthMethod: 'private_key_jwt', clientAssertionKeys: keys }), 'Require')
     assert.equal(sub, 'ada')
     assert.equal(idp.clientAssertions.length, 2)
     const publicKeys = createLocalJWKSet({ keys: [await registeredJwk(current)] })
-    const tokenEndpoint = `${idp.issuer}/token`
-    const payloads = await Promise.all(idp.clientAssertions.map(async (assertion) => (await jwtVerify(assertion, publicKeys, { issuer: CLIENT_ID, subject: CLIENT_ID, audience: tokenEndpoint })).payload))
+    const payloads = await Promise.all(idp.clientAssertions.map(async (assertion) => (await jwtVerify(assertion, publicKeys, { issuer: CLIENT_ID, subject: CLIENT_ID, audience: idp.issuer })).payload))
+    assert.deepEqual(payloads.map((payload) => payload.aud), [idp.issuer, idp.issuer])
     assert.notEqual(payloads[0]?.jti, payloads[1]?.jti)
     for (const assertion of idp.clientAssertions) assert.equal(decodeProtectedHeader(assertion)['x5t#S256'], createHash('sha256').update(current.certificate.raw).digest('base64url'))
   })

@@ -29,6 +29,43 @@ describe('validateRuntimeProvider', () => {
     assert.equal(result.provider.tenant, 'tenant-contoso')
   })
 
+  describe('what only the definition may say (issue 40, items 18 and 19)', () => {
+    const X_TID = '72f988bf-86f1-41af-91ab-2d7cd011db47'
+    const OTHER_TID = '0b6a0f2e-3c1d-4b8e-9d7a-5e4f3c2b1a09'
+    const customerX = (settings: Record<string, unknown>, tenant: string | null = 't-x') => validateRuntimeProvider({
+      scheme: 'CustomerX',
+      settings: { Type: 'OpenIdConnect', Authority: 'https://login.microsoftonline.com/organizations/v2.0', ClientId: 'app', ClientSecret: SECRET, ...settings },
+      ...(tenant === null ? {} : { tenant })
+    }, context)
+    const P = 'Acme:Authentication:Schemes:CustomerX'
+
+    test('an AllowedTenants entry mapped to another application tenant than the definition\'s is refused, naming the entry', () => {
+      const result = customerX({ AllowedTenants: [X_TID, `${OTHER_TID}=t-y`] })
+      assert.equal(result.ok, false)
+      if (result.ok) return
+      assert.deepEqual(result.problems, [{ key: `${P}:AllowedTenants:1`, message: `${P}:AllowedTenants:1 maps its tenant id to another application tenant than the definition's tenant; for a provider from the provider source only the definition's tenant speaks for its users (list the tenant id alone).` }])
+      assert.ok(!JSON.stringify(result).includes('t-y'))
+    })
+
+    test('a mapping without a tenant in the definition is refused too; one to the definition\'s own tenant, or none, is accepted', () => {
+      assert.equal(customerX({ AllowedTenants: [`${X_TID}=t-x`] }, null).ok, false)
+      assert.equal(customerX({ AllowedTenants: [`${X_TID}=t-x`, OTHER_TID] }).ok, true)
+    })
+
+    test('ClientAssertionAudience Endpoint is refused (a configured provider\'s opt-in only); Issuer is accepted', () => {
+      const refused = customerX({ AllowedTenants: [X_TID], ClientAssertionAudience: 'Endpoint' })
+      assert.equal(refused.ok, false)
+      if (!refused.ok) assert.deepEqual(refused.problems.map((problem) => problem.key), [`${P}:ClientAssertionAudience`])
+      assert.equal(customerX({ AllowedTenants: [X_TID], ClientAssertionAudience: 'Issuer' }).ok, true)
+    })
+
+    test('an AllowedTenants entry that is a domain name or an upper-case tenant id is refused, naming its index', () => {
+      const result = customerX({ AllowedTenants: ['contoso.onmicrosoft.com', X_TID.toUpperCase()] })
+      assert.equal(result.ok, false)
+      if (!result.ok) assert.deepEqual(result.problems.map((problem) => problem.key), [`${P}:AllowedTenants:0`, `${P}:AllowedTenants:1`])
+    })
+  })
+
   test('an invalid definition lists each problem by key, never the secret', () => {
     const result = validateRuntimeProvider({
       scheme: 'Fabrikam',

@@ -42,7 +42,7 @@ function hostWith (configured: AuthenticationProvider[] = []): RuntimeProviderHo
       : {
           ok: true,
           provider: {
-            instance: { scheme: definition.scheme, keyPrefix: `${SECTION}:${definition.scheme}`, contract: false, protocol: 'OpenIdConnect', settings: { Enabled: definition.settings.Enabled !== false } } as unknown as ProviderInstance,
+            instance: { scheme: definition.scheme, keyPrefix: `${SECTION}:${definition.scheme}`, contract: false, protocol: 'OpenIdConnect', settings: { Enabled: definition.settings.Enabled !== false, AllowedTenants: definition.settings.AllowedTenants ?? [] } } as unknown as ProviderInstance,
             verifiedDomains: (definition.domains ?? []).map((domain) => domain.name)
           }
         },
@@ -137,6 +137,40 @@ describe('RuntimeProviderSet', () => {
       assert.deepEqual([...dropped.added].sort(), ['Kilo', 'Mike'])
       assert.deepEqual(dropped.refusedDomains, [])
       assert.equal(ownerOf(host), 'Mike')
+    })
+  })
+
+  describe('an Entra tenant id listed by two rows (issue 40, item 20)', () => {
+    const TID = '72f988bf-86f1-41af-91ab-2d7cd011db47'
+    const OWN = '0b6a0f2e-3c1d-4b8e-9d7a-5e4f3c2b1a09'
+    const customer = (scheme: string, createdAt?: string, tenants: string[] = [TID]): RuntimeProviderDefinition =>
+      definition(scheme, { AllowedTenants: tenants }, { tenant: `t-${scheme.toLowerCase()}`, ...(createdAt === undefined ? {} : { createdAt }) })
+
+    test('the row created earlier keeps it, whatever the row order; the other row is refused, naming its entry, with the refusal event\'s result', async () => {
+      for (const order of [['Zeta', 'Alpha'], ['Alpha', 'Zeta']]) {
+        const host = hostWith()
+        const set = new RuntimeProviderSet(host)
+        const rows = { Zeta: customer('Zeta', '2026-01-01T00:00:00Z'), Alpha: customer('Alpha', '2026-06-01T00:00:00Z', [OWN, TID]) }
+        const result = await set.apply(order.map((scheme) => rows[scheme as 'Zeta' | 'Alpha']), {})
+        assert.deepEqual(result.added, ['Zeta'])
+        assert.deepEqual(result.refused, [{ scheme: 'Alpha', problems: [{ key: `${SECTION}:Alpha:AllowedTenants:1`, message: `${SECTION}:Alpha:AllowedTenants:1 names a tenant that another provider serves (another provider from the source lists it and was created earlier (or, undated, has the earlier scheme name)); a tenant belongs to one provider.` }] }])
+        assert.equal(host.registry.get('Alpha'), undefined)
+        assert.ok(!JSON.stringify(result).includes(TID))
+      }
+    })
+
+    test('a tenant a configured provider lists is never a runtime row\'s; undated rows: the scheme name decides, and the later one comes in when the owner drops it', async () => {
+      const host = { ...hostWith(), configuredTenants: () => new Set([OWN]) }
+      const set = new RuntimeProviderSet(host)
+      const first = await set.apply([customer('Mike'), customer('Kilo'), customer('Lima', undefined, [OWN])], {})
+      assert.deepEqual(first.added, ['Kilo'])
+      assert.deepEqual(first.refused.map((refusal) => [refusal.scheme, refusal.problems.map((problem) => problem.key)]), [
+        ['Mike', [`${SECTION}:Mike:AllowedTenants:0`]],
+        ['Lima', [`${SECTION}:Lima:AllowedTenants:0`]]
+      ])
+      assert.match(first.refused[1]!.problems[0]!.message, /a configured provider lists it/)
+      const dropped = await set.apply([customer('Mike'), customer('Kilo', undefined, [])], {})
+      assert.deepEqual(dropped, { added: ['Mike', 'Kilo'], removed: [], refused: [], refusedDomains: [] })
     })
   })
 

@@ -65,16 +65,25 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
     ...(settings.TokenEndpointAuthMethod === 'private_key_jwt'
       ? { clientAssertionKeys: readClientAssertionKeys(settings.ClientAssertionKeys.map((entry) => entry.reveal()).join('\n'), settings.ClientAssertionCertificates.join('\n'), { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') }) }
       : {}),
+    clientAssertionAudience: settings.ClientAssertionAudience,
     pushedAuthorization: settings.PushedAuthorization,
     pushedAuthorizationSetting: key('PushedAuthorization'),
     ...(allowedTenants === undefined ? {} : { allowedTenants }),
     allowedTenantsSetting: key('AllowedTenants'),
     authoritySetting: key('Authority'),
     clockToleranceSeconds: settings.ClockSkewSeconds,
-    ...(options.runtime?.dispatcher === undefined ? {} : { dispatcher: options.runtime.dispatcher })
+    ...(options.runtime?.dispatcher === undefined ? {} : { dispatcher: options.runtime.dispatcher }),
+    // A provider from the provider source: its endpoints on its issuer's origin (oidc/provider-metadata.ts).
+    ...(options.runtime === undefined
+      ? {}
+      : {
+          sameOriginEndpoints: true,
+          onEndpointIgnored: (endpoint: string) => { log.warn({ event: 'oidc.metadata.endpoint_ignored', endpoint, reason: 'off_issuer_origin' }, 'an endpoint the provider\'s discovery names off its issuer\'s origin is not used') }
+        })
   }), {
     onFailure: (reason, error) => {
       const setting = (error as { setting?: unknown } | null)?.setting
+      const endpoint = (error as { endpoint?: unknown } | null)?.endpoint
       // The URL without credentials or query, and the cause code (ENOTFOUND, ECONNREFUSED,
       // certificate errors) that undici keeps in error.cause.
       log.warn({
@@ -86,6 +95,8 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
         errorCode: (error as { code?: unknown } | null)?.code,
         // The setting a discovered document cannot satisfy (PushedAuthorization Require without a PAR endpoint).
         ...(typeof setting === 'string' ? { setting } : {}),
+        // The discovery member refused off the issuer's origin (a provider from the provider source).
+        ...(typeof endpoint === 'string' ? { endpoint } : {}),
         ...tooLargeFields(error)
       }, 'provider metadata could not be loaded')
     },
