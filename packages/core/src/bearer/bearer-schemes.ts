@@ -96,13 +96,18 @@ export class BearerSchemes {
   }
 
   /**
-   * The candidate that must verify the JWT `token`: the only one, or the one whose issuer its
-   * `iss` names. Refuses as `malformed` or `issuer` without cryptography or outbound call.
+   * The candidate that must verify the JWT `token`: the one whose issuer its `iss` names (without
+   * `iss`: the only candidate, which refuses it). Refuses as `malformed` or `issuer` without
+   * cryptography or outbound call, so a token naming an issuer the request does not select makes
+   * the app fetch nothing.
    */
   #schemeFor (token: string, candidates: readonly JwtBearerScheme[]): JwtBearerScheme {
-    if (candidates.length === 1) return candidates[0] as JwtBearerScheme
+    if (candidates.length === 0) throw new BearerTokenError('issuer')
     const iss = unverifiedIssuerOf(token)
-    if (iss === undefined) throw new BearerTokenError(candidates.length === 0 ? 'issuer' : 'malformed')
+    if (iss === undefined) {
+      if (candidates.length === 1) return candidates[0] as JwtBearerScheme
+      throw new BearerTokenError('malformed')
+    }
     const scheme = candidates.find((candidate) => (candidate.issuer ?? candidate.configuredIssuer) === iss) ??
       candidates.find((candidate) => candidate.issuer === undefined && candidate.configuredIssuer.replace(/\/+$/, '') === iss.replace(/\/+$/, ''))
     if (scheme === undefined) throw new BearerTokenError('issuer')

@@ -10,7 +10,8 @@
  * choice unique: two introspecting schemes whose TokenPrefixes are nested, or that share API
  * paths with one TokenPrefix or none; a scheme from the provider source shares API paths with
  * another introspecting scheme only when both have a TokenPrefix (a customer's prefix could
- * otherwise take the tokens of a scheme that has none). Plain inputs, no Fastify types.
+ * otherwise take the tokens of a scheme that has none), and has a TokenPrefix or PathPrefixes.
+ * Plain inputs, no Fastify types.
  */
 import type { ConfigurationProblem } from '../config/bind.js'
 
@@ -95,7 +96,7 @@ export function routingConflictProblem (keyPrefix: string, conflict: RoutingConf
     ? `starts with the TokenPrefix of ${otherName}, or that one starts with it`
     : conflict === 'same_token_prefix'
       ? `equals the TokenPrefix of ${otherName}, which accepts tokens on the same API paths (PathPrefixes)`
-      : `is empty (or ${otherName}'s is) while both accept opaque tokens on the same API paths (PathPrefixes); a scheme from the provider source needs a TokenPrefix, as does the scheme it shares paths with`
+      : `is empty, or ${otherName}'s is, while both accept opaque tokens on the same API paths (PathPrefixes): two schemes without a TokenPrefix may not share paths, nor may a scheme from the provider source share them with one`
   return { key, message: `${key} ${why}: an opaque token must go to one issuer only. Give each introspecting scheme a distinct TokenPrefix none starts with, or PathPrefixes the other does not share.` }
 }
 
@@ -137,8 +138,17 @@ export function routingProblems (schemes: ReadonlyArray<{ readonly facts: Routin
   return problems
 }
 
-/** The problems of a scheme from the provider source (`facts`, at `keyPrefix`) against the schemes registered now; the first conflict is named. */
+/**
+ * The problems of a scheme from the provider source (`facts`, at `keyPrefix`) against the schemes
+ * registered now, the first conflict named. An introspecting one without a TokenPrefix needs
+ * PathPrefixes: else every opaque token sent to the API that no other scheme claims would reach
+ * a customer's endpoint.
+ */
 export function runtimeRoutingProblems (facts: RoutingFacts, keyPrefix: string, registered: Iterable<RoutingFacts>): ConfigurationProblem[] {
+  if (facts.introspects && facts.tokenPrefix === '' && facts.pathPrefixes.length === 0) {
+    const key = `${keyPrefix}:Introspection:TokenPrefix`
+    return [{ key, message: `${key} is required for an introspecting scheme from the provider source without ${keyPrefix}:PathPrefixes: an opaque token must go only to the issuer that can have issued it. Set the issuer's TokenPrefix, or PathPrefixes no other introspecting scheme shares.` }]
+  }
   for (const other of registered) {
     if (other.scheme === facts.scheme) continue
     const conflict = routingConflictOf(facts, other)
