@@ -24,7 +24,7 @@ import { TokenCache, tokenCacheKeyOf } from './token-cache.js'
  * is outside Latin-1), rounded up to 8.
  */
 function stringBytes (value: string): number {
-  return (16 + value.length * (/[^\u0000-\u00ff]/.test(value) ? 2 : 1) + 7) & ~7
+  return (16 + value.length * (/[\u0100-\uffff]/.test(value) ? 2 : 1) + 7) & ~7
 }
 
 /** A cache entry's fixed part: key, map slot, entry, authentication, principal, ticket, access facts, session id (bench/token-cache-memory.ts). */
