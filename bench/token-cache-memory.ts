@@ -7,7 +7,7 @@
  * the heap the cache retains (heap used with the cache full, minus after `clear`), per entry, and
  * what the cache's own estimate says (`TokenCache.bytes`), and the RSS growth over the run.
  *
- *   options: --shape groups|many|large|unicode (default groups)  --tokens N (default 6000)  --budget-mib M (exit 1 when the retained heap is over it; default 18)
+ *   options: --shape groups|many|large|unicode (default groups)  --tokens N (default 6000)  --budget-mib M (exit 1 when the retained heap is over it; default 16)
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
@@ -22,7 +22,7 @@ const argument = (name: string, fallback: number): number => {
   return index === -1 ? fallback : Number(process.argv[index + 1])
 }
 const TOKENS = argument('--tokens', 6000)
-const BUDGET_MIB = argument('--budget-mib', 18)
+const BUDGET_MIB = argument('--budget-mib', 16)
 const gc = (globalThis as { gc?: () => void }).gc
 if (gc === undefined) throw new Error('run with --expose-gc: npx tsx --expose-gc bench/token-cache-memory.ts')
 const MiB = 1024 * 1024
