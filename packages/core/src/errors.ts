@@ -10,6 +10,7 @@ export const ERRORS = {
   APP_ERR_POLICY_UNKNOWN: { status: 500, title: 'Unknown authorization policy', message: (route: string, policy: string) => `Route ${route} names the unknown authorization policy ${policy}.` },
   APP_ERR_POLICY_DUPLICATE: { status: 500, title: 'Authorization policy registered twice', message: (policy: string) => `Authorization policy ${policy} is already registered.` },
   APP_ERR_ROUTE_ACCESS_CONFLICT: { status: 500, title: 'Route access declared twice', message: (route: string) => `Route ${route} declares both allowAnonymous and authorize.` },
+  APP_ERR_ROUTE_BEARER_SCHEMES: { status: 500, title: 'Route names unknown bearer schemes', message: (route: string) => `Route ${route} declares config.bearerSchemes that is empty or names a scheme that is not an enabled JwtBearer scheme.` },
   APP_ERR_PROVIDER_DUPLICATE: { status: 500, title: 'Sign-in provider registered twice', message: (scheme: string) => `Provider scheme ${scheme} is already registered.` },
   APP_ERR_AUTH_REQUIRED: { status: 401, title: 'Authentication required', message: () => 'Sign in to access this resource.' },
   APP_ERR_AUTH_FORBIDDEN: { status: 403, title: 'Access denied', message: () => 'The signed-in user does not meet the route\'s policy.' },

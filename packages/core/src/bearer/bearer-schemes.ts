@@ -1,24 +1,52 @@
 /**
  * The bearer schemes of an app, as one authenticator (issue 35, item 2): a token is looked up in
  * the verified-token cache first (token-cache.ts, keyed by its hash, until its expiry), else it is
- * given to the scheme whose issuer its `iss` names (read from the unverified payload only to pick
- * the scheme; that scheme then verifies everything) and, once verified, cached. A token that is
- * not a JWT goes to the schemes with introspection, in order, until one finds it active (an
- * inactive answer passes it to the next; an unavailable endpoint ends the search); it is cached
- * until its `exp` or the scheme's CacheSeconds, whichever comes first. Plain inputs, no Fastify
- * types.
+ * given to one scheme and, once verified, cached. Only the request's candidate schemes
+ * (scheme-routing.ts: the schemes whose PathPrefixes its path starts with, and that its route's
+ * `config.bearerSchemes` names) may receive it (issue 40, items 1 and 5): a JWT goes to the
+ * candidate whose issuer its `iss` names (read from the unverified payload only to pick the
+ * scheme; that scheme then verifies everything), an opaque token to the one introspecting
+ * candidate its TokenPrefix selects, never to several in turn; no candidate: refused as `issuer`
+ * with no outbound call. A cached caller counts only on a request that selects its scheme. An
+ * introspected token is cached until its `exp` or the scheme's CacheSeconds, whichever comes
+ * first. An issuer from the provider source that cannot answer is refused as an unknown issuer is
+ * ({@link BearerTokenError.concealed}). Plain inputs, no Fastify types.
  */
 import type { ClaimsTransformation } from '../sign-in/completion.js'
 import { BearerTokenError } from './failures.js'
 import type { BearerAuthentication, JwtBearerScheme } from './jwt-bearer-scheme.js'
+import { introspectingSchemeFor, isCandidate } from './scheme-routing.js'
 import { isCompactJws, MAX_BEARER_TOKEN_BYTES } from './token-shape.js'
 import { TokenCache, tokenCacheKeyOf } from './token-cache.js'
 
-/** Estimated bytes an entry holds: its claims as UTF-16 text, and a fixed overhead. */
-function bytesOf (authentication: BearerAuthentication): number {
-  let characters = 0
-  for (const claim of authentication.principal.claims) characters += claim.type.length + claim.value.length + claim.issuer.length
-  return 2 * characters + 512
+/**
+ * Bytes V8 keeps for a string of its own: a 16-byte header and a byte per character (two when one
+ * is outside Latin-1), rounded up to 8.
+ */
+function stringBytes (value: string): number {
+  return (16 + value.length * (/[\u0100-\uffff]/.test(value) ? 2 : 1) + 7) & ~7
+}
+
+/** A cache entry's fixed part: key, map slot, entry, authentication, principal, ticket, access facts, session id (bench/token-cache-memory.ts). */
+const ENTRY_BYTES = 1536
+/**
+ * One claim's object ({type, value, issuer}) and its array slot, with room for a type string of its
+ * own (types are mostly shared: JSON keys are internalized, application types are constants; the
+ * issuer string is the scheme's).
+ */
+const CLAIM_BYTES = 64
+
+/**
+ * The heap an entry keeps, estimated from above (issue 40, item 6; measured against the heap
+ * retained by bench/token-cache-memory.ts across token shapes): the fixed part, and per claim its
+ * object and its value string; the scopes and client id. Values a normalized claim shares with
+ * its original are counted twice, so the estimate stays above the heap kept.
+ */
+export function bytesOf (authentication: BearerAuthentication): number {
+  let bytes = ENTRY_BYTES
+  for (const claim of authentication.principal.claims) bytes += CLAIM_BYTES + stringBytes(claim.value)
+  for (const scope of authentication.scopes) bytes += 8 + stringBytes(scope)
+  return authentication.clientId === undefined ? bytes : bytes + stringBytes(authentication.clientId)
 }
 
 /** The `iss` of a token's payload, unverified; undefined when the token is not shaped for one. */
@@ -73,62 +101,78 @@ export class BearerSchemes {
   }
 
   /**
-   * The caller of `token` when it is in the verified-token cache, still valid, and its scheme is
-   * still the registered one (a scheme removed or replaced at runtime invalidates its entries).
+   * The caller of `token` when it is in the verified-token cache, still valid, its scheme is
+   * still the registered one (a scheme removed or replaced at runtime invalidates its entries)
+   * and a candidate of this request: `path` (before the query, as sent) and the route's
+   * `config.bearerSchemes` (`names`; undefined: every scheme).
    */
-  cached (token: string): BearerAuthentication | undefined {
+  cached (token: string, path: string, names?: ReadonlySet<string>): BearerAuthentication | undefined {
     if (token.length > MAX_BEARER_TOKEN_BYTES) return undefined
-    return this.#live(this.#cache.get(tokenCacheKeyOf(token), this.#now()))
+    const entry = this.#cache.get(tokenCacheKeyOf(token), this.#now())
+    if (entry === undefined || this.#registered(entry.by.scheme) !== entry.by) return undefined
+    return isCandidate(entry.by, path, names) ? entry.authentication : undefined
   }
 
-  #live (entry: CachedAuthentication | undefined): BearerAuthentication | undefined {
-    if (entry === undefined) return undefined
-    return this.#registered(entry.by.scheme) === entry.by ? entry.authentication : undefined
+  /** The schemes a request to `path` on a route restricted to `names` may give a token to. */
+  #candidates (path: string, names: ReadonlySet<string> | undefined): JwtBearerScheme[] {
+    return this.#schemes().filter((scheme) => isCandidate(scheme, path, names))
   }
 
   /**
-   * The scheme that must verify `token`: the only one, or the one whose issuer its `iss` names.
-   * Refuses as `oversized`, `malformed` or `issuer` without cryptography.
+   * The candidate that must verify the JWT `token`: the one whose issuer its `iss` names (without
+   * `iss`: the only candidate, which refuses it). Refuses as `malformed` or `issuer` without
+   * cryptography or outbound call, so a token naming an issuer the request does not select makes
+   * the app fetch nothing.
    */
-  #schemeFor (token: string): JwtBearerScheme {
-    if (token.length > MAX_BEARER_TOKEN_BYTES) throw new BearerTokenError('oversized')
-    const schemes = this.#schemes()
-    if (schemes.length === 1) return schemes[0] as JwtBearerScheme
+  #schemeFor (token: string, candidates: readonly JwtBearerScheme[]): JwtBearerScheme {
+    if (candidates.length === 0) throw new BearerTokenError('issuer')
     const iss = unverifiedIssuerOf(token)
-    if (iss === undefined) throw new BearerTokenError(schemes.length === 0 ? 'issuer' : 'malformed')
-    const scheme = schemes.find((candidate) => (candidate.issuer ?? candidate.configuredIssuer) === iss) ??
-      schemes.find((candidate) => candidate.issuer === undefined && candidate.configuredIssuer.replace(/\/+$/, '') === iss.replace(/\/+$/, ''))
+    if (iss === undefined) {
+      if (candidates.length === 1) return candidates[0] as JwtBearerScheme
+      throw new BearerTokenError('malformed')
+    }
+    const scheme = candidates.find((candidate) => (candidate.issuer ?? candidate.configuredIssuer) === iss) ??
+      candidates.find((candidate) => candidate.issuer === undefined && candidate.configuredIssuer.replace(/\/+$/, '') === iss.replace(/\/+$/, ''))
     if (scheme === undefined) throw new BearerTokenError('issuer')
     return scheme
   }
 
-  /** The caller `token` authenticates, from the cache or verified now; throws {@link BearerTokenError}. */
-  async authenticate (token: string): Promise<BearerAuthentication> {
-    return this.cached(token) ?? await this.verify(token)
+  /** The caller `token` authenticates on a request to `path` (route restricted to `names`), from the cache or verified now; throws {@link BearerTokenError}. */
+  async authenticate (token: string, path: string, names?: ReadonlySet<string>): Promise<BearerAuthentication> {
+    return this.cached(token, path, names) ?? await this.verify(token, path, names)
   }
 
-  /** Verifies `token` with its scheme (the cache not consulted) and caches the result; throws {@link BearerTokenError}. */
-  async verify (token: string): Promise<BearerAuthentication> {
-    if (token.length <= MAX_BEARER_TOKEN_BYTES && !isCompactJws(token)) {
-      const introspecting = this.#schemes().filter((scheme) => scheme.introspects)
-      if (introspecting.length > 0) return await this.#introspect(token, introspecting)
-    }
-    const scheme = this.#schemeFor(token)
-    return this.#remember(token, scheme, await scheme.authenticate(token, this.#transformation))
-  }
-
-  /** An opaque token: each introspecting scheme in order until one finds it active. */
-  async #introspect (token: string, schemes: readonly JwtBearerScheme[]): Promise<BearerAuthentication> {
-    let refusal: BearerTokenError = new BearerTokenError('inactive')
-    for (const scheme of schemes) {
-      try {
-        return this.#remember(token, scheme, await scheme.authenticate(token, this.#transformation))
-      } catch (error) {
-        if (!(error instanceof BearerTokenError) || error.failure !== 'inactive') throw error
-        refusal = error
+  /**
+   * Verifies `token` with the one scheme the request selects (the cache not consulted) and caches
+   * the result; throws {@link BearerTokenError}. An opaque token, while any scheme introspects,
+   * goes to the introspecting candidate scheme-routing.ts picks, or to none (`issuer`).
+   */
+  async verify (token: string, path: string, names?: ReadonlySet<string>): Promise<BearerAuthentication> {
+    if (token.length > MAX_BEARER_TOKEN_BYTES) throw new BearerTokenError('oversized')
+    const candidates = this.#candidates(path, names)
+    if (!isCompactJws(token)) {
+      const schemes = this.#schemes()
+      if (schemes.some((scheme) => scheme.introspects)) {
+        const scheme = introspectingSchemeFor(token, candidates, schemes)
+        if (scheme === undefined) throw new BearerTokenError('issuer')
+        return await this.#verifyWith(token, scheme)
       }
     }
-    throw refusal
+    return await this.#verifyWith(token, this.#schemeFor(token, candidates))
+  }
+
+  /** `scheme` verifies `token`; an issuer from the provider source that cannot answer is a concealed refusal (401, as an unknown issuer). */
+  async #verifyWith (token: string, scheme: JwtBearerScheme): Promise<BearerAuthentication> {
+    let authentication: BearerAuthentication
+    try {
+      authentication = await scheme.authenticate(token, this.#transformation)
+    } catch (error) {
+      if (scheme.runtime && error instanceof BearerTokenError && (error.failure === 'keys_unavailable' || error.failure === 'introspection_unavailable')) {
+        throw new BearerTokenError(error.failure, { cause: error, concealed: true })
+      }
+      throw error
+    }
+    return this.#remember(token, scheme, authentication)
   }
 
   #remember (token: string, scheme: JwtBearerScheme, authentication: BearerAuthentication): BearerAuthentication {

@@ -25,7 +25,7 @@ export const BEARER_FAILURES = [
   'keys_unavailable',
   /** The signature does not verify. */
   'signature',
-  /** `iss` is not the scheme's issuer. */
+  /** `iss` is not the scheme's issuer, or no scheme the request's path selects may receive the token (scheme-routing.ts): refused without an outbound call. */
   'issuer',
   /** No `aud` value is one of the scheme's Audiences. */
   'audience',
@@ -97,10 +97,22 @@ export function isProofFailure (failure: BearerFailure): boolean {
 export class BearerTokenError extends Error {
   readonly code = 'BEARER_TOKEN_INVALID'
   readonly failure: BearerFailure
+  /**
+   * An issuer from the provider source could not answer (`keys_unavailable`,
+   * `introspection_unavailable`): answered as a refused token (401), as an unknown issuer is, not
+   * 503, so a response does not tell which customers' issuers exist (issue 40, item 5).
+   */
+  readonly concealed: boolean
 
-  constructor (failure: BearerFailure, options?: ErrorOptions) {
+  constructor (failure: BearerFailure, options?: ErrorOptions & { readonly concealed?: boolean }) {
     super(`bearer token refused: ${failure}`, options)
     this.name = 'BearerTokenError'
     this.failure = failure
+    this.concealed = options?.concealed === true
   }
+}
+
+/** Whether `error` is answered 503 (an issuer that could not answer), not 401: not when {@link BearerTokenError.concealed}. */
+export function isIssuerUnavailable (error: BearerTokenError): boolean {
+  return !error.concealed && (error.failure === 'keys_unavailable' || error.failure === 'introspection_unavailable')
 }

@@ -46,6 +46,8 @@ export interface IntrospectionSettings {
   readonly ClientAssertionKeys: ReadonlyArray<{ readonly reveal: () => string }>
   readonly ClientAssertionCertificates: readonly string[]
   readonly CacheSeconds: number
+  /** Opaque tokens starting with it are this issuer's (bearer/scheme-routing.ts); empty or absent: none. */
+  readonly TokenPrefix?: string
 }
 
 /** Whether `settings` turn introspection on. */

@@ -18,6 +18,7 @@ import { principalOf, type BearerPrincipal } from './bearer-principal.js'
 import { BearerTokenError } from './failures.js'
 import { activeUntilMs, introspectionEnabled, TokenIntrospection, type IntrospectionSettings } from './introspection.js'
 import { accessTokenFactsOf, checkAudience, checkIssuer, checkLifetime } from './token-claims.js'
+import type { RoutingFacts } from './scheme-routing.js'
 import { isCompactJws } from './token-shape.js'
 
 /** At most one unknown-`kid` refetch per scheme in this many milliseconds (issue 35, "Bad input"). */
@@ -58,6 +59,8 @@ export interface JwtBearerSettings {
   readonly RequireDPoP?: boolean
   /** Opaque tokens through introspection (RFC 7662); absent or without ClientId: off. */
   readonly Introspection?: IntrospectionSettings
+  /** The request paths where the scheme's tokens are accepted (scheme-routing.ts); absent or empty: every bearer route. */
+  readonly PathPrefixes?: readonly string[]
 }
 
 /** A bearer-authenticated caller: the principal, and what the token says about the client and its scopes. */
@@ -116,7 +119,7 @@ function confirmationOf (payload: Readonly<Record<string, unknown>>): { confirma
   return typeof jkt === 'string' && jkt !== '' ? { confirmationKey: jkt } : {}
 }
 
-export class JwtBearerScheme {
+export class JwtBearerScheme implements RoutingFacts {
   readonly scheme: string
   readonly #options: JwtBearerSchemeOptions
   readonly #algorithms: ReadonlySet<string>
@@ -171,6 +174,21 @@ export class JwtBearerScheme {
 
   get #maxLifetimeSeconds (): number {
     return this.#options.settings.MaxTokenLifetimeSeconds ?? DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
+  }
+
+  /** PathPrefixes: the request paths where its tokens are accepted (empty: every bearer route). */
+  get pathPrefixes (): readonly string[] {
+    return this.#options.settings.PathPrefixes ?? []
+  }
+
+  /** Introspection:TokenPrefix ('' for none): the opaque tokens that are this issuer's (scheme-routing.ts). */
+  get tokenPrefix (): string {
+    return this.#options.settings.Introspection?.TokenPrefix ?? ''
+  }
+
+  /** Defined by the provider source (a customer's issuer): an issuer that cannot answer is answered as a refusal (bearer-schemes.ts). */
+  get runtime (): boolean {
+    return this.#options.runtime !== undefined
   }
 
   #now (): number {

@@ -12,6 +12,7 @@ import type { SettingsRule } from '../config/provider-type.js'
 import { isDevelopmentLoopbackHttp } from '../http/host-trust.js'
 import { ClientAssertionKeyError, readClientAssertionKeys } from '../oidc/client-assertion.js'
 import type { JwtBearerSettings } from './jwt-bearer-scheme.js'
+import { routingSettingsProblems } from './scheme-routing.js'
 import type { JwtBearerInstance } from './settings-schema.js'
 
 /** The JWS algorithms a bearer scheme may accept (RFC 7518 section 3.1 and RFC 8037): asymmetric only. */
@@ -120,7 +121,8 @@ export function jwtBearerSettingsProblems (settings: JwtBearerSettings, schemeKe
     ...algorithmsAsymmetric(settings, schemeKey),
     ...clockSkewInRange(settings, schemeKey),
     ...maxTokenLifetimeInRange(settings, schemeKey),
-    ...introspectionProblems(settings, schemeKey, environmentName)
+    ...introspectionProblems(settings, schemeKey, environmentName),
+    ...routingSettingsProblems(settings, schemeKey)
   ]
 }
 

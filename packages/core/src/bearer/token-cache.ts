@@ -4,16 +4,18 @@
  * call pays the signature check once. Keyed by SHA-256 of the token (the cache holds no token),
  * an entry lives until the token's `exp` (never longer: a cached answer cannot outlive the
  * token), and the cache is bounded twice: at most {@link MAX_CACHED_TOKENS} entries and at most
- * {@link MAX_CACHED_BYTES} of estimated claim text, the oldest entry going first. A token from a
- * flood of forged ones never enters it (only verified tokens do). Memory: at most about 16 MiB
- * of claims plus about 200 bytes per entry (2 MiB at 10,000 entries); docs/performance.md.
- * Plain data, no Fastify types.
+ * {@link MAX_CACHED_BYTES} of estimated heap, the oldest entry going first. A token from a flood
+ * of forged ones never enters it (only verified tokens do). The estimate (bearer-schemes.ts
+ * `bytesOf`: a fixed part per entry, an object per claim, its value's characters) stays above
+ * the heap an entry keeps, as bench/token-cache-memory.ts measures across token shapes (issue 40,
+ * item 6), so the cache keeps at most 16 MiB of heap; docs/performance.md. Plain data, no
+ * Fastify types.
  */
 import { createHash } from 'node:crypto'
 
-/** Most tokens remembered at once, per scheme. */
+/** Most tokens remembered at once, per app. */
 export const MAX_CACHED_TOKENS = 10_000
-/** Most claim text remembered at once, per scheme, as estimated by {@link TokenCache.set}'s `bytes`. */
+/** Most heap the entries keep at once, per app, as estimated by {@link TokenCache.set}'s `bytes`. */
 export const MAX_CACHED_BYTES = 16 * 1024 * 1024
 
 interface Entry<T> {
@@ -40,6 +42,11 @@ export class TokenCache<T> {
 
   get size (): number {
     return this.#entries.size
+  }
+
+  /** The estimated bytes held now: the sum of the entries' `bytes`. */
+  get bytes (): number {
+    return this.#bytes
   }
 
   /** The value cached for `key` while `nowMs` is before its expiry; an expired entry is dropped. */

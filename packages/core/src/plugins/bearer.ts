@@ -27,7 +27,7 @@ import { routeAccessOf } from '../authorization/route-access.js'
 import { BearerSchemes } from '../bearer/bearer-schemes.js'
 import { bearerChallenge, dpopChallenge } from '../bearer/challenge.js'
 import { verifyDPoPProof } from '../bearer/dpop.js'
-import { BearerTokenError, isProofFailure, type BearerFailure } from '../bearer/failures.js'
+import { BearerTokenError, isIssuerUnavailable, isProofFailure, type BearerFailure } from '../bearer/failures.js'
 import { bearerAuditFields } from '../bearer/bearer-principal.js'
 import { DEFAULT_VALID_ALGORITHMS, type BearerAuthentication, type JwtBearerScheme } from '../bearer/jwt-bearer-scheme.js'
 import { RefusalLimit } from '../bearer/refusal-limit.js'
@@ -48,6 +48,12 @@ declare module 'fastify' {
      * `Authentication:Bearer:PathPrefixes` are set to true when registered (plugins/bearer.ts).
      */
     bearer?: boolean
+    /**
+     * The JwtBearer schemes whose tokens the route accepts (issue 40, item 1): a token of any
+     * other scheme is refused without an outbound call. Absent: every scheme whose PathPrefixes
+     * the request's path starts with (bearer/scheme-routing.ts).
+     */
+    bearerSchemes?: readonly string[]
     /**
      * Set by plugins/bearer.ts on the routes that accept bearer tokens while protected-resource
      * metadata is published (RFC 9728): the configured PublicOrigin ('' for the request's own),
@@ -166,7 +172,13 @@ type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error)
 /** How the request carried its token: decides the challenge of a refusal. */
 type Presentation = 'Bearer' | 'DPoP'
 
-function bearerHook (options: BearerContext, anonymous: boolean): Hook {
+/** The request's path before the query, as sent: what a scheme's PathPrefixes are compared with. */
+function pathOf (url: string): string {
+  const query = url.indexOf('?')
+  return query === -1 ? url : url.slice(0, query)
+}
+
+function bearerHook (options: BearerContext, anonymous: boolean, names: ReadonlySet<string> | undefined): Hook {
   const { schemes, refusals, replay, publicOrigin, registered } = options
   function accept (request: FastifyRequest, authentication: BearerAuthentication, verifiedNow: boolean): void {
     request.bearer = authentication
@@ -174,7 +186,7 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
     // One audit line per token verified (not per call served from the cache): who, and which client acted.
     if (verifiedNow) request.log.info({ event: 'bearer.authenticated', ...bearerAuditFields(authentication.principal) }, 'bearer token accepted')
   }
-  function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: BearerFailure, held: boolean, presentation: Presentation): void {
+  function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: BearerFailure, held: boolean, presentation: Presentation, unavailable: boolean): void {
     request.log.info({ event: 'bearer.refused', failure, ...(held ? { rateLimited: true } : {}) }, 'bearer token refused')
     if (anonymous) {
       authenticateRequestAs(request, undefined)
@@ -182,7 +194,7 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       return
     }
     // The issuer could not answer: not the caller's fault, and not a bad token (503, not 401).
-    if (failure === 'keys_unavailable' || failure === 'introspection_unavailable') {
+    if (unavailable) {
       done(createError('APP_ERR_PROVIDER_UNAVAILABLE'))
       return
     }
@@ -192,10 +204,10 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
     }
     sendBearerChallenge(request, reply, 'invalid_token')
   }
-  /** Counts the refusal of `client` (not when the issuer failed), then answers it. */
-  function fail (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: BearerFailure, presentation: Presentation, client: string): void {
-    const counting = failure === 'keys_unavailable' || failure === 'introspection_unavailable' || refusals === undefined ? Promise.resolve(false) : refusals.count(client)
-    counting.then((held) => { refuse(request, reply, done, failure, held, presentation) }, () => { refuse(request, reply, done, failure, false, presentation) })
+  /** Counts the refusal of `client` (not when the issuer failed: `unavailable`), then answers it. */
+  function fail (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: BearerFailure, presentation: Presentation, client: string, unavailable = false): void {
+    const counting = unavailable || refusals === undefined ? Promise.resolve(false) : refusals.count(client)
+    counting.then((held) => { refuse(request, reply, done, failure, held, presentation, unavailable) }, () => { refuse(request, reply, done, failure, false, presentation, unavailable) })
   }
   /** Why a verified token may not be used as `Bearer`: DPoP-bound, or its scheme requires DPoP. */
   function bearerRefusalOf (authentication: BearerAuthentication): BearerFailure | undefined {
@@ -214,7 +226,7 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
     if (presentation === 'Bearer') {
       // The cache first, on the header as sent (a token it holds was well formed when verified).
       // This path allocates no closure and hashes no address: it serves most API calls.
-      const cached = schemes.cached(header.slice(7).trim())
+      const cached = schemes.cached(header.slice(7).trim(), pathOf(request.url), names)
       if (cached !== undefined) {
         const refusal = bearerRefusalOf(cached)
         if (refusal !== undefined) {
@@ -227,9 +239,9 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       }
     }
     const client = clientKeyOf(request.ip)
-    const failed = (failure: BearerFailure): void => { fail(request, reply, done, failure, presentation, client) }
+    const failed = (failure: BearerFailure, unavailable = false): void => { fail(request, reply, done, failure, presentation, client, unavailable) }
     const settle = (error: unknown): void => {
-      if (error instanceof BearerTokenError) failed(error.failure)
+      if (error instanceof BearerTokenError) failed(error.failure, isIssuerUnavailable(error))
       else done(error instanceof Error ? error : new Error(String(error)))
     }
     const token = (presentation === 'Bearer' ? BEARER_HEADER : DPOP_HEADER).exec(header.length > 9000 ? '' : header)?.[1]
@@ -245,7 +257,7 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       return
     }
     if (presentation === 'Bearer') {
-      schemes.verify(token).then((authentication) => {
+      schemes.verify(token, pathOf(request.url), names).then((authentication) => {
         const refusal = bearerRefusalOf(authentication)
         if (refusal !== undefined) {
           failed(refusal)
@@ -276,8 +288,9 @@ function bearerHook (options: BearerContext, anonymous: boolean): Hook {
       algorithms: new Set(dpopAlgorithmsOf(schemes.schemes)),
       nowSeconds: Math.floor(Date.now() / 1000)
     })
-    const cached = schemes.cached(token)
-    const authentication = cached ?? await schemes.verify(token)
+    const path = pathOf(request.url)
+    const cached = schemes.cached(token, path, names)
+    const authentication = cached ?? await schemes.verify(token, path, names)
     if (authentication.confirmationKey === undefined) throw new BearerTokenError('dpop_unbound')
     if (authentication.confirmationKey !== proof.jkt) throw new BearerTokenError('dpop_binding')
     if (registered(authentication.scheme)?.algorithms.has(proof.alg) !== true) throw new BearerTokenError('dpop_algorithm')
@@ -299,6 +312,17 @@ function publishResourceMetadata (app: FastifyInstance, config: ApplicationConfi
     return await reply.header('cache-control', 'public, max-age=3600').type('application/json')
       .send(protectedResourceMetadata(resource(request), issuers, config.Authentication.Bearer.ScopesSupported))
   })
+}
+
+/**
+ * A route's `config.bearerSchemes` as a set (undefined: not restricted); a name that is not an
+ * enabled JwtBearer scheme is refused at startup unless the provider source may add it.
+ */
+function routeSchemesOf (declared: readonly string[] | undefined, route: string, configured: ReadonlySet<string>, providerSource: boolean): ReadonlySet<string> | undefined {
+  if (declared === undefined) return undefined
+  const unknown = declared.find((name) => !configured.has(name))
+  if (declared.length === 0 || (unknown !== undefined && !providerSource)) throw createError('APP_ERR_ROUTE_BEARER_SCHEMES', route)
+  return new Set(declared)
 }
 
 async function bearerPlugin (app: FastifyInstance, options: BearerPluginOptions): Promise<void> {
@@ -324,6 +348,7 @@ async function bearerPlugin (app: FastifyInstance, options: BearerPluginOptions)
   const dpopAlgorithms = dpopRequired.length === 0 ? undefined : [...new Set(dpopRequired)]
   if (configured) publishResourceMetadata(app, config)
   const pathPrefixes = config.Authentication.Bearer.PathPrefixes
+  const configuredNames = new Set(enabledProviderInstances(config).filter((instance) => instance.protocol === 'JwtBearer').map((instance) => instance.scheme))
   const fallbackRequiresUser = config.Authorization.RequireAuthenticatedUserByDefault
   app.addHook('onRoute', (route) => {
     const routeConfig = route.config ?? {}
@@ -333,7 +358,7 @@ async function bearerPlugin (app: FastifyInstance, options: BearerPluginOptions)
     const existing = route.onRequest
     const hooks = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
     // First: the authorization hook (added earlier) must see the bearer principal.
-    route.onRequest = [bearerHook(context, anonymous), ...hooks] as never
+    route.onRequest = [bearerHook(context, anonymous, routeSchemesOf(routeConfig.bearerSchemes, `${String(route.method)} ${route.url}`, configuredNames, options.providerSource)), ...hooks] as never
   })
 }
 

@@ -16,6 +16,8 @@ import { SAML2_LOGOUT_PATH, SAML2_METADATA_PATH } from '../saml2/settings-schema
 import type { ApplicationConfiguration, ApplicationRule } from './application-schema.js'
 import { enabledProviderInstancesUnder, keyOfInstance, providerInstancesUnder, signsIn, type ProviderInstance } from './provider-instances.js'
 import { endpointPathsOf } from './provider-types.js'
+import { introspectionEnabled } from '../bearer/introspection.js'
+import { routingFactsOf, routingProblems } from '../bearer/scheme-routing.js'
 
 /**
  * Paths and path areas the application's own routes own. A provider callback may not be one of
@@ -164,3 +166,13 @@ export function bearerAudiencesAreNotSignInClients (config: ApplicationConfigura
       }))
   })
 }
+
+/**
+ * An opaque token goes to one issuer only (issue 40, item 1; bearer/scheme-routing.ts): two
+ * enabled introspecting JwtBearer schemes never have nested TokenPrefixes, nor, sharing API paths,
+ * the same TokenPrefix or none. The later scheme's TokenPrefix is named.
+ */
+export const bearerIntrospectionIsRouted: ApplicationRule = ({ config, rootKey }) =>
+  routingProblems(enabledProviders(config, rootKey).flatMap((instance) => instance.protocol === 'JwtBearer' && introspectionEnabled(instance.settings.Introspection)
+    ? [{ facts: routingFactsOf(instance.scheme, instance.settings, true, false), keyPrefix: instance.keyPrefix }]
+    : []))

@@ -6,10 +6,12 @@
  * no one in: plugins/bearer.ts authenticates API calls with it, and its `challenge` (reached only
  * if an app calls it) answers 401 `WWW-Authenticate: Bearer`. Discovery starts when the app is
  * ready (a configured scheme) or on first use (one from the provider source); /health/ready
- * reports it.
+ * reports it. A scheme from the provider source that could be offered the opaque tokens of another
+ * introspecting scheme is refused (bearer/scheme-routing.ts), naming its TokenPrefix.
  */
 import { isDevelopmentLoopbackHttp } from '../../http/host-trust.js'
 import { JwtBearerScheme } from '../../bearer/jwt-bearer-scheme.js'
+import { runtimeRoutingProblems } from '../../bearer/scheme-routing.js'
 import type { ProviderInstance } from '../../providers/provider-instances.js'
 import { OUTBOUND_TIMEOUT_SECONDS } from '../../oidc/relying-party.js'
 import type { ProviderRegistration } from '../authentication.js'
@@ -38,7 +40,12 @@ export const registerJwtBearer: ProviderRegistration<Extract<ProviderInstance, {
       app.log.info({ event: 'bearer.signing_keys.refetched', scheme: options.instance.scheme, reason: 'unknown_key', found }, 'bearer scheme signing keys fetched again for an unknown key id')
     }
   })
-  if (options.runtime === undefined) {
+  if (options.runtime !== undefined) {
+    // An opaque token goes to one issuer only (issue 40, item 1): refused at the reload, naming the key.
+    const registered = [...app.authentication.providers.values()].flatMap((provider) => provider.bearer === undefined ? [] : [provider.bearer])
+    const problems = runtimeRoutingProblems(scheme, options.instance.keyPrefix, registered)
+    if (problems.length > 0) throw Object.assign(new Error('introspection routing'), { problems })
+  } else {
     app.addHook('onReady', async () => {
       // In the background: a failed discovery is retried on use, and readiness reports it meanwhile.
       scheme.open().catch(() => { app.log.warn({ event: 'bearer.discovery.failed', scheme: scheme.scheme }, 'bearer scheme discovery failed; retried on use') })
