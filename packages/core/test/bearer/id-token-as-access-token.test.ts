@@ -137,7 +137,7 @@ describe('an ID token sent as an access token', () => {
     // A named OpenID Connect scheme at the same host (Entra ID: a tenant and the multi-tenant authority) is the same issuer.
     const named = settingsFor('https://login.example.test/tenant-a/v2.0', { Authority: 'https://login.example.test/tenant-a/v2.0' })
     const authentication = named.Authentication as { Providers: unknown, Schemes: Record<string, unknown> }
-    assert.equal(warned({ Authentication: { Schemes: { ...authentication.Schemes, Partner: { Type: 'OpenIdConnect', Authority: 'https://login.example.test/organizations/v2.0', ClientId: CLIENT_ID, ClientSecret: 's', AllowedTenants: ['tenant-a'] } } } }), 1)
+    assert.equal(warned({ Authentication: { Schemes: { ...authentication.Schemes, Partner: { Type: 'OpenIdConnect', Authority: 'https://login.example.test/organizations/v2.0', ClientId: CLIENT_ID, ClientSecret: 's', AllowedTenants: ['6f1c2b3a-0d4e-4f5a-9b8c-7d6e5f4a3b2c'] } } } }), 1)
   })
 })
 
