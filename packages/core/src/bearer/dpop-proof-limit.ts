@@ -1,6 +1,6 @@
 /**
  * The per-client bound on DPoP proof records (issue 40, item 6): every accepted DPoP request
- * writes its proof's `jti` to the state store's replay cache (`replay:dpop:<hash>`, kept about
+ * writes its proof's `jti` to the state store's replay cache (`replay:dpop:<hash>`, kept up to
  * two minutes), and the embedded store refuses every replay record, sign-ins included, once it
  * holds `State:Embedded:MaxReplayRecords`. So one client with a valid token and key could fill it
  * by sending fresh proofs. Each record a client is about to write is counted first in the state
