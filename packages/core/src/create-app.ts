@@ -31,6 +31,7 @@ import externalProviders from './plugins/external-providers.js'
 import type { ProviderSource } from './plugins/runtime-providers.js'
 import externalSignIn from './plugins/external-sign-in.js'
 import hostFiltering from './plugins/host-filtering.js'
+import notFound, { type UnmatchedApiPaths } from './plugins/not-found.js'
 import requestLogging from './plugins/request-logging.js'
 import { requestChildLogger } from './request-child-logger.js'
 import securityHeaders from './plugins/security-headers.js'
@@ -224,7 +225,10 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
     await app.register(runtimeProviders, { config, environmentName, rootKey, source: options.providerSource })
   }
   // After authorization (its hook goes first on API routes) and the providers (its JwtBearer schemes).
-  await app.register(bearer, { config, providerSource: options.providerSource !== undefined })
+  // A path no route serves: well-known URIs 404, API paths answer as API routes do (bearer fills `unmatched`).
+  const unmatched: UnmatchedApiPaths = {}
+  await app.register(bearer, { config, environmentName, providerSource: options.providerSource !== undefined, unmatched })
+  await app.register(notFound, { config, unmatched })
   // Calls to the APIs the app uses (DownstreamApis), with the session's saved tokens or the app's own.
   await app.register(downstreamApis, { config, environmentName, rootKey })
 

@@ -36,6 +36,7 @@ export const ERRORS = {
   APP_ERR_DOWNSTREAM_FAILED: { status: 502, title: 'API call failed', message: (api: string) => `The call to ${api} did not complete.` },
   APP_ERR_DOWNSTREAM_REQUEST_INVALID: { status: 500, title: 'API call refused', message: (api: string) => `The call to ${api} was refused before it was sent.` },
   APP_ERR_NOT_FOUND: { status: 404, title: 'Not found', message: () => 'No route matches the request.' },
+  APP_ERR_METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed', message: () => 'The resource does not accept this method; the Allow header lists those it accepts.' },
   APP_ERR_INTERNAL: { status: 500, title: 'Internal server error', message: () => 'An unexpected error occurred.' }
 } as const satisfies Record<string, { status: number, title: string, message: (...parameters: string[]) => string }>
 

@@ -6,7 +6,9 @@
  * `error="insufficient_user_authentication"` with the `acr_values` and `max_age` a step-up policy
  * requires; and the `DPoP` challenge (RFC 9449 section 7.1): `algs` always,
  * `error="invalid_dpop_proof"` for a refused proof and `error="invalid_token"` for a refused
- * token. Plain strings, no Fastify types.
+ * token. Every challenge of a request names the same `resource_metadata` and, on a 401, the
+ * configured scopes (issue 40, items 15 and 17: an MCP client asks for them). Plain strings, no
+ * Fastify types.
  */
 
 export interface ChallengeParameters {
@@ -39,11 +41,12 @@ export function bearerChallenge (parameters: ChallengeParameters = {}): string {
   return items.length === 0 ? 'Bearer' : `Bearer ${items.join(', ')}`
 }
 
-/** The `DPoP` challenge: `algs` (space-separated JWS algorithms accepted for proofs), and `error` for a refusal. */
+/** The `DPoP` challenge: `algs` (space-separated JWS algorithms accepted for proofs), `error` for a refusal, and `scope` as in a Bearer challenge (RFC 9449 section 7.1). */
 export function dpopChallenge (algorithms: readonly string[], parameters: ChallengeParameters = {}): string {
   const items: string[] = []
   if (parameters.error !== undefined) items.push(`error=${quoted(parameters.error)}`)
   items.push(`algs=${quoted(algorithms.join(' '))}`)
+  if (parameters.scope !== undefined && parameters.scope !== '') items.push(`scope=${quoted(parameters.scope)}`)
   if (parameters.resourceMetadata !== undefined) items.push(`resource_metadata=${quoted(parameters.resourceMetadata)}`)
   return `DPoP ${items.join(', ')}`
 }

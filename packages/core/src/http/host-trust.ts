@@ -80,6 +80,15 @@ export function createHostMatcher (patterns: readonly string[]): (hostName: stri
   return (hostName) => any || exact.has(hostName) || suffixes.some((suffix) => hostName.endsWith(suffix) && hostName.length > suffix.length)
 }
 
+/**
+ * Whether `AllowedHosts` restricts the host to names the operator chose: at least one entry and
+ * no `*`. Only then is the request's own Host a validated origin (host filtering refuses any
+ * other), fit to build a URL the app checks a client's proof against (a DPoP `htu`).
+ */
+export function restrictsHosts (allowedHosts: readonly string[]): boolean {
+  return allowedHosts.length > 0 && !allowedHosts.some((pattern) => pattern.trim() === '*')
+}
+
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
 
 function prefixOfMask (mask: string): number | undefined {

@@ -6,8 +6,9 @@
  *   nothing                          the fallback policy (authenticated user while
  *                                    Authorization:RequireAuthenticatedUserByDefault is true)
  * The requirement is attached when the route is registered (onRoute); an unknown policy name
- * fails `ready()`. Requests matching no route get the fallback too, so anonymous callers cannot
- * tell missing routes from protected ones. The governance seam runs only after all of this.
+ * fails `ready()`. Requests matching no route get the fallback too (plugins/not-found.ts), so
+ * anonymous callers cannot tell missing routes from protected ones. The governance seam runs only
+ * after all of this.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
@@ -152,13 +153,6 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
     for (const [name, route] of referencedPolicies) {
       if (!policies.has(name)) throw createError('APP_ERR_POLICY_UNKNOWN', route, name)
     }
-  })
-
-  app.setNotFoundHandler(async (request, reply) => {
-    if (fallbackRequiresUser && await app.session.authenticate(request, reply) === undefined) {
-      return await app.authentication.challenge(request, reply)
-    }
-    return sendError(request, reply, 404, { code: 'APP_ERR_NOT_FOUND' })
   })
 }
 

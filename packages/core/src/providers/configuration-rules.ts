@@ -11,7 +11,7 @@ import type { ConfigurationProblem } from '../config/bind.js'
 import type { ConfigurationWarning } from '../config/load.js'
 import { isDevelopment } from '../config/environment.js'
 import { isMissing, problem } from '../config/rules.js'
-import { parsePublicOrigin } from '../http/host-trust.js'
+import { parsePublicOrigin, restrictsHosts } from '../http/host-trust.js'
 import { SAML2_LOGOUT_PATH, SAML2_METADATA_PATH } from '../saml2/settings-schema.js'
 import type { ApplicationConfiguration, ApplicationRule } from './application-schema.js'
 import { enabledProviderInstancesUnder, keyOfInstance, providerInstancesUnder, signsIn, type ProviderInstance } from './provider-instances.js'
@@ -176,3 +176,16 @@ export const bearerIntrospectionIsRouted: ApplicationRule = ({ config, rootKey }
   routingProblems(enabledProviders(config, rootKey).flatMap((instance) => instance.protocol === 'JwtBearer' && introspectionEnabled(instance.settings.Introspection)
     ? [{ facts: routingFactsOf(instance.scheme, instance.settings, true, false), keyPrefix: instance.keyPrefix }]
     : []))
+
+/**
+ * Outside Development a JwtBearer scheme needs a validated origin (issue 40, item 4): the URL a
+ * DPoP proof's `htu` is checked against, the protected-resource metadata's `resource` and the
+ * challenges' `resource_metadata` are built from PublicOrigin, or from the request's Host only
+ * when AllowedHosts restricts it (no `*`); never from a Host the client chose freely.
+ */
+export const bearerSchemesHaveAnOrigin: ApplicationRule = ({ config, environmentName, rootKey }) => {
+  if (isDevelopment(environmentName) || !config.Authentication.Enabled || !isMissing(config.Hosting.PublicOrigin) || restrictsHosts(config.Hosting.AllowedHosts)) return []
+  if (!enabledProviders(config, rootKey).some((instance) => instance.protocol === 'JwtBearer')) return []
+  const key = `${rootKey}:Hosting:PublicOrigin`
+  return [problem(key, `${key} (or ${rootKey}:Hosting:AllowedHosts without *) is required outside Development when a JwtBearer scheme is enabled; DPoP proofs and the protected-resource metadata name the API's origin, which must not come from the request's Host header.`)]
+}

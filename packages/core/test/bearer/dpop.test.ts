@@ -12,6 +12,7 @@ import assert from 'node:assert/strict'
 import { createHash, randomUUID } from 'node:crypto'
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose'
 import { ReplayCache } from '../../src/state/replay-cache.js'
+import { buildTestApp, type TestApp } from '../helpers/app.js'
 import { buildBearerApp, type BearerTestApp } from '../helpers/bearer-app.js'
 import { dpopKey, dpopProof, startResourceIdp, type DPoPKey, type ResourceIdp } from '../helpers/providers/resource-idp.js'
 import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
@@ -21,6 +22,7 @@ const OPAQUE_RESOURCE = 'https://opaque.example.test/'
 const PARTNER_AUDIENCE = 'api://orders'
 /** inject() addresses the app as localhost:80. */
 const ORDERS_URL = 'http://localhost:80/api/orders'
+const METADATA_URL = 'http://localhost:80/.well-known/oauth-protected-resource'
 const ALGS = 'RS256 PS256 ES256 EdDSA'
 const ath = (token: string): string => createHash('sha256').update(token).digest('base64url')
 const encode = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')
@@ -151,8 +153,8 @@ describe('DPoP-bound tokens on the API routes', () => {
     assert.equal(response.statusCode, 401)
     const challenges = response.headers['www-authenticate'] as unknown as string[]
     assert.ok(Array.isArray(challenges))
-    assert.match(challenges[0] ?? '', /^Bearer resource_metadata=/)
-    assert.equal(challenges[1], `DPoP algs="${ALGS}"`)
+    assert.equal(challenges[0], `Bearer resource_metadata="${METADATA_URL}"`)
+    assert.equal(challenges[1], `DPoP algs="${ALGS}", resource_metadata="${METADATA_URL}"`, 'the same parameters as the Bearer challenge')
   })
 
   const proofs: ReadonlyArray<{ readonly name: string, readonly failure: string, readonly proofs: () => Promise<string[]> }> = [
@@ -246,5 +248,87 @@ describe('DPoP htu behind Hosting:PublicOrigin', () => {
     assert.deepEqual(await send('https://app.example.com/api/orders'), { status: 200, failure: undefined })
     assert.deepEqual(await send('http://localhost:80/api/orders'), { status: 401, failure: 'dpop_url' })
     assert.deepEqual(await send('https://APP.example.com:443/api/orders#fragment'), { status: 200, failure: undefined })
+  })
+})
+
+/** A token of `idp` bound to `key`, as a DPoP-issuing authorization server mints it. */
+async function boundToken (idp: TokenIdp, key: DPoPKey): Promise<string> {
+  const now = Math.floor(Date.now() / 1000)
+  return await new SignJWT({ iss: idp.issuer, aud: PARTNER_AUDIENCE, sub: 'ada', iat: now, exp: now + 300, cnf: { jkt: await calculateJwkThumbprint(key.publicJwk) } })
+    .setProtectedHeader({ alg: 'RS256', kid: 'known', typ: 'at+jwt' }).sign(idp.signingKey)
+}
+
+describe('DPoP proof records per client (issue 40, item 6: RateLimits:DPoPProofsPerWindow)', () => {
+  let partner: TokenIdp
+  let t: BearerTestApp
+  let key: DPoPKey
+
+  before(async () => {
+    partner = await startTokenIdp('unused')
+    t = await buildBearerApp({
+      schemes: { Partner: { Issuer: partner.issuer, JwksUri: `${partner.issuer}/jwks`, Audiences: [PARTNER_AUDIENCE] } },
+      settings: { RateLimits: { DPoPProofsPerWindow: 2 } }
+    })
+    key = await dpopKey()
+  })
+  after(async () => {
+    await t?.app.close()
+    await partner?.close()
+  })
+
+  test('over the limit a client\'s valid proof is answered 429 before its jti is written; another client still passes', async () => {
+    const token = await boundToken(partner, key)
+    const send = async (jti: string, remoteAddress = '203.0.113.7'): Promise<{ status: number, retryAfter: unknown }> => {
+      const response = await t.app.inject({ url: '/api/orders', remoteAddress, headers: { authorization: `DPoP ${token}`, dpop: await dpopProof(key, 'GET', ORDERS_URL, { ath: ath(token), jti }) } })
+      return { status: response.statusCode, retryAfter: response.headers['retry-after'] }
+    }
+    assert.equal((await send(randomUUID())).status, 200)
+    assert.equal((await send(randomUUID())).status, 200)
+    const over = randomUUID()
+    const held = await send(over)
+    assert.equal(held.status, 429)
+    assert.match(String(held.retryAfter), /^[1-9][0-9]*$/)
+    assert.deepEqual(t.logs.events('bearer.refused').map((line) => [line.failure, line.limit]), [['rate_limited', 'dpop_proofs']])
+    const recorded = new ReplayCache(t.app.state, 'dpop')
+    assert.equal(await recorded.seen(`${await calculateJwkThumbprint(key.publicJwk)}.${over}`), false, 'nothing written over the limit')
+    assert.equal((await send(randomUUID(), '198.51.100.9')).status, 200, 'the limit is per client')
+  })
+})
+
+describe('DPoP outside Development without a validated origin (issue 40, item 4: a provider-source app)', () => {
+  let key: DPoPKey
+  const apps: TestApp[] = []
+  /** A Production app whose provider source adds a JwtBearer scheme, with `hosting`. */
+  async function providerSourceApp (hosting: Record<string, string | string[]>): Promise<TestApp> {
+    const built = await buildTestApp({
+      nodeEnv: 'Production',
+      settings: { Hosting: hosting },
+      providerSource: async () => [{ scheme: 'Customer', tenant: 'tenant-a', settings: { Type: 'JwtBearer', Issuer: 'https://issuer.invalid', JwksUri: 'https://issuer.invalid/jwks', Audiences: [PARTNER_AUDIENCE] } }]
+    })
+    apps.push(built)
+    return built
+  }
+  before(async () => { key = await dpopKey() })
+  after(async () => { for (const built of apps) await built.app.close() })
+
+  async function refusalOf (t: TestApp, host: string): Promise<{ status: number, failure: unknown }> {
+    const token = `${encode({ alg: 'RS256', typ: 'at+jwt' })}.${encode({ iss: 'https://unknown-issuer.example', aud: PARTNER_AUDIENCE, sub: 'ada', exp: Math.floor(Date.now() / 1000) + 300 })}.c2lnbmF0dXJl`
+    const before = t.logs.events('bearer.refused').length
+    const response = await t.app.inject({ url: '/api/application-information', headers: { host, authorization: `DPoP ${token}`, dpop: await dpopProof(key, 'GET', `http://${host}/api/application-information`, { ath: ath(token) }) } })
+    return { status: response.statusCode, failure: t.logs.events('bearer.refused').slice(before)[0]?.failure }
+  }
+
+  test('a proof naming the Host the client sent is refused (dpop_url) and startup says why', async () => {
+    const t = await providerSourceApp({ PublicOrigin: '', AllowedHosts: [] })
+    assert.deepEqual(await refusalOf(t, 'attacker.example'), { status: 401, failure: 'dpop_url' })
+    assert.deepEqual(t.logs.events('bearer.dpop.no_origin').map((line) => line.settings), [['Hosting:PublicOrigin', 'Hosting:AllowedHosts']])
+  })
+
+  test('with AllowedHosts (no *) the host filter validated the Host: the proof\'s htu passes and the token decides', async () => {
+    const t = await providerSourceApp({ PublicOrigin: '', AllowedHosts: ['api.example.test'] })
+    const { failure } = await refusalOf(t, 'api.example.test')
+    assert.notEqual(failure, undefined)
+    assert.notEqual(failure, 'dpop_url', 'the token, unknown here, is what is refused')
+    assert.equal(t.logs.events('bearer.dpop.no_origin').length, 0)
   })
 })

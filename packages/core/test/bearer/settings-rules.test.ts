@@ -15,14 +15,15 @@ const KEY = 'ProjectTemplate:Authentication:Schemes:Api'
 function problemsOf (scheme: TestSettings, options: { nodeEnv?: string, settings?: TestSettings } = {}): string[] {
   const loaded = loadTestConfiguration({
     ...(options.nodeEnv === undefined ? {} : { nodeEnv: options.nodeEnv }),
-    settings: { ...options.settings, Authentication: { Schemes: { Api: { Type: 'JwtBearer', ...scheme } }, ...(options.settings?.Authentication as TestSettings | undefined) } }
+    // A JwtBearer scheme needs a validated origin outside Development (tested in test/config/rules.test.ts).
+    settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, ...options.settings, Authentication: { Schemes: { Api: { Type: 'JwtBearer', ...scheme } }, ...(options.settings?.Authentication as TestSettings | undefined) } }
   })
   return loaded.errors.map((problem) => problem.message)
 }
 
 describe('JwtBearer scheme settings at startup', () => {
   test('a valid scheme loads, with its defaults (asymmetric algorithms, 60 s skew, /api/ prefix)', () => {
-    const loaded = loadTestConfiguration({ settings: { Authentication: { Schemes: { Api: { Type: 'JwtBearer', Authority: 'https://login.example.test/tenant/v2.0', Audiences: ['api://orders'] } } } } })
+    const loaded = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Schemes: { Api: { Type: 'JwtBearer', Authority: 'https://login.example.test/tenant/v2.0', Audiences: ['api://orders'] } } } } })
     assert.deepEqual(loaded.errors, [])
     const section = loaded.config.Authentication.Schemes.Api
     assert.equal(section?.Type, 'JwtBearer')

@@ -236,6 +236,25 @@ const cases: RuleCase[] = [
     messages: []
   },
   { name: 'without a provider no public origin is needed', settings: { Hosting: { PublicOrigin: '' } }, messages: [] },
+  // Issue 40, item 4: a DPoP proof's htu and the resource metadata never come from a Host the client chose.
+  {
+    name: 'a JwtBearer scheme needs a public origin, or allowed hosts without *, outside Development',
+    settings: { Hosting: { PublicOrigin: '', AllowedHosts: ['*'] }, Authentication: { Schemes: { Api: { Type: 'JwtBearer', Authority: 'https://idp.example.test', Audiences: ['api://orders'] } } } },
+    nodeEnv: 'staging',
+    messages: ['ProjectTemplate:Hosting:PublicOrigin (or ProjectTemplate:Hosting:AllowedHosts without *) is required outside Development when a JwtBearer scheme is enabled; DPoP proofs and the protected-resource metadata name the API\'s origin, which must not come from the request\'s Host header.']
+  },
+  {
+    name: 'a JwtBearer scheme may rely on allowed hosts outside Development',
+    settings: { Hosting: { PublicOrigin: '', AllowedHosts: ['api.example.test', '*.example.test'] }, Authentication: { Schemes: { Api: { Type: 'JwtBearer', Authority: 'https://idp.example.test', Audiences: ['api://orders'] } } } },
+    nodeEnv: 'staging',
+    messages: []
+  },
+  {
+    name: 'in Development a JwtBearer scheme may use the request host',
+    settings: { Hosting: { PublicOrigin: '' }, Authentication: { Schemes: { Api: { Type: 'JwtBearer', Authority: 'https://idp.example.test', Audiences: ['api://orders'] } } } },
+    nodeEnv: 'development',
+    messages: []
+  },
   ...['https://app.example.test/path', 'https://user:pw@app.example.test', 'https://app.example.test?x=1', 'https://app.example.test/#f', 'app.example.test', 'ftp://app.example.test', 'http://app.example.test', 'javascript:alert(1)'].map((value) => ({
     name: `PublicOrigin ${value} is not an https origin`,
     settings: { Hosting: { PublicOrigin: value } },

@@ -23,9 +23,15 @@ describe('anonymous route inventory', () => {
     assert.deepEqual(t.app.authorization.anonymousRoutes(), REVIEWED_ANONYMOUS_ROUTES)
   })
 
-  test('a JwtBearer scheme adds exactly the protected-resource metadata (RFC 9728)', async (context) => {
-    const t = await build(context, { testSignIn: false, settings: { Authentication: { Schemes: { Api: { Type: 'JwtBearer', Authority: 'https://login.example.test/tenant/v2.0', Audiences: ['api://orders'] } } } } })
-    assert.deepEqual(t.app.authorization.anonymousRoutes(), [...REVIEWED_ANONYMOUS_ROUTES, 'GET /.well-known/oauth-protected-resource'].sort())
+  test('a JwtBearer scheme adds exactly the protected-resource metadata (RFC 9728), and that of each resource under a path its Audiences name', async (context) => {
+    const t = await build(context, {
+      testSignIn: false,
+      settings: {
+        Hosting: { PublicOrigin: 'https://app.example.test' },
+        Authentication: { Schemes: { Api: { Type: 'JwtBearer', Authority: 'https://login.example.test/tenant/v2.0', Audiences: ['api://orders', 'https://app.example.test/mcp', 'https://other.example.test/mcp2'] } } }
+      }
+    })
+    assert.deepEqual(t.app.authorization.anonymousRoutes(), [...REVIEWED_ANONYMOUS_ROUTES, 'GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-protected-resource/mcp'].sort())
   })
 
   test('a provider source adds exactly the reviewed parametric provider endpoints', async (context) => {

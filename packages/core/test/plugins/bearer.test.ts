@@ -22,7 +22,11 @@ const RESOURCE = 'https://api.example.test/'
 const PARTNER_AUDIENCE = 'api://orders'
 /** inject() addresses the app as localhost:80; no PublicOrigin in these tests (Development). */
 const METADATA_URL = 'http://localhost:80/.well-known/oauth-protected-resource'
-const INVALID_TOKEN_CHALLENGE = `Bearer error="invalid_token", resource_metadata="${METADATA_URL}"`
+/** Authentication:Bearer:ScopesSupported, which every 401 names (issue 40, item 17). */
+const SCOPES = 'orders.read orders.write'
+const INVALID_TOKEN_CHALLENGE = `Bearer error="invalid_token", scope="${SCOPES}", resource_metadata="${METADATA_URL}"`
+/** A resource under a path: an audience of the Partner scheme on the app's origin (inject() is http://localhost:80). */
+const TOOLS_RESOURCE = 'http://localhost/api/tools'
 
 describe('bearer tokens on the API routes', () => {
   let resourceIdp: ResourceIdp
@@ -36,7 +40,7 @@ describe('bearer tokens on the API routes', () => {
     t = await buildBearerApp({
       schemes: {
         Api: { Authority: resourceIdp.issuer, Audiences: [RESOURCE] },
-        Partner: { Issuer: partnerIdp.issuer, JwksUri: `${partnerIdp.issuer}/jwks`, Audiences: [PARTNER_AUDIENCE], ClaimMappings: { scp: 'permission' } }
+        Partner: { Issuer: partnerIdp.issuer, JwksUri: `${partnerIdp.issuer}/jwks`, Audiences: [PARTNER_AUDIENCE, TOOLS_RESOURCE], ClaimMappings: { scp: 'permission' } }
       },
       refusalsPerWindow: 1000,
       settings: { Authentication: { Bearer: { ScopesSupported: ['orders.read', 'orders.write'] } } },
@@ -46,6 +50,7 @@ describe('bearer tokens on the API routes', () => {
         app.get('/api/me', { config: { authorize: 'orders.UsersOnly' } }, async (request) => who(request))
         app.get('/api/invoices', { config: { authorize: 'orders.Billing' } }, async (request) => who(request))
         app.post('/api/approve', { config: { governance: { action: 'orders.approve' } } }, async () => ({ approved: true }))
+        app.post('/api/tools', async (request) => who(request))
         app.authorization.useGovernanceEvaluator(({ principal }) => principal?.subject === 'nobody')
       }
     })
@@ -102,15 +107,15 @@ describe('bearer tokens on the API routes', () => {
   test('no token and no session on an API route: 401 WWW-Authenticate: Bearer, problem+json, never a redirect', async () => {
     const response = await t.app.inject({ url: '/api/orders', headers: { accept: 'text/html' } })
     assert.equal(response.statusCode, 401)
-    assert.equal(response.headers['www-authenticate'], `Bearer resource_metadata="${METADATA_URL}"`)
+    assert.equal(response.headers['www-authenticate'], `Bearer scope="${SCOPES}", resource_metadata="${METADATA_URL}"`)
     assert.equal(response.headers.location, undefined)
     assert.match(String(response.headers['content-type']), /^application\/problem\+json/)
   })
 
-  test('a valid token that does not meet the route\'s policy: 403 insufficient_scope, never a redirect', async () => {
+  test('a valid token that does not meet the route\'s policy: 403 insufficient_scope with the 401\'s resource_metadata, never a redirect', async () => {
     const response = await t.app.inject({ url: '/api/admin', headers: { authorization: `Bearer ${await userToken()}`, accept: 'text/html' } })
     assert.equal(response.statusCode, 403)
-    assert.equal(response.headers['www-authenticate'], 'Bearer error="insufficient_scope"')
+    assert.equal(response.headers['www-authenticate'], `Bearer error="insufficient_scope", resource_metadata="${METADATA_URL}"`, 'no scope: the policy asks for a role, not a scope')
     assert.equal(response.json().code, 'APP_ERR_BEARER_SCOPE')
     const admin = await t.app.inject({ url: '/api/admin', headers: { authorization: `Bearer ${await userToken({ roles: ['Administrator'] })}` } })
     assert.equal(admin.statusCode, 200)
@@ -119,7 +124,7 @@ describe('bearer tokens on the API routes', () => {
   test('scope policies: a token without the scope is 403 insufficient_scope naming it; with it, allowed (no anti-forgery token)', async () => {
     const without = await t.app.inject({ method: 'POST', url: '/api/orders/write', headers: { authorization: `Bearer ${await machineToken()}` } })
     assert.equal(without.statusCode, 403)
-    assert.equal(without.headers['www-authenticate'], 'Bearer error="insufficient_scope", scope="orders.write"')
+    assert.equal(without.headers['www-authenticate'], `Bearer error="insufficient_scope", scope="orders.write", resource_metadata="${METADATA_URL}"`)
     const token = await resourceIdp.clientCredentialsToken('billing', 'orders.read orders.write')
     planted.push(token)
     const granted = await t.app.inject({ method: 'POST', url: '/api/orders/write', headers: { authorization: `Bearer ${token}` } })
@@ -167,6 +172,52 @@ describe('bearer tokens on the API routes', () => {
       bearer_methods_supported: ['header']
     })
     assert.ok(t.app.authorization.anonymousRoutes().includes('GET /.well-known/oauth-protected-resource'))
+  })
+
+  test('a resource under a path (an audience on the app\'s origin) has its own metadata, which its route\'s challenges name (RFC 9728 section 3.1)', async () => {
+    const metadata = await t.app.inject({ url: '/.well-known/oauth-protected-resource/api/tools' })
+    assert.equal(metadata.statusCode, 200)
+    assert.deepEqual(metadata.json(), { resource: TOOLS_RESOURCE, authorization_servers: [partnerIdp.issuer], scopes_supported: ['orders.read', 'orders.write'], bearer_methods_supported: ['header'] })
+    const challenge = await t.app.inject({ method: 'POST', url: '/api/tools' })
+    assert.equal(challenge.statusCode, 401)
+    assert.equal(challenge.headers['www-authenticate'], `Bearer scope="${SCOPES}", resource_metadata="${METADATA_URL}/api/tools"`)
+    const accepted = await t.app.inject({ method: 'POST', url: '/api/tools', headers: { authorization: `Bearer ${await userToken({ aud: TOOLS_RESOURCE })}` } })
+    assert.equal(accepted.statusCode, 200, 'a token for the resource is accepted')
+    const otherOrigin = await t.app.inject({ url: '/.well-known/oauth-protected-resource/api/tools', headers: { host: 'api.example.test' } })
+    assert.equal(otherOrigin.statusCode, 404, 'the resource is not on the request\'s origin')
+  })
+
+  test('an unknown well-known path is a 404 problem, never the sign-in redirect, whatever the caller accepts', async () => {
+    for (const url of ['/.well-known/oauth-protected-resource/api/orders', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration/x?y=1']) {
+      const response = await t.app.inject({ url, headers: { accept: 'text/html' } })
+      assert.equal(response.statusCode, 404, url)
+      assert.equal(response.headers.location, undefined)
+      assert.match(String(response.headers['content-type']), /^application\/problem\+json/)
+      assert.equal(response.json().code, 'APP_ERR_NOT_FOUND')
+    }
+  })
+
+  test('an unserved method or path under /api/: a token is verified first; valid -> 405 or 404, none or refused -> the Bearer challenge', async () => {
+    const anonymous = await t.app.inject({ method: 'DELETE', url: '/api/orders' })
+    assert.equal(anonymous.statusCode, 401)
+    assert.equal(anonymous.headers['www-authenticate'], `Bearer scope="${SCOPES}", resource_metadata="${METADATA_URL}"`)
+    const before = t.logs.events('bearer.refused').length
+    const refused = await t.app.inject({ url: '/api/nowhere', headers: { authorization: 'Bearer not-a-jwt' } })
+    assert.equal(refused.statusCode, 401)
+    assert.equal(refused.headers['www-authenticate'], INVALID_TOKEN_CHALLENGE)
+    assert.deepEqual(t.logs.events('bearer.refused').slice(before).map((line) => line.failure), ['malformed'])
+    const token = await userToken()
+    const wrongMethod = await t.app.inject({ method: 'DELETE', url: '/api/orders', headers: { authorization: `Bearer ${token}` } })
+    assert.equal(wrongMethod.statusCode, 405)
+    assert.equal(wrongMethod.headers.allow, 'GET, HEAD, POST')
+    assert.equal(wrongMethod.json().code, 'APP_ERR_METHOD_NOT_ALLOWED')
+    const unknown = await t.app.inject({ url: '/api/nowhere', headers: { authorization: `Bearer ${token}` } })
+    assert.equal(unknown.statusCode, 404)
+    assert.equal(unknown.json().code, 'APP_ERR_NOT_FOUND')
+    const cookie = await signIn(t.app, [claim('application:subject', 'cookie-user')])
+    assert.equal((await t.app.inject({ url: '/api/nowhere', headers: { cookie } })).statusCode, 404, 'a session is a caller too')
+    const page = await t.app.inject({ url: '/nowhere', headers: { accept: 'text/html' } })
+    assert.equal(page.statusCode, 302, 'outside the API an anonymous caller is still sent to sign in')
   })
 
   test('bearer schemes sign no one in: not on the login page, unknown to /External/Challenge', async () => {
@@ -302,6 +353,6 @@ describe('a JwtBearer scheme from the provider source (a customer\'s issuer)', (
     const response = await t.app.inject({ url: '/api/tenant', headers: { authorization: `Bearer ${token}` } })
     assert.equal(response.statusCode, 200)
     assert.deepEqual(response.json(), { tenant: 'tenant-contoso', scheme: 'Contoso' })
-    assert.equal((await t.app.inject({ url: '/.well-known/oauth-protected-resource' })).statusCode, 302, 'no metadata without a configured scheme (an unknown route: sent to sign in)')
+    assert.equal((await t.app.inject({ url: '/.well-known/oauth-protected-resource' })).statusCode, 404, 'no metadata without a configured scheme (an unknown well-known path)')
   })
 })
