@@ -35,11 +35,13 @@ export interface AuthenticationRequirement {
 }
 
 /**
- * The clock skew of every step-up time comparison (not configurable): how far the provider's
- * clock (`auth_time`, `AuthnInstant`) may be from the app's. A maximum age of 0 is met for this
- * long after the authentication, the time the browser takes back from the provider.
+ * The clock skew of every step-up time comparison, at a route and at a step-up's callback (fixed;
+ * a scheme's `ClockSkewSeconds` is for token and assertion lifetimes, not for this): how far the
+ * provider's clock (`auth_time`, `AuthnInstant`) may be from the app's. A maximum age of N is met
+ * up to N + 10 seconds after the authentication, a maximum age of 0 for the 10 seconds the browser
+ * has to come back from the provider. docs/guides/enterprise.md, "Step-up authentication".
  */
-export const STEP_UP_CLOCK_SKEW_SECONDS = 60
+export const STEP_UP_CLOCK_SKEW_SECONDS = 10
 
 /** Which part of a requirement a proof fails first. */
 export type UnmetAuthentication = 'auth_time' | 'acr' | 'amr'
