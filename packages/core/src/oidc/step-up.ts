@@ -19,6 +19,12 @@ export type { AuthenticationRequirement } from '../session/authentication-proof.
 
 export type StepUpFailure = 'auth_time' | 'acr' | 'amr'
 
+/** A response that does not prove the requirement: its failure class and a stable code (never a claim value). */
+export interface StepUpRefusal {
+  readonly failure: StepUpFailure
+  readonly code: string
+}
+
 /** The authorization request parameters that ask for `requirement`. */
 export function stepUpParameters (requirement: AuthenticationRequirement): Record<string, string> {
   const parameters: Record<string, string> = {}
@@ -30,7 +36,16 @@ export function stepUpParameters (requirement: AuthenticationRequirement): Recor
   return parameters
 }
 
-/** The stable code of each shortfall (never a claim value). */
+/**
+ * Whether the validated ID token's claims satisfy `requirement`, asked for at
+ * `at.requestedAtSeconds`: undefined when they do, else the failure class and a stable code.
+ */
+export function checkAuthentication (claims: Readonly<Record<string, unknown>>, requirement: AuthenticationRequirement, at: Required<ProofCheckTime>): StepUpRefusal | undefined {
+  const shortfall = authenticationShortfall(proofOfTokenClaims(claims), requirement, at)
+  return shortfall === undefined ? undefined : { failure: shortfall.part, code: CODES[shortfallKey(shortfall)] }
+}
+
+/** The stable code of each shortfall. */
 const CODES: Readonly<Record<ShortfallKey, string>> = {
   'auth_time missing': 'AUTH_TIME_MISSING',
   'auth_time in_future': 'AUTH_TIME_IN_FUTURE',
@@ -38,13 +53,4 @@ const CODES: Readonly<Record<ShortfallKey, string>> = {
   'acr missing': 'ACR_MISSING',
   'acr not_requested': 'ACR_NOT_REQUESTED',
   'amr missing': 'AMR_MISSING_METHOD'
-}
-
-/**
- * Whether the validated ID token's claims satisfy `requirement`, asked for at
- * `at.requestedAtSeconds`: undefined when they do, else the failure class and a stable code.
- */
-export function checkAuthentication (claims: Readonly<Record<string, unknown>>, requirement: AuthenticationRequirement, at: Required<ProofCheckTime>): { readonly failure: StepUpFailure, readonly code: string } | undefined {
-  const shortfall = authenticationShortfall(proofOfTokenClaims(claims), requirement, at)
-  return shortfall === undefined ? undefined : { failure: shortfall.part, code: CODES[shortfallKey(shortfall)] }
 }
