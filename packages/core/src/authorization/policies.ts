@@ -69,16 +69,21 @@ export function authenticationRequirementOf (policy: AuthorizationPolicy, scheme
   return requiresAuthentication(requirement) ? requirement : undefined
 }
 
+// One object each: an authorized request allocates no decision.
+const ALLOW: PolicyDecision = { outcome: 'allow' }
+const CHALLENGE: PolicyDecision = { outcome: 'challenge' }
+const FORBID: PolicyDecision = { outcome: 'forbid' }
+
 /**
  * The policy's decision for `principal` (undefined: anonymous): the one place a request's step-up
  * requirement is computed; the step-up answer and the provider's request take it from here.
  */
 export function decidePolicy (policy: AuthorizationPolicy, principal: Principal | undefined, nowSeconds: number = Math.floor(Date.now() / 1000)): PolicyDecision {
-  if (principal === undefined) return { outcome: 'challenge' }
-  if (policy.requirement !== undefined && !policy.requirement(principal)) return { outcome: 'forbid' }
+  if (principal === undefined) return CHALLENGE
+  if (policy.requirement !== undefined && !policy.requirement(principal)) return FORBID
   const requirement = authenticationRequirementOf(policy, principal.ticket.scheme)
   if (requirement !== undefined && unmetAuthentication(principal.ticket.authentication, requirement, nowSeconds) !== undefined) return { outcome: 'step_up', requirement }
-  return { outcome: 'allow' }
+  return ALLOW
 }
 
 /** The outcome alone of {@link decidePolicy}. */
