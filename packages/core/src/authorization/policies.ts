@@ -8,7 +8,7 @@
  */
 import type { AuthorizationConfiguration } from '../config/schema.js'
 import type { Principal } from '../session/principal.js'
-import { requiresAuthentication, unmetAuthentication, type AuthenticationRequirement } from '../session/authentication-proof.js'
+import { requirementProblem, requiresAuthentication, unmetAuthentication, type AuthenticationRequirement } from '../session/authentication-proof.js'
 
 /**
  * A policy's step-up requirement: accepted `acr` values, required `amr` methods and a maximum
@@ -54,6 +54,11 @@ export interface AuthorizationPolicy {
  */
 export type PolicyOutcome = 'allow' | 'challenge' | 'forbid' | 'step_up'
 
+/** A policy's decision for one request; a step-up carries the requirement the provider is asked for. */
+export type PolicyDecision =
+  | { readonly outcome: 'allow' | 'challenge' | 'forbid' }
+  | { readonly outcome: 'step_up', readonly requirement: AuthenticationRequirement }
+
 /** The policy's step-up requirement for a principal of `scheme`, or undefined when it has none. */
 export function authenticationRequirementOf (policy: AuthorizationPolicy, scheme: string): AuthenticationRequirement | undefined {
   const authentication = policy.authentication
@@ -64,24 +69,26 @@ export function authenticationRequirementOf (policy: AuthorizationPolicy, scheme
   return requiresAuthentication(requirement) ? requirement : undefined
 }
 
-export function evaluatePolicy (policy: AuthorizationPolicy, principal: Principal | undefined, nowSeconds: number = Math.floor(Date.now() / 1000)): PolicyOutcome {
-  if (principal === undefined) return 'challenge'
-  if (policy.requirement !== undefined && !policy.requirement(principal)) return 'forbid'
-  const required = authenticationRequirementOf(policy, principal.ticket.scheme)
-  if (required !== undefined && unmetAuthentication(principal.ticket.authentication, required, nowSeconds) !== undefined) return 'step_up'
-  return 'allow'
+// One object each: an authorized request allocates no decision.
+const ALLOW: PolicyDecision = { outcome: 'allow' }
+const CHALLENGE: PolicyDecision = { outcome: 'challenge' }
+const FORBID: PolicyDecision = { outcome: 'forbid' }
+
+/**
+ * The policy's decision for `principal` (undefined: anonymous): the one place a request's step-up
+ * requirement is computed; the step-up answer and the provider's request take it from here.
+ */
+export function decidePolicy (policy: AuthorizationPolicy, principal: Principal | undefined, nowSeconds: number = Math.floor(Date.now() / 1000)): PolicyDecision {
+  if (principal === undefined) return CHALLENGE
+  if (policy.requirement !== undefined && !policy.requirement(principal)) return FORBID
+  const requirement = authenticationRequirementOf(policy, principal.ticket.scheme)
+  if (requirement !== undefined && unmetAuthentication(principal.ticket.authentication, requirement, nowSeconds) !== undefined) return { outcome: 'step_up', requirement }
+  return ALLOW
 }
 
-function checkRequirement (requirement: AuthenticationRequirement, where: string): void {
-  for (const [field, values] of [['acrValues', requirement.acrValues], ['amr', requirement.amr]] as const) {
-    if (values !== undefined && (!Array.isArray(values) || values.some((value) => typeof value !== 'string' || value === '' || /\s/.test(value)))) {
-      throw new TypeError(`${where}.${field} must be a list of non-empty values without spaces`)
-    }
-  }
-  const comparison = requirement.authnContextComparison
-  if (comparison !== undefined && comparison !== 'exact' && comparison !== 'minimum') throw new TypeError(`${where}.authnContextComparison must be exact or minimum`)
-  const age = requirement.maxAgeSeconds
-  if (age !== undefined && !(Number.isSafeInteger(age) && age >= 0)) throw new TypeError(`${where}.maxAgeSeconds must be a whole number of seconds, 0 or more`)
+/** The outcome alone of {@link decidePolicy}. */
+export function evaluatePolicy (policy: AuthorizationPolicy, principal: Principal | undefined, nowSeconds?: number): PolicyOutcome {
+  return decidePolicy(policy, principal, nowSeconds).outcome
 }
 
 /** Throws a TypeError naming the field when a policy's `authentication` is not well formed (`addPolicy` calls it). */
@@ -89,8 +96,12 @@ export function assertPolicyAuthentication (policy: AuthorizationPolicy): void {
   const authentication = policy.authentication
   if (authentication === undefined) return
   const where = `policy ${policy.name}: authentication`
-  checkRequirement(authentication, where)
-  for (const [scheme, requirement] of Object.entries(authentication.schemes ?? {})) checkRequirement(requirement, `${where}.schemes.${scheme}`)
+  const check = (requirement: AuthenticationRequirement, at: string): void => {
+    const problem = requirementProblem(requirement)
+    if (problem !== undefined) throw new TypeError(`${at}.${problem}`)
+  }
+  check(authentication, where)
+  for (const [scheme, own] of Object.entries(authentication.schemes ?? {})) check(own, `${where}.schemes.${scheme}`)
 }
 
 function nonEmptySet (values: readonly string[]): ReadonlySet<string> {

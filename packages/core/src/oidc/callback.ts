@@ -197,8 +197,7 @@ export async function completeAuthorizationCodeFlow (config: client.Configuratio
   if (expected.stepUp !== undefined) {
     const unmet = checkAuthentication(idToken as Record<string, unknown>, expected.stepUp.requirement, {
       nowSeconds: Math.floor(Date.now() / 1000),
-      requestedAtSeconds: expected.stepUp.requestedAtSeconds,
-      clockToleranceSeconds: options.clockToleranceSeconds
+      requestedAtSeconds: expected.stepUp.requestedAtSeconds
     })
     if (unmet !== undefined) throw new OpenIdConnectError(unmet.failure, unmet.code)
   }

@@ -14,7 +14,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { Principal } from '../session/principal.js'
 import { principalAuditFields } from '../bearer/bearer-principal.js'
-import { applicationPolicies, assertPolicyAuthentication, evaluatePolicy, type AuthorizationPolicy } from '../authorization/policies.js'
+import { applicationPolicies, assertPolicyAuthentication, decidePolicy, type AuthorizationPolicy } from '../authorization/policies.js'
 import { routeAccessOf, type RouteAuthorization } from '../authorization/route-access.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { createError } from '../errors.js'
@@ -79,8 +79,8 @@ function authorizeHook (app: FastifyInstance, policy: () => AuthorizationPolicy)
         return
       }
       const required = policy()
-      const outcome = evaluatePolicy(required, principal)
-      if (outcome === 'allow') {
+      const decision = decidePolicy(required, principal)
+      if (decision.outcome === 'allow') {
         done()
         return
       }
@@ -88,9 +88,11 @@ function authorizeHook (app: FastifyInstance, policy: () => AuthorizationPolicy)
       // without an error, so the route handler cannot run.
       const fail = (error: unknown): void => { done(error instanceof Error ? error : new Error(String(error))) }
       try {
-        const answer = outcome === 'challenge'
+        const answer = decision.outcome === 'challenge'
           ? app.authentication.challenge(request, reply)
-          : outcome === 'step_up' && principal !== undefined ? app.authentication.stepUp(request, reply, required, principal) : app.authentication.forbid(request, reply, required)
+          : decision.outcome === 'step_up' && principal !== undefined
+            ? app.authentication.stepUp(request, reply, required, principal, decision.requirement)
+            : app.authentication.forbid(request, reply, required)
         if (answer instanceof Promise) answer.then(undefined, fail)
       } catch (error) {
         fail(error)

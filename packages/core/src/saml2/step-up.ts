@@ -1,9 +1,12 @@
 /**
- * Step-up authentication, the SAML2 protocol step (issue 36, item 3): what the AuthnRequest asks
- * for and what the assertion must prove (SAML Core 3.3.2.2.1 and 2.7.2).
+ * Step-up authentication, the SAML2 protocol step (issue 36, item 3; SAML Core 3.3.2.2.1 and
+ * 2.7.2): the requirement becomes the AuthnRequest's `ForceAuthn` and `RequestedAuthnContext`;
+ * the assertion's AuthnStatement is read as a proof and checked by the one step-up check
+ * (session/authentication-proof.ts `authenticationShortfall`), whose shortfall is named here in
+ * SAML2's failure classes and codes:
  * - A maximum age asks for `ForceAuthn="true"` (SAML has no max_age: the IdP authenticates the
- *   user anew), and the assertion's `AuthnInstant` must not be older than the request (with the
- *   clock skew) - failure class `auth_time`; a missing `AuthnInstant` too.
+ *   user anew), so the assertion is checked as for a maximum age of 0: its `AuthnInstant` must not
+ *   be older than the request - failure class `auth_time`; a missing `AuthnInstant` too.
  * - Accepted `acr` values become `RequestedAuthnContext` with their `AuthnContextClassRef`s and
  *   Comparison `exact` or `minimum`, and the assertion's `AuthnContextClassRef` must be one of
  *   them - `authn_context`.
@@ -12,7 +15,7 @@
  * Plain inputs and results, no Fastify types.
  */
 import type { SamlConfig } from '@node-saml/node-saml'
-import type { AuthenticationProof, AuthenticationRequirement } from '../session/authentication-proof.js'
+import { authenticationShortfall, shortfallKey, type AuthenticationProof, type AuthenticationRequirement, type ProofCheckTime, type ShortfallKey } from '../session/authentication-proof.js'
 
 /** What the verified assertion's AuthnStatement says (read from the signature-covered XML). */
 export interface AuthnStatementFacts {
@@ -41,28 +44,25 @@ export function proofOfAuthnStatement (facts: AuthnStatementFacts): Authenticati
   return { ...(acr === undefined ? {} : { acr }), ...(authTime === undefined ? {} : { authTime }) }
 }
 
+export type Saml2StepUpFailure = 'auth_time' | 'authn_context' | 'amr'
+
+/** Each shortfall's failure class and stable code (never a value from the assertion). */
+const FAILURES: Readonly<Record<ShortfallKey, { readonly failure: Saml2StepUpFailure, readonly code: string }>> = {
+  'auth_time missing': { failure: 'auth_time', code: 'AUTHN_INSTANT_MISSING' },
+  'auth_time in_future': { failure: 'auth_time', code: 'AUTHN_INSTANT_IN_FUTURE' },
+  'auth_time stale': { failure: 'auth_time', code: 'AUTHN_INSTANT_STALE' },
+  'acr missing': { failure: 'authn_context', code: 'AUTHN_CONTEXT_MISSING' },
+  'acr not_requested': { failure: 'authn_context', code: 'AUTHN_CONTEXT_NOT_REQUESTED' },
+  'amr missing': { failure: 'amr', code: 'AMR_NOT_IN_SAML2' }
+}
+
 /**
- * Whether the assertion proves `requirement`: undefined when it does, else the failure class and
- * a stable code (never a value from the assertion).
+ * Whether the assertion proves `requirement`, asked for at `at.requestedAtSeconds`: undefined
+ * when it does, else the failure class and a stable code.
  */
-export function checkAuthnStatement (facts: AuthnStatementFacts, requirement: AuthenticationRequirement, at: {
-  /** When the AuthnRequest was made, seconds since the epoch. */
-  readonly requestedAtSeconds: number
-  readonly nowSeconds: number
-  readonly clockSkewSeconds: number
-}): { readonly failure: 'auth_time' | 'authn_context' | 'amr', readonly code: string } | undefined {
-  if (requirement.maxAgeSeconds !== undefined) {
-    if (facts.authnInstantMs === undefined) return { failure: 'auth_time', code: 'AUTHN_INSTANT_MISSING' }
-    const instant = facts.authnInstantMs / 1000
-    if (instant > at.nowSeconds + at.clockSkewSeconds) return { failure: 'auth_time', code: 'AUTHN_INSTANT_IN_FUTURE' }
-    // ForceAuthn: the authentication happened after the request, not in an older IdP session.
-    if (instant < at.requestedAtSeconds - at.clockSkewSeconds) return { failure: 'auth_time', code: 'AUTHN_INSTANT_STALE' }
-  }
-  const contexts = requirement.acrValues ?? []
-  if (contexts.length > 0) {
-    if (facts.authnContextClassRef === undefined) return { failure: 'authn_context', code: 'AUTHN_CONTEXT_MISSING' }
-    if (!contexts.includes(facts.authnContextClassRef)) return { failure: 'authn_context', code: 'AUTHN_CONTEXT_NOT_REQUESTED' }
-  }
-  if ((requirement.amr ?? []).length > 0) return { failure: 'amr', code: 'AMR_NOT_IN_SAML2' }
-  return undefined
+export function checkAuthnStatement (facts: AuthnStatementFacts, requirement: AuthenticationRequirement, at: Required<ProofCheckTime>): { readonly failure: Saml2StepUpFailure, readonly code: string } | undefined {
+  // What ForceAuthn asked for: an authentication after the request, a maximum age of 0.
+  const asked: AuthenticationRequirement = requirement.maxAgeSeconds === undefined ? requirement : { ...requirement, maxAgeSeconds: 0 }
+  const shortfall = authenticationShortfall(proofOfAuthnStatement(facts), asked, at)
+  return shortfall === undefined ? undefined : FAILURES[shortfallKey(shortfall)]
 }

@@ -42,7 +42,7 @@ import type { FlowStart, FlowState, PendingFlows, RequestCookies, StartedFlow } 
 import { previousSessionToEnd } from './previous-session.js'
 import type { SignInFailure } from './sign-in-failure.js'
 import { runSignInHook, type SignInHookSettings } from './sign-in-hook.js'
-import { stepUpOfFlow } from './step-up-flow.js'
+import { stepUpOfFlow, type StepUpFlow } from './step-up-flow.js'
 
 /** The log levels the pipeline writes (pino's, as `request.log` has them). */
 export interface SignInLog {
@@ -63,6 +63,8 @@ export interface TakenFlow {
    * completed already (a replayed callback), else `correlation`.
    */
   readonly correlationFailure: 'correlation' | 'replay'
+  /** The step-up the flow carries (step-up-flow.ts), read once here: the protocol checks its proof, `complete` its user. */
+  readonly stepUp?: StepUpFlow
 }
 
 /** `take`'s answer: the handle, and what the adapter does with the browser's cookies. */
@@ -133,8 +135,13 @@ export class SignInPipeline {
   /** The flow a callback's `state` / `RelayState` names. Reads the store, never writes: `complete` records it. */
   async take (cookies: RequestCookies, scheme: string, flowId: unknown): Promise<FlowTaking> {
     const found = await this.#options.flows.find(cookies, scheme, flowId)
+    const stepUp = found.flow === undefined ? undefined : stepUpOfFlow(found.flow.data)
     return {
-      taken: { ...(found.flow === undefined ? {} : { flow: found.flow }), correlationFailure: found.replayed ? 'replay' : 'correlation' },
+      taken: {
+        ...(found.flow === undefined ? {} : { flow: found.flow }),
+        correlationFailure: found.replayed ? 'replay' : 'correlation',
+        ...(stepUp === undefined ? {} : { stepUp })
+      },
       ...(found.cookieToDelete === undefined ? {} : { cookieToDelete: found.cookieToDelete }),
       noCookies: found.noCookies
     }
@@ -153,7 +160,7 @@ export class SignInPipeline {
     const flow = taken?.flow
     if (flow !== undefined && !await this.#options.flows.markCompleted(flow)) return { failed: 'replay', ...(identity === undefined ? {} : { identity }) }
     // A step-up upgrades the session of the user who started it, never another user's.
-    const stepUp = flow === undefined ? undefined : stepUpOfFlow(flow.data)
+    const stepUp = taken?.stepUp
     if (stepUp !== undefined && (identity === undefined || !sameIdentity(identity, stepUp.identity))) return { failed: 'step_up_user', ...(identity === undefined ? {} : { identity }) }
     // The hook sees the provider source's tenant, never one the provider's response carried.
     const hooked = await this.#applySignInHook(result.scheme, identity, withSourceTenant(result, claims), log)

@@ -4,9 +4,10 @@
  * protocol's own values (pending-flows.ts), so the callback checks the response against the
  * server-side policy the challenge read, never against anything the browser sends; and the
  * returning user must be the session's own (scheme, issuer, subject), else the sign-in is refused
- * as `step_up_user` (sign-in/pipeline.ts). Plain data, no Fastify types.
+ * as `step_up_user` (sign-in/pipeline.ts). Read once per callback, when the flow is taken
+ * (pipeline.ts `TakenFlow.stepUp`). Plain data, no Fastify types.
  */
-import type { AuthenticationRequirement } from '../session/authentication-proof.js'
+import { requirementProblem, type AuthenticationRequirement } from '../session/authentication-proof.js'
 import type { UserIdentity } from '../session/user-identity.js'
 
 /** The flow data key that holds the step-up. */
@@ -21,24 +22,26 @@ export interface StepUpFlow {
   readonly identity: UserIdentity
 }
 
-/** The flow data that carries `stepUp`, to merge with the protocol's own values. */
-export function stepUpFlowData (stepUp: StepUpFlow): Record<string, string> {
+/**
+ * The flow data that carries a step-up asked for at `requestedAtSeconds`, to merge with the
+ * protocol's own values. A JSON array in a fixed order, as {@link stepUpOfFlow} reads it: the
+ * correlation cookie has room for 640 bytes of flow state (sign-in/correlation-slots.ts).
+ */
+export function stepUpFlowData (stepUp: Omit<StepUpFlow, 'requestedAtSeconds'>, requestedAtSeconds: number): Record<string, string> {
   const { requirement, identity } = stepUp
-  return {
-    [STEP_UP_KEY]: JSON.stringify({
-      r: {
-        ...(requirement.acrValues === undefined ? {} : { a: requirement.acrValues }),
-        ...(requirement.amr === undefined ? {} : { m: requirement.amr }),
-        ...(requirement.maxAgeSeconds === undefined ? {} : { t: requirement.maxAgeSeconds }),
-        ...(requirement.authnContextComparison === undefined ? {} : { c: requirement.authnContextComparison })
-      },
-      at: stepUp.requestedAtSeconds,
-      u: [identity.scheme, identity.issuer, identity.subject]
-    })
-  }
+  const sealed: SealedStepUp = [
+    requestedAtSeconds,
+    [identity.scheme, identity.issuer, identity.subject],
+    requirement.acrValues ?? null,
+    requirement.amr ?? null,
+    requirement.maxAgeSeconds ?? null,
+    requirement.authnContextComparison ?? null
+  ]
+  return { [STEP_UP_KEY]: JSON.stringify(sealed) }
 }
 
-const isStrings = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string')
+/** The sealed order: when, who, then the requirement's fields (null when absent). */
+type SealedStepUp = [number, [string, string, string], readonly string[] | null, readonly string[] | null, number | null, string | null]
 
 /**
  * The step-up a flow's data carries, undefined for an ordinary sign-in. A value that does not
@@ -48,24 +51,22 @@ export function stepUpOfFlow (data: Readonly<Record<string, string>>): StepUpFlo
   const sealed = data[STEP_UP_KEY]
   if (sealed === undefined) return undefined
   const unusable: StepUpFlow = { requirement: { acrValues: [''] }, requestedAtSeconds: Number.MAX_SAFE_INTEGER, identity: { scheme: '', issuer: '', subject: '' } }
-  let parsed: { r?: { a?: unknown, m?: unknown, t?: unknown, c?: unknown }, at?: unknown, u?: unknown }
+  let parsed: unknown
   try {
-    parsed = JSON.parse(sealed) as typeof parsed
+    parsed = JSON.parse(sealed)
   } catch {
     return unusable
   }
-  const { r, at, u } = parsed
-  if (r === undefined || typeof at !== 'number' || !isStrings(u) || u.length !== 3) return unusable
-  if ((r.a !== undefined && !isStrings(r.a)) || (r.m !== undefined && !isStrings(r.m)) || (r.t !== undefined && typeof r.t !== 'number') ||
-    (r.c !== undefined && r.c !== 'exact' && r.c !== 'minimum')) return unusable
-  return {
-    requirement: {
-      ...(r.a === undefined ? {} : { acrValues: r.a as string[] }),
-      ...(r.m === undefined ? {} : { amr: r.m as string[] }),
-      ...(r.t === undefined ? {} : { maxAgeSeconds: r.t as number }),
-      ...(r.c === undefined ? {} : { authnContextComparison: r.c as 'exact' | 'minimum' })
-    },
-    requestedAtSeconds: at,
-    identity: { scheme: u[0]!, issuer: u[1]!, subject: u[2]! }
-  }
+  if (!Array.isArray(parsed) || parsed.length !== 6) return unusable
+  const [requestedAtSeconds, identity, acrValues, amr, maxAgeSeconds, authnContextComparison] = parsed as unknown[]
+  if (typeof requestedAtSeconds !== 'number' || !Array.isArray(identity) || identity.length !== 3 || !identity.every((part) => typeof part === 'string')) return unusable
+  const requirement = {
+    ...(acrValues === null ? {} : { acrValues }),
+    ...(amr === null ? {} : { amr }),
+    ...(maxAgeSeconds === null ? {} : { maxAgeSeconds }),
+    ...(authnContextComparison === null ? {} : { authnContextComparison })
+  } as AuthenticationRequirement
+  if (requirementProblem(requirement) !== undefined) return unusable
+  const [scheme, issuer, subject] = identity as [string, string, string]
+  return { requirement, requestedAtSeconds, identity: { scheme, issuer, subject } }
 }

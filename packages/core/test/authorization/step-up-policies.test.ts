@@ -8,7 +8,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { assertPolicyAuthentication, authenticationRequirementOf, evaluatePolicy, type AuthorizationPolicy } from '../../src/authorization/policies.js'
-import { FRESH_AUTHENTICATION_SECONDS, unmetAuthentication, type AuthenticationProof } from '../../src/session/authentication-proof.js'
+import { STEP_UP_CLOCK_SKEW_SECONDS, unmetAuthentication, type AuthenticationProof } from '../../src/session/authentication-proof.js'
 import { Principal } from '../../src/session/principal.js'
 import { openTicket, sealTicket } from '../../src/session/ticket.js'
 import { testKeyRing } from '../../src/testing/app.js'
@@ -63,8 +63,8 @@ test('a policy without authentication never asks for a step-up', () => {
 
 test('a maximum age of 0 is met only just after the re-authentication', () => {
   assert.equal(unmetAuthentication({ authTime: NOW - 5 }, { maxAgeSeconds: 0 }, NOW), undefined)
-  assert.equal(unmetAuthentication({ authTime: NOW - FRESH_AUTHENTICATION_SECONDS - 1 }, { maxAgeSeconds: 0 }, NOW), 'auth_time')
-  assert.equal(unmetAuthentication({ authTime: NOW + FRESH_AUTHENTICATION_SECONDS + 1 }, { maxAgeSeconds: 300 }, NOW), 'auth_time')
+  assert.equal(unmetAuthentication({ authTime: NOW - STEP_UP_CLOCK_SKEW_SECONDS - 1 }, { maxAgeSeconds: 0 }, NOW), 'auth_time')
+  assert.equal(unmetAuthentication({ authTime: NOW + STEP_UP_CLOCK_SKEW_SECONDS + 1 }, { maxAgeSeconds: 300 }, NOW), 'auth_time')
 })
 
 test('a malformed authentication requirement is refused naming the field', () => {

@@ -12,7 +12,7 @@ import { singleValue } from '../../http/request-input.js'
 import { providerSessionIndexKey, providerSubjectIndexKey } from '../../session/session-store.js'
 import type { ChallengeHint, SignedOutPrincipal } from '../authentication.js'
 import { proofOfTokenClaims } from '../../session/authentication-proof.js'
-import { stepUpFlowData, stepUpOfFlow } from '../../sign-in/step-up-flow.js'
+import { stepUpFlowData } from '../../sign-in/step-up-flow.js'
 import type { OpenIdConnectContext } from './openid-connect-instance.js'
 
 export async function challenge (ctx: OpenIdConnectContext, request: FastifyRequest, reply: FastifyReply, returnUrl: string, hint?: ChallengeHint): Promise<FastifyReply> {
@@ -24,7 +24,7 @@ export async function challenge (ctx: OpenIdConnectContext, request: FastifyRequ
   const state = await app.externalSignIn.beginFlow(reply, scheme, returnUrl, {
     nonce,
     codeVerifier,
-    ...(stepUp === undefined ? {} : stepUpFlowData({ ...stepUp, requestedAtSeconds: Math.floor(Date.now() / 1000) }))
+    ...(stepUp === undefined ? {} : stepUpFlowData(stepUp, Math.floor(Date.now() / 1000)))
   })
   let url: URL
   try {
@@ -71,12 +71,11 @@ export async function callback (ctx: OpenIdConnectContext, request: FastifyReque
   if (query === undefined) return app.externalSignIn.fail(request, reply, scheme, 'provider_error')
   try {
     const callbackUrl = new URL(`${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}${query}`)
-    const stepUp = stepUpOfFlow(flow.data)
     const result = await completeAuthorizationCodeFlow(config, callbackUrl, {
       state: flow.flowId,
       nonce,
       codeVerifier,
-      ...(stepUp === undefined ? {} : { stepUp: { requirement: stepUp.requirement, requestedAtSeconds: stepUp.requestedAtSeconds } })
+      ...(taken.stepUp === undefined ? {} : { stepUp: taken.stepUp })
     }, {
       keys: keysOf(config),
       algorithm: settings.IdTokenSignedResponseAlg,

@@ -13,7 +13,7 @@ import { signInIndexKeys } from '../../saml2/logout-request.js'
 import { formField, isFlowId, type Saml2Context } from './saml2-instance.js'
 import type { ChallengeHint } from '../authentication.js'
 import { checkAuthnStatement, proofOfAuthnStatement } from '../../saml2/step-up.js'
-import { stepUpFlowData, stepUpOfFlow } from '../../sign-in/step-up-flow.js'
+import { stepUpFlowData } from '../../sign-in/step-up-flow.js'
 
 export async function challenge (ctx: Saml2Context, request: FastifyRequest, reply: FastifyReply, returnUrl: string, hint?: ChallengeHint): Promise<FastifyReply> {
   const { app, settings, scheme, source, acsUrlOf } = ctx
@@ -24,7 +24,7 @@ export async function challenge (ctx: Saml2Context, request: FastifyRequest, rep
   const stepUp = hint?.stepUp
   const flowId = await app.externalSignIn.beginFlow(reply, scheme, returnUrl, {
     requestId,
-    ...(stepUp === undefined ? {} : stepUpFlowData({ ...stepUp, requestedAtSeconds: Math.floor(Date.now() / 1000) }))
+    ...(stepUp === undefined ? {} : stepUpFlowData(stepUp, Math.floor(Date.now() / 1000)))
   })
   const url = await buildAuthnRequestUrl({ settings, idp, acsUrl: acsUrlOf(request), requestId, relayState: flowId, ...(stepUp === undefined ? {} : { stepUp: stepUp.requirement }) })
   request.log.info({ event: 'external.challenge', provider: scheme }, 'SAML2 AuthnRequest sent')
@@ -86,9 +86,9 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
     if (failure === 'signature' || failure === 'certificate') source.refreshAfterFailure()
     return fail(failure, error)
   }
-  const stepUp = flow === undefined ? undefined : stepUpOfFlow(flow.data)
+  const stepUp = taken?.stepUp
   if (stepUp !== undefined) {
-    const unmet = checkAuthnStatement(assertion.authnStatement, stepUp.requirement, { requestedAtSeconds: stepUp.requestedAtSeconds, nowSeconds: Math.floor(Date.now() / 1000), clockSkewSeconds: settings.clockSkewSeconds })
+    const unmet = checkAuthnStatement(assertion.authnStatement, stepUp.requirement, { requestedAtSeconds: stepUp.requestedAtSeconds, nowSeconds: Math.floor(Date.now() / 1000) })
     if (unmet !== undefined) return fail(unmet.failure, new Saml2ResponseError(unmet.failure, 'the assertion does not prove the step-up', { diagnostics: { detail: unmet.code } }))
   }
   const groupOverage = groupOverageInClaims(assertion.claims, assertion.attributeNames)
