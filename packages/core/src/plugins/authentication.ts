@@ -14,7 +14,7 @@ import type { ProviderInstance } from '../providers/provider-instances.js'
 import { createError } from '../errors.js'
 import { validateRuntimeProvider, type RuntimeProviderDefinition, type RuntimeValidation } from '../providers/runtime-definitions.js'
 import type { ProviderReloadResult, ReloadProvidersOptions } from '../providers/runtime-provider-set.js'
-import type { AuthorizationPolicy } from '../authorization/policies.js'
+import { authenticationRequirementOf, type AuthorizationPolicy } from '../authorization/policies.js'
 import { bearerChallenge } from '../bearer/challenge.js'
 import type { AuthenticationRequirement } from '../session/authentication-proof.js'
 import type { Principal } from '../session/principal.js'
@@ -73,10 +73,11 @@ export interface AuthenticationApi {
    * Caller who meets `policy` except how or how recently it authenticated (step-up, issue 36
    * item 3): a bearer call gets RFC 9470's 401 `insufficient_user_authentication`; a page
    * navigation goes back to the provider that signed the session in (its own scheme) asking for
-   * `requirement`, the policy's for that scheme (authorization/policies.ts `decidePolicy`); any
+   * `requirement`, the policy's for that scheme (authorization/policies.ts `decidePolicy`, which
+   * the authorize hook passes on; absent, it is computed from `policy` here, as in 1.2.1); any
    * other call a 401 problem. A session whose provider cannot step up is forbidden.
    */
-  stepUp: (request: FastifyRequest, reply: FastifyReply, policy: AuthorizationPolicy, principal: Principal, requirement: AuthenticationRequirement) => Promise<FastifyReply> | FastifyReply
+  stepUp: (request: FastifyRequest, reply: FastifyReply, policy: AuthorizationPolicy, principal: Principal, requirement?: AuthenticationRequirement) => Promise<FastifyReply> | FastifyReply
   /**
    * After the local sign-out: continues at the signing-in provider's logout endpoint (a
    * no-store page that navigates there) and returns the reply, or undefined when the
@@ -184,8 +185,9 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
       if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 403, { code: 'APP_ERR_AUTH_FORBIDDEN' })
       return reply.redirect(withReturnUrl('/Account/AccessDenied', returnUrlOf(request)), 302)
     },
-    stepUp (request: FastifyRequest, reply: FastifyReply, policy: AuthorizationPolicy, principal: Principal, requirement: AuthenticationRequirement) {
+    stepUp (request: FastifyRequest, reply: FastifyReply, policy: AuthorizationPolicy, principal: Principal, given?: AuthenticationRequirement) {
       const scheme = principal.ticket.scheme
+      const requirement = given ?? authenticationRequirementOf(policy, scheme) ?? {}
       if (request.bearer !== undefined) {
         request.log.info({ event: 'authorization.step_up.required', provider: scheme, policy: policy.name, bearer: true }, 'step-up authentication required')
         return sendInsufficientUserAuthentication(request, reply, requirement)

@@ -94,6 +94,6 @@ describe('a token granting the scope application.manage', () => {
     assert.deepEqual(granted.json().permissions, [])
     const without = await built.app.inject({ url: '/api/manage', headers: { authorization: `Bearer ${await resourceIdp.clientCredentialsToken('reporting-tool', 'orders.read')}` } })
     assert.equal(without.statusCode, 403)
-    assert.equal(without.headers['www-authenticate'], 'Bearer error="insufficient_scope", scope="application.manage"')
+    assert.equal(without.headers['www-authenticate'], 'Bearer error="insufficient_scope", scope="application.manage", resource_metadata="http://localhost:80/.well-known/oauth-protected-resource"')
   })
 })
