@@ -3,7 +3,8 @@
  * parameterised SQL for both: the tables of sql-schema.ts, a listing planned by query-plan.ts
  * (an exact plan is counted and paged by the index alone; otherwise the indexed candidates, or
  * the connection in pages of {@link SCAN_BATCH}, are confirmed by filter-evaluation.ts), and
- * every change in one transaction that first locks the row it changes.
+ * every change in one transaction that first locks the row it changes. Listings come in
+ * insertion order (`seq`), as the memory store's do.
  */
 import { foldCase } from './attributes.js'
 import { DirectoryConflictError, DirectoryInvalidValueError } from './directory-errors.js'
@@ -352,7 +353,7 @@ export class SqlDirectoryStore implements DirectoryStore {
         const counted = await session.query(`SELECT COUNT(*) AS n FROM ${table.name} WHERE ${where.sql}`, where.parameters)
         const rows = page.limit === 0
           ? []
-          : await session.query(`SELECT ${table.columns} FROM ${table.name} WHERE ${where.sql} ORDER BY created_ms, id LIMIT ? OFFSET ?`, [...where.parameters, page.limit, page.offset])
+          : await session.query(`SELECT ${table.columns} FROM ${table.name} WHERE ${where.sql} ORDER BY seq LIMIT ? OFFSET ?`, [...where.parameters, page.limit, page.offset])
         return { totalResults: ms(counted[0]?.n), startIndex: page.startIndex, resources: rows.map(decode) }
       }
       return await this.#confirmed(session, table, where, page, decode, confirm)
@@ -363,19 +364,19 @@ export class SqlDirectoryStore implements DirectoryStore {
     decode: (row: SqlRow) => T, confirm: (records: T[], session: SqlSession) => Promise<T[]>): Promise<DirectoryPage<T>> {
     const resources: T[] = []
     let total = 0
-    let after: [number, string] | undefined
-    // Keyset pages in (created_ms, id) order: bounded by the connection's size.
+    let after: number | undefined
+    // Keyset pages in insertion order: bounded by the connection's size.
     for (;;) {
       const rows = await session.query(
-        `SELECT ${table.columns} FROM ${table.name} WHERE ${where.sql}${after === undefined ? '' : ' AND (created_ms > ? OR (created_ms = ? AND id > ?))'} ORDER BY created_ms, id LIMIT ?`,
-        [...where.parameters, ...(after === undefined ? [] : [after[0], after[0], after[1]]), SCAN_BATCH])
+        `SELECT ${table.columns}, seq FROM ${table.name} WHERE ${where.sql}${after === undefined ? '' : ' AND seq > ?'} ORDER BY seq LIMIT ?`,
+        [...where.parameters, ...(after === undefined ? [] : [after]), SCAN_BATCH])
       for (const record of await confirm(rows.map(decode), session)) {
         if (total >= page.offset && resources.length < page.limit) resources.push(record)
         total++
       }
       const last = rows.at(-1)
       if (rows.length < SCAN_BATCH || last === undefined) break
-      after = [ms(last.created_ms), text(last.id)]
+      after = ms(last.seq)
     }
     return { totalResults: total, startIndex: page.startIndex, resources }
   }
@@ -400,14 +401,14 @@ export class SqlDirectoryStore implements DirectoryStore {
 
   async listTokens (connection: string): Promise<ConnectionToken[]> {
     checkConnection(connection)
-    const rows = await this.#db.read(async (session) => await session.query(`SELECT ${TOKEN_COLUMNS} FROM directory_tokens WHERE connection = ? ORDER BY created_ms, id`, [connection]))
+    const rows = await this.#db.read(async (session) => await session.query(`SELECT ${TOKEN_COLUMNS} FROM directory_tokens WHERE connection = ? ORDER BY seq`, [connection]))
     return rows.map(tokenOf)
   }
 
   async activeTokens (connection: string): Promise<ConnectionToken[]> {
     checkConnection(connection)
     const rows = await this.#db.read(async (session) => await session.query(
-      `SELECT ${TOKEN_COLUMNS} FROM directory_tokens WHERE connection = ? AND revoked_ms IS NULL AND (expires_ms IS NULL OR expires_ms > ?) ORDER BY created_ms, id`,
+      `SELECT ${TOKEN_COLUMNS} FROM directory_tokens WHERE connection = ? AND revoked_ms IS NULL AND (expires_ms IS NULL OR expires_ms > ?) ORDER BY seq`,
       [connection, this.#now()]))
     return rows.map(tokenOf)
   }

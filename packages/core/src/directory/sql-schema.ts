@@ -21,10 +21,23 @@ export interface SqlTypes {
   readonly integer: string
   readonly boolean: string
   readonly json: string
+  /** The insertion-order column (`seq`): what listings page in. */
+  readonly sequence: string
+  /** How (connection, id) is declared: the primary key, or unique beside SQLite's `seq` rowid. */
+  readonly resourceKey: string
 }
 
-export const SQLITE_TYPES: SqlTypes = { key: 'TEXT', text: 'TEXT', bigint: 'INTEGER', integer: 'INTEGER', boolean: 'INTEGER', json: 'TEXT' }
-export const POSTGRES_TYPES: SqlTypes = { key: 'text COLLATE "C"', text: 'text', bigint: 'bigint', integer: 'integer', boolean: 'boolean', json: 'jsonb' }
+export const SQLITE_TYPES: SqlTypes = {
+  key: 'TEXT', text: 'TEXT', bigint: 'INTEGER', integer: 'INTEGER', boolean: 'INTEGER', json: 'TEXT',
+  // The rowid itself: assigned in insertion order, stable (an explicit INTEGER PRIMARY KEY survives VACUUM).
+  sequence: 'seq INTEGER PRIMARY KEY',
+  resourceKey: 'UNIQUE'
+}
+export const POSTGRES_TYPES: SqlTypes = {
+  key: 'text COLLATE "C"', text: 'text', bigint: 'bigint', integer: 'integer', boolean: 'boolean', json: 'jsonb',
+  sequence: 'seq bigint GENERATED ALWAYS AS IDENTITY',
+  resourceKey: 'PRIMARY KEY'
+}
 
 export const MIGRATIONS_TABLE = 'directory_schema_migrations'
 
@@ -35,22 +48,22 @@ export function migrations (t: SqlTypes): ReadonlyArray<readonly string[]> {
       connection ${t.key} NOT NULL, id ${t.key} NOT NULL, external_id ${t.key}, user_name ${t.text} NOT NULL, user_name_key ${t.key} NOT NULL,
       active ${t.boolean} NOT NULL, attributes ${t.json} NOT NULL,
       identity_scheme ${t.key}, identity_issuer ${t.key}, identity_subject ${t.key},
-      created_ms ${t.bigint} NOT NULL, last_modified_ms ${t.bigint} NOT NULL, version ${t.integer} NOT NULL,
-      PRIMARY KEY (connection, id))`,
+      created_ms ${t.bigint} NOT NULL, last_modified_ms ${t.bigint} NOT NULL, version ${t.integer} NOT NULL, ${t.sequence},
+      ${t.resourceKey} (connection, id))`,
     'CREATE UNIQUE INDEX directory_users_user_name_key ON directory_users (connection, user_name_key)',
     'CREATE UNIQUE INDEX directory_users_external_id_key ON directory_users (connection, external_id) WHERE external_id IS NOT NULL',
     'CREATE UNIQUE INDEX directory_users_identity_key ON directory_users (connection, identity_subject, identity_issuer, identity_scheme) WHERE identity_subject IS NOT NULL',
     'CREATE INDEX directory_users_identity ON directory_users (identity_subject, identity_issuer) WHERE identity_subject IS NOT NULL',
-    'CREATE INDEX directory_users_created ON directory_users (connection, created_ms, id)',
+    'CREATE INDEX directory_users_order ON directory_users (connection, seq)',
     'CREATE INDEX directory_users_active_modified ON directory_users (connection, active, last_modified_ms)',
     'CREATE INDEX directory_users_modified ON directory_users (connection, last_modified_ms)',
     `CREATE TABLE directory_groups (
       connection ${t.key} NOT NULL, id ${t.key} NOT NULL, external_id ${t.key}, display_name ${t.text} NOT NULL, display_name_key ${t.key} NOT NULL,
-      attributes ${t.json} NOT NULL, created_ms ${t.bigint} NOT NULL, last_modified_ms ${t.bigint} NOT NULL, version ${t.integer} NOT NULL,
-      PRIMARY KEY (connection, id))`,
+      attributes ${t.json} NOT NULL, created_ms ${t.bigint} NOT NULL, last_modified_ms ${t.bigint} NOT NULL, version ${t.integer} NOT NULL, ${t.sequence},
+      ${t.resourceKey} (connection, id))`,
     'CREATE INDEX directory_groups_display_name ON directory_groups (connection, display_name_key)',
     'CREATE INDEX directory_groups_external_id ON directory_groups (connection, external_id)',
-    'CREATE INDEX directory_groups_created ON directory_groups (connection, created_ms, id)',
+    'CREATE INDEX directory_groups_order ON directory_groups (connection, seq)',
     'CREATE INDEX directory_groups_modified ON directory_groups (connection, last_modified_ms)',
     `CREATE TABLE directory_memberships (
       connection ${t.key} NOT NULL, group_id ${t.key} NOT NULL, user_id ${t.key} NOT NULL,
@@ -60,8 +73,8 @@ export function migrations (t: SqlTypes): ReadonlyArray<readonly string[]> {
     'CREATE INDEX directory_memberships_user ON directory_memberships (connection, user_id)',
     `CREATE TABLE directory_tokens (
       connection ${t.key} NOT NULL, id ${t.key} NOT NULL, digest ${t.text} NOT NULL,
-      created_ms ${t.bigint} NOT NULL, expires_ms ${t.bigint}, revoked_ms ${t.bigint},
-      PRIMARY KEY (connection, id))`
+      created_ms ${t.bigint} NOT NULL, expires_ms ${t.bigint}, revoked_ms ${t.bigint}, ${t.sequence},
+      ${t.resourceKey} (connection, id))`
   ]]
 }
 
