@@ -183,7 +183,8 @@ class Parser {
     }
     if (character === '-' || (character >= '0' && character <= '9')) {
       const text = this.#match(NUMBER)
-      if (text === undefined) this.fail('syntax', 'a malformed number')
+      // A number runs to a delimiter: "01" or "1x" is no number.
+      if (text === undefined || /[0-9A-Za-z._]/.test(this.#text.charAt(this.#position))) this.fail('syntax', 'a malformed number')
       const number = Number(text)
       if (!Number.isFinite(number)) this.fail('syntax', 'a number out of range')
       return number
@@ -299,10 +300,12 @@ export function parseScimPath (resourceType: DirectoryResourceType, text: string
   parser.expectCharacter('[')
   const filter = parser.filter(1, attribute)
   parser.expectCharacter(']')
-  if (parser.atEnd) return { attribute: attribute.name, filter }
-  // "." directly after "]": the sub-attribute of the matching values.
+  // "." directly after "]" (no space): the sub-attribute of the matching values.
   const dot = parser.position
-  if (text.charAt(dot) !== '.') parser.fail('syntax', 'expected .subAttribute or the end of the path')
+  if (text.charAt(dot) !== '.') {
+    if (parser.atEnd) return { attribute: attribute.name, filter }
+    parser.fail('syntax', 'expected .subAttribute or the end of the path')
+  }
   const subStart = dot + 1
   const sub = /^[A-Za-z][A-Za-z0-9_-]*$/.exec(text.slice(subStart))
   if (sub === null) parser.fail('syntax', 'a malformed sub-attribute', subStart)
