@@ -256,7 +256,7 @@ type CoreAuthenticationSchema = ReturnType<typeof authenticationSchemaWith<TProp
 export type CoreConfiguration = Static<ReturnType<typeof applicationSchemaWith<CoreAuthenticationSchema>>>
 export type AuthorizationConfiguration = Static<typeof AuthorizationSchema>
 export type StateConfiguration = CoreConfiguration['State']
-/** `Provisioning`, as bound. */
+/** `Provisioning`, as bound. @experimental */
 export type ProvisioningConfiguration = CoreConfiguration['Provisioning']
 
 /**

@@ -9,7 +9,7 @@
  * (`urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value`).
  */
 
-/** RFC 7643 §2.3 data types (`binary` is not filterable here, so not listed). */
+/** RFC 7643 §2.3 data types (`binary` is not filterable here, so not listed). @experimental */
 export type ScimAttributeType = 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'complex'
 
 /**

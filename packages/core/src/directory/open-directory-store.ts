@@ -21,7 +21,7 @@ import type { PostgresDirectoryOptions } from './postgres-directory-database.js'
 import { SqlDirectoryStore } from './sql-directory-store.js'
 import { DIRECTORY_FILE, SqliteDirectoryDatabase } from './sqlite-directory-database.js'
 
-/** The log lines the store's opening writes (a pino logger fits). */
+/** The log lines the store's opening writes (a pino logger fits). @experimental */
 export interface DirectoryStoreLog {
   info: (data: object, message: string) => void
   warn: (data: object, message: string) => void

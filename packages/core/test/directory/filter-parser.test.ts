@@ -89,7 +89,7 @@ describe('SCIM filter parser', () => {
 
   test(`refuses more than ${SCIM_FILTER_LIMITS.maxTerms} comparisons`, () => {
     const terms = (count: number): string => Array.from({ length: count }, (_, index) => `userName eq "${index}"`).join(' or ')
-    assert.equal((parseScimFilter('User', terms(SCIM_FILTER_LIMITS.maxTerms)) as { filters: unknown[] }).filters.length, SCIM_FILTER_LIMITS.maxTerms)
+    assert.equal((parseScimFilter('User', terms(SCIM_FILTER_LIMITS.maxTerms)) as { readonly filters: readonly unknown[] }).filters.length, SCIM_FILTER_LIMITS.maxTerms)
     assert.throws(() => parseScimFilter('User', terms(SCIM_FILTER_LIMITS.maxTerms + 1)), refused('too_complex'))
   })
 
