@@ -15,7 +15,6 @@ import { APPLICATION_NAME } from '../application-name.js'
 import type { ProvisioningConfiguration, StateConfiguration } from '../config/schema.js'
 import { loadSqlite, prepareStateFile } from '../state/sqlite-journal.js'
 import type { DirectoryStore } from './directory-store.js'
-import type { DirectoryStoreUnavailableError } from './directory-errors.js'
 import { MemoryDirectoryStore } from './memory-directory-store.js'
 import type { PostgresDirectoryOptions } from './postgres-directory-database.js'
 import { SqlDirectoryStore } from './sql-directory-store.js'
@@ -62,7 +61,7 @@ export async function openEmbeddedDirectoryStore (options: EmbeddedDirectoryStor
 
 /**
  * The PostgreSQL directory store: connects, creates or migrates its tables, and returns it.
- * Rejects with {@link DirectoryStoreUnavailableError} when the database cannot be reached.
+ * Rejects with a `DirectoryStoreUnavailableError` when the database cannot be reached.
  *
  * @experimental
  */

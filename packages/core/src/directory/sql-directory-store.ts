@@ -299,11 +299,14 @@ export class SqlDirectoryStore implements DirectoryStore {
   async listGroups (connection: string, query: DirectoryQuery): Promise<DirectoryPage<DirectoryGroup>> {
     checkConnection(connection)
     const filter = query.filter
-    const needsMembers = filter !== undefined && planQuery('Group', filter).needsMembers
-    return await this.#list(GROUPS, connection, query, groupOf, filter === undefined ? undefined : async (groups, session) => {
+    if (filter === undefined) return await this.#list(GROUPS, connection, query, groupOf, undefined)
+    const needsMembers = planQuery('Group', filter).needsMembers
+    const confirm = async (groups: DirectoryGroup[], session: SqlSession): Promise<DirectoryGroup[]> => {
+      // A group's members are read only when the filter names them, for the candidates only.
       const members = needsMembers ? await this.#membersOfGroups(session, connection, groups.map((group) => group.id)) : new Map<string, string[]>()
       return groups.filter((group) => groupMatches(group, filter, members.get(group.id) ?? []))
-    })
+    }
+    return await this.#list(GROUPS, connection, query, groupOf, confirm)
   }
 
   async #members (session: SqlSession, connection: string, groupId: string): Promise<string[]> {

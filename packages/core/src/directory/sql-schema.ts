@@ -28,13 +28,23 @@ export interface SqlTypes {
 }
 
 export const SQLITE_TYPES: SqlTypes = {
-  key: 'TEXT', text: 'TEXT', bigint: 'INTEGER', integer: 'INTEGER', boolean: 'INTEGER', json: 'TEXT',
+  key: 'TEXT',
+  text: 'TEXT',
+  bigint: 'INTEGER',
+  integer: 'INTEGER',
+  boolean: 'INTEGER',
+  json: 'TEXT',
   // The rowid itself: assigned in insertion order, stable (an explicit INTEGER PRIMARY KEY survives VACUUM).
   sequence: 'seq INTEGER PRIMARY KEY',
   resourceKey: 'UNIQUE'
 }
 export const POSTGRES_TYPES: SqlTypes = {
-  key: 'text COLLATE "C"', text: 'text', bigint: 'bigint', integer: 'integer', boolean: 'boolean', json: 'jsonb',
+  key: 'text COLLATE "C"',
+  text: 'text',
+  bigint: 'bigint',
+  integer: 'integer',
+  boolean: 'boolean',
+  json: 'jsonb',
   sequence: 'seq bigint GENERATED ALWAYS AS IDENTITY',
   resourceKey: 'PRIMARY KEY'
 }

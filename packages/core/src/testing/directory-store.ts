@@ -277,7 +277,7 @@ const LISTING: DirectoryStoreCase[] = [
       assert.deepEqual(await userNames(store, c, `meta.lastModified lt "${since}"`), [])
       assert.deepEqual(await userNames(store, c, 'active eq false'), ['Alan'])
       assert.deepEqual(await userNames(store, c, `userName eq "ada" or userName eq "alan" or id eq "${grace.id}"`), ['Ada', 'Alan', 'Grace'])
-      assert.deepEqual(await userNames(store, c, `userName eq "ada" and active eq false`), [])
+      assert.deepEqual(await userNames(store, c, 'userName eq "ada" and active eq false'), [])
     }
   },
   {

@@ -289,7 +289,7 @@ describe('startup validation rules', () => {
 
   test('the default configuration passes every rule', () => {
     assert.deepEqual(loadTestConfiguration().errors, [])
-    assert.equal(RULES.length, 26)
+    assert.equal(RULES.length, 27)
   })
 
   test('every failure is collected and reported together, in rule order', () => {
