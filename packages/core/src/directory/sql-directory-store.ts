@@ -351,19 +351,22 @@ export class SqlDirectoryStore implements DirectoryStore {
     const page = pageOf(query)
     const plan = planQuery(table.name === USERS.name ? 'User' : 'Group', query.filter)
     const where = whereOf(table, connection, plan.path)
+    // Narrowed by an index: ordered by an expression, so that no planner walks the connection in
+    // seq order hoping to meet the matches early (PostgreSQL does with LIMIT); the matches are sorted.
+    const order = plan.path.kind === 'all' || plan.path.kind === 'scan' ? 'seq' : 'seq + 0'
     return await this.#db.read(async (session) => {
       if (plan.exact || confirm === undefined) {
         const counted = await session.query(`SELECT COUNT(*) AS n FROM ${table.name} WHERE ${where.sql}`, where.parameters)
         const rows = page.limit === 0
           ? []
-          : await session.query(`SELECT ${table.columns} FROM ${table.name} WHERE ${where.sql} ORDER BY seq LIMIT ? OFFSET ?`, [...where.parameters, page.limit, page.offset])
+          : await session.query(`SELECT ${table.columns} FROM ${table.name} WHERE ${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`, [...where.parameters, page.limit, page.offset])
         return { totalResults: ms(counted[0]?.n), startIndex: page.startIndex, resources: rows.map(decode) }
       }
-      return await this.#confirmed(session, table, where, page, decode, confirm)
+      return await this.#confirmed(session, table, where, order, page, decode, confirm)
     })
   }
 
-  async #confirmed<T> (session: SqlSession, table: Table, where: { sql: string, parameters: SqlValue[] }, page: { offset: number, limit: number, startIndex: number },
+  async #confirmed<T> (session: SqlSession, table: Table, where: { sql: string, parameters: SqlValue[] }, order: string, page: { offset: number, limit: number, startIndex: number },
     decode: (row: SqlRow) => T, confirm: (records: T[], session: SqlSession) => Promise<T[]>): Promise<DirectoryPage<T>> {
     const resources: T[] = []
     let total = 0
@@ -371,7 +374,7 @@ export class SqlDirectoryStore implements DirectoryStore {
     // Keyset pages in insertion order: bounded by the connection's size.
     for (;;) {
       const rows = await session.query(
-        `SELECT ${table.columns}, seq FROM ${table.name} WHERE ${where.sql}${after === undefined ? '' : ' AND seq > ?'} ORDER BY seq LIMIT ?`,
+        `SELECT ${table.columns}, seq FROM ${table.name} WHERE ${where.sql}${after === undefined ? '' : ' AND seq > ?'} ORDER BY ${order} LIMIT ?`,
         [...where.parameters, ...(after === undefined ? [] : [after]), SCAN_BATCH])
       for (const record of await confirm(rows.map(decode), session)) {
         if (total >= page.offset && resources.length < page.limit) resources.push(record)
