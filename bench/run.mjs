@@ -10,6 +10,9 @@
  *   options: --rounds N  --duration S  --connections N  --no-build  --no-write
  *            --scenarios auth,health  (a partial run: no budgets checked, nothing written)
  *
+ * After the HTTP scenarios, bench/directory-store.ts measures the directory store in process
+ * (10,000 users; 1,000 with --quick) and its table is printed and written after the main one.
+ *
  * Both servers listen on 127.0.0.1 and are pinned to CPU 0; this harness (and so autocannon) is
  * re-executed pinned to CPU 1, when `taskset` exists and there are two CPUs. Every child process
  * is killed on exit; every wait is bounded.
@@ -126,6 +129,23 @@ function render ({ options, command, scenarios, results, run, budgets, date }) {
     lines.push('Budgets not asserted (quick smoke run).')
   }
   return lines.join('\n')
+}
+
+/**
+ * bench/directory-store.ts in a child process (tsx): its Markdown table, or ok false when it
+ * failed. Bounded: killed after 10 minutes.
+ */
+function runDirectoryBench (quick) {
+  const tsx = join(ROOT, 'node_modules', '.bin', 'tsx')
+  const result = spawnSync(tsx, [join(ROOT, 'bench', 'directory-store.ts'), ...(quick ? ['--quick'] : [])], {
+    cwd: ROOT, encoding: 'utf8', timeout: 600_000, stdio: ['ignore', 'pipe', 'inherit']
+  })
+  if (result.status !== 0) {
+    console.error(`bench/directory-store.ts failed (exit ${result.status ?? result.signal})`)
+    return { ok: false }
+  }
+  console.error('directory store: measured')
+  return { ok: true, table: result.stdout.trim() }
 }
 
 function writeDoc (table) {
@@ -312,6 +332,10 @@ async function main (options) {
     budgets.push({ name: 'Idle RSS', measured: `${fixed(appIdle.rss / 1024, 1)} MB`, limit: '≤ 80 MB', pass: appIdle.rss / 1024 <= 80 })
   }
 
+  // The directory store (issue 41): in process, its own table (bench/directory-store.ts); a failure counts as one.
+  const directory = options.partial === true ? undefined : runDirectoryBench(options.quick)
+  if (directory?.ok === false) failures++
+
   const autocannonVersion = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'autocannon', 'package.json'), 'utf8')).version
   const table = render({
     options,
@@ -322,9 +346,10 @@ async function main (options) {
     budgets,
     date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC'
   })
-  console.log(`\n${table}\n`)
+  const report = directory?.ok === true ? `${table}\n\n${directory.table}` : table
+  console.log(`\n${report}\n`)
   if (options.write) {
-    writeDoc(table)
+    writeDoc(report)
     console.error(`written to ${DOC}`)
   }
   if (failures > 0) {

@@ -8,12 +8,16 @@
 # the rolling-restart test of the shipped deploy/nginx.conf (the test starts its own nginx on
 # loopback ports with a temporary prefix; the package's service is not used) and prometheus for
 # the telemetry test that scrapes /metrics (test/telemetry/prometheus.test.ts starts its own on a
-# loopback port with a temporary configuration and data directory), and curl, jq and openssl for
+# loopback port with a temporary configuration and data directory), postgresql for the PostgreSQL
+# directory store's tests and benchmark (test/helpers/postgres-server.ts runs initdb and postgres
+# from /usr/lib/postgresql/<version>/bin in a temporary directory on a loopback port, as the
+# postgres user the package creates when run as root; the package's cluster and service are not
+# used), and curl, jq and openssl for
 # the task guides' shell commands, which the generator's end-to-end test runs as a reader would
 # (packages/create-project-template/test/guide-commands.mjs; openssl makes its loopback TLS
 # certificate). One list; only the packages not installed yet are fetched.
 set -euo pipefail
-PACKAGES=(chromium redis-server redis-sentinel nginx prometheus curl jq openssl)
+PACKAGES=(chromium redis-server redis-sentinel nginx prometheus postgresql curl jq openssl)
 missing=()
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
@@ -29,6 +33,8 @@ echo "redis-server: $(/usr/bin/redis-server --version 2>/dev/null || echo missin
 echo "redis-sentinel: $(/usr/bin/redis-sentinel --version 2>/dev/null || echo missing)"
 echo "nginx: $( (/usr/sbin/nginx -v 2>&1) || echo missing)"
 echo "prometheus: $( (/usr/bin/prometheus --version 2>&1 | head -n 1) || echo missing)"
+postgres_bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+echo "postgresql: $( ("$postgres_bin/postgres" --version 2>/dev/null) || echo missing)"
 echo "curl: $( (curl --version 2>/dev/null | head -n 1) || echo missing)"
 echo "jq: $(jq --version 2>/dev/null || echo missing)"
 echo "openssl: $(openssl version 2>/dev/null || echo missing)"

@@ -23,6 +23,7 @@ import { providerTypeSettings } from './providers/settings-rules.js'
 import { internalHostAllowanceIsValid } from './providers/runtime-definitions.js'
 import { stateStoreSettings } from './state/settings-rules.js'
 import { downstreamApiSettings } from './downstream/settings-rules.js'
+import { directoryStoreSettings } from './directory/settings-rules.js'
 
 /** Every cross-key rule, in the order their messages are reported. */
 export const RULES: readonly ApplicationRule[] = [
@@ -49,6 +50,7 @@ export const RULES: readonly ApplicationRule[] = [
   headersTimeoutWithinRequestTimeout,
   absoluteLifetimeCoversIdleLifetime,
   stateStoreSettings,
+  directoryStoreSettings,
   telemetrySettings,
   downstreamApiSettings
 ]

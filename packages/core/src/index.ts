@@ -129,3 +129,24 @@ export { protectSecret, unprotectSecret, MAX_PROTECTED_SECRET_LENGTH } from './d
 export type { DataProtectionApi } from './plugins/data-protection.js'
 export type { StateStore, StateStoreStatus, StateKind } from './state/state-store.js'
 export { STATE_KINDS } from './state/keys.js'
+
+// The directory of provisioned users and groups (SCIM, issue 41): the store port, the core's
+// stores, the SCIM filter parser and evaluation; experimental.
+export { MAX_ACTIVE_CONNECTION_TOKENS } from './directory/directory-store.js'
+export type {
+  DirectoryStore, DirectoryUser, DirectoryUserInput, DirectoryGroup, DirectoryGroupInput, DirectoryGroupChange, DirectoryUpdate, DirectoryGroupUpdate,
+  DirectoryUserDeletion, DirectoryQuery, DirectoryPage, ConnectionToken, ConnectionTokenInput, LinkedIdentity, ScimAttributes
+} from './directory/directory-store.js'
+export { ScimFilterError, DirectoryConflictError, DirectoryInvalidValueError, DirectoryStoreUnavailableError } from './directory/directory-errors.js'
+export { SCIM_FILTER_LIMITS, filterAttributes } from './directory/filter.js'
+export type { ScimFilter, ScimFilterValue, ScimCompareOperator, ScimPath } from './directory/filter.js'
+export { parseScimFilter, parseScimPath } from './directory/filter-parser.js'
+export { userMatches, groupMatches } from './directory/filter-evaluation.js'
+export { scimAttribute, scimAttributes, foldCase, SCIM_USER_SCHEMA, SCIM_GROUP_SCHEMA, SCIM_ENTERPRISE_USER_SCHEMA } from './directory/attributes.js'
+export type { ScimAttributeDefinition, ScimAttributeType, DirectoryResourceType } from './directory/attributes.js'
+export { MemoryDirectoryStore } from './directory/memory-directory-store.js'
+export type { MemoryDirectoryStoreOptions } from './directory/memory-directory-store.js'
+export { openDirectoryStore, openEmbeddedDirectoryStore, openPostgresDirectoryStore } from './directory/open-directory-store.js'
+export type { DirectoryStoreLog, EmbeddedDirectoryStoreOptions } from './directory/open-directory-store.js'
+export type { PostgresDirectoryOptions } from './directory/postgres-directory-database.js'
+export type { ProvisioningConfiguration } from './config/schema.js'

@@ -47,6 +47,23 @@ const RedisClusterSchema = Type.Object({
 }, { additionalProperties: false, default: {} })
 
 /**
+ * `Provisioning`: SCIM 2.0 provisioning per customer connection (issue 41; docs/provisioning.md)
+ * and the directory store it writes: `Embedded` (SQLite beside the embedded state store's file
+ * on Node.js 22.13+, memory on Node.js 20; one instance) or `PostgreSql` (every instance).
+ */
+const ProvisioningSchema = Type.Object({
+  Enabled: Type.Boolean({ default: false, description: 'Extension. SCIM 2.0 provisioning of users and groups by the customers\' directories (Entra ID, Okta), one connection per customer. false (the default): no /scim/ route exists and no directory store is opened. Experimental. docs/provisioning.md.' }),
+  Store: Type.Object({
+    Provider: choice(['Embedded', 'PostgreSql'], 'Embedded', 'Extension. Where provisioned users, groups, memberships and connection-token digests live: Embedded (the file directory.sqlite in State:Embedded:DataDirectory through node:sqlite on Node.js 22.13 and later; in memory on Node.js 20, lost on restart; one instance only) or PostgreSql (PostgreSQL 13 or later, shared by every instance). docs/provisioning.md.'),
+    PostgreSql: Type.Object({
+      ConnectionString: secret('Extension. postgres://user:password@host:port/database (add ?sslmode=verify-full for TLS). Required when Provider is PostgreSql. The store creates and migrates its tables (directory_*) at startup, so the user needs CREATE on the database\'s schema. Secret: it may carry a password; never logged.'),
+      MaxConnections: Type.Integer({ default: 10, minimum: 1, maximum: 1000, description: 'Extension. Most connections each instance keeps to PostgreSQL.' }),
+      TimeoutMilliseconds: Type.Integer({ default: 5000, minimum: 100, maximum: 60_000, description: 'Extension. Connect and statement timeout; a provisioning request needing the store answers 503 after it.' })
+    }, { additionalProperties: false, default: {} })
+  }, { additionalProperties: false, default: {} })
+}, { additionalProperties: false, default: {} })
+
+/**
  * Authentication:Schemes: a map of named schemes, each bound by the schema of the provider type
  * its Type names (config/bind.ts, config/schemes.ts). `schemas` are the types' scheme sections.
  */
@@ -206,6 +223,7 @@ export function applicationSchemaWith<A extends TSchema> (authentication: A) {
         DataDirectory: Type.String({ default: '.state', description: 'Extension. Directory (relative to the app root, beside the default KeyDirectory) of the embedded store\'s file (state.sqlite) when Persist is true. Created with 0700, files 0600; an existing directory or file open to group or others is refused at startup. The file holds sealed values only, but guard it like the key directory; one process per directory.' })
       }, { additionalProperties: false, default: {} })
     }, { additionalProperties: false, default: {} }),
+    Provisioning: ProvisioningSchema,
     RateLimits: Type.Object({
       Enabled: Type.Boolean({ default: true, description: 'Extension. Per-client rate limits on the endpoints anyone can reach without a session (sign-in start, provider callbacks and the SAML2 ACS, sign-out, back-channel and SAML2 logout receivers), counted in the state store so every instance shares them. The client is the address Fastify resolves through ForwardedHeaders:KnownProxies (never a forwarded header from elsewhere); an IPv6 address counts by its /64. Over the limit: 429 with Retry-After. Other routes are not limited. docs/security.md, "Rate limits".' }),
       WindowSeconds: Type.Integer({ default: 60, minimum: 1, maximum: 3600, description: 'Extension. Length of the fixed window the limits count in; a client over a limit waits until its window ends.' }),
@@ -239,6 +257,8 @@ type CoreAuthenticationSchema = ReturnType<typeof authenticationSchemaWith<TProp
 export type CoreConfiguration = Static<ReturnType<typeof applicationSchemaWith<CoreAuthenticationSchema>>>
 export type AuthorizationConfiguration = Static<typeof AuthorizationSchema>
 export type StateConfiguration = CoreConfiguration['State']
+/** `Provisioning`, as bound. @experimental */
+export type ProvisioningConfiguration = CoreConfiguration['Provisioning']
 
 /**
  * An application schema for the application `rootKey`: the same keys and types; the one default

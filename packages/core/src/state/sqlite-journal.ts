@@ -92,9 +92,10 @@ const stateDirectoryOf = (dataDirectory: string, contentRoot: string): string =>
  * The data directory as startup will find it, read-only (`npm run check-config` runs it; startup
  * runs it in {@link prepareStateFile} before creating anything): a directory that cannot be
  * created, read or written, a file in its place, a directory or store file open to group or
- * others. Each problem names `State:Embedded:DataDirectory` and the next step.
+ * others. Each problem names `State:Embedded:DataDirectory` and the next step. `fileName`: another
+ * store's file in the same directory (the embedded directory store's `directory.sqlite`).
  */
-export function inspectStateDirectory (dataDirectory: string, contentRoot: string, rootKey: string = APPLICATION_NAME): ConfigurationProblem[] {
+export function inspectStateDirectory (dataDirectory: string, contentRoot: string, rootKey: string = APPLICATION_NAME, fileName: string = STATE_FILE): ConfigurationProblem[] {
   const { problem, accessProblem } = directoryProblems(rootKey)
   const directory = stateDirectoryOf(dataDirectory, contentRoot)
   const stats = statOrCode(directory)
@@ -105,7 +106,7 @@ export function inspectStateDirectory (dataDirectory: string, contentRoot: strin
   }
   if (!stats.isDirectory()) return [problem('must name a directory; a file is in its place.')]
   if ((stats.mode & 0o077) !== 0) return [problem(`must be accessible to its owner only (mode 0700); it has mode ${modeOf(stats)}. Run chmod 700 on it.`)]
-  const file = join(directory, STATE_FILE)
+  const file = join(directory, fileName)
   for (const path of [file, `${file}-wal`, `${file}-shm`]) {
     const fileStats = statOrCode(path)
     if (typeof fileStats === 'string') return [accessProblem(`holds a ${path.slice(directory.length + 1)} that cannot be read`, fileStats)]
@@ -123,8 +124,8 @@ export function inspectStateDirectory (dataDirectory: string, contentRoot: strin
  * group or others is refused, as the key directory is (data-protection/key-ring.ts). The file is
  * created 0600 before SQLite opens it; SQLite gives its `-wal` and `-shm` files the same mode.
  */
-export function prepareStateFile (dataDirectory: string, contentRoot: string, rootKey: string = APPLICATION_NAME): string {
-  const problems = inspectStateDirectory(dataDirectory, contentRoot, rootKey)
+export function prepareStateFile (dataDirectory: string, contentRoot: string, rootKey: string = APPLICATION_NAME, fileName: string = STATE_FILE): string {
+  const problems = inspectStateDirectory(dataDirectory, contentRoot, rootKey, fileName)
   const { accessProblem } = directoryProblems(rootKey)
   if (problems.length > 0) throw new ConfigurationError(problems)
   const directory = stateDirectoryOf(dataDirectory, contentRoot)
@@ -136,7 +137,7 @@ export function prepareStateFile (dataDirectory: string, contentRoot: string, ro
       throw new ConfigurationError([accessProblem('does not exist and cannot be created', (error as NodeJS.ErrnoException).code ?? 'error')], { cause: error })
     }
   }
-  const file = join(directory, STATE_FILE)
+  const file = join(directory, fileName)
   if (statOrCode(file) === undefined) {
     try {
       closeSync(openSync(file, 'wx', 0o600))

@@ -9,6 +9,8 @@
  *   dependency: the app lists it in devDependencies) for end-to-end sign-in tests, with
  *   {@link HttpSession} and {@link throughIdpLogin} to drive it over real HTTP.
  * - {@link runProcess}, {@link cleanEnv}: the app's entry points as child processes.
+ * - {@link describeDirectoryStore}: the directory store conformance cases, for an app's own
+ *   directory store (experimental).
  *
  * A separate entry point: `@project-template/core` never imports it, so a production bundle of
  * the app (esbuild from src/server.ts) contains none of it. Pinned by `etc/core-testing.api.md`.
@@ -25,3 +27,5 @@ export { confirmIdpLogout, throughIdpLogin } from './oidc-interaction.js'
 export { cleanEnv, jsonLines, runProcess } from './process.js'
 export type { Running } from './process.js'
 export { waitFor } from './wait.js'
+export { describeDirectoryStore, directoryStoreCases } from './directory-store.js'
+export type { DirectoryStoreCase, DirectoryStoreCaseContext, DirectoryStoreFactoryOptions } from './directory-store.js'

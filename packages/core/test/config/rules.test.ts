@@ -308,7 +308,7 @@ describe('startup validation rules', () => {
 
   test('the default configuration passes every rule', () => {
     assert.deepEqual(loadTestConfiguration().errors, [])
-    assert.equal(RULES.length, 28)
+    assert.equal(RULES.length, 29)
   })
 
   test('every failure is collected and reported together, in rule order', () => {
