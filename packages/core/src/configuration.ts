@@ -63,3 +63,12 @@ export function applyRules (context: ApplicationRuleContext): ConfigurationProbl
 export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
   return loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS)
 }
+
+/**
+ * {@link loadConfiguration} without `appsettings.<Environment>.json` and user secrets: what an
+ * app's tests load (testing/app.ts `loadTestConfiguration`), `appsettings.json` and the test's own
+ * settings, whatever a developer keeps in their Development settings.
+ */
+export function loadConfigurationWithoutEnvironmentFiles (options: LoadOptions): LoadedConfiguration {
+  return loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS, { read: false })
+}

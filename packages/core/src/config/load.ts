@@ -103,8 +103,18 @@ function deepFreeze<T> (value: T): T {
   return value
 }
 
+/** The layers read besides `appsettings.json`, the key-per-file directory and the environment. */
+export interface EnvironmentFiles {
+  /**
+   * `appsettings.<Environment>.json` and, in Development, user secrets: settings of one machine
+   * or one deployment. An app's tests read neither (testing/app.ts), so that what a developer
+   * puts there for local work never changes what the tests see.
+   */
+  readonly read: boolean
+}
+
 /** Loads the configuration onto `schemas` and checks it with `rules` (configuration.ts `RULES`, in their order). */
-export function loadConfigurationWith<C extends CoreConfiguration> (options: LoadOptions, rules: ReadonlyArray<Rule<C>>, schemas: ConfigurationSchemas): LoadedConfigurationOf<C> {
+export function loadConfigurationWith<C extends CoreConfiguration> (options: LoadOptions, rules: ReadonlyArray<Rule<C>>, schemas: ConfigurationSchemas, environmentFiles: EnvironmentFiles = { read: true }): LoadedConfigurationOf<C> {
   const { env, contentRoot } = options
   const naming = applicationNaming(options.applicationName)
   const { rootKey } = naming
@@ -125,10 +135,10 @@ export function loadConfigurationWith<C extends CoreConfiguration> (options: Loa
 
   tryRead('appsettings.json', () => readJsonFile(join(contentRoot, 'appsettings.json'), 'appsettings.json', false))
   const environmentFile = `appsettings.${environmentName}.json`
-  if (existsSync(join(contentRoot, environmentFile))) {
+  if (environmentFiles.read && existsSync(join(contentRoot, environmentFile))) {
     tryRead(environmentFile, () => readJsonFile(join(contentRoot, environmentFile), environmentFile, false))
   }
-  if (isDevelopment(environmentName)) {
+  if (environmentFiles.read && isDevelopment(environmentName)) {
     const id = readUserSecretsId(contentRoot)
     if (id !== undefined && existsSync(userSecretsPath(env, id, naming.kebabName))) {
       tryRead('user secrets', () => readJsonFile(userSecretsPath(env, id, naming.kebabName), 'user secrets file', false))
