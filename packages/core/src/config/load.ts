@@ -171,11 +171,7 @@ export function loadConfigurationWith<C extends CoreConfiguration> (options: Loa
   const bound = bindConfiguration<C>(merged, schemas.schemaFor(rootKey), rootKey, schemas.namedSchemes)
   errors.push(...bound.errors)
   errors.push(...rules.flatMap((rule) => rule({ config: bound.value, environmentName, contentRoot, rootKey })))
-  const warnings: ConfigurationWarning[] = bound.unknownKeys.map((key) => ({
-    key,
-    event: 'configuration.unknown_key',
-    message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.`
-  }))
+  const warnings: ConfigurationWarning[] = bound.unknownKeys.map((key) => unknownKeyWarning(key, bound.suggestions.get(key)))
   warnings.push(...secretsInSettingsFiles(contentRoot, rootKey, schemas))
   // Outside Development the switch is already an error (rules.ts); the warning explains it where it works.
   if (bound.value.Authentication.Cookie.AllowInsecureHttp && isDevelopment(environmentName)) warnings.push(insecureHttpWarning(rootKey))
@@ -281,6 +277,12 @@ function secretsInSettingsFiles (contentRoot: string, rootKey: string, schemas: 
         message: `${entry.path} is set in ${file}, a file committed with the code; move it to user secrets (Development), an environment variable or a key-per-file directory, and replace it at the provider if it was ever pushed.`
       }))
   })
+}
+
+/** A key no schema entry matches, with the known key it was probably meant to be. */
+function unknownKeyWarning (key: string, suggestion: string | undefined): ConfigurationWarning {
+  const hint = suggestion === undefined ? '' : ` Did you mean ${suggestion}?`
+  return { key, event: 'configuration.unknown_key', message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.${hint}` }
 }
 
 function insecureHttpWarning (rootKey: string): ConfigurationWarning {
