@@ -7,7 +7,7 @@ import type { LoadedConfiguration } from './providers/application-schema.js'
 import { PROVIDERS_DOCUMENT } from './documentation.js'
 import { clientAuthenticationWarnings } from './oidc/client-authentication.js'
 import { APPLICATION_NAME } from './application-name.js'
-import { enabledProviderInstancesUnder } from './providers/provider-instances.js'
+import { enabledProviderInstancesUnder, signsIn } from './providers/provider-instances.js'
 import { metricsRouteWarning } from './telemetry/metrics-route.js'
 
 export interface ConfigurationSummary {
@@ -20,7 +20,14 @@ export interface ConfigurationSummary {
   /** Sources read, in order; later wins. */
   readonly sources: readonly string[]
   readonly authentication: { readonly enabled: boolean, readonly requireAuthenticatedUserByDefault: boolean }
+  /** The enabled providers users sign in with. */
   readonly providers: ReadonlyArray<{ readonly name: string, readonly displayName: string }>
+  /** The enabled schemes that authenticate API callers by token (JwtBearer), and the paths that accept tokens. */
+  readonly apiSchemes: ReadonlyArray<{ readonly name: string, readonly type: string }>
+  /** `Authentication:Bearer:PathPrefixes`: where bearer tokens are accepted (with an API scheme). */
+  readonly bearerPathPrefixes: readonly string[]
+  /** `DownstreamApis:<Name>`: the APIs the app calls, and how it gets their tokens. */
+  readonly downstreamApis: ReadonlyArray<{ readonly name: string, readonly userTokenScheme?: string, readonly clientCredentials: boolean }>
   /** Configured secrets by key, and where each came from. */
   readonly secrets: ReadonlyArray<{ readonly key: string, readonly source: string }>
   /** The data-protection keys: configured (shared), or a local key directory (one instance only). */
@@ -38,6 +45,7 @@ export interface EnvironmentOrigin {
 export function summarizeConfiguration (loaded: LoadedConfiguration, origin?: EnvironmentOrigin): ConfigurationSummary {
   const { config } = loaded
   const keys = config.DataProtection.Keys.length
+  const enabled = config.Authentication.Enabled ? enabledProviderInstancesUnder(config, loaded.applicationName) : []
   return {
     valid: loaded.errors.length === 0,
     environment: loaded.environmentName,
@@ -47,14 +55,20 @@ export function summarizeConfiguration (loaded: LoadedConfiguration, origin?: En
       enabled: config.Authentication.Enabled,
       requireAuthenticatedUserByDefault: config.Authorization.RequireAuthenticatedUserByDefault
     },
-    providers: (config.Authentication.Enabled ? enabledProviderInstancesUnder(config, loaded.applicationName) : [])
-      .map((instance) => ({ name: instance.scheme, displayName: instance.settings.DisplayName })),
+    providers: enabled.filter(signsIn).map((instance) => ({ name: instance.scheme, displayName: instance.settings.DisplayName })),
+    apiSchemes: enabled.filter((instance) => !signsIn(instance)).map((instance) => ({ name: instance.scheme, type: instance.protocol })),
+    bearerPathPrefixes: [...config.Authentication.Bearer.PathPrefixes],
+    downstreamApis: Object.entries(config.DownstreamApis).map(([name, api]) => ({
+      name,
+      ...(api.UserToken.Scheme.trim() === '' ? {} : { userTokenScheme: api.UserToken.Scheme }),
+      clientCredentials: api.ClientCredentials.ClientId.trim() !== ''
+    })),
     secrets: loaded.secretOrigins.map((origin) => ({ key: origin.key, source: origin.source })),
     dataProtection: keys > 0 ? { keys } : { keys, keyDirectory: config.DataProtection.KeyDirectory },
     warnings: [
       ...loaded.warnings.map((warning) => ({ event: warning.event, key: warning.key, ...(warning.file === undefined ? {} : { file: warning.file }), message: warning.message })),
       // Every OpenID Connect instance (the contract section and each named scheme), by its own key.
-      ...(config.Authentication.Enabled ? enabledProviderInstancesUnder(config, loaded.applicationName) : []).flatMap((instance) => instance.protocol === 'OpenIdConnect'
+      ...enabled.flatMap((instance) => instance.protocol === 'OpenIdConnect'
         ? clientAuthenticationWarnings(instance.settings, `${instance.keyPrefix}:TokenEndpointAuthMethod`)
         : []),
       ...[metricsRouteWarning(config.Telemetry, loaded.applicationName)].filter((warning) => warning !== undefined)
@@ -75,6 +89,10 @@ export function formatSummary (summary: ConfigurationSummary, rootKey: string = 
   lines.push(`Providers:     ${summary.providers.length === 0
     ? (enabled ? `none enabled (nobody can sign in yet; see ${PROVIDERS_DOCUMENT})` : 'none')
     : summary.providers.map((provider) => `${provider.displayName} (${provider.name})`).join(', ')}`)
+  lines.push(`API schemes:   ${summary.apiSchemes.length === 0
+    ? 'none (API routes accept the session cookie only)'
+    : `${summary.apiSchemes.map((scheme) => `${scheme.name} (${scheme.type})`).join(', ')}: bearer tokens on ${summary.bearerPathPrefixes.join(', ')}`}`)
+  lines.push(`Downstream:    ${summary.downstreamApis.length === 0 ? 'none' : summary.downstreamApis.map(downstreamLine).join(', ')}`)
   lines.push(`Session keys:  ${summary.dataProtection.keys > 0
     ? `${summary.dataProtection.keys} configured (${rootKey}:DataProtection:Keys)`
     : `none configured; one is generated in ${summary.dataProtection.keyDirectory ?? '.keys'} (one instance only; npm run generate-key makes a shared one)`}`)
@@ -87,4 +105,13 @@ export function formatSummary (summary: ConfigurationSummary, rootKey: string = 
     for (const problem of summary.errors) lines.push(`  - ${problem.message}`)
   }
   return `${lines.join('\n')}\n`
+}
+
+/** `Orders (as the user with OpenIdConnect's token; as the app)`: an API the app calls, and how. */
+function downstreamLine (api: ConfigurationSummary['downstreamApis'][number]): string {
+  const ways = [
+    ...(api.userTokenScheme === undefined ? [] : [`as the user with ${api.userTokenScheme}'s token`]),
+    ...(api.clientCredentials ? ['as the app'] : [])
+  ]
+  return `${api.name} (${ways.length === 0 ? 'no token configured' : ways.join('; ')})`
 }

@@ -70,3 +70,12 @@ export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
   if (loaded.errors.length > 0) return loaded
   return { ...loaded, warnings: [...loaded.warnings, ...bearerAudiencesAreNotSignInClients(loaded.config, loaded.applicationName)] }
 }
+
+/**
+ * {@link loadConfiguration} without `appsettings.<Environment>.json` and user secrets: what an
+ * app's tests load (testing/app.ts `loadTestConfiguration`), `appsettings.json` and the test's own
+ * settings, whatever a developer keeps in their Development settings.
+ */
+export function loadConfigurationWithoutEnvironmentFiles (options: LoadOptions): LoadedConfiguration {
+  return loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS, { read: false })
+}

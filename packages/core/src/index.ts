@@ -6,16 +6,23 @@
  *
  * Importing it also brings the Fastify type augmentations the core adds: `request.user`,
  * `reply.signIn` / `reply.signOut` / `reply.generateCsrf`, `app.session`, `app.authentication`,
- * `app.authorization`, `app.state`, `app.pages`, `app.csrfProtection`, `app.dataProtection`, and the route `config`
- * members `allowAnonymous`, `authorize` and `governance`.
+ * `app.authorization`, `app.state`, `app.pages`, `app.csrfProtection`, `app.dataProtection`,
+ * `request.bearer`, and the route `config` members `allowAnonymous`, `authorize`, `governance` and `bearer`.
  *
  * @packageDocumentation
  */
 
-// The Fastify augmentations of plugins whose types are not otherwise exported (app.state,
-// app.pages); the reference above brings @fastify/cookie's.
+// The Fastify augmentations of modules whose types are not otherwise exported (app.state,
+// app.pages, request.bearer and the route config's `bearer`, `rateLimitBucket`,
+// app.externalSignIn, app.lifecycle): the published index.d.ts pulls in every module named here,
+// so an app's code that uses them compiles (test/published-types.test.ts). The reference above
+// brings @fastify/cookie's.
 import './plugins/state.js'
 import './plugins/branding.js'
+import './plugins/bearer.js'
+import './plugins/rate-limits.js'
+import './plugins/external-sign-in.js'
+import './routes/health.js'
 
 // Composition: the core on Fastify, the process runner, the check-config command.
 export { createApp, MAX_HEADER_BYTES, AUTHENTICATION_DISABLED_MESSAGE, authenticationDisabledMessage } from './create-app.js'

@@ -48,6 +48,11 @@ const CORE_PATH = /(?<![\w/.@<>-])((?:dist|etc)\/[\w@.*/-]*)/g
 /** A path of the monorepo, which no generated document may name. */
 const MONOREPO_PATH = /(?<![\w@/.-])(packages\/(core|create-project-template)|template\/|\.\.\/\.\.\/)/
 
+/** An http URL of the app itself on loopback (one of its routes), with its port. */
+const APP_URL = /http:\/\/(?:localhost|127\.0\.0\.1|\[::1\]):(\d+)\/(?:api\/|\.well-known\/|health|Account\/|signin-oidc|Saml2\/|External\/)/gi
+/** A setting that points the app at an identity provider over http (accepted on loopback, in Development only). */
+const LOOPBACK_HTTP_IDP = /(?:"(?:Authority|MetadataUrl|Issuer|JwksUri)"\s*:\s*"|__(?:Authority|MetadataUrl|Issuer|JwksUri)=)http:\/\//
+
 const sandbox = tempDir('cpt-docs-')
 const project = join(sandbox, 'acme-portal')
 /** @type {Set<string>} */
@@ -252,6 +257,39 @@ describe('the generated app\'s documents name only what the app has', () => {
     assert.ok(checked >= 30, `only ${checked} commands were checked`)
   })
 
+  test('every URL of the app on loopback has the port the app listens on, as its README states it (issue 40, item 13)', () => {
+    const port = /starts the server on\nhttp:\/\/127\.0\.0\.1:(\d+) /.exec(readFileSync(join(project, 'README.md'), 'utf8'))?.[1]
+    assert.equal(port, '5000')
+    /** @type {string[]} */
+    const wrong = []
+    let checked = 0
+    for (const file of [...documents(), ...coreDocuments()]) {
+      const text = readFileSync(join(project, file), 'utf8')
+      for (const [url, found] of text.matchAll(APP_URL)) {
+        checked++
+        if (found !== port) wrong.push(`${file}: ${url}`)
+      }
+    }
+    assert.deepEqual(wrong, [])
+    assert.ok(checked >= 5, `only ${checked} URLs were checked`)
+  })
+
+  test('a section that points the app at an IdP over http says it runs in Development (NODE_ENV=development or npm run dev) (issue 40, item 13)', () => {
+    /** @type {string[]} */
+    const unsaid = []
+    let checked = 0
+    for (const file of [...documents(), ...coreDocuments()]) {
+      const text = readFileSync(join(project, file), 'utf8')
+      for (const section of text.split(/\n(?=#{2,3} )/)) {
+        if (!LOOPBACK_HTTP_IDP.test(section)) continue
+        checked++
+        if (!/NODE_ENV=development|npm run dev/.test(section)) unsaid.push(`${file}: ${section.split('\n')[0]}`)
+      }
+    }
+    assert.deepEqual(unsaid, [])
+    assert.ok(checked >= 3, `only ${checked} sections were checked`)
+  })
+
   test('the admin endpoint example checks the anti-forgery token it claims, and shows where the token comes from', () => {
     const configuration = readFileSync(join(project, 'docs', 'configuration.md'), 'utf8')
     const example = configuration.slice(configuration.indexOf('An admin endpoint adds a customer'), configuration.indexOf('Removing a customer is'))
@@ -286,6 +324,9 @@ describe('the hints the app prints', () => {
       sources: ['appsettings.json', 'environment'],
       authentication: { enabled: true, requireAuthenticatedUserByDefault: true },
       providers: [],
+      apiSchemes: [],
+      bearerPathPrefixes: ['/api/'],
+      downstreamApis: [],
       secrets: [],
       dataProtection: { keys: 1 },
       warnings: [],

@@ -11,7 +11,8 @@
  * README's one command: it changes no file the team owns, passes the app's tests and is in
  * effect. While no release precedes the vendored core, the update goes to a patch release made
  * from a copy of it (one more response header). Last, the core's task guides' shell commands run in
- * that project against loopback IdPs (test/guide-commands.mjs: here because this file runs once in
+ * that project against loopback IdPs, and their TypeScript blocks compile in it against the
+ * installed core's published types (test/guide-commands.mjs: here because this file runs once in
  * CI, on the machine's Node, and already has an installed, built app).
  *
  * Minutes, not seconds (two installs, two runs of the app's own suite, builds and starts).
@@ -28,7 +29,7 @@ import { join, relative } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CORE_PACKAGE, coreTarballName } from '../lib/core-package.mjs'
 import { previousRelease, readReleases } from '../../core/scripts/release-record.mjs'
-import { describeGuideCommands } from './guide-commands.mjs'
+import { describeGuideCommands, describeGuideTypeScript } from './guide-commands.mjs'
 import { CORE_DIR, checkoutCore, childEnv, rebuildRelease, generate, killGroup, run, tail, tempDir, templateNameLeftovers } from './helpers.mjs'
 
 const SKIP = process.env.CREATE_PROJECT_TEMPLATE_E2E === '0' ? 'CREATE_PROJECT_TEMPLATE_E2E=0' : false
@@ -218,9 +219,18 @@ for (const variant of VARIANTS) {
       assert.match(result.stdout + result.stderr, fromVendor(CORE_VERSION))
     })
 
-    test('its own npm test passes', { timeout: 25 * MINUTE }, async (context) => {
+    test('its own npm test passes, with a developer\'s local settings in appsettings.Development.json and appsettings.Production.json', { timeout: 25 * MINUTE }, async (context) => {
+      // What docs/authorization.md has a developer configure for a local Keycloak (a scheme named as
+      // the app's own bearer test names its scheme), kept where a developer may keep it: the tests read neither file.
+      const shipped = readFileSync(join(project, 'appsettings.Development.json'), 'utf8')
+      const local = developerSettings(project, variant.name)
+      writeFileSync(join(project, 'appsettings.Development.json'), local)
+      writeFileSync(join(project, 'appsettings.Production.json'), local)
       const started = Date.now()
-      const result = await run('npm', ['test'], { cwd: project, env: NPM_ENV, timeoutMs: 24 * MINUTE })
+      const result = await run('npm', ['test'], { cwd: project, env: NPM_ENV, timeoutMs: 24 * MINUTE }).finally(() => {
+        writeFileSync(join(project, 'appsettings.Development.json'), shipped)
+        rmSync(join(project, 'appsettings.Production.json'), { force: true })
+      })
       context.diagnostic(`npm test of the generated ${variant.authProvider} project: ${((Date.now() - started) / 1000).toFixed(1)} s (node:test duration ${((Number(/(?:# |ℹ )duration_ms ([\d.]+)\n/.exec(result.stdout)?.[1] ?? 0)) / 1000).toFixed(1)} s)`)
       assert.equal(result.status, 0, `npm test in the generated ${variant.authProvider} project failed:\n${failures(result.stdout)}\n${tail(result.stdout + result.stderr)}`)
       // The suite really ran, including the posture test of this variant.
@@ -432,6 +442,24 @@ describe('the update path: from the previous release to the current core, with t
 
 // The guides' commands, in the closed-posture project (after the update path: it is built and runs the newest core).
 describeGuideCommands({ project: () => join(sandbox, 'acme-portal'), name: VARIANTS[0]?.name ?? '', env: NPM_ENV, skip: SKIP })
+// The guides' TypeScript, in the same project: one tsc run against the core it installed.
+describeGuideTypeScript({ project: () => join(sandbox, 'acme-portal'), env: NPM_ENV, skip: SKIP })
+
+/**
+ * appsettings.Development.json as a developer following the app's docs writes it: the shipped file
+ * plus the JwtBearer scheme of docs/authorization.md ("Calling the API with a bearer token").
+ * @param {string} project
+ * @param {string} name the root key
+ */
+function developerSettings (project, name) {
+  const guide = readFileSync(join(project, 'docs', 'authorization.md'), 'utf8')
+  const section = guide.slice(guide.indexOf('## Calling the API with a bearer token'))
+  const block = /```json\n([\s\S]*?)```/.exec(section)?.[1]
+  assert.ok(block !== undefined && block.includes('"JwtBearer"'), 'docs/authorization.md configures a JwtBearer scheme')
+  const settings = JSON.parse(readFileSync(join(project, 'appsettings.Development.json'), 'utf8'))
+  settings[name] = { ...settings[name], ...JSON.parse(`{${block}}`) }
+  return `${JSON.stringify(settings, null, 2)}\n`
+}
 
 /**
  * The patch release after `version` (after its release part, for a `-dev.` prerelease).

@@ -160,6 +160,8 @@ describe('the rename', () => {
     assert.ok('AcmePortal' in json(cookieProject, 'appsettings.schema.json').properties)
     assert.equal(json(cookieProject, 'appsettings.schema.json').title, 'AcmePortal application settings')
     assert.match(read(cookieProject, 'docs/configuration.md'), /AcmePortal__Authentication__Enabled/)
+    // The settings files ship referencing the schema (the app's own tests check appsettings.json only: the others are the developer's).
+    for (const file of ['appsettings.json', 'appsettings.Development.json']) assert.equal(json(cookieProject, file).$schema, './appsettings.schema.json', file)
   })
 
   test('stable error codes are not renamed', () => {
@@ -260,6 +262,16 @@ describe('README, .gitignore and CI', () => {
       assert.match(readme, /## Run it\n\n```sh\nnpm install && (npm run build && )?npm start\n```/)
       assert.match(readme, /## Test it\n\n```sh\nnpm test\n```/)
       assert.match(readme, /It needs nothing beyond\n`npm install` \(no browser, no Redis\)/)
+    }
+  })
+
+  test('the README leads to the core\'s task guides and says where local settings go, which the tests never read (issue 40, items 8 and 13)', () => {
+    for (const root of [cookieProject, noneProject]) {
+      const readme = read(root, 'README.md')
+      assert.match(readme, /^## Next steps: the task guides$/m)
+      assert.ok(readme.includes(`[README.md](node_modules/${CORE_PACKAGE}/docs/guides/README.md)`))
+      assert.match(readme.replace(/\s+/g, ' '), /Settings of your machine only \(.+\) go into user secrets or `\.env`/)
+      assert.match(readme.replace(/\s+/g, ' '), /`npm test` reads none of them/)
     }
   })
 

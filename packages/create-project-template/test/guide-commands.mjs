@@ -48,7 +48,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import { createRequire } from 'node:module'
@@ -522,6 +522,66 @@ export function describeGuideCommands (options) {
         rmSync(join(project, 'appsettings.Production.json'), { force: true })
       }
       noSecretIn(app.output())
+    })
+  })
+}
+
+/**
+ * The ```ts typecheck blocks of the guides in `guidesDir`, each as a module (the core's
+ * test/docs/guides.test.ts reads them the same way: a fence indented under a step loses that
+ * indentation).
+ * @param {string} guidesDir
+ * @returns {Array<{ guide: string, line: number, text: string }>}
+ */
+export function typeScriptBlocks (guidesDir) {
+  /** @type {Array<{ guide: string, line: number, text: string }>} */
+  const found = []
+  for (const guide of readdirSync(guidesDir).filter((file) => file.endsWith('.md')).sort()) {
+    const markdown = readFileSync(join(guidesDir, guide), 'utf8')
+    for (const match of markdown.matchAll(/^( *)```ts typecheck\n([\s\S]*?)^\1```$/gm)) {
+      const indent = match[1] ?? ''
+      const text = (match[2] ?? '').split('\n').map((row) => row.startsWith(indent) ? row.slice(indent.length) : row).join('\n')
+      found.push({ guide, line: markdown.slice(0, match.index).split('\n').length, text })
+    }
+  }
+  return found
+}
+
+/**
+ * The guides' TypeScript, compiled where a team puts it (issue 40, item 9): every ```ts typecheck
+ * block of the guides the installed core carries, as a file of the generated app beside its own
+ * src/, typechecked with the app's tsconfig.json against the packed core's published types (the
+ * core's own test compiles them against its sources, where every module is in the program). One
+ * tsc run, in the app of the end-to-end test.
+ * @param {Pick<GuideCommandsOptions, 'project' | 'env' | 'skip'>} options
+ */
+export function describeGuideTypeScript (options) {
+  describe('the guides\' TypeScript compiles in the generated app, against the installed core\'s types', { skip: options.skip }, () => {
+    test('tsc with the app\'s tsconfig.json reports nothing for its src/ and every ```ts typecheck block', { timeout: 3 * 60_000 }, async () => {
+      const project = options.project()
+      const output = join(project, 'test', 'output', 'guides-typecheck')
+      rmSync(output, { recursive: true, force: true })
+      mkdirSync(output, { recursive: true })
+      try {
+        const blocks = typeScriptBlocks(join(project, 'node_modules', '@project-template', 'core', 'docs', 'guides'))
+        assert.ok(blocks.length >= 5, `only ${blocks.length} TypeScript blocks`)
+        const files = blocks.map((block, index) => {
+          const file = `${block.guide.replace(/\.md$/, '')}-${block.line}-${index}.ts`
+          // Each block is a module of its own (an example may declare what another declares too).
+          writeFileSync(join(output, file), `${block.text}\nexport {}\n`)
+          return file
+        })
+        writeFileSync(join(output, 'tsconfig.json'), JSON.stringify({
+          extends: '../../../tsconfig.json',
+          compilerOptions: { noEmit: true, noUnusedLocals: false, noUnusedParameters: false, rootDir: '../../..' },
+          include: ['../../../src/**/*.ts', ...files]
+        }))
+        const tsc = await run(join(project, 'node_modules', '.bin', 'tsc'), ['-p', join(output, 'tsconfig.json')], { cwd: project, env: options.env, timeoutMs: 2 * 60_000 })
+        assert.equal(tsc.stdout + tsc.stderr, '', `the guides' TypeScript does not compile in the generated app (files in ${output}):`)
+        assert.equal(tsc.status, 0)
+      } finally {
+        rmSync(output, { recursive: true, force: true })
+      }
     })
   })
 }

@@ -99,7 +99,7 @@ export function introspectionProblems (settings: JwtBearerSettings, schemeKey: s
   else if (isMissing(settings.Authority)) problems.push(problem(key('Endpoint'), `${key('Endpoint')} is required when the scheme has no Authority (no discovery names an introspection_endpoint).`))
   if (introspection.TokenEndpointAuthMethod === 'private_key_jwt') {
     try {
-      readClientAssertionKeys(introspection.ClientAssertionKeys.map((entry) => entry.reveal()).join('\n'), introspection.ClientAssertionCertificates.join('\n'), { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') })
+      readClientAssertionKeys(introspection.ClientAssertionKeys.map((entry) => entry.reveal()), introspection.ClientAssertionCertificates, { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') })
     } catch (error) {
       if (!(error instanceof ClientAssertionKeyError)) throw error
       problems.push(problem(error.setting, error.message))

@@ -8,6 +8,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { CLAIM_MAPPINGS_KEYWORD, NAMED_SECTIONS_KEYWORD, SCHEMES_KEYWORD, SECRET_KEYWORD, type SchemaNode } from './schema-parts.js'
 import type { NamedSchemes } from './schemes.js'
 import type { FlatConfiguration, ScalarValue } from './sources.js'
+import { nearestKey } from './key-suggestion.js'
 
 export interface ConfigurationProblem {
   /** Full colon path, canonical casing (`ProjectTemplate:Authentication:Enabled`). */
@@ -22,6 +23,8 @@ interface BindContext {
   readonly errors: ConfigurationProblem[]
   /** The Types of Authentication:Schemes (none: a schemes node binds nothing). */
   readonly namedSchemes: NamedSchemes | undefined
+  /** Each section bound so far (lower-cased path) with its canonical path and its keys: where a misspelt key finds its suggestion. */
+  readonly sections: Map<string, { readonly path: string, readonly keys: readonly string[] }>
 }
 
 function childKeys (context: BindContext, path: string): Map<string, string> {
@@ -228,6 +231,7 @@ export function bindNode (context: BindContext, schema: TSchema | SchemaNode, pa
   if (node[SCHEMES_KEYWORD] === true) return bindSchemes(context, path)
   if (node[NAMED_SECTIONS_KEYWORD] === true) return bindNamedSections(context, node, path)
   if (node.type === 'object' && node.properties !== undefined) {
+    context.sections.set(path.toLowerCase(), { path, keys: Object.keys(node.properties) })
     const result: Record<string, unknown> = {}
     for (const [name, child] of Object.entries(node.properties)) {
       result[name] = bindNode(context, child, `${path}:${name}`)
@@ -244,16 +248,35 @@ export interface BindResult<T> {
   readonly errors: ConfigurationProblem[]
   /** Keys under the root that match no schema entry, as written by their source. */
   readonly unknownKeys: string[]
+  /** For an unknown key that looks like a slip for a key of its section: that key's full path (`...:Api:Audience` -> `...:Api:Audiences`). */
+  readonly suggestions: ReadonlyMap<string, string>
+}
+
+/** The known key an unknown one was probably meant to be: the nearest key of the closest section above it. */
+function suggestionFor (context: BindContext, unknownKey: string): string | undefined {
+  const segments = unknownKey.split(':')
+  for (let length = segments.length - 1; length > 0; length--) {
+    const section = context.sections.get(segments.slice(0, length).join(':').toLowerCase())
+    if (section === undefined) continue
+    const key = nearestKey(segments[length] ?? '', section.keys)
+    return key === undefined ? undefined : `${section.path}:${key}`
+  }
+  return undefined
 }
 
 /** Binds the section `rootKey` of `flat` onto `schema`; `namedSchemes` are the Types of its Authentication:Schemes. */
 export function bindConfiguration<T> (flat: FlatConfiguration, schema: TSchema | SchemaNode, rootKey: string, namedSchemes?: NamedSchemes): BindResult<T> {
-  const context: BindContext = { flat, consumed: new Set(), errors: [], namedSchemes }
+  const context: BindContext = { flat, consumed: new Set(), errors: [], namedSchemes, sections: new Map() }
   const value = bindNode(context, schema, rootKey) as T
   const prefix = `${rootKey.toLowerCase()}:`
   const unknownKeys = [...flat.entries()]
     .filter(([key]) => (key.startsWith(prefix) || key === rootKey.toLowerCase()) && !context.consumed.has(key))
     .map(([, entry]) => entry.path)
     .sort()
-  return { value, errors: context.errors, unknownKeys }
+  const suggestions = new Map<string, string>()
+  for (const key of unknownKeys) {
+    const suggestion = suggestionFor(context, key)
+    if (suggestion !== undefined) suggestions.set(key, suggestion)
+  }
+  return { value, errors: context.errors, unknownKeys, suggestions }
 }

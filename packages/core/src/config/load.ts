@@ -103,8 +103,18 @@ function deepFreeze<T> (value: T): T {
   return value
 }
 
+/** The layers read besides `appsettings.json`, the key-per-file directory and the environment. */
+export interface EnvironmentFiles {
+  /**
+   * `appsettings.<Environment>.json` and, in Development, user secrets: settings of one machine
+   * or one deployment. An app's tests read neither (testing/app.ts), so that what a developer
+   * puts there for local work never changes what the tests see.
+   */
+  readonly read: boolean
+}
+
 /** Loads the configuration onto `schemas` and checks it with `rules` (configuration.ts `RULES`, in their order). */
-export function loadConfigurationWith<C extends CoreConfiguration> (options: LoadOptions, rules: ReadonlyArray<Rule<C>>, schemas: ConfigurationSchemas): LoadedConfigurationOf<C> {
+export function loadConfigurationWith<C extends CoreConfiguration> (options: LoadOptions, rules: ReadonlyArray<Rule<C>>, schemas: ConfigurationSchemas, environmentFiles: EnvironmentFiles = { read: true }): LoadedConfigurationOf<C> {
   const { env, contentRoot } = options
   const naming = applicationNaming(options.applicationName)
   const { rootKey } = naming
@@ -125,10 +135,10 @@ export function loadConfigurationWith<C extends CoreConfiguration> (options: Loa
 
   tryRead('appsettings.json', () => readJsonFile(join(contentRoot, 'appsettings.json'), 'appsettings.json', false))
   const environmentFile = `appsettings.${environmentName}.json`
-  if (existsSync(join(contentRoot, environmentFile))) {
+  if (environmentFiles.read && existsSync(join(contentRoot, environmentFile))) {
     tryRead(environmentFile, () => readJsonFile(join(contentRoot, environmentFile), environmentFile, false))
   }
-  if (isDevelopment(environmentName)) {
+  if (environmentFiles.read && isDevelopment(environmentName)) {
     const id = readUserSecretsId(contentRoot)
     if (id !== undefined && existsSync(userSecretsPath(env, id, naming.kebabName))) {
       tryRead('user secrets', () => readJsonFile(userSecretsPath(env, id, naming.kebabName), 'user secrets file', false))
@@ -161,11 +171,7 @@ export function loadConfigurationWith<C extends CoreConfiguration> (options: Loa
   const bound = bindConfiguration<C>(merged, schemas.schemaFor(rootKey), rootKey, schemas.namedSchemes)
   errors.push(...bound.errors)
   errors.push(...rules.flatMap((rule) => rule({ config: bound.value, environmentName, contentRoot, rootKey })))
-  const warnings: ConfigurationWarning[] = bound.unknownKeys.map((key) => ({
-    key,
-    event: 'configuration.unknown_key',
-    message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.`
-  }))
+  const warnings: ConfigurationWarning[] = bound.unknownKeys.map((key) => unknownKeyWarning(key, bound.suggestions.get(key)))
   warnings.push(...secretsInSettingsFiles(contentRoot, rootKey, schemas))
   // Outside Development the switch is already an error (rules.ts); the warning explains it where it works.
   if (bound.value.Authentication.Cookie.AllowInsecureHttp && isDevelopment(environmentName)) warnings.push(insecureHttpWarning(rootKey))
@@ -271,6 +277,12 @@ function secretsInSettingsFiles (contentRoot: string, rootKey: string, schemas: 
         message: `${entry.path} is set in ${file}, a file committed with the code; move it to user secrets (Development), an environment variable or a key-per-file directory, and replace it at the provider if it was ever pushed.`
       }))
   })
+}
+
+/** A key no schema entry matches, with the known key it was probably meant to be. */
+function unknownKeyWarning (key: string, suggestion: string | undefined): ConfigurationWarning {
+  const hint = suggestion === undefined ? '' : ` Did you mean ${suggestion}?`
+  return { key, event: 'configuration.unknown_key', message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.${hint}` }
 }
 
 function insecureHttpWarning (rootKey: string): ConfigurationWarning {

@@ -63,7 +63,7 @@ function clientCredentialsProblems (section: DownstreamApiConfiguration, key: Ke
   }
   if (settings.TokenEndpointAuthMethod === 'private_key_jwt') {
     try {
-      readClientAssertionKeys(settings.ClientAssertionKeys.map((entry) => entry.reveal()).join('\n'), settings.ClientAssertionCertificates.join('\n'),
+      readClientAssertionKeys(settings.ClientAssertionKeys.map((entry) => entry.reveal()), settings.ClientAssertionCertificates,
         { keys: k('ClientAssertionKeys'), certificates: k('ClientAssertionCertificates') })
     } catch (error) {
       if (!(error instanceof ClientAssertionKeyError)) throw error

@@ -63,7 +63,8 @@ export interface ClientAssertionKey {
 /** Why the configured keys are refused. */
 export type ClientAssertionKeyProblem =
   | 'missing' | 'unparsable' | 'encrypted' | 'too_many' | 'unsupported_key' | 'weak_key'
-  | 'certificate_unparsable' | 'certificate_mismatch' | 'certificate_duplicate'
+  | 'certificate_as_key' | 'public_key' | 'escaped_line_breaks'
+  | 'certificate_unparsable' | 'certificate_mismatch' | 'certificate_duplicate' | 'key_as_certificate' | 'certificate_escaped_line_breaks'
 
 /** A refusal of the configured keys: `setting` is the colon path of the key or certificate setting. */
 export class ClientAssertionKeyError extends Error {
@@ -86,7 +87,12 @@ const PROBLEM_TEXT: Readonly<Record<ClientAssertionKeyProblem, string>> = {
   too_many: `holds more than ${MAX_CLIENT_ASSERTION_KEYS} private keys (the current one and the next).`,
   unsupported_key: 'holds a key of a type that cannot sign client assertions (use RSA, EC P-256/P-384/P-521 or Ed25519).',
   weak_key: 'holds an RSA key shorter than 2048 bits.',
+  certificate_as_key: 'holds a certificate ("BEGIN CERTIFICATE"), not a private key: the private key goes here, its certificate in ClientAssertionCertificates.',
+  public_key: 'holds a public key ("BEGIN PUBLIC KEY"), not a private key: the private key goes here; the provider gets the public key or certificate.',
+  escaped_line_breaks: 'holds a PEM whose line breaks are the two characters \\n (a backslash and an n): give the key with real line breaks (a key-per-file directory keeps them; in JSON write \\n, not \\\\n; in a shell "$(cat key.pem)").',
   certificate_unparsable: 'is not a readable PEM certificate ("CERTIFICATE").',
+  key_as_certificate: 'holds a private key, not a certificate: the private key goes in ClientAssertionKeys, its certificate ("BEGIN CERTIFICATE") here.',
+  certificate_escaped_line_breaks: 'holds a PEM whose line breaks are the two characters \\n (a backslash and an n): give the certificate with real line breaks.',
   certificate_mismatch: 'holds a certificate that does not match any of the configured private keys.',
   certificate_duplicate: 'holds two certificates for the same private key.'
 }
@@ -130,30 +136,61 @@ export function jwkThumbprintOf (key: KeyObject): string {
   return base64url(createHash('sha256').update(canonical).digest())
 }
 
+/** One PEM block of a setting, with the name of the entry it came from (`ClientAssertionKeys:1`). */
+interface NamedBlock { readonly label: string, readonly pem: string, readonly setting: string }
+
+/**
+ * The PEM blocks of a setting given as its entries (each named `<setting>:<index>`) or as one text
+ * (named `<setting>`); blank entries are skipped. A block whose body has the two characters `\n`
+ * where line breaks belong (a PEM pasted through an escaping layer) is refused as such, and an
+ * entry with no PEM block at all as `unreadable`.
+ */
+function namedBlocks (value: string | readonly string[], setting: string, escaped: ClientAssertionKeyProblem, unreadable: ClientAssertionKeyProblem): NamedBlock[] {
+  const entries = typeof value === 'string' ? [{ text: value, setting }] : value.map((text, index) => ({ text, setting: `${setting}:${index}` }))
+  return entries.filter((entry) => entry.text.trim() !== '').flatMap((entry) => {
+    const blocks = pemBlocks(entry.text)
+    if (blocks.some((block) => block.pem.includes('\\n'))) throw new ClientAssertionKeyError(entry.setting, escaped)
+    if (blocks.length === 0) throw new ClientAssertionKeyError(entry.setting, unreadable)
+    return blocks.map((block) => ({ ...block, setting: entry.setting }))
+  })
+}
+
+/** Why a block of ClientAssertionKeys is no private key, or undefined when it may be one. */
+function keyBlockProblem (label: string): ClientAssertionKeyProblem | undefined {
+  if (label === 'CERTIFICATE') return 'certificate_as_key'
+  if (label === 'PUBLIC KEY' || label === 'RSA PUBLIC KEY') return 'public_key'
+  if (!label.endsWith('PRIVATE KEY')) return 'unparsable'
+  return label.startsWith('ENCRYPTED') ? 'encrypted' : undefined
+}
+
 /**
  * Parses `keys` (one or two PEM private keys) and `certificates` (none, or one PEM certificate per
- * key, matched to its key by public key). Throws {@link ClientAssertionKeyError} naming
- * `settings.keys` or `settings.certificates`.
+ * key, matched to its key by public key), each given as the setting's entries or as one text.
+ * Throws {@link ClientAssertionKeyError} naming `settings.keys` or `settings.certificates`, with
+ * the entry's index when entries were given (`...:ClientAssertionKeys:1`).
  */
-export function readClientAssertionKeys (keys: string, certificates: string, settings: { readonly keys: string, readonly certificates: string }): ClientAssertionKey[] {
-  if (keys.trim() === '') throw new ClientAssertionKeyError(settings.keys, 'missing')
-  const keyBlocks = pemBlocks(keys)
-  if (keyBlocks.length === 0 || keyBlocks.some((block) => !block.label.endsWith('PRIVATE KEY'))) throw new ClientAssertionKeyError(settings.keys, 'unparsable')
-  if (keyBlocks.some((block) => block.label.startsWith('ENCRYPTED'))) throw new ClientAssertionKeyError(settings.keys, 'encrypted')
+export function readClientAssertionKeys (keys: string | readonly string[], certificates: string | readonly string[], settings: { readonly keys: string, readonly certificates: string }): ClientAssertionKey[] {
+  const keyBlocks = namedBlocks(keys, settings.keys, 'escaped_line_breaks', 'unparsable')
+  if (keyBlocks.length === 0) throw new ClientAssertionKeyError(settings.keys, 'missing')
+  for (const block of keyBlocks) {
+    const problem = keyBlockProblem(block.label)
+    if (problem !== undefined) throw new ClientAssertionKeyError(block.setting, problem)
+  }
   if (keyBlocks.length > MAX_CLIENT_ASSERTION_KEYS) throw new ClientAssertionKeyError(settings.keys, 'too_many')
   const parsed = keyBlocks.map((block, position) => {
     let key: KeyObject
     try {
       key = createPrivateKey(block.pem)
     } catch {
-      throw new ClientAssertionKeyError(settings.keys, 'unparsable')
+      throw new ClientAssertionKeyError(block.setting, 'unparsable')
     }
-    return { key, alg: algorithmOf(key, settings.keys), kid: jwkThumbprintOf(key), position }
+    return { key, alg: algorithmOf(key, block.setting), kid: jwkThumbprintOf(key), position }
   })
 
-  const certificateBlocks = pemBlocks(certificates)
-  if (certificates.trim() !== '' && (certificateBlocks.length === 0 || certificateBlocks.some((block) => block.label !== 'CERTIFICATE'))) {
-    throw new ClientAssertionKeyError(settings.certificates, 'certificate_unparsable')
+  const certificateBlocks = namedBlocks(certificates, settings.certificates, 'certificate_escaped_line_breaks', 'certificate_unparsable')
+  for (const block of certificateBlocks) {
+    if (block.label.endsWith('PRIVATE KEY')) throw new ClientAssertionKeyError(block.setting, 'key_as_certificate')
+    if (block.label !== 'CERTIFICATE') throw new ClientAssertionKeyError(block.setting, 'certificate_unparsable')
   }
   const certificateOf = new Map<number, ClientAssertionKey['certificate']>()
   for (const block of certificateBlocks) {
@@ -161,11 +198,11 @@ export function readClientAssertionKeys (keys: string, certificates: string, set
     try {
       certificate = new X509Certificate(block.pem)
     } catch {
-      throw new ClientAssertionKeyError(settings.certificates, 'certificate_unparsable')
+      throw new ClientAssertionKeyError(block.setting, 'certificate_unparsable')
     }
     const owner = parsed.find((candidate) => safeCheckPrivateKey(certificate, candidate.key))
-    if (owner === undefined) throw new ClientAssertionKeyError(settings.certificates, 'certificate_mismatch')
-    if (certificateOf.has(owner.position)) throw new ClientAssertionKeyError(settings.certificates, 'certificate_duplicate')
+    if (owner === undefined) throw new ClientAssertionKeyError(block.setting, 'certificate_mismatch')
+    if (certificateOf.has(owner.position)) throw new ClientAssertionKeyError(block.setting, 'certificate_duplicate')
     certificateOf.set(owner.position, {
       x5tS256: base64url(createHash('sha256').update(certificate.raw).digest()),
       x5t: base64url(createHash('sha1').update(certificate.raw).digest()),

@@ -38,7 +38,7 @@ export const openIdConnectSettingsRule: SettingsRule<OpenIdConnectInstance> = (i
 /** `private_key_jwt`: the keys and certificates must parse and match; the problem names the setting, never the key. */
 function clientAssertionKeyProblems (oidc: OpenIdConnectInstance['settings'], key: (name: string) => string): ReturnType<typeof problem>[] {
   try {
-    readClientAssertionKeys(oidc.ClientAssertionKeys.map((entry) => entry.reveal()).join('\n'), oidc.ClientAssertionCertificates.join('\n'), { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') })
+    readClientAssertionKeys(oidc.ClientAssertionKeys.map((entry) => entry.reveal()), oidc.ClientAssertionCertificates, { keys: key('ClientAssertionKeys'), certificates: key('ClientAssertionCertificates') })
     return []
   } catch (error) {
     if (!(error instanceof ClientAssertionKeyError)) throw error

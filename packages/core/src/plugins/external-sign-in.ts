@@ -128,9 +128,20 @@ function failure (): FastifyInstance['externalSignIn']['fail'] {
   return function fail (request, reply, scheme, failure, error, identity) {
     const details = error instanceof Error ? { errorName: error.name, errorCode: (error as { code?: unknown }).code, ...diagnosticsOf(error) } : {}
     const outcome = outcomeOf(failure)
-    request.log.warn({ event: 'external.sign_in.failed', ...(identity === undefined ? {} : identityAuditFields(identity)), provider: scheme, failure, code: SIGN_IN_OUTCOMES[outcome].code, ...details }, 'external sign-in failed')
+    const shown = SIGN_IN_OUTCOMES[outcome]
+    request.log.warn({ event: 'external.sign_in.failed', ...(identity === undefined ? {} : identityAuditFields(identity)), provider: scheme, failure, code: shown.code, ...details }, 'external sign-in failed')
+    if (shown.page === 'refusal') return sendSignInRefusal(request, reply, shown.message)
     return reply.redirect(`/Account/Login?failure=${outcome}`, 302)
   }
+}
+
+/**
+ * A refused sign-in (an organisation not set up, a user the application refused): 403 with the
+ * fixed `message` and this request's id, the `reqId` of its `external.sign_in.failed` (or
+ * `external.sign_in.refused_by_application`) line and of its completion line.
+ */
+function sendSignInRefusal (request: FastifyRequest, reply: FastifyReply, message: string): FastifyReply {
+  return reply.code(403).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(request.server.pages.accessDeniedPage(undefined, message, request.id))
 }
 
 /** The session plugin, adapted to this request and reply, as the pipeline's session issuer. */
@@ -147,9 +158,7 @@ function completion (app: FastifyInstance, pipeline: SignInPipeline, fail: Fasti
   return async function complete (request, reply, taken, result) {
     const completed = await pipeline.complete(taken, result, sessionIssuerOf(app, request, reply), request.log)
     if ('failed' in completed) return fail(request, reply, result.scheme, completed.failed, completed.error, completed.identity)
-    if ('refusedByApplication' in completed) {
-      return reply.code(403).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(request.server.pages.accessDeniedPage(undefined, completed.refusedByApplication))
-    }
+    if ('refusedByApplication' in completed) return sendSignInRefusal(request, reply, completed.refusedByApplication)
     return reply.redirect(completed.returnUrl, 302)
   }
 }

@@ -10,7 +10,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { ApplicationParts, CreateAppOptions } from '../create-app.js'
 import { applicationDiscriminatorOf, createKeyRing, loadKeyRing, type KeyRing } from '../data-protection/key-ring.js'
 import type { LoadedConfiguration } from '../providers/application-schema.js'
-import { loadConfiguration } from '../configuration.js'
+import { loadConfigurationWithoutEnvironmentFiles } from '../configuration.js'
 import { APPLICATION_NAME } from '../application-name.js'
 import { createLogger } from '../logger.js'
 import type { Claim } from '../session/principal.js'
@@ -82,7 +82,10 @@ export interface TestAppLocation {
 export interface TestConfigurationOptions extends TestAppLocation {
   /** Settings under the root key, applied as environment variables over the closed posture. */
   readonly settings?: TestSettings
-  /** NODE_ENV (default unset: Production). */
+  /**
+   * NODE_ENV (default unset: Production): the rules of that environment apply, but its
+   * `appsettings.<Environment>.json` is not read ({@link loadTestConfiguration}).
+   */
   readonly nodeEnv?: string
   /**
    * Applies {@link CLOSED_POSTURE} under `settings`. Default true; false tests the posture the
@@ -91,7 +94,12 @@ export interface TestConfigurationOptions extends TestAppLocation {
   readonly closedPosture?: boolean
 }
 
-/** Loads the app's configuration as startup does, with the test's settings as environment variables; user secrets are never read. */
+/**
+ * Loads the app's configuration as startup does from its `appsettings.json`, with the test's
+ * settings as environment variables. Never read: `appsettings.<Environment>.json` (a developer's
+ * Development settings, a deployment's Production file), user secrets and `.env`, so that a test
+ * sees the same configuration on every machine; a test that needs a setting gives it in `settings`.
+ */
 export function loadTestConfiguration (options: TestConfigurationOptions): LoadedConfiguration {
   const rootKey = options.applicationName ?? APPLICATION_NAME
   const env: NodeJS.ProcessEnv = {
@@ -101,7 +109,7 @@ export function loadTestConfiguration (options: TestConfigurationOptions): Loade
     XDG_CONFIG_HOME: '/nonexistent-test-config'
   }
   if (options.nodeEnv !== undefined) env.NODE_ENV = options.nodeEnv
-  return loadConfiguration({ env, contentRoot: options.contentRoot, applicationName: rootKey })
+  return loadConfigurationWithoutEnvironmentFiles({ env, contentRoot: options.contentRoot, applicationName: rootKey })
 }
 
 /** A key ring of one fresh random key: sessions sealed by one test app open in no other. */

@@ -125,9 +125,10 @@ ${discovery === '' ? html`<p>Choose how to sign in:</p>` : html`<p class="divide
 </div>`)
 }
 
-function accessDeniedPage (layout: (options: LayoutOptions, body: SafeHtml) => string, userName: string | undefined, reason?: string): string {
+function accessDeniedPage (layout: (options: LayoutOptions, body: SafeHtml) => string, userName: string | undefined, reason?: string, requestId?: string): string {
   return layout({ title: 'Access denied', userName }, html`<div class="card card-page"><h1>Access denied</h1>
 ${reason === undefined ? html`<p>You do not have permission to view this resource.</p>` : html`<p id="access-denied-reason">${reason}</p>`}
+${requestId === undefined ? '' : html`<p class="muted">Request id: <code id="request-id">${requestId}</code></p>`}
 <p class="actions"><a class="button" href="/">Return to the start page</a></p>
 </div>`)
 }
@@ -179,8 +180,12 @@ export interface Pages {
   /** The branded layout with the application name filled in. */
   readonly layout: (options: LayoutOptions, body: SafeHtml) => string
   readonly loginPage: (model: LoginPageModel) => string
-  /** `reason`: the application's own words (a sign-in hook's refusal), escaped; default a fixed text. */
-  readonly accessDeniedPage: (userName: string | undefined, reason?: string) => string
+  /**
+   * `reason`: the application's own words (a sign-in hook's refusal) or a refused sign-in's fixed
+   * text, escaped; default a fixed text. `requestId`: the request's id, shown for the administrator
+   * (a refused sign-in: the `reqId` of its log lines). The `requestId` parameter is `@experimental`.
+   */
+  readonly accessDeniedPage: (userName: string | undefined, reason?: string, requestId?: string) => string
   readonly errorPage: (model: ErrorPageModel) => string
   readonly providerSignOutPage: (model: ProviderSignOutPageModel) => string
 }
@@ -229,7 +234,7 @@ export function createPages (branding: Branding = {}): Pages {
     layout,
     // An app's own layout may show something that changes (a year, a build): rendered every time.
     loginPage: branding.layout === undefined ? rememberedUnlessTyped((model: LoginPageModel) => loginPage(layout, model)) : (model: LoginPageModel) => loginPage(layout, model),
-    accessDeniedPage: (userName: string | undefined, reason?: string) => accessDeniedPage(layout, userName, reason),
+    accessDeniedPage: (userName: string | undefined, reason?: string, requestId?: string) => accessDeniedPage(layout, userName, reason, requestId),
     errorPage: (model: ErrorPageModel) => errorPage(layout, model),
     providerSignOutPage: (model: ProviderSignOutPageModel) => providerSignOutPage(applicationName, model)
   })

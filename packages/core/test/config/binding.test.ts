@@ -123,21 +123,36 @@ describe('integers', () => {
 })
 
 describe('unknown keys', () => {
-  const table: Array<[string, string]> = [
-    ['ProjectTemplate__Authentication__Enabeld', 'ProjectTemplate:Authentication:Enabeld'],
-    ['ProjectTemplate__Authentication__Providers__OpenIdConnect__ClientSecert', 'ProjectTemplate:Authentication:Providers:OpenIdConnect:ClientSecert'],
-    ['ProjectTemplate__Authentication__Providers__Okta__Enabled', 'ProjectTemplate:Authentication:Providers:Okta:Enabled'],
-    ['ProjectTemplate__Authorization__RequireAuthenticatedUser', 'ProjectTemplate:Authorization:RequireAuthenticatedUser'],
-    ['ProjectTemplate__Authorization__AdminRoles__0', 'ProjectTemplate:Authorization:AdminRoles:0']
+  // The variable, the key it names and the known key of its section it is suggested for (a slip of a letter or two), if any.
+  const table: Array<[string, string, string | undefined]> = [
+    ['ProjectTemplate__Authentication__Enabeld', 'ProjectTemplate:Authentication:Enabeld', 'ProjectTemplate:Authentication:Enabled'],
+    ['ProjectTemplate__Authentication__Providers__OpenIdConnect__ClientSecert', 'ProjectTemplate:Authentication:Providers:OpenIdConnect:ClientSecert', 'ProjectTemplate:Authentication:Providers:OpenIdConnect:ClientSecret'],
+    ['ProjectTemplate__Authentication__Providers__Okta__Enabled', 'ProjectTemplate:Authentication:Providers:Okta:Enabled', undefined],
+    ['ProjectTemplate__Authorization__RequireAuthenticatedUser', 'ProjectTemplate:Authorization:RequireAuthenticatedUser', undefined],
+    ['ProjectTemplate__Authorization__AdminRoles__0', 'ProjectTemplate:Authorization:AdminRoles:0', undefined]
   ]
-  for (const [variable, key] of table) {
-    test(`${key} produces a warning naming the key, and is not an error`, () => {
+  for (const [variable, key, suggestion] of table) {
+    test(`${key} produces a warning naming the key${suggestion === undefined ? '' : ' and the key it was probably meant to be'}, and is not an error`, () => {
       const loaded = load({ [variable]: 'PLANTED-UNKNOWN-VALUE' })
       assert.deepEqual(loaded.errors, [])
-      assert.deepEqual(loaded.warnings, [{ key, event: 'configuration.unknown_key', message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.` }])
+      const hint = suggestion === undefined ? '' : ` Did you mean ${suggestion}?`
+      assert.deepEqual(loaded.warnings, [{ key, event: 'configuration.unknown_key', message: `${key} is not a known configuration key and is ignored; check its spelling against docs/configuration.md.${hint}` }])
       assert.ok(!JSON.stringify(loaded.warnings).includes('PLANTED-UNKNOWN-VALUE'))
     })
   }
+
+  test('a misspelt key of a named scheme gets the nearest key of that scheme\'s type: Audience -> Audiences of a JwtBearer scheme (issue 40, item 12)', () => {
+    const loaded = load({
+      ProjectTemplate__Authentication__Schemes__Api__Type: 'JwtBearer',
+      ProjectTemplate__Authentication__Schemes__Api__Authority: 'https://login.example.test',
+      ProjectTemplate__Authentication__Schemes__Api__Audience: 'orders-api',
+      ProjectTemplate__Authentication__Schemes__Api__Autority: 'https://login.example.test'
+    })
+    assert.deepEqual(loaded.warnings.map((warning) => warning.message.slice(warning.message.indexOf(' Did you mean'))), [
+      ' Did you mean ProjectTemplate:Authentication:Schemes:Api:Audiences?',
+      ' Did you mean ProjectTemplate:Authentication:Schemes:Api:Authority?'
+    ])
+  })
 
   test('the shipped appsettings files produce no warning', () => {
     assert.deepEqual(load({}).warnings, [])

@@ -36,14 +36,14 @@ describe('startup refusals name the setting, never the key', () => {
     { name: 'no key', keys: '  ', setting: SETTINGS.keys, problem: 'missing' },
     { name: 'text that is not PEM', keys: 'PLANTED-not-a-pem-MIIEvQ', setting: SETTINGS.keys, problem: 'unparsable' },
     { name: 'a PEM block with a damaged body', keys: current.privateKeyPem.replace(/\n[A-Za-z0-9+/]{10}/, '\nPLANTED!!!'), setting: SETTINGS.keys, problem: 'unparsable' },
-    { name: 'a certificate where the key belongs', keys: current.certificatePem, setting: SETTINGS.keys, problem: 'unparsable' },
+    { name: 'a certificate where the key belongs', keys: current.certificatePem, setting: SETTINGS.keys, problem: 'certificate_as_key' },
     { name: 'an encrypted key', keys: '-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----\n', setting: SETTINGS.keys, problem: 'encrypted' },
     { name: 'three keys', keys: current.privateKeyPem + next.privateKeyPem + stranger.privateKeyPem, setting: SETTINGS.keys, problem: 'too_many' },
     { name: 'an RSA key of 1024 bits', keys: pem('rsa', { modulusLength: 1024 }), setting: SETTINGS.keys, problem: 'weak_key' },
     { name: 'an EC key on secp256k1', keys: pem('ec', { namedCurve: 'secp256k1' }), setting: SETTINGS.keys, problem: 'unsupported_key' },
     { name: 'a certificate of another key', keys: current.privateKeyPem, certificates: stranger.certificatePem, setting: SETTINGS.certificates, problem: 'certificate_mismatch' },
     { name: 'a damaged certificate', keys: current.privateKeyPem, certificates: current.certificatePem.replace(/\n[A-Za-z0-9+/]{10}/, '\nPLANTED!!!'), setting: SETTINGS.certificates, problem: 'certificate_unparsable' },
-    { name: 'a private key where the certificate belongs', keys: current.privateKeyPem, certificates: next.privateKeyPem, setting: SETTINGS.certificates, problem: 'certificate_unparsable' },
+    { name: 'a private key where the certificate belongs', keys: current.privateKeyPem, certificates: next.privateKeyPem, setting: SETTINGS.certificates, problem: 'key_as_certificate' },
     { name: 'two certificates of one key', keys: current.privateKeyPem, certificates: current.certificatePem + current.certificatePem, setting: SETTINGS.certificates, problem: 'certificate_duplicate' }
   ]
   for (const entry of cases) {

@@ -29,6 +29,24 @@ const CONTOSO = '72f988bf-86f1-41af-91ab-2d7cd011db47'
 const FABRIKAM = '0b6a0f2e-3c1d-4b8e-9d7a-5e4f3c2b1a09'
 const NORTHWIND = 'c3d2e1f0-aaaa-4bbb-8ccc-dddddddddddd'
 
+/**
+ * Issue 40, item 11: a tenant not allowed gets a page of its own at the callback (403), saying the
+ * organisation is not set up, with the request id of the refusal's log line and of the callback's
+ * completion line.
+ */
+async function assertOrganisationRefused (callback: Exchange, failed: ReadonlyArray<Record<string, unknown>>, completed: () => ReadonlyArray<Record<string, unknown>>): Promise<void> {
+  assert.equal(callback.response.status, 403)
+  assert.equal(callback.response.headers.get('cache-control'), 'no-store')
+  assert.match(callback.body, /your organisation is not set up to use this application/)
+  assert.doesNotMatch(callback.body, /Please try again/)
+  const shown = /<code id="request-id">([^<]+)<\/code>/.exec(callback.body)?.[1]
+  assert.ok(shown !== undefined && shown.length > 0, 'the page shows a request id')
+  assert.equal(failed.length, 1)
+  assert.equal(failed[0]?.reqId, shown)
+  await waitFor(() => completed().some((line) => line.reqId === shown), 'the callback\'s completion line', 5_000)
+  assert.deepEqual(completed().filter((line) => line.reqId === shown).map((line) => [line.path, line.statusCode]), [['/signin-oidc', 403]])
+}
+
 describe('a multi-tenant provider with AllowedTenants', () => {
   const keyRing = testKeyRing()
   let idp: TokenIdp
@@ -99,7 +117,8 @@ describe('a multi-tenant provider with AllowedTenants', () => {
     test(`${refusal.name}: refused as ${refusal.failure}, one log line, no session`, async () => {
       const before = app.logs.events('external.sign_in.failed').length
       const { callback } = await signIn(refusal.claims(idp))
-      assert.equal(callback.location?.pathname + (callback.location?.search ?? ''), '/Account/Login?failure=failed')
+      if (refusal.failure === 'tenant') await assertOrganisationRefused(callback, app.logs.events('external.sign_in.failed').slice(before), () => app.logs.events('request.completed'))
+      else assert.equal(callback.location?.pathname + (callback.location?.search ?? ''), '/Account/Login?failure=failed')
       assert.deepEqual(sessionCookiesSet(callback.response), [])
       const lines = app.logs.events('external.sign_in.failed').slice(before)
       assert.equal(lines.length, 1)

@@ -16,6 +16,7 @@ import { userKeyOf } from '../../src/session/user-identity.js'
 import { HttpSession, sessionCookiesSet } from '../helpers/providers/http-session.js'
 import { useOidcPair } from '../helpers/providers/oidc-pair.js'
 import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
+import { waitFor } from '../helpers/wait.js'
 
 const verified: VerifiedSignIn = {
   scheme: 'OpenIdConnect',
@@ -194,6 +195,13 @@ describe('sign-in hook at the OpenID Connect callback (oidc-provider)', () => {
     assert.equal(refused.response.status, 403)
     assert.deepEqual(sessionCookiesSet(refused.response), [])
     assert.ok(refused.body.includes('<p id="access-denied-reason">Mallory is not welcome here.</p>'))
-    assert.equal(pair.app.logs.events('external.sign_in.refused_by_application').at(-1)?.subject, 'mallory')
+    const line = pair.app.logs.events('external.sign_in.refused_by_application').at(-1)
+    assert.equal(line?.subject, 'mallory')
+    // Issue 40, item 11: the page gives the administrator the request id of the refusal's log line and of the callback's completion line.
+    const shown = /<code id="request-id">([^<]+)<\/code>/.exec(refused.body)?.[1]
+    assert.ok(shown !== undefined && shown !== '', 'the page shows a request id')
+    assert.equal(line?.reqId, shown)
+    await waitFor(() => pair.app.logs.events('request.completed').some((completed) => completed.reqId === shown), 'the callback\'s completion line', 5_000)
+    assert.deepEqual(pair.app.logs.events('request.completed').filter((completed) => completed.reqId === shown).map((completed) => [completed.path, completed.statusCode]), [['/signin-oidc', 403]])
   })
 })

@@ -8,11 +8,13 @@
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
-import { build, buildTestApp, claim, signIn, TEST_SIGN_IN_PATH } from '../../src/testing/index.js'
+import { loadConfiguration } from '../../src/configuration.js'
+import { build, buildTestApp, claim, loadTestConfiguration, signIn, TEST_SIGN_IN_PATH } from '../../src/testing/index.js'
 import { buildApp } from '../../../../template/src/app.js'
 import { APP_ROOT, CORE_ROOT } from '../helpers/app.js'
+import { createContentRoot, settingsFile } from '../helpers/content-root.js'
 
 const ADMINISTRATION = '/api/application-information/administration'
 const reader = [claim('application:subject', 'user-7'), claim('application:name', 'Grace'), claim('application:role', 'Reader')]
@@ -50,6 +52,34 @@ describe('building an app with @project-template/core/testing', () => {
     const { app } = await build(context, { buildApp, contentRoot: APP_ROOT, testSignIn: false })
     const response = await app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, headers: { accept: 'application/json' }, payload: { claims: reader } })
     assert.equal(response.statusCode, 401)
+  })
+
+  test('a developer\'s appsettings.Development.json, appsettings.Production.json and user secrets never reach a test: the test\'s own settings load alone (issue 40, item 8)', () => {
+    const content = createContentRoot()
+    try {
+      copyFileSync(join(APP_ROOT, 'appsettings.json'), join(content.root, 'appsettings.json'))
+      // What the app's docs have a developer write for a local Keycloak: a scheme named as a test names its own.
+      const local = settingsFile({ Authentication: { Schemes: { Api: { Type: 'JwtBearer', Authority: 'http://localhost:8080/realms/dev', Audiences: ['project-template-api'] } } } })
+      content.writeJson('appsettings.Development.json', local)
+      content.writeJson('appsettings.Production.json', local)
+      content.writeUserSecrets(settingsFile({ Logging: { Level: 'trace' } }))
+      const env = { XDG_CONFIG_HOME: content.configHome }
+      // Startup reads them (they are real settings) ...
+      const api = (loaded: { config: { Authentication: { Schemes: Record<string, unknown> } } }): Record<string, unknown> | undefined => loaded.config.Authentication.Schemes.Api as Record<string, unknown> | undefined
+      assert.equal(api(loadConfiguration({ contentRoot: content.root, env: { ...env, NODE_ENV: 'development' } }))?.Authority, 'http://localhost:8080/realms/dev')
+      // ... a test, in either environment, does not: its own scheme of the same name loads without a conflict.
+      const own = { Authentication: { Schemes: { Api: { Type: 'JwtBearer', Issuer: 'https://login.test.example', JwksUri: 'https://login.test.example/jwks', Audiences: ['test-api'] } } } }
+      for (const nodeEnv of ['development', undefined]) {
+        const loaded = loadTestConfiguration({ contentRoot: content.root, settings: own, ...(nodeEnv === undefined ? {} : { nodeEnv }) })
+        assert.deepEqual(loaded.errors, [], String(nodeEnv))
+        assert.deepEqual(loaded.sources, ['appsettings.json', 'environment'])
+        assert.equal(api(loaded)?.Authority, '')
+        assert.deepEqual(api(loaded)?.Audiences, ['test-api'])
+        assert.equal(loaded.config.Logging.Level, 'info')
+      }
+    } finally {
+      content.remove()
+    }
   })
 
   test('an invalid override throws before building, naming the key under the root key', async () => {
