@@ -65,10 +65,7 @@ export function applyRules (context: ApplicationRuleContext): ConfigurationProbl
  * `process.env`.
  */
 export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
-  const loaded = loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS)
-  // Warnings across providers (logged by startup, listed by check-config); values bound, so only when valid.
-  if (loaded.errors.length > 0) return loaded
-  return { ...loaded, warnings: [...loaded.warnings, ...bearerAudiencesAreNotSignInClients(loaded.config, loaded.applicationName)] }
+  return withCrossProviderWarnings(loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS))
 }
 
 /**
@@ -77,5 +74,11 @@ export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
  * settings, whatever a developer keeps in their Development settings.
  */
 export function loadConfigurationWithoutEnvironmentFiles (options: LoadOptions): LoadedConfiguration {
-  return loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS, { read: false })
+  return withCrossProviderWarnings(loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS, { read: false }))
+}
+
+/** Warnings across providers (logged by startup, listed by check-config); values bound, so only when valid. */
+function withCrossProviderWarnings (loaded: LoadedConfiguration): LoadedConfiguration {
+  if (loaded.errors.length > 0) return loaded
+  return { ...loaded, warnings: [...loaded.warnings, ...bearerAudiencesAreNotSignInClients(loaded.config, loaded.applicationName)] }
 }
