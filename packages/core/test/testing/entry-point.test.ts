@@ -68,7 +68,7 @@ describe('building an app with @project-template/core/testing', () => {
       const api = (loaded: { config: { Authentication: { Schemes: Record<string, unknown> } } }): Record<string, unknown> | undefined => loaded.config.Authentication.Schemes.Api as Record<string, unknown> | undefined
       assert.equal(api(loadConfiguration({ contentRoot: content.root, env: { ...env, NODE_ENV: 'development' } }))?.Authority, 'http://localhost:8080/realms/dev')
       // ... a test, in either environment, does not: its own scheme of the same name loads without a conflict.
-      const own = { Authentication: { Schemes: { Api: { Type: 'JwtBearer', Issuer: 'https://login.test.example', JwksUri: 'https://login.test.example/jwks', Audiences: ['test-api'] } } } }
+      const own = { Hosting: { PublicOrigin: 'https://app.test.example' }, Authentication: { Schemes: { Api: { Type: 'JwtBearer', Issuer: 'https://login.test.example', JwksUri: 'https://login.test.example/jwks', Audiences: ['test-api'] } } } }
       for (const nodeEnv of ['development', undefined]) {
         const loaded = loadTestConfiguration({ contentRoot: content.root, settings: own, ...(nodeEnv === undefined ? {} : { nodeEnv }) })
         assert.deepEqual(loaded.errors, [], String(nodeEnv))
