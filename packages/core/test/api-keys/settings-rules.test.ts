@@ -37,8 +37,18 @@ describe('ApiKey scheme settings', () => {
       contract: false,
       protocol: 'ApiKey',
       settings: {
-        Enabled: true, Scheme: 'Keys', DisplayName: 'Keys', Prefix: 'projecttemplate_', Scopes: SCOPES, DefaultLifetimeDays: 90, MaxLifetimeDays: 365,
-        MaxKeysPerOwner: 25, Owners: ['User'], TenantAdministratorPolicy: '', AllowXApiKeyHeader: false, CreationMaxAgeSeconds: 300
+        Enabled: true,
+        Scheme: 'Keys',
+        DisplayName: 'Keys',
+        Prefix: 'projecttemplate_',
+        Scopes: SCOPES,
+        DefaultLifetimeDays: 90,
+        MaxLifetimeDays: 365,
+        MaxKeysPerOwner: 25,
+        Owners: ['User'],
+        TenantAdministratorPolicy: '',
+        AllowXApiKeyHeader: false,
+        CreationMaxAgeSeconds: 300
       }
     })
     assert.deepEqual(apiKeySettingsRule(instance, 'Production'), [])
