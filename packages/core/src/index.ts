@@ -156,4 +156,14 @@ export type { MemoryDirectoryStoreOptions } from './directory/memory-directory-s
 export { openDirectoryStore, openEmbeddedDirectoryStore, openPostgresDirectoryStore } from './directory/open-directory-store.js'
 export type { DirectoryStoreLog, EmbeddedDirectoryStoreOptions } from './directory/open-directory-store.js'
 export type { PostgresDirectoryOptions } from './directory/postgres-directory-database.js'
+// API keys (issue 42; experimental, the request path comes next): the key store port beside the
+// directory store, the principal of a key, and the key parser (prefix, length, checksum; no I/O).
+export { ApiKeyPrincipal } from './api-keys/api-key-principal.js'
+export type { ApiKeyFacts } from './api-keys/api-key-principal.js'
+export { ApiKeyLimitError } from './api-keys/api-key-store.js'
+export type { ApiKeyStore, ApiKeyRecord, ApiKeyInput, ApiKeyOwner, ApiKeyRevocationReason } from './api-keys/api-key-store.js'
+export { MemoryApiKeyStore } from './api-keys/memory-api-key-store.js'
+export type { MemoryApiKeyStoreOptions } from './api-keys/memory-api-key-store.js'
+export { parseApiKey } from './api-keys/api-key-format.js'
+export type { ParsedApiKey, MalformedApiKey } from './api-keys/api-key-format.js'
 export type { ProvisioningConfiguration } from './config/schema.js'

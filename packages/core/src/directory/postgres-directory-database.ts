@@ -143,11 +143,10 @@ export class PostgresDirectoryDatabase implements SqlDatabase {
       await session.execute(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`)
       await session.execute(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version integer PRIMARY KEY, applied_ms bigint NOT NULL)`)
       const applied = new Set((await session.query(`SELECT version FROM ${MIGRATIONS_TABLE}`)).map((row) => Number(row.version)))
-      const all = migrations(POSTGRES_TYPES)
-      for (let index = 0; index < all.length; index++) {
-        if (applied.has(index + 1)) continue
-        for (const statement of all[index] ?? []) await session.execute(statement)
-        await session.execute(`INSERT INTO ${MIGRATIONS_TABLE} (version, applied_ms) VALUES (?, ?)`, [index + 1, now])
+      for (const { version, statements } of migrations(POSTGRES_TYPES)) {
+        if (applied.has(version)) continue
+        for (const statement of statements) await session.execute(statement)
+        await session.execute(`INSERT INTO ${MIGRATIONS_TABLE} (version, applied_ms) VALUES (?, ?)`, [version, now])
       }
     })
   }

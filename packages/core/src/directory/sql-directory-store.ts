@@ -134,6 +134,11 @@ export class SqlDirectoryStore implements DirectoryStore {
     return this.#db.provider
   }
 
+  /** The database, for a store that shares it (the API key store, api-keys/open-api-key-store.ts); not part of the port. */
+  get database (): SqlDatabase {
+    return this.#db
+  }
+
   async close (): Promise<void> {
     await this.#db.close()
   }

@@ -51,9 +51,24 @@ export const POSTGRES_TYPES: SqlTypes = {
 
 export const MIGRATIONS_TABLE = 'directory_schema_migrations'
 
-/** Each migration's statements, by version (1-based, in order). */
-export function migrations (t: SqlTypes): ReadonlyArray<readonly string[]> {
-  return [[
+/**
+ * One migration: its version and statements. Versions are numbered by area so that work on two
+ * areas never takes the same number: 1-99 the directory (SCIM users, groups, tokens), 100-199
+ * SCIM provisioning, 200-299 API keys (issue 42). A store applies the missing ones in ascending
+ * order of version.
+ */
+export interface Migration {
+  readonly version: number
+  readonly statements: readonly string[]
+}
+
+/** Every migration, in ascending order of version. */
+export function migrations (t: SqlTypes): readonly Migration[] {
+  return [{ version: 1, statements: directoryTables(t) }, { version: 200, statements: apiKeyTables(t) }]
+}
+
+function directoryTables (t: SqlTypes): readonly string[] {
+  return [
     `CREATE TABLE directory_users (
       connection ${t.key} NOT NULL, id ${t.key} NOT NULL, external_id ${t.key}, user_name ${t.text} NOT NULL, user_name_key ${t.key} NOT NULL,
       active ${t.boolean} NOT NULL, attributes ${t.json} NOT NULL,
@@ -85,8 +100,29 @@ export function migrations (t: SqlTypes): ReadonlyArray<readonly string[]> {
       connection ${t.key} NOT NULL, id ${t.key} NOT NULL, digest ${t.text} NOT NULL,
       created_ms ${t.bigint} NOT NULL, expires_ms ${t.bigint}, revoked_ms ${t.bigint}, ${t.sequence},
       ${t.resourceKey} (connection, id))`
-  ]]
+  ]
 }
 
-/** The schema version this release writes (the number of {@link migrations}). */
-export const SCHEMA_VERSION = migrations(SQLITE_TYPES).length
+/**
+ * API keys (issue 42; api-keys/sql-api-key-store.ts): one row per key, never the key itself (its
+ * versioned digest), found by id (the key's id part) and listed by owner (`owner_key`: `user:`
+ * and the user key, or `tenant:` and the tenant) in creation order.
+ */
+function apiKeyTables (t: SqlTypes): readonly string[] {
+  return [
+    `CREATE TABLE directory_api_keys (
+      id ${t.key} NOT NULL, scheme ${t.key} NOT NULL, prefix ${t.text} NOT NULL, owner_key ${t.key} NOT NULL, owner_kind ${t.key} NOT NULL,
+      owner_scheme ${t.key}, owner_issuer ${t.key}, owner_subject ${t.key}, owner_identity_kind ${t.key}, owner_tenant ${t.key},
+      created_by_scheme ${t.key} NOT NULL, created_by_issuer ${t.key} NOT NULL, created_by_subject ${t.key} NOT NULL, created_by_kind ${t.key},
+      name ${t.text} NOT NULL, scopes ${t.json} NOT NULL, digest ${t.text} NOT NULL, last_four ${t.text} NOT NULL,
+      created_ms ${t.bigint} NOT NULL, expires_ms ${t.bigint} NOT NULL, revoked_ms ${t.bigint}, revoked_reason ${t.key}, last_used_ms ${t.bigint}, ${t.sequence},
+      ${t.resourceKey} (id))`,
+    'CREATE INDEX directory_api_keys_owner ON directory_api_keys (owner_key, seq)'
+  ]
+}
+
+/** The versions this release applies, ascending. */
+export const MIGRATION_VERSIONS: readonly number[] = migrations(SQLITE_TYPES).map((migration) => migration.version)
+
+/** The newest schema version this release writes. */
+export const SCHEMA_VERSION = MIGRATION_VERSIONS.at(-1) as number

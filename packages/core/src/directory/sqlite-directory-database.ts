@@ -149,12 +149,11 @@ function migrate (db: Connection, now: number): void {
   try {
     db.exec(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_ms INTEGER NOT NULL)`)
     const applied = new Set((db.prepare(`SELECT version FROM ${MIGRATIONS_TABLE}`).all() as Array<{ version: number }>).map((row) => Number(row.version)))
-    migrations(SQLITE_TYPES).forEach((statements, index) => {
-      const version = index + 1
-      if (applied.has(version)) return
+    for (const { version, statements } of migrations(SQLITE_TYPES)) {
+      if (applied.has(version)) continue
       for (const statement of statements) db.exec(statement)
       db.prepare(`INSERT INTO ${MIGRATIONS_TABLE} (version, applied_ms) VALUES (?, ?)`).run(version, now)
-    })
+    }
     db.exec('COMMIT')
   } catch (error) {
     db.exec('ROLLBACK')

@@ -11,6 +11,8 @@
  * - {@link runProcess}, {@link cleanEnv}: the app's entry points as child processes.
  * - {@link describeDirectoryStore}: the directory store conformance cases, for an app's own
  *   directory store (experimental).
+ * - {@link describeApiKeyStore}: the API key store conformance cases, for an app's own API key
+ *   store (experimental).
  *
  * A separate entry point: `@project-template/core` never imports it, so a production bundle of
  * the app (esbuild from src/server.ts) contains none of it. Pinned by `etc/core-testing.api.md`.
@@ -29,3 +31,5 @@ export type { Running } from './process.js'
 export { waitFor } from './wait.js'
 export { describeDirectoryStore, directoryStoreCases } from './directory-store.js'
 export type { DirectoryStoreCase, DirectoryStoreCaseContext, DirectoryStoreFactoryOptions } from './directory-store.js'
+export { describeApiKeyStore, apiKeyStoreCases } from './api-key-store.js'
+export type { ApiKeyStoreCase, ApiKeyStoreCaseContext } from './api-key-store.js'
