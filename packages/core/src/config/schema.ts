@@ -9,6 +9,7 @@
  */
 import { Type, type Static, type TObject, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { APPLICATION_NAME, applicationNaming } from '../application-name.js'
+import { CorsSchema } from './cors-schema.js'
 import { choice, NAMED_SECTIONS_KEYWORD, SCHEMES_KEYWORD, secret, secretArray, strings } from './schema-parts.js'
 import { TelemetrySchema } from './telemetry-schema.js'
 
@@ -244,6 +245,7 @@ export function applicationSchemaWith<A extends TSchema> (authentication: A) {
     }, { additionalProperties: false, default: {} }),
     Telemetry: TelemetrySchema,
     DownstreamApis: DownstreamApisSchema,
+    Cors: CorsSchema,
     Secrets: Type.Object({
       KeyPerFileDirectory: Type.String({ default: '', description: 'Extension. Directory holding one file per configuration key (file name: the key with __ separators), as orchestrators mount secrets. Empty: not used.' })
     }, { additionalProperties: false, default: {} })
