@@ -17,7 +17,11 @@ import { tokenRefreshLockKey } from '../state/keys.js'
 import { expiresSoon, TOKEN_REFRESH_LOCK_SECONDS, TokenRefreshError, type TokenRefresher } from './token-refresh.js'
 import type { RefreshLog, SessionTokenRefreshOptions } from './token-refresh-runner.js'
 
-/** What to ask the provider for: the API's name (the key its token is kept under) and the request's parameters. */
+/**
+ * What to ask the provider for: the API's name (the key its token is kept under) and the
+ * request's parameters (`app.session.accessTokenFor`).
+ * @experimental
+ */
 export interface ApiTokenRequest {
   /** `DownstreamApis:<Name>`'s name (letters, digits, - and _). */
   readonly name: string

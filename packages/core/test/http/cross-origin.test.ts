@@ -13,6 +13,7 @@ import assert from 'node:assert/strict'
 import { buildBearerApp, type BearerTestApp } from '../helpers/bearer-app.js'
 import { startResourceIdp, type ResourceIdp } from '../helpers/providers/resource-idp.js'
 import { loadTestConfiguration } from '../helpers/app.js'
+import type { TestSettings } from '../../src/testing/app.js'
 
 const RESOURCE = 'https://orders.example.test'
 const SPA = 'https://spa.example.test'
@@ -132,7 +133,7 @@ describe('CORS on the bearer routes', () => {
 })
 
 describe('Cors settings at startup', () => {
-  const messagesOf = (cors: Record<string, unknown>, nodeEnv = 'production'): string[] =>
+  const messagesOf = (cors: TestSettings, nodeEnv = 'production'): string[] =>
     loadTestConfiguration({ nodeEnv, settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Cors: cors } }).errors.map((problem) => problem.message)
 
   test('exact https origins load', () => {
