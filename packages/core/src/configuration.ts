@@ -23,6 +23,7 @@ import { providerTypeSettings } from './providers/settings-rules.js'
 import { internalHostAllowanceIsValid } from './providers/runtime-definitions.js'
 import { stateStoreSettings } from './state/settings-rules.js'
 import { downstreamApiSettings } from './downstream/settings-rules.js'
+import { corsSettings } from './config/cors-rules.js'
 import { directoryStoreSettings } from './directory/settings-rules.js'
 
 /** Every cross-key rule, in the order their messages are reported. */
@@ -52,7 +53,8 @@ export const RULES: readonly ApplicationRule[] = [
   stateStoreSettings,
   directoryStoreSettings,
   telemetrySettings,
-  downstreamApiSettings
+  downstreamApiSettings,
+  corsSettings
 ]
 
 export function applyRules (context: ApplicationRuleContext): ConfigurationProblem[] {

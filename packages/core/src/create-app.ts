@@ -22,6 +22,7 @@ import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
 import bearer from './plugins/bearer.js'
 import { createClientErrorHandler } from './plugins/client-errors.js'
+import cors from './plugins/cors.js'
 import csrf from './plugins/csrf.js'
 import downstreamApis from './plugins/downstream-apis.js'
 import dataProtection from './plugins/data-protection.js'
@@ -206,6 +207,8 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(formbody, { bodyLimit: 16 * 1024 })
   await app.register(securityHeaders, { development })
   await app.register(hostFiltering, { config, environmentName, rootKey })
+  // Before the session and authentication: an allowed preflight is answered without credentials.
+  await app.register(cors, { config })
   await app.register(staticFiles, { root: join(contentRoot, 'public') })
   await app.register(state, { config, contentRoot, now, rootKey, ...(options.stateStore === undefined ? {} : { store: options.stateStore }), ...(telemetry === undefined ? {} : { observe: telemetry.observeStore }) })
   await app.register(dataProtection, { keyRing })

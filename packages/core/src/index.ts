@@ -86,6 +86,7 @@ export { SIGN_IN_HOOK_CLAIM_ISSUER, MAX_REFUSAL_REASON_LENGTH } from './sign-in/
 export type { SignInHook, SignInHookContext, SignInHookResult, VerifiedSignIn, ClaimValues } from './sign-in/sign-in-hook.js'
 export { TokenRefreshError } from './session/token-refresh.js'
 export type { TokenRefresher, TokenRefreshFailure, TokenRefreshDiagnostics } from './session/token-refresh.js'
+export type { ApiTokenRequest } from './session/token-refresh-api.js'
 export type { AuthenticationApi } from './plugins/authentication.js'
 export type { ProviderReloadResult, RefusedDomain, RefusedProvider, ReloadProvidersOptions } from './providers/runtime-provider-set.js'
 export type { ProviderSource } from './plugins/runtime-providers.js'

@@ -9,6 +9,7 @@
  */
 import { Type, type Static, type TObject, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { APPLICATION_NAME, applicationNaming } from '../application-name.js'
+import { CorsSchema } from './cors-schema.js'
 import { choice, NAMED_SECTIONS_KEYWORD, SCHEMES_KEYWORD, secret, secretArray, strings } from './schema-parts.js'
 import { TelemetrySchema } from './telemetry-schema.js'
 
@@ -155,7 +156,10 @@ export const DownstreamApiSchema = Type.Object({
   BaseUrl: Type.String({ default: '', description: 'Extension. The API\'s base URL (https://api.example.com/v1): calls take a path relative to it, and the token is sent only to its origin, never along a redirect. Absolute https URL without query, fragment or user information (http only on loopback in Development). Required.' }),
   Scopes: strings([], 'Extension. Scopes the API needs. With UserToken each must be among the signing-in scheme\'s Scopes (the saved token is the one issued at sign-in); with ClientCredentials they are requested unless ClientCredentials:Scopes is set.'),
   UserToken: Type.Object({
-    Scheme: Type.String({ default: '', description: 'Extension. The OpenID Connect scheme (Providers:OpenIdConnect or Authentication:Schemes:<Name>) whose access token, saved at sign-in (SaveTokens true), is sent for a signed-in user. Empty: calls as the user are refused.' })
+    Scheme: Type.String({ default: '', description: 'Extension. The OpenID Connect scheme (Providers:OpenIdConnect or Authentication:Schemes:<Name>) whose access token, saved at sign-in (SaveTokens true), is sent for a signed-in user. Empty: calls as the user are refused.' }),
+    Resource: Type.String({ default: '', description: 'Extension. RFC 8707 resource indicator of the API (its identifier at the provider, an absolute URI): the user\'s token for this API is then asked for with the session\'s refresh token and this resource, kept in the session until a minute before it expires, instead of sending the token saved at sign-in. Must be among the scheme\'s Resources. Empty: not sent.' }),
+    Scopes: strings([], 'Extension. Scopes sent with the refresh-token request for this API\'s own token (Entra ID: api://<api client id>/.default or api://<api client id>/<scope>); setting them, Resource or Audience asks for a per-API token. Empty: the scopes the sign-in granted.'),
+    Audience: Type.String({ default: '', description: 'Extension. The audience parameter sent with the refresh-token request for this API\'s own token, on servers that take it instead of Resource (Auth0). Empty: not sent.' })
   }, { additionalProperties: false, default: {} }),
   ClientCredentials: DownstreamClientCredentialsSchema,
   TimeoutSeconds: Type.Integer({ default: 10, minimum: 1, maximum: 120, description: 'Extension. Deadline of one call to the API (connect, headers and the whole body), and of one token request.' }),
@@ -241,6 +245,7 @@ export function applicationSchemaWith<A extends TSchema> (authentication: A) {
     }, { additionalProperties: false, default: {} }),
     Telemetry: TelemetrySchema,
     DownstreamApis: DownstreamApisSchema,
+    Cors: CorsSchema,
     Secrets: Type.Object({
       KeyPerFileDirectory: Type.String({ default: '', description: 'Extension. Directory holding one file per configuration key (file name: the key with __ separators), as orchestrators mount secrets. Empty: not used.' })
     }, { additionalProperties: false, default: {} })

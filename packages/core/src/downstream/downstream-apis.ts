@@ -1,7 +1,8 @@
 /**
  * The configured downstream APIs (`DownstreamApis:<Name>`, issue 35 item 7): for each, where calls
- * go (downstream-call.ts) and how its tokens are had: the signed-in user's saved access token of
- * the UserToken scheme (the caller supplies it, see plugins/downstream-apis.ts) and the app's own
+ * go (downstream-call.ts) and how its tokens are had: the signed-in user's token from the UserToken
+ * scheme, the one saved at sign-in or one asked for this API with the refresh token (the caller
+ * supplies it, see plugins/downstream-apis.ts and session/token-refresh-api.ts) and the app's own
  * client-credentials token (client-credentials.ts). Built once from the validated configuration;
  * the startup rules (settings-rules.ts) have already refused what would fail here. No Fastify types.
  */
@@ -11,11 +12,17 @@ import { readClientAssertionKeys } from '../oidc/client-assertion.js'
 import { ClientCredentialsError, ClientCredentialsTokens } from './client-credentials.js'
 import { callDownstream, type DownstreamLog, type DownstreamRequestInit, type DownstreamTarget, type TokenSource } from './downstream-call.js'
 import { DownstreamApiError } from './downstream-error.js'
+import type { ApiTokenRequest } from '../session/token-refresh-api.js'
 
 /** One configured API. */
 export interface DownstreamApi extends DownstreamTarget {
-  /** The OpenID Connect scheme whose saved access token is sent for a user; undefined: no user calls. */
+  /** The OpenID Connect scheme whose user's token is sent; undefined: no user calls. */
   readonly userScheme: string | undefined
+  /**
+   * The API's own user token (UserToken:Resource, :Scopes or :Audience set): what the refresh
+   * token is redeemed for; undefined: the token saved at sign-in is sent.
+   */
+  readonly userTokenRequest: ApiTokenRequest | undefined
   /** The app's own tokens; undefined: no app calls. */
   readonly clientCredentials: ClientCredentialsTokens | undefined
 }
@@ -42,6 +49,13 @@ function clientCredentialsOf (section: DownstreamApiConfiguration, keyPrefix: st
   }, nowMs)
 }
 
+/** UserToken:Resource, :Scopes and :Audience, when any is set: the request for the API's own user token. */
+function userTokenRequestOf (name: string, section: DownstreamApiConfiguration): ApiTokenRequest | undefined {
+  const { Resource, Scopes, Audience } = section.UserToken
+  if (Resource === '' && Scopes.length === 0 && Audience === '') return undefined
+  return { name, resource: Resource, scopes: Scopes, audience: Audience }
+}
+
 /** The APIs of `config`, by name. */
 export function downstreamApisOf (config: CoreConfiguration, rootKey: string, environmentName: string, nowMs: () => number = Date.now): ReadonlyMap<string, DownstreamApi> {
   const apis = new Map<string, DownstreamApi>()
@@ -53,6 +67,7 @@ export function downstreamApisOf (config: CoreConfiguration, rootKey: string, en
       timeoutMs: section.TimeoutSeconds * 1000,
       maxResponseBytes: section.MaxResponseBytes,
       userScheme: section.UserToken.Scheme.trim() === '' ? undefined : section.UserToken.Scheme,
+      userTokenRequest: userTokenRequestOf(name, section),
       clientCredentials: clientCredentialsOf(section, keyPrefix, environmentName, nowMs)
     })
   }

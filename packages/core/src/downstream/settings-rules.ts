@@ -8,6 +8,7 @@ import type { DownstreamApiConfiguration } from '../config/schema.js'
 import type { ApplicationConfiguration, ApplicationRule } from '../providers/application-schema.js'
 import { enabledProviderInstancesUnder } from '../providers/provider-instances.js'
 import { ClientAssertionKeyError, readClientAssertionKeys } from '../oidc/client-assertion.js'
+import { resourceIndicatorProblems } from '../oidc/settings-rules.js'
 
 type Key = (name: string) => string
 
@@ -23,10 +24,15 @@ function baseUrlProblems (section: DownstreamApiConfiguration, key: Key, environ
   return []
 }
 
-/** UserToken:Scheme names an enabled OpenID Connect scheme that saves its tokens and requests the API's Scopes. */
+/** UserToken:Scheme names an enabled OpenID Connect scheme that saves its tokens and requests the API's Scopes (and Resource). */
 function userTokenProblems (config: ApplicationConfiguration, section: DownstreamApiConfiguration, key: Key, rootKey: string): ConfigurationProblem[] {
   const scheme = section.UserToken.Scheme.trim()
-  if (scheme === '') return []
+  if (scheme === '') {
+    const { Resource, Scopes, Audience } = section.UserToken
+    return Resource === '' && Scopes.length === 0 && Audience === ''
+      ? []
+      : [problem(key('UserToken:Scheme'), `${key('UserToken:Scheme')} is required when ${key('UserToken')} sets Resource, Scopes or Audience.`)]
+  }
   const instance = enabledProviderInstancesUnder(config, rootKey).find((candidate) => candidate.scheme === scheme)
   if (instance === undefined || instance.protocol !== 'OpenIdConnect') {
     return [problem(key('UserToken:Scheme'), `${key('UserToken:Scheme')} must name an enabled OpenID Connect scheme (Providers:OpenIdConnect or Authentication:Schemes:<Name>).`)]
@@ -35,9 +41,22 @@ function userTokenProblems (config: ApplicationConfiguration, section: Downstrea
     return [problem(key('UserToken:Scheme'), `${key('UserToken:Scheme')} names ${scheme}, whose SaveTokens is false; set ${instance.keyPrefix}:SaveTokens to true so that its access token is kept for API calls.`)]
   }
   const missing = section.Scopes.filter((scope) => !instance.settings.Scopes.includes(scope))
-  return missing.length === 0
+  return [
+    ...(missing.length === 0
+      ? []
+      : [problem(key('Scopes'), `${key('Scopes')} lists scopes that ${instance.keyPrefix}:Scopes does not request at sign-in (${missing.join(', ')}); the saved access token would not carry them.`)]),
+    ...userTokenResourceProblems(section.UserToken.Resource, instance.settings.Resources, instance.keyPrefix, key)
+  ]
+}
+
+/** UserToken:Resource: a resource indicator the sign-in asked for (RFC 8707 section 2.1), so that the refresh token covers it. */
+function userTokenResourceProblems (resource: string, signInResources: readonly string[], schemeKey: string, key: Key): ConfigurationProblem[] {
+  if (resource === '') return []
+  const problems = resourceIndicatorProblems(resource, key('UserToken:Resource'))
+  if (problems.length > 0) return problems
+  return signInResources.includes(resource)
     ? []
-    : [problem(key('Scopes'), `${key('Scopes')} lists scopes that ${instance.keyPrefix}:Scopes does not request at sign-in (${missing.join(', ')}); the saved access token would not carry them.`)]
+    : [problem(key('UserToken:Resource'), `${key('UserToken:Resource')} must be among ${schemeKey}:Resources, so that the sign-in asks for it and its refresh token can be redeemed for this API.`)]
 }
 
 /** Whether any key of ClientCredentials is set (then it is meant to be used). */

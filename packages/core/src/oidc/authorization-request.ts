@@ -12,6 +12,8 @@ import { stepUpParameters, type AuthenticationRequirement } from './step-up.js'
 export async function buildAuthorizationRequest (config: client.Configuration, options: {
   readonly redirectUri: string
   readonly scopes: readonly string[]
+  /** RFC 8707 section 2.1: one `resource` parameter each (`Resources`); none when empty. */
+  readonly resources?: readonly string[]
   readonly state: string
   readonly nonce: string
   readonly codeVerifier: string
@@ -25,7 +27,7 @@ export async function buildAuthorizationRequest (config: client.Configuration, o
   /** Step-up (oidc/step-up.ts): `acr_values`, `max_age` and, for a maximum age of 0, `prompt=login`. */
   readonly stepUp?: AuthenticationRequirement
 }): Promise<URL> {
-  const parameters: Record<string, string> = {
+  const parameters = withResources({
     ...(options.responseMode === 'form_post' ? { response_mode: 'form_post' } : {}),
     ...(options.loginHint === undefined ? {} : { login_hint: options.loginHint }),
     response_type: 'code',
@@ -36,7 +38,7 @@ export async function buildAuthorizationRequest (config: client.Configuration, o
     code_challenge: await client.calculatePKCECodeChallenge(options.codeVerifier),
     code_challenge_method: 'S256',
     ...(options.stepUp === undefined ? {} : stepUpParameters(options.stepUp))
-  }
+  }, options.resources ?? [])
   const pushed = options.pushedAuthorization ?? 'Never'
   const metadata = config.serverMetadata()
   assertPushedAuthorizationAvailable(pushed, metadata, options.pushedAuthorizationSetting ?? 'PushedAuthorization')
@@ -51,6 +53,13 @@ export async function buildAuthorizationRequest (config: client.Configuration, o
   // The provider's request_uri goes into the redirect: bounded and shaped, else a sign-in failure.
   if (!isUsableRequestUri(url.searchParams.get('request_uri'))) throw new OpenIdConnectError('pushed_authorization', 'PAR_REQUEST_URI_INVALID', { diagnostics: {} })
   return url
+}
+
+/** `parameters` with one `resource` parameter per resource (a repeated parameter needs URLSearchParams). */
+function withResources (parameters: Record<string, string>, resources: readonly string[]): URLSearchParams {
+  const search = new URLSearchParams(parameters)
+  for (const resource of resources) search.append('resource', resource)
+  return search
 }
 
 /** Fresh nonce and PKCE verifier for one flow. */

@@ -12,16 +12,17 @@ import { isIssuerTemplate } from './tenant-issuer.js'
  * Redeems the stored refresh token at the token endpoint (openid-client's refreshTokenGrant: the
  * client authentication, and the ID token checks when the provider sends a new one: signature
  * with the pinned algorithm, issuer, audience, expiry). A new ID token must name the same `sub` as
- * the stored one (OpenID Connect Core 1.0, section 12.2). Throws {@link TokenRefreshError}:
+ * the stored one (OpenID Connect Core 1.0, section 12.2). `parameters`: more request parameters
+ * (`resource`, `scope`, `audience`) for a token meant for one API. Throws {@link TokenRefreshError}:
  * `invalid_grant` when the provider refuses the refresh token, `id_token` for a bad ID token,
  * `unavailable` for anything else.
  */
-export async function refreshTokens (config: client.Configuration, stored: Readonly<Record<string, string>>, keys: { readonly keys: ProviderKeys, readonly algorithm: string }): Promise<Record<string, string>> {
+export async function refreshTokens (config: client.Configuration, stored: Readonly<Record<string, string>>, keys: { readonly keys: ProviderKeys, readonly algorithm: string }, parameters?: Readonly<Record<string, string>>): Promise<Record<string, string>> {
   const refreshToken = stored.refresh_token
   if (refreshToken === undefined) throw new TokenRefreshError('unavailable')
   let response: Awaited<ReturnType<typeof client.refreshTokenGrant>>
   try {
-    response = await client.refreshTokenGrant(tenantConfigurationOf(config, stored), refreshToken)
+    response = await client.refreshTokenGrant(tenantConfigurationOf(config, stored), refreshToken, parameters === undefined ? undefined : { ...parameters })
   } catch (error) {
     const diagnostics = withClientAuthenticationHint(config, diagnosticsOf(error))
     if (diagnostics.oauthError === 'invalid_grant') throw new TokenRefreshError('invalid_grant', diagnostics, { cause: error })

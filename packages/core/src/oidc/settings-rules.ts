@@ -26,6 +26,7 @@ export const openIdConnectSettingsRule: SettingsRule<OpenIdConnectInstance> = (i
   if (!/^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$/.test(oidc.IdTokenSignedResponseAlg)) {
     problems.push(problem(key('IdTokenSignedResponseAlg'), `${key('IdTokenSignedResponseAlg')} must be an asymmetric JWS algorithm (RS256, PS256, ES256, EdDSA, ...).`))
   }
+  oidc.Resources.forEach((resource, index) => { problems.push(...resourceIndicatorProblems(resource, `${key('Resources')}:${index}`)) })
   if (privateKeyJwt) problems.push(...clientAssertionKeyProblems(oidc, key))
   if (oidc.AllowedTenants.length === 0 && isMultiTenantAuthority(oidc.Authority)) {
     problems.push(problem(key('AllowedTenants'), `${key('AllowedTenants')} is required with a multi-tenant Authority (common, organizations or consumers): list the tenant ids allowed to sign in.`))
@@ -33,6 +34,15 @@ export const openIdConnectSettingsRule: SettingsRule<OpenIdConnectInstance> = (i
   const tenants = readAllowedTenants(oidc.AllowedTenants)
   if ('problems' in tenants) for (const entry of tenants.problems) problems.push(problem(`${key('AllowedTenants')}:${entry.index}`, `${key('AllowedTenants')}:${entry.index} ${entry.message}`))
   return problems
+}
+
+/** An RFC 8707 resource indicator (section 2): an absolute URI without a fragment. */
+export function resourceIndicatorProblems (value: string, setting: string): ReturnType<typeof problem>[] {
+  let url: URL | undefined
+  try { url = new URL(value) } catch { url = undefined }
+  return url === undefined || value.includes('#') || value.trim() !== value
+    ? [problem(setting, `${setting} must be an absolute URI without a fragment (RFC 8707 resource indicator).`)]
+    : []
 }
 
 /** `private_key_jwt`: the keys and certificates must parse and match; the problem names the setting, never the key. */

@@ -20,6 +20,10 @@ import { expiresSoon, type TokenRefresher, validAccessToken } from '../session/t
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { createError } from '../errors.js'
 import { SessionTokenRefresh } from '../session/token-refresh-runner.js'
+import { keptApiToken, type ApiTokenRequest } from '../session/token-refresh-api.js'
+
+/** The name an API's token is kept under (`DownstreamApis:<Name>`'s names). */
+const API_TOKEN_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
 import { issuedTicket, renewedTicket, type RenewalSettings, type SignInRequest } from '../session/renewal.js'
 
 export interface SessionCookieSettings {
@@ -92,6 +96,17 @@ export interface SessionApi {
    * `app.downstreamApis` for its one retry.
    */
   accessToken: (request: FastifyRequest, reply: FastifyReply, options?: AccessTokenOptions) => Promise<string | undefined>
+  /**
+   * Experimental. The signed-in user's access token for one API (issue 40 item 10): asked for
+   * with the session's refresh token and `api`'s `resource` (RFC 8707), `scopes` or `audience`,
+   * kept with the session's saved tokens until a minute before it expires (one request per
+   * session and API, even with concurrent callers on several instances; the sign-in's own access
+   * token is not changed). Undefined when there is no session or refresh token; the session ends
+   * only when a new ID token names another subject. Throws `TokenRefreshError` when the provider
+   * refused the request or did not answer (the session stays). `options.rejected`: the API's token
+   * the API just refused; a new one is asked for. docs/guides/call-another-api.md.
+   */
+  accessTokenFor: (request: FastifyRequest, reply: FastifyReply, api: ApiTokenRequest, options?: AccessTokenOptions) => Promise<string | undefined>
   /**
    * Registers how a provider scheme refreshes its tokens (providers call it when SaveTokens is on);
    * returns the function that removes it again (a provider from the app's provider source, removed).
@@ -266,7 +281,7 @@ function sessionResolver (ctx: SessionContext, renewal: RenewalSettings): Pick<S
 }
 
 /** `accessToken` and `registerTokenRefresher`: a provider access token, refreshed once per session when it expires soon. */
-function providerTokens (ctx: SessionContext, authenticate: SessionApi['authenticate'], tokenRefresh: SessionTokenRefresh): Pick<SessionApi, 'accessToken' | 'registerTokenRefresher'> {
+function providerTokens (ctx: SessionContext, authenticate: SessionApi['authenticate'], tokenRefresh: SessionTokenRefresh): Pick<SessionApi, 'accessToken' | 'accessTokenFor' | 'registerTokenRefresher'> {
   const refreshers = tokenRefresh.refreshers
   return {
     async accessToken (request, reply, options) {
@@ -286,6 +301,24 @@ function providerTokens (ctx: SessionContext, authenticate: SessionApi['authenti
         return undefined
       }
       if (outcome.ticket !== undefined) request.user = new Principal(outcome.ticket)
+      return outcome.accessToken
+    },
+    async accessTokenFor (request, reply, api, options) {
+      if (!API_TOKEN_NAME.test(api.name)) throw new TypeError('accessTokenFor: the API name must be letters, digits, - and _, starting with a letter')
+      const ticket = (await authenticate(request, reply))?.ticket
+      if (ticket === undefined) return undefined
+      const kept = keptApiToken(ticket.tokens ?? {}, api.name, ctx.nowSeconds(), options?.rejected)
+      if (kept !== undefined) return kept
+      const refresher = refreshers.get(ticket.scheme)
+      if (refresher === undefined || ticket.tokens?.refresh_token === undefined) return undefined
+      const outcome = await tokenRefresh.apiToken(ticket, refresher, api, request.log, options?.rejected)
+      if ('ended' in outcome) {
+        ctx.clearCookie(reply)
+        request.user = undefined
+        return undefined
+      }
+      if (outcome.ticket !== undefined) request.user = new Principal(outcome.ticket)
+      if (outcome.failure !== undefined) throw outcome.failure
       return outcome.accessToken
     },
     registerTokenRefresher (scheme, refresher) {

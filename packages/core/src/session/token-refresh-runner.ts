@@ -10,6 +10,7 @@ import type { AuthenticationTicket } from './claims.js'
 import type { SessionStore } from './session-store.js'
 import type { StateStore } from '../state/state-store.js'
 import { tokenRefreshLockKey } from '../state/keys.js'
+import { requestApiToken, type ApiTokenOutcome, type ApiTokenRequest } from './token-refresh-api.js'
 import { expiresSoon, mergeRefreshed, TOKEN_REFRESH_LOCK_SECONDS, TokenRefreshError, type TokenRefresher, validAccessToken } from './token-refresh.js'
 
 /** What a refresh leads to for every caller waiting on it. */
@@ -33,6 +34,8 @@ export class SessionTokenRefresh {
   readonly refreshers = new Map<string, TokenRefresher>()
   /** Refreshes in progress in this process, by session id: concurrent callers share one. */
   readonly #refreshing = new Map<string, Promise<RefreshOutcome>>()
+  /** Per-API token requests in progress in this process, by session id and API name. */
+  readonly #requesting = new Map<string, Promise<ApiTokenOutcome>>()
   readonly #options: SessionTokenRefreshOptions
 
   constructor (options: SessionTokenRefreshOptions) {
@@ -49,6 +52,20 @@ export class SessionTokenRefresh {
     if (pending === undefined) {
       pending = refreshSession(this.#options, ticket, refresher, log, rejected).finally(() => { this.#refreshing.delete(ticket.sessionId) })
       this.#refreshing.set(ticket.sessionId, pending)
+    }
+    return await pending
+  }
+
+  /**
+   * The token for one API of `ticket`'s session (token-refresh-api.ts), shared with a request
+   * for the same session and API already in progress. `rejected`: the API's token the API refused.
+   */
+  async apiToken (ticket: AuthenticationTicket, refresher: TokenRefresher, request: ApiTokenRequest, log: RefreshLog, rejected?: string): Promise<ApiTokenOutcome> {
+    const key = `${ticket.sessionId}\n${request.name}`
+    let pending = this.#requesting.get(key)
+    if (pending === undefined) {
+      pending = requestApiToken(this.#options, ticket, refresher, request, log, rejected).finally(() => { this.#requesting.delete(key) })
+      this.#requesting.set(key, pending)
     }
     return await pending
   }

@@ -46,9 +46,11 @@ export class TokenRefreshError extends SignInRefusal<TokenRefreshFailure, TokenR
 /**
  * Redeems `tokens.refresh_token` at the provider and returns the new tokens (at least
  * `access_token`; `expires_at` when the provider sent `expires_in`; `refresh_token` when it
- * rotated it). Throws {@link TokenRefreshError}.
+ * rotated it). Throws {@link TokenRefreshError}. `parameters` (experimental): more token-request
+ * parameters, for a token meant for one API (`resource`, RFC 8707; `scope`; `audience`); a
+ * refresher that cannot send them throws `unavailable`.
  */
-export type TokenRefresher = (tokens: Readonly<Record<string, string>>) => Promise<Record<string, string>>
+export type TokenRefresher = (tokens: Readonly<Record<string, string>>, parameters?: Readonly<Record<string, string>>) => Promise<Record<string, string>>
 
 function expiresAtOf (tokens: Readonly<Record<string, string>>): number | undefined {
   const value = tokens.expires_at

@@ -78,6 +78,14 @@ export interface TestOidcProviderOptions {
    * `{"error":"invalid_client"}` body, before oidc-provider sees the request.
    */
   readonly basicCredentialsNotDecoded?: boolean
+  /**
+   * Experimental. Resource servers (RFC 8707, features.resourceIndicators): resource (an absolute
+   * URI) -> the scopes it offers. The `resource` parameters of an authorization request are
+   * granted with their scopes; a token request naming one of them gets a JWT access token
+   * (RFC 9068) with that audience and its granted scopes; without `resource`, the access token is
+   * the opaque one for userinfo.
+   */
+  readonly resourceServers?: Readonly<Record<string, { readonly scopes: readonly string[] }>>
 }
 
 /**
@@ -90,6 +98,20 @@ function claimsOf (options: TestOidcProviderOptions): Record<string, string[]> {
     : Object.fromEntries(Object.entries(options.claims).map(([scope, names]) => [scope, [...names]]))
   if (options.loginAuthentication !== undefined) claims.openid = [...(claims.openid ?? ['sub']), 'acr', 'amr', 'auth_time']
   return claims
+}
+
+/** oidc-provider's features.resourceIndicators for `servers`: JWT access tokens per resource, none by default. */
+function resourceIndicatorsOf (servers: NonNullable<TestOidcProviderOptions['resourceServers']>, ttlSeconds = 300): Record<string, unknown> {
+  return {
+    enabled: true,
+    defaultResource: () => undefined,
+    useGrantedResource: () => false,
+    getResourceServerInfo: (_ctx: unknown, resource: string) => {
+      const server = servers[resource]
+      if (server === undefined) throw Object.assign(new Error('unknown resource'), { error: 'invalid_target', status: 400, expose: true })
+      return { scope: server.scopes.join(' '), audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: ttlSeconds, jwt: { sign: { alg: 'RS256' } } }
+    }
+  }
 }
 
 /** A running {@link startOidcProvider}. */
@@ -206,7 +228,8 @@ export async function startOidcProvider (options: TestOidcProviderOptions): Prom
       features: {
         devInteractions: { enabled: true },
         pushedAuthorizationRequests: { enabled: options.pushedAuthorization !== 'disabled', requirePushedAuthorizationRequests: options.pushedAuthorization === 'required' },
-        ...(backChannel === undefined ? {} : { backchannelLogout: { enabled: true } })
+        ...(backChannel === undefined ? {} : { backchannelLogout: { enabled: true } }),
+        ...(options.resourceServers === undefined ? {} : { resourceIndicators: resourceIndicatorsOf(options.resourceServers, refresh?.accessTokenTtlSeconds) })
       },
       async findAccount (_ctx: unknown, id: string) {
         const claims = options.accounts[id]

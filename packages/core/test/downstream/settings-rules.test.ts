@@ -39,6 +39,12 @@ describe('DownstreamApis settings at startup', () => {
     assert.deepEqual([api?.TimeoutSeconds, api?.MaxResponseBytes, api?.ClientCredentials.TokenEndpointAuthMethod], [10, 1_048_576, 'client_secret_basic'])
   })
 
+  test('a per-API user token: a Resource the sign-in asks for, and Scopes, load', () => {
+    const loaded = load({ BaseUrl: 'https://orders.example.test/v1', UserToken: { Scheme: 'OpenIdConnect', Resource: 'https://orders.example.test', Scopes: ['orders.read'] } }, { oidc: { Resources: ['https://orders.example.test'] } })
+    assert.deepEqual(loaded.errors, [])
+    assert.deepEqual(loaded.config.DownstreamApis.Orders?.UserToken, { Scheme: 'OpenIdConnect', Resource: 'https://orders.example.test', Scopes: ['orders.read'], Audience: '' })
+  })
+
   test('no DownstreamApis section: nothing configured, nothing refused', () => {
     const loaded = load(undefined)
     assert.deepEqual(loaded.errors, [])
@@ -55,6 +61,10 @@ describe('DownstreamApis settings at startup', () => {
     { name: 'UserToken of an unknown scheme', api: { BaseUrl: 'https://orders.example.test', UserToken: { Scheme: 'Nope' } }, message: `${KEY}:UserToken:Scheme must name an enabled OpenID Connect scheme (Providers:OpenIdConnect or Authentication:Schemes:<Name>).` },
     { name: 'UserToken of a scheme without SaveTokens', api: { BaseUrl: 'https://orders.example.test', UserToken: { Scheme: 'OpenIdConnect' } }, oidc: { SaveTokens: false }, message: `${KEY}:UserToken:Scheme names OpenIdConnect, whose SaveTokens is false; set ProjectTemplate:Authentication:Providers:OpenIdConnect:SaveTokens to true so that its access token is kept for API calls.` },
     { name: 'a scope the sign-in does not request', api: { BaseUrl: 'https://orders.example.test', Scopes: ['orders.write'], UserToken: { Scheme: 'OpenIdConnect' } }, message: `${KEY}:Scopes lists scopes that ProjectTemplate:Authentication:Providers:OpenIdConnect:Scopes does not request at sign-in (orders.write); the saved access token would not carry them.` },
+    { name: 'a per-API token without UserToken:Scheme', api: { BaseUrl: 'https://orders.example.test', UserToken: { Resource: 'https://orders.example.test' }, ClientCredentials: CLIENT }, message: `${KEY}:UserToken:Scheme is required when ${KEY}:UserToken sets Resource, Scopes or Audience.` },
+    { name: 'a UserToken:Resource that is not a URI', api: { BaseUrl: 'https://orders.example.test', UserToken: { Scheme: 'OpenIdConnect', Resource: 'orders' } }, message: `${KEY}:UserToken:Resource must be an absolute URI without a fragment (RFC 8707 resource indicator).` },
+    { name: 'a UserToken:Resource the sign-in does not ask for', api: { BaseUrl: 'https://orders.example.test', UserToken: { Scheme: 'OpenIdConnect', Resource: 'https://orders.example.test' } }, message: `${KEY}:UserToken:Resource must be among ProjectTemplate:Authentication:Providers:OpenIdConnect:Resources, so that the sign-in asks for it and its refresh token can be redeemed for this API.` },
+    { name: 'a sign-in resource with a fragment', api: { BaseUrl: 'https://orders.example.test', UserToken: { Scheme: 'OpenIdConnect' } }, oidc: { Resources: ['https://orders.example.test#x'] }, message: 'ProjectTemplate:Authentication:Providers:OpenIdConnect:Resources:0 must be an absolute URI without a fragment (RFC 8707 resource indicator).' },
     { name: 'ClientCredentials without ClientId', api: { BaseUrl: 'https://orders.example.test', ClientCredentials: { ...CLIENT, ClientId: '' } }, message: `${KEY}:ClientCredentials:ClientId is required when ${KEY}:ClientCredentials is configured.` },
     { name: 'neither Authority nor TokenEndpoint', api: { BaseUrl: 'https://orders.example.test', ClientCredentials: { ...CLIENT, Authority: '' } }, message: `${KEY}:ClientCredentials:Authority or ${KEY}:ClientCredentials:TokenEndpoint is required, not both.` },
     { name: 'both Authority and TokenEndpoint', api: { BaseUrl: 'https://orders.example.test', ClientCredentials: { ...CLIENT, TokenEndpoint: 'https://idp.example.test/token' } }, message: `${KEY}:ClientCredentials:Authority or ${KEY}:ClientCredentials:TokenEndpoint is required, not both.` },

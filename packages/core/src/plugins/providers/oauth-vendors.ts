@@ -25,6 +25,7 @@ import {
   type VendorEndpoints
 } from '../../oauth/vendor-client.js'
 import type { VendorConfiguration, VendorName } from '../../oauth/settings-schema.js'
+import { TokenRefreshError, type TokenRefresher } from '../../session/token-refresh.js'
 import { singleValue } from '../../http/request-input.js'
 import { groupOverageInJson } from '../../sign-in/group-overage.js'
 import { endpointPathsOf, providerEndpoint } from '../../providers/provider.js'
@@ -135,7 +136,12 @@ class VendorHandler {
 export const registerVendor: ProviderRegistration<Extract<ProviderInstance, { protocol: 'OAuth' }>> = (app, options) => {
   const settings = options.instance.settings
   const handler = new VendorHandler(app, settings, VENDOR_SLOTS[options.instance.vendor])
-  const unregisterRefresher = settings.SaveTokens ? app.session.registerTokenRefresher(handler.scheme, async (tokens) => await handler.refresh(tokens)) : undefined
+  // A vendor's refresh grant takes no per-API parameters: no token for one API from it.
+  const refresher: TokenRefresher = async (tokens, parameters) => {
+    if (parameters !== undefined) throw new TokenRefreshError('unavailable')
+    return await handler.refresh(tokens)
+  }
+  const unregisterRefresher = settings.SaveTokens ? app.session.registerTokenRefresher(handler.scheme, refresher) : undefined
   const endpoints = [providerEndpoint('callback', 'GET', settings.CallbackPath, async (request, reply) => await handler.callback(request, reply))]
   return {
     provider: {

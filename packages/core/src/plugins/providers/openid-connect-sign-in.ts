@@ -31,6 +31,7 @@ export async function challenge (ctx: OpenIdConnectContext, request: FastifyRequ
     url = await buildAuthorizationRequest(config, {
       redirectUri: `${app.externalSignIn.publicOrigin(request)}${settings.CallbackPath}`,
       scopes: settings.Scopes,
+      resources: settings.Resources,
       state,
       nonce,
       codeVerifier,

@@ -81,11 +81,11 @@ export function openIdConnectProvider (ctx: OpenIdConnectContext, opening: Provi
 /** SaveTokens: how the refresh token renews the access token, once the provider's metadata is loaded (`open` first). */
 export function openIdConnectTokenRefresher (ctx: OpenIdConnectContext, open: () => Promise<void> = ALREADY_OPEN.open): TokenRefresher {
   const { settings, metadata } = ctx
-  return async (tokens) => {
+  return async (tokens, parameters) => {
     await open()
     const config = metadata.current
     if (config === undefined) throw new TokenRefreshError('unavailable')
-    return await refreshTokens(config, tokens, { keys: ctx.keysOf(config), algorithm: settings.IdTokenSignedResponseAlg })
+    return await refreshTokens(config, tokens, { keys: ctx.keysOf(config), algorithm: settings.IdTokenSignedResponseAlg }, parameters)
   }
 }
 
