@@ -24,6 +24,7 @@ import { internalHostAllowanceIsValid } from './providers/runtime-definitions.js
 import { stateStoreSettings } from './state/settings-rules.js'
 import { downstreamApiSettings } from './downstream/settings-rules.js'
 import { directoryStoreSettings } from './directory/settings-rules.js'
+import { provisioningConnectionSettings } from './scim/connections.js'
 
 /** Every cross-key rule, in the order their messages are reported. */
 export const RULES: readonly ApplicationRule[] = [
@@ -51,6 +52,7 @@ export const RULES: readonly ApplicationRule[] = [
   absoluteLifetimeCoversIdleLifetime,
   stateStoreSettings,
   directoryStoreSettings,
+  provisioningConnectionSettings,
   telemetrySettings,
   downstreamApiSettings
 ]
