@@ -72,3 +72,14 @@ test('SCIM routes are not session routes: a POST needs no anti-forgery token and
 function provisioningStore (t: { app: { directory: unknown } }): { listTokens: (connection: string) => Promise<Array<{ digest: string }>> } {
   return (t.app as unknown as Record<symbol, { store: { listTokens: (connection: string) => Promise<Array<{ digest: string }>> } }>)[Object.getOwnPropertySymbols(t.app).find((symbol) => symbol.description === 'provisioning.runtime')!]!.store
 }
+
+test('each connection has its own provisioning budget: over it, 429 with Retry-After as a SCIM error', async (context) => {
+  const t = await buildScimApp(context, { settings: { RateLimits: { ProvisioningPerWindow: 2 } } })
+  assert.equal((await t.scim('GET', 'Contoso', '/Users')).statusCode, 200)
+  assert.equal((await t.scim('GET', 'Contoso', '/Users')).statusCode, 200)
+  const limited = await t.scim('GET', 'Contoso', '/Users')
+  assert.equal(limited.statusCode, 429)
+  assert.ok(Number(limited.headers['retry-after']) >= 1)
+  assert.equal(limited.json().status, '429')
+  assert.equal((await t.scim('GET', 'Fabrikam', '/Users')).statusCode, 200, 'another connection is not limited by this one')
+})
