@@ -25,6 +25,7 @@ import { stateStoreSettings } from './state/settings-rules.js'
 import { downstreamApiSettings } from './downstream/settings-rules.js'
 import { corsSettings } from './config/cors-rules.js'
 import { directoryStoreSettings } from './directory/settings-rules.js'
+import { provisioningConnectionSettings } from './scim/connections.js'
 
 /** Every cross-key rule, in the order their messages are reported. */
 export const RULES: readonly ApplicationRule[] = [
@@ -52,6 +53,7 @@ export const RULES: readonly ApplicationRule[] = [
   absoluteLifetimeCoversIdleLifetime,
   stateStoreSettings,
   directoryStoreSettings,
+  provisioningConnectionSettings,
   telemetrySettings,
   downstreamApiSettings,
   corsSettings

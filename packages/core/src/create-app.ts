@@ -26,6 +26,7 @@ import cors from './plugins/cors.js'
 import csrf from './plugins/csrf.js'
 import downstreamApis from './plugins/downstream-apis.js'
 import dataProtection from './plugins/data-protection.js'
+import directory, { provisioningRuntimeOf } from './plugins/directory.js'
 import errorHandler, { renderError } from './plugins/error-handler.js'
 import rateLimits from './plugins/rate-limits.js'
 import externalProviders from './plugins/external-providers.js'
@@ -39,6 +40,7 @@ import securityHeaders from './plugins/security-headers.js'
 import session, { sessionCookieSettings } from './plugins/session.js'
 import state from './plugins/state.js'
 import staticFiles from './plugins/static-files.js'
+import scim from './plugins/scim.js'
 import branding from './plugins/branding.js'
 import type { AuthorizationPolicy } from './authorization/policies.js'
 import type { GovernanceEvaluator } from './plugins/authorization.js'
@@ -217,10 +219,13 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(csrf, { keyRing, secure: !insecureCookies, cookieNames })
   await app.register(authorization, { config, environmentName })
   await app.register(rateLimits, { config, rootKey })
+  // Provisioning (off by default): the directory store, app.directory and app.provisioning; the sign-in pipeline's provisioning step.
+  await app.register(directory, { config, contentRoot, now, rootKey })
+  const provisioning = provisioningRuntimeOf(app)
   for (const policy of options.policies ?? []) app.authorization.addPolicy(policy)
   if (options.governance !== undefined) app.authorization.useGovernanceEvaluator(options.governance)
   const signInHook = options.signInHook === undefined ? {} : { signInHook: { hook: options.signInHook, timeoutMs: config.Authentication.SignInHook.TimeoutSeconds * 1000 } }
-  await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey, ...signInHook })
+  await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey, ...signInHook, ...(provisioning === undefined ? {} : { provisioning: provisioning.admission }) })
   await app.register(externalProviders, { config, environmentName, rootKey })
   if (options.providerSource !== undefined && config.Authentication.Enabled) {
     // Loaded only with a source: it brings both protocols' handlers (openid-client, node-saml).
@@ -240,6 +245,8 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(externalRoutes)
   await app.register(errorRoutes)
   await app.register(healthRoutes)
+  // SCIM 2.0 (/scim/v2/<connection>/...): only with Provisioning:Enabled; authenticated by connection tokens.
+  await app.register(scim, { config })
   if (telemetry !== undefined) await app.register(telemetry.endpoint)
   if (options.routes !== undefined) await app.register(options.routes)
   return app

@@ -211,7 +211,7 @@ describe('the generated app\'s documents name only what the app has', () => {
       'CHANGELOG.md', 'README.md', 'SECURITY.md',
       'docs/audit-events.md', 'docs/errors.md', 'docs/events.md',
       'docs/guides/README.md', 'docs/guides/add-an-identity-provider.md', 'docs/guides/api-keys.md', 'docs/guides/call-another-api.md', 'docs/guides/customers-idps-at-runtime.md', 'docs/guides/enterprise.md',
-      'docs/guides/get-started.md', 'docs/guides/observe.md', 'docs/guides/production-checklist.md', 'docs/guides/protect-an-api.md', 'docs/guides/protect-an-mcp-server.md',
+      'docs/guides/get-started.md', 'docs/guides/observe.md', 'docs/guides/production-checklist.md', 'docs/guides/protect-an-api.md', 'docs/guides/protect-an-mcp-server.md', 'docs/guides/provision-users.md',
       'docs/guides/several-instances.md', 'docs/guides/several-providers.md',
       'docs/pages.md', 'docs/providers.md', 'docs/provisioning.md', 'docs/scale-out.md', 'docs/security.md', 'docs/telemetry.md'
     ])

@@ -52,6 +52,15 @@ const RedisClusterSchema = Type.Object({
  * and the directory store it writes: `Embedded` (SQLite beside the embedded state store's file
  * on Node.js 22.13+, memory on Node.js 20; one instance) or `PostgreSql` (every instance).
  */
+/** `Provisioning:Connections:<Name>`: one customer's directory (issue 41, item 1; docs/provisioning.md). */
+export const ProvisioningConnectionSchema = Type.Object({
+  Tenant: Type.String({ default: '', description: 'Extension. The application tenant this connection provisions (the application:tenant value its users sign in with: a provider source definition\'s tenant, or the application tenant an OpenIdConnect AllowedTenants entry maps to). Required; one connection per tenant. Its endpoints are /scim/v2/<Name>/.' }),
+  Schemes: strings([], 'Extension. Configured sign-in schemes whose users belong to this connection although they carry no application:tenant claim (a provider for this one customer). A scheme belongs to at most one connection.'),
+  ExternalIdClaim: Type.String({ default: '', description: 'Extension. The claim of the sign-in (as the provider sends it) whose value is compared with a SCIM user\'s externalId to link that user to the person signing in, once: an immutable identifier (Entra ID: oid, with externalId mapped from objectId). Empty: the user\'s subject. Never an e-mail address.' }),
+  RequireProvisionedUsers: Type.Boolean({ default: false, description: 'Extension. true: a person of this connection\'s tenant the directory does not know (no SCIM user linked or with their externalId) cannot sign in (failure not_provisioned). false: they sign in as without provisioning.' }),
+  GroupRoles: strings([], 'Extension. Application roles granted by provisioned group membership, each "<group externalId or displayName>=<role>" (several entries per group for several roles): the roles appear as application:role claims at the next sign-in, and removing such a membership ends that person\'s sessions. Groups not listed grant nothing; so do SCIM roles and entitlements.')
+}, { additionalProperties: false, default: {} })
+
 const ProvisioningSchema = Type.Object({
   Enabled: Type.Boolean({ default: false, description: 'Extension. SCIM 2.0 provisioning of users and groups by the customers\' directories (Entra ID, Okta), one connection per customer. false (the default): no /scim/ route exists and no directory store is opened. Experimental. docs/provisioning.md.' }),
   Store: Type.Object({
@@ -61,7 +70,8 @@ const ProvisioningSchema = Type.Object({
       MaxConnections: Type.Integer({ default: 10, minimum: 1, maximum: 1000, description: 'Extension. Most connections each instance keeps to PostgreSQL.' }),
       TimeoutMilliseconds: Type.Integer({ default: 5000, minimum: 100, maximum: 60_000, description: 'Extension. Connect and statement timeout; a provisioning request needing the store answers 503 after it.' })
     }, { additionalProperties: false, default: {} })
-  }, { additionalProperties: false, default: {} })
+  }, { additionalProperties: false, default: {} }),
+  Connections: namedSectionsSchema(ProvisioningConnectionSchema, 'Extension. The customers\' directories, by name: Provisioning:Connections:<Name> (letters, digits, - and _, starting with a letter), each served at /scim/v2/<Name>/ and authenticated by its own connection tokens (app.provisioning.createToken). docs/provisioning.md.')
 }, { additionalProperties: false, default: {} })
 
 /**
@@ -236,6 +246,7 @@ export function applicationSchemaWith<A extends TSchema> (authentication: A) {
       SignOutPerWindow: Type.Integer({ default: 120, minimum: 1, description: 'Extension. Requests to /Account/Logout, /Account/LogoutEverywhere and the OpenID Connect SignedOutCallbackPath per client address and window.' }),
       BearerRefusalsPerWindow: Type.Integer({ default: 120, minimum: 1, description: 'Extension. Refused bearer tokens per client address and window on the API routes (Authentication:Bearer:PathPrefixes); over it, the client\'s bearer calls are answered 429 until the window ends, before any token is decoded (a token already verified still passes). A client with a valid token is refused only when its token expires.' }),
       DPoPProofsPerWindow: Type.Integer({ default: 1200, minimum: 1, description: 'Extension. DPoP proofs accepted per client address and window on the API routes (RFC 9449): each writes its jti to the state store\'s replay records for up to two minutes, so this bounds the records one client holds (State:Embedded:MaxReplayRecords is shared with sign-ins). Over it, the client\'s DPoP calls are answered 429 until the window ends, and nothing is written.' }),
+      ProvisioningPerWindow: Type.Integer({ default: 3000, minimum: 1, description: 'Extension. SCIM requests per provisioning connection (not per client address) and window, counted before the connection token is checked; over it: 429 with Retry-After, which Entra ID and Okta honour. docs/provisioning.md.' }),
       LogoutReceiverPerWindow: Type.Integer({ default: 1200, minimum: 1, description: 'Extension. Requests to the OpenID Connect back-channel logout endpoint and the SAML2 logout endpoint per client address and window. The back-channel requests come from the identity provider\'s servers, a few addresses for every user, hence the higher default.' })
     }, { additionalProperties: false, default: {} }),
     Logging: Type.Object({
@@ -264,6 +275,8 @@ export type AuthorizationConfiguration = Static<typeof AuthorizationSchema>
 export type StateConfiguration = CoreConfiguration['State']
 /** `Provisioning`, as bound. @experimental */
 export type ProvisioningConfiguration = CoreConfiguration['Provisioning']
+/** `Provisioning:Connections:<Name>`, as bound. @experimental */
+export type ProvisioningConnectionConfiguration = Static<typeof ProvisioningConnectionSchema>
 
 /**
  * An application schema for the application `rootKey`: the same keys and types; the one default

@@ -22,6 +22,7 @@ import type { ApplicationConfiguration } from '../providers/application-schema.j
 import { FLOW_LIFETIME_SECONDS, PendingFlows } from '../sign-in/pending-flows.js'
 import type { SignInResult } from '../sign-in/completion.js'
 import { SignInPipeline, type SessionIssuer, type TakenFlow } from '../sign-in/pipeline.js'
+import type { ProvisioningAdmission } from '../sign-in/provisioning-admission.js'
 import type { SignInHookSettings } from '../sign-in/sign-in-hook.js'
 import { sessionStoreOf } from './session.js'
 import { sectionKeyOf } from '../providers/provider-instances.js'
@@ -81,6 +82,8 @@ export interface ExternalSignInOptions {
   readonly rootKey?: string
   /** The application's sign-in hook and its time limit (sign-in/sign-in-hook.ts). */
   readonly signInHook?: SignInHookSettings
+  /** SCIM provisioning's sign-in step (sign-in/provisioning-admission.ts); absent without provisioning. */
+  readonly provisioning?: ProvisioningAdmission
 }
 
 /**
@@ -179,7 +182,8 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
     authorization: options.config.Authorization,
     rootKey,
     sectionKeyOf: (scheme) => sectionKeyOf(scheme, rootKey),
-    ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook })
+    ...(options.signInHook === undefined ? {} : { signInHook: options.signInHook }),
+    ...(options.provisioning === undefined ? {} : { provisioning: options.provisioning })
   })
   const cookieOptions: CookieSerializeOptions = { httpOnly: true, secure: true, sameSite: 'none', path: '/', maxAge: FLOW_LIFETIME_SECONDS }
   // Startup validation guarantees a valid PublicOrigin outside Development when a provider is enabled.

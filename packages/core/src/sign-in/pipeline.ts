@@ -34,6 +34,7 @@
 import type { AuthorizationConfiguration } from '../config/schema.js'
 import { isLocalUrl } from '../http/local-url.js'
 import type { Claim, Principal } from '../session/principal.js'
+import { TENANT_CLAIM_TYPE } from './completion.js'
 import type { SignInRequest } from '../session/renewal.js'
 import { auditFieldsOf, identityAuditFields, identityOfTicket, sameIdentity, userKeyOf, type UserIdentity } from '../session/user-identity.js'
 import { applicationClaimsOf, sessionClaimsOf, withSourceTenant, type ClaimsTransformation, type SignInResult } from './completion.js'
@@ -41,6 +42,7 @@ import { findGroupPathMismatch } from './group-paths.js'
 import type { FlowStart, FlowState, PendingFlows, RequestCookies, StartedFlow } from './pending-flows.js'
 import { previousSessionToEnd } from './previous-session.js'
 import type { SignInFailure } from './sign-in-failure.js'
+import type { ProvisioningAdmission } from './provisioning-admission.js'
 import { runSignInHook, type SignInHookSettings } from './sign-in-hook.js'
 import { stepUpOfFlow, type StepUpFlow } from './step-up-flow.js'
 
@@ -107,6 +109,8 @@ export interface SignInPipelineOptions {
   readonly sectionKeyOf: (scheme: string) => string
   /** The application's sign-in hook and its time limit; without one the claims pass unchanged. */
   readonly signInHook?: SignInHookSettings
+  /** SCIM provisioning's step (provisioning-admission.ts); absent when provisioning is off. */
+  readonly provisioning?: ProvisioningAdmission
 }
 
 /** The sign-in pipeline of one app: begin, take, complete (the header lists the steps). */
@@ -162,8 +166,10 @@ export class SignInPipeline {
     // A step-up upgrades the session of the user who started it, never another user's.
     const stepUp = taken?.stepUp
     if (stepUp !== undefined && (identity === undefined || !sameIdentity(identity, stepUp.identity))) return { failed: 'step_up_user', ...(identity === undefined ? {} : { identity }) }
+    const provisioned = await this.#admitProvisioned(result, identity, withSourceTenant(result, claims), log)
+    if ('failed' in provisioned) return provisioned
     // The hook sees the provider source's tenant, never one the provider's response carried.
-    const hooked = await this.#applySignInHook(result.scheme, identity, withSourceTenant(result, claims), log)
+    const hooked = await this.#applySignInHook(result.scheme, identity, withSourceTenant(result, provisioned.claims), log)
     if ('refusedByApplication' in hooked) return hooked
     const sessionClaims = sessionClaimsOf(result, hooked.claims)
     let principal
@@ -203,6 +209,23 @@ export class SignInPipeline {
       setting: `${this.#options.sectionKeyOf(result.scheme)}:AcceptGroupOverage`
     }, accepted ? 'group overage accepted: the user has no group claims' : 'group overage: the provider left the groups out; sign-in refused')
     return accepted
+  }
+
+  /**
+   * Step 3b. A sign-in of a tenant a SCIM connection provisions: refused when its user is
+   * deactivated (`deprovisioned`) or, where the connection requires it, unknown
+   * (`not_provisioned`); else its directory groups' application roles added as role claims.
+   */
+  async #admitProvisioned (result: SignInResult, identity: UserIdentity | undefined, claims: readonly Claim[], log: SignInLog): Promise<{ readonly claims: readonly Claim[] } | { readonly failed: 'deprovisioned' | 'not_provisioned', readonly identity?: UserIdentity }> {
+    const provisioning = this.#options.provisioning
+    if (provisioning === undefined || identity === undefined) return { claims }
+    const tenant = claims.find((claim) => claim.type === TENANT_CLAIM_TYPE && claim.issuer === result.scheme)?.value
+    const decision = await provisioning.admit({ scheme: result.scheme, identity, ...(tenant === undefined ? {} : { tenant }), providerClaims: result.claims })
+    if ('refused' in decision) return { failed: decision.refused, identity }
+    if (decision.roles.length === 0) return { claims }
+    const roleType = this.#options.authorization.RoleClaimType
+    log.info({ event: 'provisioning.sign_in.roles', connection: decision.connection, roles: decision.roles }, 'application roles granted by directory groups')
+    return { claims: [...claims, ...decision.roles.map((value) => ({ type: roleType, value, issuer: `Provisioning:${decision.connection ?? ''}` }))] }
   }
 
   /** Step 4. The claims to sign in with, or the application's refusal (logged as `external.sign_in.refused_by_application`). */

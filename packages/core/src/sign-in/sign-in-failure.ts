@@ -12,7 +12,9 @@ import type { ErrorCode } from '../errors.js'
  * (`cancelled` at the provider, `correlation` and `replay` of the flow, `unavailable` metadata or
  * discovery, `provider_error`, unusable `claims`, `group_overage`: the IdP left the groups out,
  * sign-in/group-overage.ts, `step_up_user`: a step-up signed in another user than the session's,
- * sign-in/step-up-flow.ts) and the protocols' own. Each protocol folder names its part of this
+ * sign-in/step-up-flow.ts, `deprovisioned`: the person's organisation deactivated them through
+ * SCIM provisioning, `not_provisioned`: a connection that requires provisioned users does not know
+ * them, sign-in/provisioning-admission.ts) and the protocols' own. Each protocol folder names its part of this
  * set (`OpenIdConnectFailure` in oidc/errors.ts, `Saml2FailureClass` in saml2/errors.ts,
  * `VendorFailure` in oauth/vendor-client.ts), so a class it reports always has an outcome here.
  */
@@ -20,7 +22,8 @@ export const SIGN_IN_FAILURES = [
   'cancelled', 'correlation', 'replay', 'unavailable', 'provider_error', 'claims', 'group_overage',
   'token', 'id_token', 'nonce', 'issuer', 'audience', 'expired', 'signature', 'unknown_key', 'userinfo',
   'pushed_authorization', 'tenant', 'auth_time', 'acr', 'amr', 'authn_context', 'step_up_user',
-  'assertion_unsigned', 'destination', 'certificate', 'unsolicited', 'malformed', 'decryption'
+  'assertion_unsigned', 'destination', 'certificate', 'unsolicited', 'malformed', 'decryption',
+  'deprovisioned', 'not_provisioned'
 ] as const
 
 export type SignInFailure = typeof SIGN_IN_FAILURES[number]
@@ -29,7 +32,7 @@ export type SignInFailure = typeof SIGN_IN_FAILURES[number]
  * What the user is told: the `failure` query value of the login page, or (`organisation`) a
  * refusal page answered by the callback itself.
  */
-export type SignInOutcome = 'cancelled' | 'correlation' | 'unavailable' | 'group_overage' | 'organisation' | 'failed'
+export type SignInOutcome = 'cancelled' | 'correlation' | 'unavailable' | 'group_overage' | 'organisation' | 'deprovisioned' | 'not_provisioned' | 'failed'
 
 /**
  * Where an outcome is shown: `login`, the login page (`/Account/Login?failure=<outcome>`), where
@@ -45,6 +48,8 @@ export const SIGN_IN_OUTCOMES: Readonly<Record<SignInOutcome, { readonly message
   unavailable: { message: 'The sign-in provider is unavailable right now. Please try again later.', code: 'APP_ERR_PROVIDER_UNAVAILABLE', page: 'login' },
   group_overage: { message: 'Sign-in was refused: your account is in more groups than the identity provider puts into a sign-in (group overage), so this application cannot check your group memberships. Ask your administrator to assign application roles or to limit the groups sent to this application.', code: 'APP_ERR_AUTH_PROVIDER_FAILED', page: 'login' },
   organisation: { message: 'Sign-in was refused: your organisation is not set up to use this application. Trying again will not help; give your administrator the request id below, which they can find in the application\'s log.', code: 'APP_ERR_AUTH_PROVIDER_FAILED', page: 'refusal' },
+  deprovisioned: { message: 'Sign-in was refused: your organisation has turned off your access to this application. Trying again will not help; if you think this is a mistake, ask your organisation\'s administrator, and give them the request id below.', code: 'APP_ERR_AUTH_PROVIDER_FAILED', page: 'refusal' },
+  not_provisioned: { message: 'Sign-in was refused: your organisation has not given you access to this application. Trying again will not help; ask your organisation\'s administrator to assign you the application, and give them the request id below.', code: 'APP_ERR_AUTH_PROVIDER_FAILED', page: 'refusal' },
   failed: { message: 'Sign-in failed. Please try again or contact your administrator.', code: 'APP_ERR_AUTH_PROVIDER_FAILED', page: 'login' }
 }
 
@@ -82,7 +87,9 @@ export const OUTCOME_OF: Readonly<Record<SignInFailure, SignInOutcome>> = {
   certificate: 'failed',
   unsolicited: 'failed',
   malformed: 'failed',
-  decryption: 'failed'
+  decryption: 'failed',
+  deprovisioned: 'deprovisioned',
+  not_provisioned: 'not_provisioned'
 }
 
 export function outcomeOf (failure: SignInFailure): SignInOutcome {

@@ -75,6 +75,14 @@ export const tokenRefreshLockKey = (sessionId: string): string => `lock:token-re
  */
 export const rateLimitKey = (bucket: string, client: string): string => `rate:${bucket}:${client}`
 
+/**
+ * A deprovisioned person (issue 41, item 4): `hash` of their issuer and subject
+ * (scim/deprovisioned-identities.ts). Kept with the replay records on purpose: like a replay
+ * record it must never be forgotten to make room (the embedded store refuses a new one when full,
+ * so the SCIM request answers 503 and changes nothing), and it lives long (a year).
+ */
+export const deprovisionedKey = (hash: string): string => `replay:deprovisioned:${hash}`
+
 /** A redeemed one-time value (assertion id, logout token jti) in `scope`; `hash` of the value. */
 export const replayKey = (scope: string, hash: string): string => `replay:${scope}:${hash}`
 

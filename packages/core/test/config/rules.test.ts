@@ -291,6 +291,16 @@ const cases: RuleCase[] = [
     name: 'a data-protection key must be base64 of at least 32 bytes',
     settings: { DataProtection: { Keys: [STRONG_KEY, Buffer.alloc(16, 1).toString('base64'), 'not base64!'] } },
     messages: ['ProjectTemplate:DataProtection:Keys:1 must be base64 of at least 32 random bytes.', 'ProjectTemplate:DataProtection:Keys:2 must be base64 of at least 32 random bytes.']
+  },
+  {
+    name: 'a provisioning connection names its tenant, maps groups as group=role, and shares neither tenant nor scheme with another (issue 41)',
+    settings: { Provisioning: { Connections: { Contoso: { GroupRoles: ['Admins'] }, Northwind: { Tenant: 'nw', Schemes: ['Oidc'] }, Other: { Tenant: 'nw', Schemes: ['Oidc'] } } } },
+    messages: [
+      'ProjectTemplate:Provisioning:Connections:Contoso:Tenant is required: the application tenant this connection provisions.',
+      'ProjectTemplate:Provisioning:Connections:Contoso:GroupRoles:0 must be "<group externalId or displayName>=<role>".',
+      'ProjectTemplate:Provisioning:Connections:Other:Tenant names the tenant of connection Northwind; a tenant has one connection.',
+      'ProjectTemplate:Provisioning:Connections:Other:Schemes:0 names a scheme of connection Northwind; a scheme belongs to one connection.'
+    ]
   }
 ]
 
@@ -308,7 +318,7 @@ describe('startup validation rules', () => {
 
   test('the default configuration passes every rule', () => {
     assert.deepEqual(loadTestConfiguration().errors, [])
-    assert.equal(RULES.length, 29)
+    assert.equal(RULES.length, 30)
   })
 
   test('every failure is collected and reported together, in rule order', () => {

@@ -94,7 +94,7 @@ describe('the task guides', () => {
   test('there is a guide per task, each listed in the index and short enough to read in one sitting', () => {
     assert.deepEqual(guides(), [
       'add-an-identity-provider.md', 'api-keys.md', 'call-another-api.md', 'customers-idps-at-runtime.md', 'enterprise.md', 'get-started.md', 'observe.md',
-      'production-checklist.md', 'protect-an-api.md', 'protect-an-mcp-server.md', 'several-instances.md', 'several-providers.md'
+      'production-checklist.md', 'protect-an-api.md', 'protect-an-mcp-server.md', 'provision-users.md', 'several-instances.md', 'several-providers.md'
     ])
     const index = read('README.md')
     for (const guide of guides()) {

@@ -49,6 +49,23 @@ describe('anonymous route inventory', () => {
     ].sort())
   })
 
+  test('provisioning adds exactly the reviewed SCIM endpoints, each authenticated by its connection token instead of a session (issue 41)', async (context) => {
+    const t = await build(context, { testSignIn: false, settings: { Provisioning: { Enabled: true, Connections: { Contoso: { Tenant: 'contoso' } } } } })
+    const scim = (method: string, path: string): string => `${method} /scim/v2/:connection${path}`
+    const readOnly = ['/ServiceProviderConfig', '/ResourceTypes', '/Schemas'].flatMap((path) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((method) => scim(method, path)))
+    const unsupported = ['/Bulk', '/Me'].flatMap((path) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((method) => scim(method, path)))
+    const resources = ['/Users', '/Groups'].flatMap((path) => [scim('GET', path), scim('POST', path), ...['GET', 'PUT', 'PATCH', 'DELETE'].map((method) => scim(method, `${path}/:id`))])
+    assert.deepEqual(t.app.authorization.anonymousRoutes(), [
+      ...REVIEWED_ANONYMOUS_ROUTES, ...readOnly, ...unsupported, ...resources, scim('GET', '/ResourceTypes/:id'), scim('GET', '/Schemas/:id')
+    ].sort())
+    // Anonymous to the authorization layer only: the connection token check refuses everyone else.
+    for (const route of t.app.authorization.anonymousRoutes().filter((entry) => entry.includes('/scim/'))) {
+      const [method, path] = route.split(' ') as [string, string]
+      const answer = await t.app.inject({ method: method as 'GET', url: path.replace(':connection', 'Contoso').replace(':id', 'x') })
+      assert.equal(answer.statusCode, 401, route)
+    }
+  })
+
   test('a new public route shows up in the inventory (the pin has teeth)', async (context) => {
     const t = await build(context, { testSignIn: false, configure: (app) => { app.get('/status', { config: { allowAnonymous: true } }, async () => 'ok') } })
     assert.deepEqual(t.app.authorization.anonymousRoutes(), [...REVIEWED_ANONYMOUS_ROUTES, 'GET /status'].sort())

@@ -39,7 +39,9 @@ const EXPECTED: Readonly<Record<SignInFailure, SignInOutcome>> = {
   certificate: 'failed',
   unsolicited: 'failed',
   malformed: 'failed',
-  decryption: 'failed'
+  decryption: 'failed',
+  deprovisioned: 'deprovisioned',
+  not_provisioned: 'not_provisioned'
 }
 
 test('every failure class has the outcome written out here, and no other', () => {
@@ -51,12 +53,22 @@ test('every failure class has the outcome written out here, and no other', () =>
 
 test('what each outcome says and where: only the organisation refusal is a page of its own, and it says the organisation is not set up and asks for the request id', () => {
   assert.deepEqual(Object.fromEntries(Object.entries(SIGN_IN_OUTCOMES).map(([outcome, shown]) => [outcome, shown.page])),
-    { cancelled: 'login', correlation: 'login', unavailable: 'login', group_overage: 'login', organisation: 'refusal', failed: 'login' })
+    { cancelled: 'login', correlation: 'login', unavailable: 'login', group_overage: 'login', organisation: 'refusal', deprovisioned: 'refusal', not_provisioned: 'refusal', failed: 'login' })
   const organisation = SIGN_IN_OUTCOMES.organisation.message
   assert.match(organisation, /your organisation is not set up to use this application/)
   assert.match(organisation, /request id/)
   assert.doesNotMatch(organisation, /Please try again/)
   assert.equal(SIGN_IN_OUTCOMES.organisation.code, 'APP_ERR_AUTH_PROVIDER_FAILED')
+})
+
+test('a deprovisioned person is told their organisation turned off their access, on a page of its own with the request id (issue 41, item 4)', () => {
+  const shown = SIGN_IN_OUTCOMES.deprovisioned
+  assert.equal(shown.page, 'refusal')
+  assert.match(shown.message, /your organisation has turned off your access to this application/)
+  assert.match(shown.message, /request id/)
+  assert.doesNotMatch(shown.message, /Please try again/)
+  assert.equal(outcomeMessage('deprovisioned'), SIGN_IN_OUTCOMES.failed.message, 'never on the login page')
+  assert.match(SIGN_IN_OUTCOMES.not_provisioned.message, /your organisation has not given you access/)
 })
 
 test('the login page shows only login outcomes: ?failure=organisation (or anything unknown) reads as failed', () => {

@@ -1,0 +1,113 @@
+/**
+ * Provisioning's store and API (issue 41), registered only when `Provisioning:Enabled`: opens the
+ * configured directory store (directory/open-directory-store.ts) and closes it on shutdown,
+ * decorates `app.directory` (read access to the tenants' users and groups, for the app's own
+ * pages and joins) and `app.provisioning` (connection tokens, the deprovisioned check), and hands
+ * the sign-in pipeline its provisioning step (scim/sign-in-admission.ts). The SCIM endpoints are
+ * plugins/scim.ts. Without provisioning both decorations are undefined and nothing is opened.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import type { ConnectionToken, DirectoryStore } from '../directory/directory-store.js'
+import { openDirectoryStore } from '../directory/open-directory-store.js'
+import type { ApplicationConfiguration } from '../providers/application-schema.js'
+import { connectionsOf, type ScimConnection } from '../scim/connections.js'
+import { issueConnectionToken, type IssuedConnectionToken } from '../scim/connection-tokens.js'
+import { DeprovisionedIdentities, type DeprovisionedIdentity } from '../scim/deprovisioned-identities.js'
+import { signInAdmission } from '../scim/sign-in-admission.js'
+import type { ProvisioningAdmission } from '../sign-in/provisioning-admission.js'
+
+/** What `app.directory` lets the app read (writes come from the customers' directories only). @experimental */
+export type DirectoryReader = Pick<DirectoryStore, 'getUser' | 'listUsers' | 'findUsersByIdentity' | 'getGroup' | 'listGroups' | 'groupMembers' | 'groupsOfUser'>
+
+/** A connection token as listed: never its digest, never its secret. @experimental */
+export type ConnectionTokenInfo = Omit<ConnectionToken, 'digest'>
+
+/** `app.provisioning` (issue 41). @experimental */
+export interface ProvisioningApi {
+  /** The configured connections' names. */
+  readonly connections: readonly string[]
+  /**
+   * Issues a token for a connection and returns its secret, this once (only its digest is
+   * stored). At most two are active at once: revoke one first (409 `DirectoryConflictError`).
+   */
+  createToken: (connection: string, options?: { readonly expiresAt?: Date }) => Promise<IssuedConnectionToken>
+  listTokens: (connection: string) => Promise<ConnectionTokenInfo[]>
+  /** Revokes a token: refused from the next request on every instance; false when unknown or revoked already. */
+  revokeToken: (connection: string, id: string) => Promise<boolean>
+  /**
+   * Whether the person (issuer and subject) was deactivated or deleted by their directory: the
+   * check for bearer tokens and API keys, one state-store read. Rejects when the store cannot answer.
+   */
+  isDeprovisioned: (identity: DeprovisionedIdentity) => Promise<boolean>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The provisioned users and groups (read only); undefined when `Provisioning:Enabled` is false. @experimental */
+    directory: DirectoryReader | undefined
+    /** Connection tokens and the deprovisioned check; undefined when `Provisioning:Enabled` is false. @experimental */
+    provisioning: ProvisioningApi | undefined
+  }
+}
+
+export interface DirectoryPluginOptions {
+  readonly config: ApplicationConfiguration
+  readonly contentRoot: string
+  readonly now: () => number
+  readonly rootKey: string
+}
+
+/** What plugins/scim.ts and the sign-in pipeline need beyond the public API. */
+export interface ProvisioningRuntime {
+  readonly store: DirectoryStore
+  readonly connections: ReadonlyMap<string, ScimConnection>
+  readonly deprovisioned: DeprovisionedIdentities
+  readonly admission: ProvisioningAdmission
+}
+
+const RUNTIME = Symbol('provisioning.runtime')
+
+/** The runtime plugins/directory.ts registered on `app`, or undefined without provisioning. */
+export function provisioningRuntimeOf (app: FastifyInstance): ProvisioningRuntime | undefined {
+  return (app as unknown as Record<symbol, ProvisioningRuntime | undefined>)[RUNTIME]
+}
+
+function connectionOf (connections: ReadonlyMap<string, ScimConnection>, name: string, method: string): string {
+  if (typeof name !== 'string' || !connections.has(name)) throw new TypeError(`app.provisioning.${method}: ${String(name)} is not a configured connection (Provisioning:Connections:<Name>).`)
+  return name
+}
+
+function provisioningApi (runtime: ProvisioningRuntime): ProvisioningApi {
+  const { store, connections } = runtime
+  return {
+    connections: [...connections.keys()],
+    createToken: async (connection, options) => await issueConnectionToken(store, connectionOf(connections, connection, 'createToken'), options?.expiresAt),
+    listTokens: async (connection) => (await store.listTokens(connectionOf(connections, connection, 'listTokens'))).map(({ digest: _digest, ...token }) => token),
+    revokeToken: async (connection, id) => await store.revokeToken(connectionOf(connections, connection, 'revokeToken'), id),
+    isDeprovisioned: async (identity) => await runtime.deprovisioned.isDeprovisioned(identity)
+  }
+}
+
+async function directoryPlugin (app: FastifyInstance, options: DirectoryPluginOptions): Promise<void> {
+  const { config } = options
+  if (!config.Provisioning.Enabled) {
+    app.decorate('directory', undefined)
+    app.decorate('provisioning', undefined)
+    return
+  }
+  const store = await openDirectoryStore(config.Provisioning, config.State, options.contentRoot, app.log, options.now, options.rootKey)
+  app.addHook('onClose', async () => { await store.close() })
+  const connections = connectionsOf(config.Provisioning.Connections)
+  const runtime: ProvisioningRuntime = { store, connections, deprovisioned: new DeprovisionedIdentities(app.state), admission: signInAdmission(store, connections) }
+  ;(app as unknown as Record<symbol, ProvisioningRuntime>)[RUNTIME] = runtime
+  const { getUser, listUsers, findUsersByIdentity, getGroup, listGroups, groupMembers, groupsOfUser } = store
+  const bind = <F extends (...args: never[]) => unknown>(method: F): F => method.bind(store) as F
+  app.decorate('directory', {
+    getUser: bind(getUser), listUsers: bind(listUsers), findUsersByIdentity: bind(findUsersByIdentity), getGroup: bind(getGroup), listGroups: bind(listGroups), groupMembers: bind(groupMembers), groupsOfUser: bind(groupsOfUser)
+  })
+  app.decorate('provisioning', provisioningApi(runtime))
+  app.log.info({ event: 'provisioning.enabled', store: store.provider, connections: runtime.connections.size }, 'SCIM provisioning enabled')
+}
+
+export default fp(directoryPlugin, { name: 'directory', dependencies: ['state'] })

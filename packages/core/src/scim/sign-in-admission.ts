@@ -1,0 +1,84 @@
+/**
+ * Linking and admission at sign-in (issue 41, items 3 to 5): the sign-in pipeline's provisioning
+ * step (sign-in/provisioning-admission.ts) for the configured connections.
+ *
+ * 1. The connection of the sign-in: its tenant's, else the one listing its scheme; none: admitted.
+ * 2. Its SCIM user: the one already linked to this identity; else the one whose `externalId`
+ *    equals the connection's `ExternalIdClaim` of the sign-in (default: the subject), which is then
+ *    linked to this identity, once: a user linked to another identity is never re-linked, and a
+ *    change of `userName` or e-mail address never moves a link (nothing here reads them). Never by
+ *    e-mail address.
+ * 3. Deactivated: refused (`deprovisioned`). Unknown: refused where the connection requires
+ *    provisioned users (`not_provisioned`), else admitted without roles.
+ * 4. Active: the application roles its groups map to (`GroupRoles`, by group externalId or
+ *    displayName, case-insensitively); nothing else of the directory grants anything.
+ */
+import { foldCase } from '../directory/attributes.js'
+import { DirectoryConflictError } from '../directory/directory-errors.js'
+import type { DirectoryGroup, DirectoryStore, DirectoryUser } from '../directory/directory-store.js'
+import type { ProvisioningAdmission, ProvisioningDecision, ProvisioningSignIn } from '../sign-in/provisioning-admission.js'
+import { sameIdentity } from '../session/user-identity.js'
+import { connectionOfSignIn, type ScimConnection } from './connections.js'
+
+/** The roles `groups` grant through a connection's `GroupRoles`, sorted, each once. */
+export function rolesOfGroups (connection: ScimConnection, groups: readonly DirectoryGroup[]): string[] {
+  const roles = new Set<string>()
+  for (const group of groups) {
+    for (const key of [group.externalId, group.displayName]) {
+      if (key === undefined) continue
+      for (const role of connection.groupRoles.get(foldCase(key)) ?? []) roles.add(role)
+    }
+  }
+  return [...roles].sort()
+}
+
+/** Whether a group grants roles through the connection's `GroupRoles`. */
+export function isMappedGroup (connection: ScimConnection, group: Pick<DirectoryGroup, 'externalId' | 'displayName'>): boolean {
+  return [group.externalId, group.displayName].some((key) => key !== undefined && connection.groupRoles.has(foldCase(key)))
+}
+
+/** The value the sign-in offers for `externalId`: the connection's claim, or the subject. */
+function externalIdOf (connection: ScimConnection, signIn: ProvisioningSignIn): string | undefined {
+  if (connection.externalIdClaim === undefined) return signIn.identity.subject
+  const values = signIn.providerClaims.filter((claim) => claim.type === connection.externalIdClaim).map((claim) => claim.value)
+  // Two different values: not an immutable identifier; link nothing.
+  return values.length > 0 && values.every((value) => value === values[0]) ? values[0] : undefined
+}
+
+/** The connection's user of this sign-in, linking it on first sight. */
+async function userOf (store: DirectoryStore, connection: ScimConnection, signIn: ProvisioningSignIn): Promise<DirectoryUser | undefined> {
+  const identity = { scheme: signIn.identity.scheme, issuer: signIn.identity.issuer, subject: signIn.identity.subject }
+  const linked = (await store.findUsersByIdentity(identity)).find((user) => user.connection === connection.name)
+  if (linked !== undefined) return linked
+  const externalId = externalIdOf(connection, signIn)
+  if (externalId === undefined || externalId === '') return undefined
+  const page = await store.listUsers(connection.name, { filter: { op: 'eq', attribute: 'externalId', value: externalId }, startIndex: 1, count: 1 })
+  const candidate = page.resources[0]
+  if (candidate === undefined) return undefined
+  if (candidate.identity !== undefined) return sameIdentity({ ...candidate.identity }, identity) ? candidate : undefined
+  try {
+    const update = await store.updateUser(connection.name, candidate.id, (current) => current.identity !== undefined
+      ? undefined
+      : { userName: current.userName, active: current.active, attributes: current.attributes, identity, ...(current.externalId === undefined ? {} : { externalId: current.externalId }) })
+    const after = update?.after
+    return after !== undefined && after.identity !== undefined && sameIdentity({ ...after.identity }, identity) ? after : undefined
+  } catch (error) {
+    // Linked to another user of this connection meanwhile: that link stands.
+    if (error instanceof DirectoryConflictError) return undefined
+    throw error
+  }
+}
+
+/** The provisioning step over `store` and the configured `connections`. */
+export function signInAdmission (store: DirectoryStore, connections: ReadonlyMap<string, ScimConnection>): ProvisioningAdmission {
+  return {
+    async admit (signIn): Promise<ProvisioningDecision> {
+      const connection = connectionOfSignIn(connections.values(), signIn.scheme, signIn.tenant)
+      if (connection === undefined) return { admitted: true, roles: [] }
+      const user = await userOf(store, connection, signIn)
+      if (user === undefined) return connection.requireProvisionedUsers ? { refused: 'not_provisioned', connection: connection.name } : { admitted: true, roles: [], connection: connection.name }
+      if (!user.active) return { refused: 'deprovisioned', connection: connection.name }
+      return { admitted: true, roles: rolesOfGroups(connection, await store.groupsOfUser(connection.name, user.id)), connection: connection.name }
+    }
+  }
+}
