@@ -116,6 +116,3 @@ export function principalAuditFields (principal: Principal): Record<string, stri
   if (access === undefined) return auditFieldsOf(principal.ticket)
   return { ...auditFieldsOf(principal.ticket), ...(access.clientId === undefined ? {} : { clientId: access.clientId }), machine: access.machine }
 }
-
-/** The audit fields of a bearer caller: {@link principalAuditFields}. */
-export const bearerAuditFields = principalAuditFields
