@@ -234,7 +234,9 @@ export function bearerEnvironment (env, issuer) {
     ProjectTemplate__Authentication__Schemes__Bench__Type: 'JwtBearer',
     ProjectTemplate__Authentication__Schemes__Bench__Issuer: issuer.issuer,
     ProjectTemplate__Authentication__Schemes__Bench__JwksUri: issuer.jwksUri,
-    ProjectTemplate__Authentication__Schemes__Bench__Audiences__0: BEARER_AUDIENCE
+    ProjectTemplate__Authentication__Schemes__Bench__Audiences__0: BEARER_AUDIENCE,
+    // A JwtBearer scheme outside Development needs a validated origin (issue 40, item 4): the bench's host.
+    ProjectTemplate__Hosting__AllowedHosts__0: HOST
   }
 }
 

@@ -79,6 +79,11 @@ export type { AccessTokenOptions, ResolveCallback, SessionApi, SessionCookieSett
 // Bearer tokens on API routes (JwtBearer schemes): `request.bearer` and the scheme a provider carries.
 export type { BearerAuthentication, BearerSchemeStatus, JwtBearerScheme, JwtBearerSchemeOptions, JwtBearerSettings } from './bearer/jwt-bearer-scheme.js'
 export type { IntrospectionAuthMethod, IntrospectionSettings } from './bearer/introspection.js'
+// Request-credential types and deny checks (`app.requestCredentials`, issue 43): the seams API keys and SCIM tokens use.
+export type { CredentialType, RequestCredentialsApi } from './bearer/credential-types.js'
+export type { BearerFailure } from './bearer/failures.js'
+export type { Presentation } from './bearer/presentation.js'
+export type { DenyCheck } from './session/deny-checks.js'
 export type { ClaimsTransformation } from './sign-in/completion.js'
 export type { SignInRequest } from './session/renewal.js'
 export type { SessionList, SessionSummary } from './session/session-store.js'
@@ -99,7 +104,7 @@ export {
 } from './providers/domain-verification.js'
 export type { DomainVerificationOptions, DomainVerificationResult } from './providers/domain-verification.js'
 // The provider interface every protocol instance implements, and the registry of instances.
-export type { AuthenticationProvider, ChallengeHint, ProviderEndpoint, ProviderEndpointKind, ProviderStatus, SignedOutPrincipal } from './providers/provider.js'
+export type { AuthenticationProvider, ChallengeHint, ProviderEndpoint, ProviderEndpointKind, ProviderStatus, RequestCredentialScheme, SignedOutPrincipal } from './providers/provider.js'
 export type { RateLimitBucket } from './state/rate-limit-store.js'
 export { ProviderRegistry, ProviderConflictError, emailDomainOf } from './providers/registry.js'
 export type { RegisteredProvider } from './providers/registry.js'

@@ -1,29 +1,29 @@
 /**
  * Policies on what an access token grants (issue 35, item 3), beside the role and permission
  * policies: scopes (`scope` / `scp`), a user rather than a machine (a client-credentials token),
- * and named clients. They read the bearer principal (bearer/bearer-principal.ts): its
- * `application:scope` claims and its access facts; a session user has neither, so a scope or
+ * and named clients. They ask the principal (session/principal.ts): its scopes (the
+ * `application:scope` claims of a request credential) and its access facts, which a credential
+ * sent with the request sets (bearer/bearer-principal.ts); a session user has neither, so a scope or
  * client policy refuses it and a user policy passes it. A scope is what a client may do on a
  * user's behalf (often consented by the user), not what the user may do: permission policies
  * never read scopes (issue 40, item 2). Plain data: no Fastify types.
  */
-import { BearerPrincipal } from '../bearer/bearer-principal.js'
 import type { Principal } from '../session/principal.js'
 import type { AuthorizationPolicy } from './policies.js'
 
 /** The scopes the principal's access token grants (its `application:scope` claims); none for a session user. */
 export function scopesOf (principal: Principal): readonly string[] {
-  return principal instanceof BearerPrincipal ? principal.scopes : []
+  return principal.scopes
 }
 
 /** The OAuth client that acts (a bearer call's `client_id` / `azp`), or undefined. */
 export function clientOf (principal: Principal): string | undefined {
-  return principal instanceof BearerPrincipal ? principal.access.clientId : undefined
+  return principal.access?.clientId
 }
 
 /** Whether the principal is a machine: a client-credentials token, no user. */
 export function isMachine (principal: Principal): boolean {
-  return principal instanceof BearerPrincipal && principal.access.machine
+  return principal.access?.machine === true
 }
 
 function nonEmpty (values: readonly string[], what: string): readonly string[] {

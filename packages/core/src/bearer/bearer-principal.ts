@@ -1,6 +1,6 @@
 /**
  * A verified access token as the same principal a sign-in gives (issue 35, item 1): the token's
- * claims flattened as the OpenID Connect callback flattens an ID token (oidc/callback.ts), nested
+ * claims flattened as the OpenID Connect callback flattens an ID token (sign-in/claim-flattening.ts), nested
  * ClaimMappings paths read (`realm_access.roles`), and normalized with the scheme's ClaimMappings
  * (sign-in/claims-normalization.ts), so `application:subject` carries the issuer and policies on
  * roles, permissions and groups read the same claim types whichever way the caller came in. The
@@ -13,31 +13,23 @@
  * Plain inputs, no Fastify types.
  */
 import { createHash } from 'node:crypto'
-import { flattenClaims } from '../oidc/callback.js'
-import { ApplicationClaimTypes, Principal, type Claim } from '../session/principal.js'
+import { ApplicationClaimTypes, Principal, type AccessFacts, type Claim } from '../session/principal.js'
+
+export type { AccessFacts } from '../session/principal.js'
 import { proofOfTokenClaims } from '../session/authentication-proof.js'
+import { flattenClaims } from '../sign-in/claim-flattening.js'
 import { pathClaims } from '../sign-in/claim-paths.js'
 import { normalizeClaims } from '../sign-in/claims-normalization.js'
 import { auditFieldsOf } from '../session/user-identity.js'
 import { withSourceTenant, type ClaimsTransformation } from '../sign-in/completion.js'
 import type { VerifiedAccessToken } from './access-token.js'
 
-/** What an access token says about who acts, beside the claims (issue 35, item 3). */
-export interface AccessFacts {
-  /** `scope` / `scp`, space-separated or an array. */
-  readonly scopes: readonly string[]
-  /** The OAuth client the token was issued to (`client_id`, `azp`, `appid`). */
-  readonly clientId?: string
-  /** A client-credentials token: the caller is the client itself, no user. */
-  readonly machine: boolean
-}
-
 /**
  * The principal of a bearer call: the same claims and identity as a signed-in user's, plus the
  * token's scopes and client, which scope and client policies read (authorization/scopes.ts).
  */
 export class BearerPrincipal extends Principal {
-  readonly access: AccessFacts
+  override readonly access: AccessFacts
 
   constructor (ticket: ConstructorParameters<typeof Principal>[0], access: AccessFacts) {
     super(ticket)
@@ -47,11 +39,6 @@ export class BearerPrincipal extends Principal {
   /** A machine has no user name: its display name is its client. */
   override get name (): string {
     return this.access.machine ? `client ${this.access.clientId ?? this.subject ?? ''}` : super.name
-  }
-
-  /** The scopes the token grants: its `application:scope` claims. */
-  get scopes (): readonly string[] {
-    return this.claims.filter((claim) => claim.type === ApplicationClaimTypes.Scope).map((claim) => claim.value)
   }
 }
 
@@ -118,20 +105,14 @@ export function principalOf (token: string, verified: VerifiedAccessToken, setti
 }
 
 /**
- * The audit fields of a bearer caller (issue 35, item 3; docs/audit-events.md): the identity
- * fields a session's lines carry (`provider` is the bearer scheme, `sessionAuditId` the hash of
- * the token's pseudo-session id, never the token), plus the acting client: `clientId` (the
- * token's `client_id`, `azp` or `appid`) and `machine` (a client-credentials token: no user).
+ * The audit fields of a principal (issue 35, item 3; docs/audit-events.md): the identity fields a
+ * session's lines carry; for a caller a request credential authenticated (`provider` is its
+ * scheme, `sessionAuditId` the hash of the token's pseudo-session id, never the token), the acting
+ * client too: `clientId` (the token's `client_id`, `azp` or `appid`) and `machine` (a
+ * client-credentials token: no user).
  */
-export function bearerAuditFields (principal: BearerPrincipal): Record<string, string | boolean> {
-  return {
-    ...auditFieldsOf(principal.ticket),
-    ...(principal.access.clientId === undefined ? {} : { clientId: principal.access.clientId }),
-    machine: principal.access.machine
-  }
-}
-
-/** The audit fields of any principal: {@link bearerAuditFields} for a bearer caller, a session's otherwise. */
 export function principalAuditFields (principal: Principal): Record<string, string | boolean> {
-  return principal instanceof BearerPrincipal ? bearerAuditFields(principal) : auditFieldsOf(principal.ticket)
+  const access = principal.access
+  if (access === undefined) return auditFieldsOf(principal.ticket)
+  return { ...auditFieldsOf(principal.ticket), ...(access.clientId === undefined ? {} : { clientId: access.clientId }), machine: access.machine }
 }

@@ -10,10 +10,14 @@
  * with no outbound call. A cached caller counts only on a request that selects its scheme. An
  * introspected token is cached until its `exp` or the scheme's CacheSeconds, whichever comes
  * first. An issuer from the provider source that cannot answer is refused as an unknown issuer is
- * ({@link BearerTokenError.concealed}). Plain inputs, no Fastify types.
+ * ({@link BearerTokenError.concealed}). It is the default request-credential type
+ * (credential-types.ts): it takes every token no other type recognises. Plain inputs, no Fastify
+ * types.
  */
 import type { ClaimsTransformation } from '../sign-in/completion.js'
-import { BearerTokenError } from './failures.js'
+import type { CredentialType } from './credential-types.js'
+import { BearerTokenError, type BearerFailure } from './failures.js'
+import type { Presentation } from './presentation.js'
 import type { BearerAuthentication, JwtBearerScheme } from './jwt-bearer-scheme.js'
 import { introspectingSchemeFor, isCandidate } from './scheme-routing.js'
 import { isCompactJws, MAX_BEARER_TOKEN_BYTES } from './token-shape.js'
@@ -76,7 +80,8 @@ export interface CachedAuthentication {
   readonly by: JwtBearerScheme
 }
 
-export class BearerSchemes {
+export class BearerSchemes implements CredentialType {
+  readonly type = 'JwtBearer'
   readonly #schemes: () => readonly JwtBearerScheme[]
   readonly #registered: (scheme: string) => JwtBearerScheme | undefined
   readonly #transformation: ClaimsTransformation
@@ -98,6 +103,30 @@ export class BearerSchemes {
 
   get schemes (): readonly JwtBearerScheme[] {
     return this.#schemes()
+  }
+
+  /** The default type: every token no other type recognises (a JWT, or an issuer's opaque token). */
+  recognises (): boolean {
+    return true
+  }
+
+  /** Why a verified token may not be used as `Bearer`: DPoP-bound, or its scheme requires DPoP. A DPoP request's checks are the handler's. */
+  refusalOf (authentication: BearerAuthentication, presentation: Presentation): BearerFailure | undefined {
+    if (presentation !== 'Bearer') return undefined
+    if (authentication.confirmationKey !== undefined) return 'dpop_bound_as_bearer'
+    return this.#registered(authentication.scheme)?.requiresDPoP === true ? 'dpop_required' : undefined
+  }
+
+  /** Every proof algorithm the current schemes accept, for `DPoP algs="..."`. */
+  proofAlgorithms (): string[] {
+    const algorithms = new Set<string>()
+    for (const scheme of this.#schemes()) for (const algorithm of scheme.algorithms) algorithms.add(algorithm)
+    return [...algorithms]
+  }
+
+  /** Whether the registered scheme `scheme` accepts DPoP proofs signed with `algorithm`. */
+  acceptsProofAlgorithm (scheme: string, algorithm: string): boolean {
+    return this.#registered(scheme)?.algorithms.has(algorithm) === true
   }
 
   /**

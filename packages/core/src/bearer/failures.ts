@@ -48,6 +48,8 @@ export const BEARER_FAILURES = [
   'inactive',
   /** The introspection endpoint could not answer (unreachable, timed out, not 200 JSON, over 64 KB): answered 503, not 401. */
   'introspection_unavailable',
+  /** A valid credential whose caller a deny check refuses (session/deny-checks.ts: deprovisioned, revoked), served from the cache or verified now. */
+  'denied',
   // DPoP (RFC 9449, dpop.ts): the proof's failures (challenge error="invalid_dpop_proof") ...
   /** The `DPoP` header is longer than MAX_DPOP_PROOF_BYTES. */
   'dpop_oversized',
@@ -84,6 +86,7 @@ export const BEARER_FAILURES = [
   'dpop_required'
 ] as const
 
+/** Why a request credential was refused: the `failure` of a `bearer.refused` line, never sent to the client. @experimental */
 export type BearerFailure = (typeof BEARER_FAILURES)[number]
 
 const PROOF_FAILURES: ReadonlySet<BearerFailure> = new Set(['dpop_oversized', 'dpop_malformed', 'dpop_missing', 'dpop_multiple', 'dpop_algorithm', 'dpop_private_key', 'dpop_signature', 'dpop_method', 'dpop_url', 'dpop_stale', 'dpop_ath', 'dpop_replay'])

@@ -120,6 +120,8 @@ function confirmationOf (payload: Readonly<Record<string, unknown>>): { confirma
 }
 
 export class JwtBearerScheme implements RoutingFacts {
+  /** Its request-credential type (providers/provider.ts `RequestCredentialScheme`). */
+  readonly type = 'JwtBearer'
   readonly scheme: string
   readonly #options: JwtBearerSchemeOptions
   readonly #algorithms: ReadonlySet<string>

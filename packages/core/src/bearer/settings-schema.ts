@@ -1,12 +1,26 @@
 /**
  * The settings schema of the JwtBearer provider type: a named scheme of Type JwtBearer
- * (`Authentication:Schemes:<Name>`), no contract section and no path of its own. Built from the
+ * (`Authentication:Schemes:<Name>`) and the section every bearer scheme shares
+ * (`Authentication:Bearer`), no contract section and no path of its own. Built from the
  * helpers of config/schema-parts.ts; composed into the application schema by
  * providers/application-schema.ts. Plain data.
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { choice, claimMappings, schemeTypeKey, secret, secretArray, strings } from '../config/schema-parts.js'
 import type { ProviderInstanceBase } from '../config/provider-type.js'
+
+/**
+ * `Authentication:Bearer` (issue 35, item 2; issue 40, items 15 and 17): which routes accept
+ * request credentials, and the scopes the protected-resource metadata lists. Composed after
+ * `Authentication:Schemes` (providers/application-schema.ts).
+ */
+export const BearerSectionSchema = Type.Object({
+  ScopesSupported: strings([], 'Extension. The scopes listed as scopes_supported in the protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource, published while a JwtBearer scheme is configured. Empty: the member is left out.'),
+  PathPrefixes: strings(['/api/'], 'Extension. Routes whose path starts with one of these accept Authorization: Bearer tokens of the JwtBearer schemes (a route may also opt in or out with config: { bearer: true | false }). Pages never should. A request carrying a bearer token there is decided by the token alone: a refused token is 401, even with a session cookie. docs/providers.md, "Protect an API".')
+}, { additionalProperties: false, default: {} })
+
+/** `Authentication:Bearer`, as bound. */
+export type BearerSectionConfiguration = Static<typeof BearerSectionSchema>
 
 /**
  * Authentication:Schemes:<Name>:Introspection of a JwtBearer scheme (issue 35, item 4): opaque

@@ -44,10 +44,15 @@ export interface NamedSchemeType<S extends TObject, I> {
  * the type all come from it. Its opening (Fastify glue) is keyed by the same `protocol` in
  * plugins/providers/open-provider.ts, where the compiler asks for it.
  */
-export interface ProviderType<I extends ProviderInstanceBase & { readonly protocol: string }, P extends TProperties, S extends TObject> {
+export interface ProviderType<I extends ProviderInstanceBase & { readonly protocol: string }, P extends TProperties, S extends TObject, A extends TProperties = Record<never, never>> {
   readonly protocol: I['protocol']
   /** Its sections under `Authentication:Providers`, in order (none for a type declared only as named schemes). */
   readonly sections: P
+  /**
+   * Sections of its own directly under `Authentication`, after `Schemes` (JwtBearer: `Bearer`, the
+   * keys every bearer scheme shares); none for most types.
+   */
+  readonly authenticationSections?: A
   /** The instances of those sections, in order, from the bound `Authentication:Providers`. */
   readonly contractInstances: (providers: Static<TObject<P>>, base: (name: string) => ProviderInstanceBase) => I[]
   /** How it is declared as a named scheme; undefined for a type with contract sections only. */

@@ -89,20 +89,23 @@ export function namedSchemesSchema<S extends TSchema> (schemas: readonly S[], de
 }
 
 /** What the Authentication section takes from the provider types (providers/application-schema.ts). */
-export interface ProviderSchemaParts<P extends TProperties, S extends TSchema> {
+export interface ProviderSchemaParts<P extends TProperties, S extends TSchema, A extends TProperties> {
   /** Every contract section's name, in order (named in DefaultChallengeScheme's description). */
   readonly providerNames: readonly string[]
   /** The contract sections under Authentication:Providers, in order. */
   readonly providers: P
   /** Authentication:Schemes ({@link namedSchemesSchema}). */
   readonly schemes: S
+  /** The provider types' own sections under Authentication, after Schemes (keys every scheme of a type shares), in order. */
+  readonly sections: A
 }
 
 /**
- * `Authentication`: the core's keys with the provider types' contract sections (`Providers`) and
- * named schemes (`Schemes`) in their places; composed by providers/application-schema.ts.
+ * `Authentication`: the core's keys with the provider types' contract sections (`Providers`),
+ * named schemes (`Schemes`) and own sections (after them) in their places; composed by
+ * providers/application-schema.ts.
  */
-export function authenticationSchemaWith<P extends TProperties, S extends TSchema> ({ providerNames, providers, schemes }: ProviderSchemaParts<P, S>) {
+export function authenticationSchemaWith<P extends TProperties, S extends TSchema, A extends TProperties> ({ providerNames, providers, schemes, sections }: ProviderSchemaParts<P, S, A>) {
   return Type.Object({
     Enabled: Type.Boolean({ default: true, description: 'Application authentication module switch. When false, a one-time startup warning is logged and RequireAuthenticatedUserByDefault must be false.' }),
     DefaultScheme: Type.String({ default: 'Cookies', description: 'Default authenticate scheme. Must be Cookies.' }),
@@ -127,10 +130,7 @@ export function authenticationSchemaWith<P extends TProperties, S extends TSchem
     }, { additionalProperties: false, default: {} }),
     Providers: Type.Object(providers, { additionalProperties: false, default: {} }),
     Schemes: schemes,
-    Bearer: Type.Object({
-      ScopesSupported: strings([], 'Extension. The scopes listed as scopes_supported in the protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource, published while a JwtBearer scheme is configured. Empty: the member is left out.'),
-      PathPrefixes: strings(['/api/'], 'Extension. Routes whose path starts with one of these accept Authorization: Bearer tokens of the JwtBearer schemes (a route may also opt in or out with config: { bearer: true | false }). Pages never should. A request carrying a bearer token there is decided by the token alone: a refused token is 401, even with a session cookie. docs/providers.md, "Protect an API".')
-    }, { additionalProperties: false, default: {} })
+    ...sections
   }, { additionalProperties: false, default: {} })
 }
 
@@ -263,7 +263,7 @@ export function applicationSchemaWith<A extends TSchema> (authentication: A) {
   }, { additionalProperties: false, default: {} })
 }
 
-type CoreAuthenticationSchema = ReturnType<typeof authenticationSchemaWith<TProperties, TUnsafe<Record<string, unknown>>>>
+type CoreAuthenticationSchema = ReturnType<typeof authenticationSchemaWith<TProperties, TUnsafe<Record<string, unknown>>, Record<never, never>>>
 
 /**
  * The configuration as config/ knows it: every section of the core, the provider sections

@@ -145,3 +145,16 @@ export function sendError (request: FastifyRequest, reply: FastifyReply, statusC
     detail: options.developmentDetail ?? options.detail
   }))
 }
+
+/** An authentication answer computed below the plugins (bearer/bearer-answers.ts): status, code and `WWW-Authenticate`. */
+export interface ChallengeAnswer {
+  readonly status: number
+  readonly code: ErrorCode
+  readonly wwwAuthenticate: string | readonly string[]
+}
+
+/** Sends `answer` as problem+json with its `WWW-Authenticate` challenge(s). */
+export function sendAnswer (request: FastifyRequest, reply: FastifyReply, answer: ChallengeAnswer): FastifyReply {
+  reply.header('www-authenticate', answer.wwwAuthenticate)
+  return sendProblem(request, reply, answer.status, { code: answer.code })
+}

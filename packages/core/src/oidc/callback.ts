@@ -5,6 +5,7 @@
 import { withClientAuthenticationHint } from './client-authentication.js'
 import * as client from 'openid-client'
 import type { Claim } from '../session/principal.js'
+import { flattenClaims } from '../sign-in/claim-flattening.js'
 import { pathClaims } from '../sign-in/claim-paths.js'
 import { groupOverageInJson, type GroupOverageIndicator } from '../sign-in/group-overage.js'
 import { KeySetUnavailableError, UnknownSigningKeyError, type ProviderKeys } from './provider-keys.js'
@@ -146,20 +147,6 @@ export async function verifyIdTokenSignature (idToken: string, keys: ProviderKey
     if (error instanceof KeySetUnavailableError) throw new OpenIdConnectError('unavailable', error.code, { cause: error })
     throw new OpenIdConnectError('signature', 'ID_TOKEN_SIGNATURE_INVALID', { cause: error, diagnostics: {} })
   }
-}
-
-/** One claim per value: arrays become one claim each, numbers and booleans strings, objects JSON. */
-export function flattenClaims (source: Readonly<Record<string, unknown>>, issuer: string, skip: ReadonlySet<string> = new Set()): Claim[] {
-  const claims: Claim[] = []
-  for (const [type, value] of Object.entries(source)) {
-    if (skip.has(type)) continue
-    for (const item of Array.isArray(value) ? value : [value]) {
-      if (item === null || item === undefined) continue
-      const text = typeof item === 'string' ? item : typeof item === 'object' ? JSON.stringify(item) : String(item)
-      claims.push({ type, value: text, issuer })
-    }
-  }
-  return claims
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
  * Authentication schemes: the registry of external providers (each registers only when its
- * Enabled is true) and the two responses every protected route may need, challenge and forbid,
- * rendered by content negotiation; on an API route that accepts bearer tokens (plugins/bearer.ts)
- * they are RFC 6750's 401 `WWW-Authenticate: Bearer` and 403 `insufficient_scope`, never a redirect.
+ * Enabled is true) and the responses every protected route may need, challenge, forbid and
+ * step-up, rendered by content negotiation. A route that accepts request credentials, and a
+ * caller one authenticated, are answered by the request-credential handler instead, as a sign-in
+ * provider answers its own challenge ({@link CredentialAnswers}: RFC 6750's 401 and 403
+ * `insufficient_scope`, RFC 9470's 401, never a redirect).
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -15,11 +17,9 @@ import { createError } from '../errors.js'
 import { validateRuntimeProvider, type RuntimeProviderDefinition, type RuntimeValidation } from '../providers/runtime-definitions.js'
 import type { ProviderReloadResult, ReloadProvidersOptions } from '../providers/runtime-provider-set.js'
 import { authenticationRequirementOf, type AuthorizationPolicy } from '../authorization/policies.js'
-import { bearerChallenge } from '../bearer/challenge.js'
 import type { AuthenticationRequirement } from '../session/authentication-proof.js'
 import type { Principal } from '../session/principal.js'
 import { pagesFor } from './branding.js'
-import { sendBearerChallenge, sendInsufficientScope } from './bearer.js'
 import { isPageNavigation, sendProblem, wantsJson } from '../http/responses.js'
 
 export type { AuthenticationProvider, ChallengeHint, ProviderStatus, SignedOutPrincipal } from '../providers/provider.js'
@@ -98,10 +98,22 @@ export interface AuthenticationApi {
   validateProvider: (definition: RuntimeProviderDefinition) => RuntimeValidation
 }
 
-/** What plugins/runtime-providers.ts needs of the registry: removal, and the reload it implements. */
+/**
+ * How the request-credential handler answers (installed by plugins/bearer.ts): each answer
+ * returns the reply for a request that is its own (a route that accepts request credentials; a
+ * caller a credential authenticated), else undefined and the usual answer follows.
+ */
+export interface CredentialAnswers {
+  challenge: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined
+  forbid: (request: FastifyRequest, reply: FastifyReply, policy?: AuthorizationPolicy) => FastifyReply | undefined
+  stepUp: (request: FastifyRequest, reply: FastifyReply, policy: AuthorizationPolicy, principal: Principal, requirement: AuthenticationRequirement) => FastifyReply | undefined
+}
+
+/** What plugins/runtime-providers.ts and plugins/bearer.ts need of the registry: removal, the reload, the credential answers. */
 interface RuntimeRegistryAccess {
   remove: (scheme: string) => boolean
   reloader?: (options: ReloadProvidersOptions) => Promise<ProviderReloadResult>
+  credentials?: CredentialAnswers
 }
 const runtimeAccess = new WeakMap<AuthenticationApi, RuntimeRegistryAccess>()
 
@@ -114,6 +126,12 @@ export function removeProvider (api: AuthenticationApi, scheme: string): boolean
 export function setProviderReloader (api: AuthenticationApi, reloader: (options: ReloadProvidersOptions) => Promise<ProviderReloadResult>): void {
   const access = runtimeAccess.get(api)
   if (access !== undefined) access.reloader = reloader
+}
+
+/** Installs the request-credential handler's answers behind challenge, forbid and step-up. */
+export function setCredentialAnswers (api: AuthenticationApi, answers: CredentialAnswers): void {
+  const access = runtimeAccess.get(api)
+  if (access !== undefined) access.credentials = answers
 }
 
 declare module 'fastify' {
@@ -136,22 +154,66 @@ export function returnUrlOf (request: FastifyRequest): string | undefined {
   return isLocalUrl(request.url) ? request.url : undefined
 }
 
-/**
- * The 401 of a valid bearer token whose user authenticated too weakly or too long ago for the
- * route's step-up policy (RFC 9470 section 3: `insufficient_user_authentication` with the
- * policy's `acr_values` and `max_age`, never anything from the token).
- */
-export function sendInsufficientUserAuthentication (request: FastifyRequest, reply: FastifyReply, requirement: AuthenticationRequirement): FastifyReply {
-  reply.header('www-authenticate', bearerChallenge({
-    error: 'insufficient_user_authentication',
-    ...(requirement.acrValues === undefined || requirement.acrValues.length === 0 ? {} : { acrValues: requirement.acrValues.join(' ') }),
-    ...(requirement.maxAgeSeconds === undefined ? {} : { maxAge: requirement.maxAgeSeconds })
-  }))
-  return sendProblem(request, reply, 401, { code: 'APP_ERR_AUTH_STEP_UP_REQUIRED' })
-}
-
 function withReturnUrl (path: string, returnUrl: string | undefined): string {
   return returnUrl === undefined ? path : `${path}?ReturnUrl=${encodeURIComponent(returnUrl)}`
+}
+
+/** Challenge, forbid and step-up: the request-credential handler's answer where it gives one, else the sign-in provider's or the pages'. */
+function answersOf (providers: ReadonlyMap<string, AuthenticationProvider>, defaultChallengeScheme: string, access: RuntimeRegistryAccess): Pick<AuthenticationApi, 'challenge' | 'forbid' | 'stepUp'> {
+  const answers: Pick<AuthenticationApi, 'challenge' | 'forbid' | 'stepUp'> = {
+    challenge (request: FastifyRequest, reply: FastifyReply) {
+    // A route that accepts request credentials: RFC 6750, never a redirect.
+      const answered = access.credentials?.challenge(request, reply)
+      if (answered !== undefined) return answered
+      if (wantsJson(request)) return sendProblem(request, reply, 401, { code: 'APP_ERR_AUTH_REQUIRED' })
+      const returnUrl = returnUrlOf(request)
+      const provider = providers.get(defaultChallengeScheme)
+      if (provider !== undefined && provider.status().available) return provider.challenge(request, reply, returnUrl ?? '/')
+      return reply.redirect(withReturnUrl('/Account/Login', returnUrl), 302)
+    },
+    forbid (request: FastifyRequest, reply: FastifyReply, policy?: AuthorizationPolicy) {
+      const answered = access.credentials?.forbid(request, reply, policy)
+      if (answered !== undefined) return answered
+      if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 403, { code: 'APP_ERR_AUTH_FORBIDDEN' })
+      return reply.redirect(withReturnUrl('/Account/AccessDenied', returnUrlOf(request)), 302)
+    },
+    stepUp (request: FastifyRequest, reply: FastifyReply, policy: AuthorizationPolicy, principal: Principal, given?: AuthenticationRequirement) {
+      const scheme = principal.ticket.scheme
+      const requirement = given ?? authenticationRequirementOf(policy, scheme) ?? {}
+      const answered = access.credentials?.stepUp(request, reply, policy, principal, requirement)
+      if (answered !== undefined) return answered
+      const provider = providers.get(scheme)
+      const identity = principal.identity
+      if (provider?.stepUp !== true || identity === undefined) {
+        request.log.warn({ event: 'authorization.step_up.unavailable', provider: scheme, policy: policy.name }, 'step-up authentication required, but the session\'s provider cannot step up: access denied')
+        return answers.forbid(request, reply, policy)
+      }
+      if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 401, { code: 'APP_ERR_AUTH_STEP_UP_REQUIRED' })
+      request.log.info({ event: 'authorization.step_up.required', provider: scheme, policy: policy.name }, 'step-up authentication required: back to the provider')
+      // The requirement comes from the server-side policy, never from the request.
+      return provider.challenge(request, reply, returnUrlOf(request) ?? '/', { stepUp: { requirement, identity } })
+    }
+  }
+  return answers
+}
+
+/** {@link AuthenticationApi.continueSignOut}: the signing-in provider's logout, if it has one. */
+function signOutContinuation (providers: ReadonlyMap<string, AuthenticationProvider>): AuthenticationApi['continueSignOut'] {
+  return async function continueSignOut (request: FastifyRequest, reply: FastifyReply, signedOut: SignedOutPrincipal) {
+    const provider = providers.get(signedOut.principal.ticket.scheme)
+    if (provider?.signOutRedirect === undefined) return undefined
+    let url: string | undefined
+    try {
+      url = await provider.signOutRedirect(request, signedOut)
+    } catch (error) {
+      request.log.warn({ event: 'external.sign_out.failed', provider: provider.scheme, errorName: (error as Error | null)?.name }, 'sign-out at the provider skipped; the local session has ended')
+      return undefined
+    }
+    if (url === undefined) return undefined
+    request.log.info({ event: 'external.sign_out.redirected', provider: provider.scheme }, 'signing out at the provider')
+    // The URL may carry an id_token_hint or a signed LogoutRequest: never cached.
+    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(pagesFor(request).providerSignOutPage({ url, displayName: provider.displayName }))
+  }
 }
 
 async function authenticationPlugin (app: FastifyInstance, options: AuthenticationPluginOptions): Promise<void> {
@@ -171,53 +233,8 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
     get discoversByEmail () {
       return registry.hasDomains
     },
-    challenge (request: FastifyRequest, reply: FastifyReply) {
-      // An API route that accepts bearer tokens (plugins/bearer.ts): RFC 6750, never a redirect.
-      if (request.routeOptions.config?.bearer === true) return sendBearerChallenge(request, reply, undefined)
-      if (wantsJson(request)) return sendProblem(request, reply, 401, { code: 'APP_ERR_AUTH_REQUIRED' })
-      const returnUrl = returnUrlOf(request)
-      const provider = providers.get(defaultChallengeScheme)
-      if (provider !== undefined && provider.status().available) return provider.challenge(request, reply, returnUrl ?? '/')
-      return reply.redirect(withReturnUrl('/Account/Login', returnUrl), 302)
-    },
-    forbid (request: FastifyRequest, reply: FastifyReply, policy?: AuthorizationPolicy) {
-      if (request.bearer !== undefined) return sendInsufficientScope(request, reply, policy?.scopes?.join(' '))
-      if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 403, { code: 'APP_ERR_AUTH_FORBIDDEN' })
-      return reply.redirect(withReturnUrl('/Account/AccessDenied', returnUrlOf(request)), 302)
-    },
-    stepUp (request: FastifyRequest, reply: FastifyReply, policy: AuthorizationPolicy, principal: Principal, given?: AuthenticationRequirement) {
-      const scheme = principal.ticket.scheme
-      const requirement = given ?? authenticationRequirementOf(policy, scheme) ?? {}
-      if (request.bearer !== undefined) {
-        request.log.info({ event: 'authorization.step_up.required', provider: scheme, policy: policy.name, bearer: true }, 'step-up authentication required')
-        return sendInsufficientUserAuthentication(request, reply, requirement)
-      }
-      const provider = providers.get(scheme)
-      const identity = principal.identity
-      if (provider?.stepUp !== true || identity === undefined) {
-        request.log.warn({ event: 'authorization.step_up.unavailable', provider: scheme, policy: policy.name }, 'step-up authentication required, but the session\'s provider cannot step up: access denied')
-        return api.forbid(request, reply, policy)
-      }
-      if (wantsJson(request) && !isPageNavigation(request)) return sendProblem(request, reply, 401, { code: 'APP_ERR_AUTH_STEP_UP_REQUIRED' })
-      request.log.info({ event: 'authorization.step_up.required', provider: scheme, policy: policy.name }, 'step-up authentication required: back to the provider')
-      // The requirement comes from the server-side policy, never from the request.
-      return provider.challenge(request, reply, returnUrlOf(request) ?? '/', { stepUp: { requirement, identity } })
-    },
-    async continueSignOut (request: FastifyRequest, reply: FastifyReply, signedOut: SignedOutPrincipal) {
-      const provider = providers.get(signedOut.principal.ticket.scheme)
-      if (provider?.signOutRedirect === undefined) return undefined
-      let url: string | undefined
-      try {
-        url = await provider.signOutRedirect(request, signedOut)
-      } catch (error) {
-        request.log.warn({ event: 'external.sign_out.failed', provider: provider.scheme, errorName: (error as Error | null)?.name }, 'sign-out at the provider skipped; the local session has ended')
-        return undefined
-      }
-      if (url === undefined) return undefined
-      request.log.info({ event: 'external.sign_out.redirected', provider: provider.scheme }, 'signing out at the provider')
-      // The URL may carry an id_token_hint or a signed LogoutRequest: never cached.
-      return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(pagesFor(request).providerSignOutPage({ url, displayName: provider.displayName }))
-    },
+    ...answersOf(providers, defaultChallengeScheme, access),
+    continueSignOut: signOutContinuation(providers),
     async reloadProviders (reloadOptions: ReloadProvidersOptions = {}) {
       return access.reloader === undefined ? { added: [], removed: [], refused: [], refusedDomains: [] } : await access.reloader(reloadOptions)
     },

@@ -7,15 +7,14 @@
  * while instances disagree on the first key) never refuses a form. Tokens are read only from the
  * form field `__RequestVerificationToken` or the `RequestVerificationToken` header, never the query
  * string. A failure answers 400 (rendered by the error handler), the session untouched. A request
- * a bearer token authenticated (plugins/bearer.ts) needs none: the token is not an ambient
- * credential a browser would attach to a forged request.
+ * a credential sent with it authenticated (a bearer token: its principal has access facts) needs
+ * none: that credential is not an ambient one a browser would attach to a forged request.
  */
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { COOKIE_NAMES, cookieName, type CookieNames } from '../application-name.js'
 import { purposesOf, type KeyRing, type SessionKey } from '../data-protection/key-ring.js'
-import { isBearerAuthenticated } from './bearer.js'
 
 export const CSRF_FORM_FIELD = '__RequestVerificationToken'
 export const CSRF_HEADER = 'requestverificationtoken'
@@ -117,8 +116,8 @@ async function csrfPlugin (app: FastifyInstance, options: CsrfPluginOptions): Pr
   })
 
   app.decorate('csrfProtection', function csrfProtection (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    // A bearer token is not sent by a browser on its own (no ambient credential): nothing to forge.
-    if (isBearerAuthenticated(request)) {
+    // A request credential is not sent by a browser on its own (not ambient): nothing to forge.
+    if (request.user?.access !== undefined) {
       done()
       return
     }

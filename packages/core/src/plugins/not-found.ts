@@ -20,10 +20,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { sendError, sendProblem } from '../http/responses.js'
 
-type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void
+/** A callback-style request hook (the bearer hook lent for API paths). */
+export type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void
 
 /**
- * What plugins/bearer.ts lends this handler for paths under `Authentication:Bearer:PathPrefixes`
+ * What the bearer plugin lends this handler for paths under `Authentication:Bearer:PathPrefixes`
  * (all members set, or none: no bearer scheme exists or can come).
  */
 export interface UnmatchedApiPaths {
@@ -37,7 +38,7 @@ export interface UnmatchedApiPaths {
 
 export interface NotFoundOptions {
   readonly config: ApplicationConfiguration
-  /** Filled by plugins/bearer.ts when bearer schemes exist. */
+  /** Filled by the bearer plugin when bearer schemes exist. */
   readonly unmatched: UnmatchedApiPaths
 }
 

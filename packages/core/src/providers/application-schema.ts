@@ -12,12 +12,13 @@ import {
 import { isSecretKeyOf, type ConfigurationSchemas, type LoadedConfigurationOf } from '../config/load.js'
 import type { Rule, RuleContext } from '../config/rules.js'
 import { NamedSchemes, type NamedSchemeEntry } from '../config/schemes.js'
-import { defaultPathsOf, PROVIDER_NAMES, PROVIDER_SECTIONS, RESERVED_SCHEME_NAMES, SCHEME_SCHEMAS, SCHEME_TYPES, providerTypeOf, type SchemeType } from './provider-types.js'
+import { AUTHENTICATION_SECTIONS, defaultPathsOf, PROVIDER_NAMES, PROVIDER_SECTIONS, RESERVED_SCHEME_NAMES, SCHEME_SCHEMAS, SCHEME_TYPES, providerTypeOf, type SchemeType } from './provider-types.js'
 
 export const AuthenticationSchema = authenticationSchemaWith({
   providerNames: PROVIDER_NAMES,
   providers: PROVIDER_SECTIONS,
-  schemes: namedSchemesSchema(SCHEME_SCHEMAS, 'Extension. Named providers beside the contract sections: Schemes:<Name> with Type (OpenIdConnect, Saml2 or JwtBearer) and that type\'s keys; <Name> is the scheme (/External/Challenge?provider=<Name> for the sign-in types; JwtBearer schemes authenticate API calls only). Paths default from the name. docs/providers.md, "Several identity providers".')
+  schemes: namedSchemesSchema(SCHEME_SCHEMAS, 'Extension. Named providers beside the contract sections: Schemes:<Name> with Type (OpenIdConnect, Saml2 or JwtBearer) and that type\'s keys; <Name> is the scheme (/External/Challenge?provider=<Name> for the sign-in types; JwtBearer schemes authenticate API calls only). Paths default from the name. docs/providers.md, "Several identity providers".'),
+  sections: AUTHENTICATION_SECTIONS
 })
 
 export const ApplicationSchema = applicationSchemaWith(AuthenticationSchema)

@@ -27,6 +27,7 @@ export type ProviderProtocol = keyof Types
 type InstanceOf<T> = T extends { readonly rule: (instance: infer I, environmentName: string) => unknown } ? I : never
 type SectionsOf<T> = T extends { readonly sections: infer P } ? P : never
 type SchemeSchemaOf<T> = T extends { readonly namedScheme: { readonly schema: infer S } | undefined } ? S : never
+type OwnSectionsOf<T> = T extends { readonly authenticationSections?: infer A } ? A : never
 type UnionToIntersection<U> = (U extends unknown ? (union: U) => void : never) extends (intersection: infer I) => void ? I : never
 
 /** The list, each entry keyed by its own protocol (the compiler refuses an entry under another key). */
@@ -41,6 +42,8 @@ export type SchemeSchema = SchemeSchemaOf<Types[ProviderProtocol]>
 /** The protocols a named scheme (Authentication:Schemes:<Name>:Type) may be. */
 export type SchemeType = { [P in ProviderProtocol]: [SchemeSchemaOf<Types[P]>] extends [never] ? never : P }[ProviderProtocol]
 export type ProviderName = keyof ProviderSections & string
+/** The types' own sections directly under `Authentication` (JwtBearer's `Bearer`), name -> schema. */
+export type AuthenticationSections = UnionToIntersection<Exclude<OwnSectionsOf<Types[ProviderProtocol]>, undefined>>
 
 /** A registration as the composition reads it (each entry's own types aside). */
 type AnyProviderType = ProviderType<any, any, any>
@@ -49,6 +52,9 @@ const registrationOf = (protocol: ProviderProtocol): AnyProviderType => KEYED_BY
 
 /** Every contract section (name -> schema), in registration order. */
 export const PROVIDER_SECTIONS = Object.assign({}, ...registrations().map((type) => type.sections)) as ProviderSections
+
+/** Every type's own sections under `Authentication`, after `Schemes`, in registration order. */
+export const AUTHENTICATION_SECTIONS = Object.assign({}, ...registrations().map((type) => type.authenticationSections ?? {})) as AuthenticationSections
 
 /** Every external provider section: the OpenID Connect and SAML2 handlers, then the vendor slots, in registration order. */
 export const PROVIDER_NAMES = Object.keys(PROVIDER_SECTIONS) as readonly ProviderName[]

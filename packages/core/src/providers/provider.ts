@@ -15,7 +15,6 @@
  * (providers/registry.ts) finds an instance by scheme or e-mail domain.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { JwtBearerScheme } from '../bearer/jwt-bearer-scheme.js'
 import type { Principal } from '../session/principal.js'
 import type { AuthenticationRequirement } from '../session/authentication-proof.js'
 import type { UserIdentity } from '../session/user-identity.js'
@@ -153,6 +152,13 @@ export function openingOnFirstUse (load: () => Promise<void>): ProviderOpening {
   }
 }
 
+/** A scheme that authenticates a credential sent with each request instead of signing users in. @experimental */
+export interface RequestCredentialScheme {
+  /** Its type, as its section's `Type` spells it. */
+  readonly type: string
+  readonly scheme: string
+}
+
 /** A remote-authentication handler (OpenID Connect, SAML2, OAuth vendor) as the core sees it. */
 export interface AuthenticationProvider {
   readonly scheme: string
@@ -182,11 +188,11 @@ export interface AuthenticationProvider {
    */
   readonly endpoints?: readonly ProviderEndpoint[]
   /**
-   * Set for a JwtBearer scheme (issue 35): it authenticates `Authorization: Bearer` calls on the
-   * API routes (plugins/bearer.ts) and signs no one in, so the login page does not list it and
-   * /External/Challenge does not start it.
+   * Set for a scheme of a request-credential type (issue 35; issue 43, item 1): it authenticates a
+   * credential sent with each API call and signs no one in, so the login page does not list it
+   * and /External/Challenge does not start it.
    */
-  readonly bearer?: JwtBearerScheme
+  readonly credentialScheme?: RequestCredentialScheme
   /**
    * True when {@link challenge} honours {@link ChallengeHint.stepUp} (OpenID Connect, SAML2): it asks
    * the provider for the requirement and its callback refuses a response that does not prove it.

@@ -52,7 +52,7 @@ export default async function externalRoutes (app: FastifyInstance): Promise<voi
     const email = singleValue(request.query, 'email')
     // A JwtBearer scheme signs no one in: as unknown here as any name that is no provider.
     let provider = typeof scheme === 'string' ? app.authentication.providers.get(scheme) : undefined
-    if (provider?.bearer !== undefined) provider = undefined
+    if (provider?.credentialScheme !== undefined) provider = undefined
     let hint: ChallengeHint | undefined
     if (scheme === undefined && email !== undefined) {
       if (isRejectedReturnUrl(singleValue(request.query, 'returnUrl'))) {

@@ -15,8 +15,8 @@ export interface LoginPageOptions {
 
 export function sendLoginPage (app: FastifyInstance, reply: FastifyReply, options: LoginPageOptions): FastifyReply {
   // Providers from the app's provider source are customers' IdPs: reached by e-mail or provider= links, never listed (the list would publish the customers).
-  // JwtBearer schemes sign no one in (plugins/bearer.ts): never listed either.
-  const providers = [...app.authentication.providers.values()].filter((provider) => provider.runtime !== true && provider.bearer === undefined)
+  // Request-credential schemes (JwtBearer) sign no one in: never listed either.
+  const providers = [...app.authentication.providers.values()].filter((provider) => provider.runtime !== true && provider.credentialScheme === undefined)
     .map((provider) => ({ scheme: provider.scheme, displayName: provider.displayName, available: provider.status().available }))
     .sort((a, b) => a.displayName.localeCompare(b.displayName, 'en'))
   // A page that shows an address back is the user's own: not kept by a shared cache.

@@ -9,9 +9,28 @@ import { identityOfTicket, userKeyOf, type UserIdentity } from './user-identity.
 export { ApplicationClaimTypes } from './claims.js'
 export type { AuthenticationTicket, Claim } from './claims.js'
 
+/**
+ * What a credential sent with the request (a bearer token; API keys next) says about who acts,
+ * beside the claims (issue 35, item 3): scope and client policies read it (authorization/scopes.ts).
+ */
+export interface AccessFacts {
+  /** `scope` / `scp`, space-separated or an array. */
+  readonly scopes: readonly string[]
+  /** The OAuth client the token was issued to (`client_id`, `azp`, `appid`). */
+  readonly clientId?: string
+  /** A client-credentials token: the caller is the client itself, no user. */
+  readonly machine: boolean
+}
+
 /** The authenticated user of a request. */
 export class Principal {
   readonly ticket: AuthenticationTicket
+  /**
+   * Set when a credential sent with the request authenticated it (bearer/bearer-principal.ts),
+   * never for a session: what the credential grants and which client acts. A policy asks the
+   * principal, never its class.
+   */
+  declare readonly access?: AccessFacts
 
   constructor (ticket: AuthenticationTicket) {
     this.ticket = ticket
@@ -65,6 +84,11 @@ export class Principal {
   get userKey (): string | undefined {
     const identity = this.identity
     return identity === undefined ? undefined : userKeyOf(identity)
+  }
+
+  /** The scopes the request's credential grants (its `application:scope` claims); none for a session. */
+  get scopes (): readonly string[] {
+    return this.access === undefined ? [] : this.claims.filter((claim) => claim.type === ApplicationClaimTypes.Scope).map((claim) => claim.value)
   }
 
   /** Display name: the normalized name, else email, else subject. */

@@ -74,7 +74,7 @@ export async function buildBearerApp (options: BearerAppOptions): Promise<Bearer
   return {
     ...built,
     scheme: (name) => {
-      const scheme = built.app.authentication.providers.get(name)?.bearer
+      const scheme = built.app.authentication.providers.get(name)?.credentialScheme as JwtBearerScheme | undefined
       if (scheme === undefined) throw new Error(`no bearer scheme ${name}`)
       return scheme
     }

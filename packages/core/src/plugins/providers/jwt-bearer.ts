@@ -3,7 +3,7 @@
  * one bearer scheme per enabled section or provider-source definition, opened like every other
  * provider (plugins/providers/open-provider.ts) and kept in the same registry, so it works per
  * named scheme and per runtime customer (its tenant attached). It declares no endpoint and signs
- * no one in: plugins/bearer.ts authenticates API calls with it, and its `challenge` (reached only
+ * no one in: the bearer handler authenticates API calls with it, and its `challenge` (reached only
  * if an app calls it) answers 401 `WWW-Authenticate: Bearer`. Discovery starts when the app is
  * ready (a configured scheme) or on first use (one from the provider source); /health/ready
  * reports it. A scheme from the provider source that could be offered the opaque tokens of another
@@ -15,7 +15,8 @@ import { runtimeRoutingProblems } from '../../bearer/scheme-routing.js'
 import type { ProviderInstance } from '../../providers/provider-instances.js'
 import { OUTBOUND_TIMEOUT_SECONDS } from '../../oidc/relying-party.js'
 import type { ProviderRegistration } from '../authentication.js'
-import { sendBearerChallenge } from '../bearer.js'
+import { challengeAnswer } from '../../bearer/bearer-answers.js'
+import { sendAnswer } from '../../http/responses.js'
 
 /** DANGEROUS: http to the issuer, only for a loopback host in Development (as for OpenID Connect). */
 function allowsInsecureRequests (settings: { readonly Authority: string, readonly JwksUri: string }, environmentName: string): boolean {
@@ -42,7 +43,7 @@ export const registerJwtBearer: ProviderRegistration<Extract<ProviderInstance, {
   })
   if (options.runtime !== undefined) {
     // An opaque token goes to one issuer only (issue 40, item 1): refused at the reload, naming the key.
-    const registered = [...app.authentication.providers.values()].flatMap((provider) => provider.bearer === undefined ? [] : [provider.bearer])
+    const registered = [...app.authentication.providers.values()].flatMap((provider) => provider.credentialScheme instanceof JwtBearerScheme ? [provider.credentialScheme] : [])
     const problems = runtimeRoutingProblems(scheme, options.instance.keyPrefix, registered)
     if (problems.length > 0) throw Object.assign(new Error('introspection routing'), { problems })
   } else {
@@ -58,9 +59,10 @@ export const registerJwtBearer: ProviderRegistration<Extract<ProviderInstance, {
       protocol: 'JwtBearer',
       paths: [],
       endpoints: [],
-      bearer: scheme,
+      credentialScheme: scheme,
       ...(options.runtime === undefined ? {} : { runtime: true }),
-      challenge: (request, reply) => sendBearerChallenge(request, reply, undefined),
+      // Its own challenge, as the bearer handler answers it (bearer/bearer-answers.ts).
+      challenge: (request, reply) => sendAnswer(request, reply, challengeAnswer(request.routeOptions.config ?? {}, `${request.protocol}://${request.host}`)),
       status: () => scheme.status()
     },
     stop: () => {}

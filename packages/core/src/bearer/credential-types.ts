@@ -1,0 +1,79 @@
+/**
+ * The request-credential scheme types (issue 43, item 1): the kinds of credential a caller sends
+ * with each request instead of a session cookie. JwtBearer (bearer-schemes.ts) now; API keys and
+ * SCIM connection tokens are the next types. The bearer handler (bearer-handler.ts) asks this
+ * registry, in one place, which type a token sent as `Authorization: Bearer` belongs to: each
+ * registered type recognises its own tokens by their shape alone (a prefix, a checksum: no
+ * look-up), in registration order; a token none of them recognises goes to the default type,
+ * JwtBearer, which takes JWTs and its issuers' opaque tokens. Every type authenticates a token
+ * into the same result, a {@link BearerAuthentication}, whose principal policies read unchanged;
+ * the handler then applies the deny checks (session/deny-checks.ts), the refusal limit and the
+ * challenge to every type alike. Plain inputs, no Fastify types.
+ */
+import type { DenyCheck } from '../session/deny-checks.js'
+import type { BearerFailure } from './failures.js'
+import type { BearerAuthentication } from './jwt-bearer-scheme.js'
+import type { Presentation } from './presentation.js'
+
+/**
+ * One request-credential scheme type. `path` is the request's path before the query, as sent;
+ * `names` the route's `config.bearerSchemes` (undefined: not restricted), which a type applies to
+ * its own scheme names. @experimental
+ */
+export interface CredentialType {
+  /** The type's name, as a scheme's `Type` spells it (JwtBearer, ApiKey). */
+  readonly type: string
+  /**
+   * Whether `token` is this type's, by its shape alone (no look-up, no outbound call). The default
+   * type is asked only when no registered type recognises the token.
+   */
+  recognises: (token: string) => boolean
+  /** The caller of `token` from this type's cache, synchronously (most API calls end here); undefined when not cached. */
+  cached: (token: string, path: string, names: ReadonlySet<string> | undefined) => BearerAuthentication | undefined
+  /** Authenticates `token` now (and caches the result as the type sees fit); throws a {@link BearerTokenError} to refuse it. */
+  verify: (token: string, path: string, names: ReadonlySet<string> | undefined) => Promise<BearerAuthentication>
+  /** Why a caller it authenticated may not be used as presented (JwtBearer: a DPoP-bound token sent as `Bearer`), or undefined. */
+  refusalOf?: (authentication: BearerAuthentication, presentation: Presentation) => BearerFailure | undefined
+}
+
+/** The registered types, and the default type that takes every token none of them recognises. */
+export class CredentialTypes {
+  readonly #default: CredentialType
+  readonly #types: CredentialType[] = []
+
+  constructor (defaultType: CredentialType) {
+    this.#default = defaultType
+  }
+
+  /** Adds a type, consulted before the default type and after the types added before it. */
+  register (type: CredentialType): void {
+    if (type.type === this.#default.type || this.#types.some((known) => known.type === type.type)) throw new TypeError(`The credential type ${type.type} is registered already.`)
+    this.#types.push(type)
+  }
+
+  /** Whether any type besides the default one is registered. */
+  get extended (): boolean {
+    return this.#types.length > 0
+  }
+
+  /** The one type `token` (sent as `Authorization: Bearer`) goes to. */
+  typeOf (token: string): CredentialType {
+    for (const type of this.#types) if (type.recognises(token)) return type
+    return this.#default
+  }
+}
+
+/**
+ * `app.requestCredentials` (plugins/bearer.ts): where a feature or an app adds a
+ * request-credential type and a deny check, before the app's routes are registered. @experimental
+ */
+export interface RequestCredentialsApi {
+  /** Adds a request-credential type (API keys, SCIM connection tokens), asked before JwtBearer; throws when its name is taken. */
+  registerType: (type: CredentialType) => void
+  /**
+   * Adds a deny check (session/deny-checks.ts): asked for every caller a request-credential type
+   * authenticates, cached or verified now; true refuses the request (`bearer.refused`, failure
+   * `denied`: 401 `invalid_token`).
+   */
+  addDenyCheck: (check: DenyCheck) => void
+}
