@@ -64,7 +64,7 @@ export { ApplicationAuthorizationPolicyNames } from './authorization/policies.js
 export type { AuthorizationPolicy, PolicyAuthentication, PolicyOutcome } from './authorization/policies.js'
 export type { AuthenticationProof, AuthenticationRequirement } from './session/authentication-proof.js'
 export { requireTenant, tenantOf, tenantPolicy } from './authorization/tenants.js'
-export { clientOf, clientPolicy, isMachine, scopePolicy, scopesOf, userPolicy } from './authorization/scopes.js'
+export { clientOf, clientPolicy, isMachine, machinePolicy, scopePolicy, scopesOf, userPolicy } from './authorization/scopes.js'
 export { BearerPrincipal } from './bearer/bearer-principal.js'
 export type { AccessFacts } from './bearer/bearer-principal.js'
 export type { AuthorizationApi, GovernanceContext, GovernanceEvaluator, RouteAuthorization } from './plugins/authorization.js'

@@ -47,6 +47,24 @@ export function userPolicy (name: string): AuthorizationPolicy {
   return { name, requirement: (principal) => !isMachine(principal) }
 }
 
+/**
+ * A named policy passed only by machine callers (a client-credentials token, a tenant-owned API
+ * key), never by a user, a session or a token acting for a user (issue 40, item 13); with
+ * `clientIds`, only those clients. `machinePolicy('jobs.Machines')`,
+ * `machinePolicy('billing.Export', 'billing-service')`.
+ */
+export function machinePolicy (name: string, ...clientIds: string[]): AuthorizationPolicy {
+  const allowed = clientIds.length === 0 ? undefined : new Set(nonEmpty(clientIds, 'machinePolicy'))
+  return {
+    name,
+    requirement: (principal) => {
+      if (!isMachine(principal)) return false
+      const client = clientOf(principal)
+      return allowed === undefined || (client !== undefined && allowed.has(client))
+    }
+  }
+}
+
 /** A named policy passed only by bearer calls from one of `clientIds` (machine or on behalf of a user). */
 export function clientPolicy (name: string, ...clientIds: string[]): AuthorizationPolicy {
   const allowed = new Set(nonEmpty(clientIds, 'clientPolicy'))
