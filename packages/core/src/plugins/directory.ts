@@ -37,7 +37,9 @@ export interface ProvisioningApi {
   revokeToken: (connection: string, id: string) => Promise<boolean>
   /**
    * Whether the person (issuer and subject) was deactivated or deleted by their directory: the
-   * check for bearer tokens and API keys, one state-store read. Rejects when the store cannot answer.
+   * check for bearer tokens (asked on every bearer request already) and API keys. Answered from
+   * this instance's memory for at most a second (a deactivation on any instance drops it at once),
+   * else one state-store read; rejects when the store cannot answer.
    */
   isDeprovisioned: (identity: DeprovisionedIdentity) => Promise<boolean>
 }
@@ -99,7 +101,7 @@ async function directoryPlugin (app: FastifyInstance, options: DirectoryPluginOp
   const store = await openDirectoryStore(config.Provisioning, config.State, options.contentRoot, app.log, options.now, options.rootKey)
   app.addHook('onClose', async () => { await store.close() })
   const connections = connectionsOf(config.Provisioning.Connections)
-  const runtime: ProvisioningRuntime = { store, connections, deprovisioned: new DeprovisionedIdentities(app.state), admission: signInAdmission(store, connections) }
+  const runtime: ProvisioningRuntime = { store, connections, deprovisioned: new DeprovisionedIdentities(app.state, undefined, options.now), admission: signInAdmission(store, connections) }
   ;(app as unknown as Record<symbol, ProvisioningRuntime>)[RUNTIME] = runtime
   const { getUser, listUsers, findUsersByIdentity, getGroup, listGroups, groupMembers, groupsOfUser } = store
   const bind = <F extends (...args: never[]) => unknown>(method: F): F => method.bind(store) as F

@@ -6,7 +6,8 @@
  * and `bearer: false` (no JwtBearer scheme reads their header); each request is authenticated by
  * its connection's own token in an onRequest hook, before its body is read. Every refusal is a
  * SCIM error (`application/scim+json`, scim/scim-errors.ts), the same 401 for every credential
- * that is not this connection's active token and for an unknown connection.
+ * that is not this connection's active token and for an unknown connection. It also registers the
+ * bearer deny check that refuses a deprovisioned person's bearer tokens (scim/deprovisioned-identities.ts).
  */
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -185,5 +186,11 @@ async function scimRoutes (app: FastifyInstance, options: ScimPluginOptions & { 
 export default async function scim (app: FastifyInstance, options: ScimPluginOptions): Promise<void> {
   const runtime = provisioningRuntimeOf(app)
   if (runtime === undefined) return
+  // A deprovisioned person's bearer tokens (JWT or introspected, cached or not) are refused from the next request on every instance.
+  const { deprovisioned } = runtime
+  app.requestCredentials.addDenyCheck((principal) => {
+    const identity = principal.identity
+    return identity === undefined ? false : deprovisioned.denies(identity)
+  })
   await app.register(scimRoutes, { ...options, runtime, prefix: SCIM_PREFIX })
 }

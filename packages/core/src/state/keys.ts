@@ -83,6 +83,14 @@ export const rateLimitKey = (bucket: string, client: string): string => `rate:${
  */
 export const deprovisionedKey = (hash: string): string => `replay:deprovisioned:${hash}`
 
+/**
+ * The invalidation message announcing that people's deprovisioned marks changed (issue 41 item 4,
+ * issue 43): this prefix, then the hashes of {@link deprovisionedKey} separated by spaces. Every
+ * instance drops its cached answers for them (scim/deprovisioned-identities.ts), so the bearer
+ * deny check reads the mark again on the next request.
+ */
+export const DEPROVISIONED_INVALIDATION_PREFIX = 'deprovisioned:'
+
 /** A redeemed one-time value (assertion id, logout token jti) in `scope`; `hash` of the value. */
 export const replayKey = (scope: string, hash: string): string => `replay:${scope}:${hash}`
 

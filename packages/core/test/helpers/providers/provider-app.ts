@@ -13,7 +13,7 @@ export interface ListeningApp extends TestApp {
 
 type Settings = NonNullable<Parameters<typeof buildTestApp>[0]>['settings']
 
-export async function startProviderApp (settings: Settings, configure?: TestAppOptions['configure'], extra: Pick<TestAppOptions, 'signInHook' | 'providerSource' | 'keyRing'> = {}): Promise<ListeningApp> {
+export async function startProviderApp (settings: Settings, configure?: TestAppOptions['configure'], extra: Pick<TestAppOptions, 'signInHook' | 'providerSource' | 'keyRing' | 'stateStore'> = {}): Promise<ListeningApp> {
   const test = await buildTestApp({ nodeEnv: 'development', settings, testSignIn: false, ...(configure === undefined ? {} : { configure }), ...extra })
   await test.app.listen({ host: '127.0.0.1', port: 0 })
   const origin = `http://127.0.0.1:${(test.app.server.address() as AddressInfo).port}`
