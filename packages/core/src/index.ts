@@ -84,6 +84,7 @@ export type { CredentialType, RequestCredentialsApi } from './bearer/credential-
 export type { BearerFailure } from './bearer/failures.js'
 export type { Presentation } from './bearer/presentation.js'
 export type { DenyCheck } from './session/deny-checks.js'
+export type { TokenValidatedHook, TokenValidatedResult } from './bearer/token-validated-hook.js'
 export type { ClaimsTransformation } from './sign-in/completion.js'
 export type { SignInRequest } from './session/renewal.js'
 export type { SessionList, SessionSummary } from './session/session-store.js'
