@@ -31,6 +31,10 @@ export { runServer, DEFAULT_HOST, DEFAULT_PORT } from './run-server.js'
 export type { RunServerOptions } from './run-server.js'
 export { runCheckConfig } from './check-config.js'
 export type { CheckConfigOptions } from './check-config.js'
+export { runDevToken } from './dev-token.js'
+export type { DevTokenOptions } from './dev-token.js'
+export { mintDevelopmentToken } from './dev-tokens/mint.js'
+export type { DevelopmentTokenRequest } from './dev-tokens/mint.js'
 
 // Configuration: loading and validation, the schema's types, the derived reference files.
 export { loadConfiguration } from './configuration.js'

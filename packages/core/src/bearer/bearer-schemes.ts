@@ -171,7 +171,7 @@ export class BearerSchemes implements CredentialType {
       if (candidates.length === 1) return candidates[0] as JwtBearerScheme
       throw new BearerTokenError('malformed')
     }
-    const scheme = candidates.find((candidate) => (candidate.issuer ?? candidate.configuredIssuer) === iss) ??
+    const scheme = candidates.find((candidate) => (candidate.issuer ?? candidate.configuredIssuer) === iss || candidate.developmentIssuer === iss) ??
       candidates.find((candidate) => candidate.issuer === undefined && candidate.configuredIssuer.replace(/\/+$/, '') === iss.replace(/\/+$/, ''))
     if (scheme === undefined) throw new BearerTokenError('issuer')
     return scheme
