@@ -1,7 +1,7 @@
 /**
  * The `dev-token` command an app's `dev-token.ts` runs ({@link runDevToken}; issue 40, item 13;
  * `dotnet user-jwts`): `NODE_ENV=development npm run dev-token -- [--scheme <Name>] [--scope <s>]...`
- * prints one access token (only the token, on stdout, so `$(npm run -s dev-token)` works) for a
+ * prints one access token (only the token, on stdout, so `$(npm run dev-token --silent)` works) for a
  * JwtBearer scheme with `DevelopmentTokens: true`, signed with the app's development key
  * (dev-tokens/, created under `.state/dev-tokens/` on first use). It refuses to run outside
  * Development (exit 1) before it reads any configuration or key, and with configuration the app
