@@ -226,7 +226,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   if (options.governance !== undefined) app.authorization.useGovernanceEvaluator(options.governance)
   const signInHook = options.signInHook === undefined ? {} : { signInHook: { hook: options.signInHook, timeoutMs: config.Authentication.SignInHook.TimeoutSeconds * 1000 } }
   await app.register(externalSignIn, { config, environmentName, insecureCookies, keyRing, now, cookieNames, rootKey, ...signInHook, ...(provisioning === undefined ? {} : { provisioning: provisioning.admission }) })
-  await app.register(externalProviders, { config, environmentName, rootKey })
+  await app.register(externalProviders, { config, environmentName, contentRoot, rootKey })
   if (options.providerSource !== undefined && config.Authentication.Enabled) {
     // Loaded only with a source: it brings both protocols' handlers (openid-client, node-saml).
     const runtimeProviders = (await import('./plugins/runtime-providers.js')).default

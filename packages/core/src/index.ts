@@ -31,6 +31,10 @@ export { runServer, DEFAULT_HOST, DEFAULT_PORT } from './run-server.js'
 export type { RunServerOptions } from './run-server.js'
 export { runCheckConfig } from './check-config.js'
 export type { CheckConfigOptions } from './check-config.js'
+export { runDevToken } from './dev-token.js'
+export type { DevTokenOptions } from './dev-token.js'
+export { mintDevelopmentToken } from './dev-tokens/mint.js'
+export type { DevelopmentTokenRequest } from './dev-tokens/mint.js'
 
 // Configuration: loading and validation, the schema's types, the derived reference files.
 export { loadConfiguration } from './configuration.js'
@@ -84,6 +88,7 @@ export type { CredentialType, RequestCredentialsApi } from './bearer/credential-
 export type { BearerFailure } from './bearer/failures.js'
 export type { Presentation } from './bearer/presentation.js'
 export type { DenyCheck } from './session/deny-checks.js'
+export type { TokenValidatedHook, TokenValidatedResult } from './bearer/token-validated-hook.js'
 export type { ClaimsTransformation } from './sign-in/completion.js'
 export type { SignInRequest } from './session/renewal.js'
 export type { SessionList, SessionSummary } from './session/session-store.js'

@@ -26,7 +26,7 @@ export interface VerifiedAccessToken extends AccessTokenFacts {
   readonly payload: Readonly<Record<string, unknown>>
 }
 
-async function verifySignature (token: string, keys: ProviderKeys, algorithms: ReadonlySet<string>): Promise<void> {
+async function verifySignature (token: string, keys: Pick<ProviderKeys, 'verify'>, algorithms: ReadonlySet<string>): Promise<void> {
   try {
     await keys.verify(token, [...algorithms])
   } catch (error) {
@@ -39,7 +39,7 @@ async function verifySignature (token: string, keys: ProviderKeys, algorithms: R
 }
 
 /** Validates `token` for a scheme; throws {@link BearerTokenError}. */
-export async function validateAccessToken (token: string, keys: ProviderKeys, expected: AccessTokenExpectations, nowSeconds: number): Promise<VerifiedAccessToken> {
+export async function validateAccessToken (token: string, keys: Pick<ProviderKeys, 'verify'>, expected: AccessTokenExpectations, nowSeconds: number): Promise<VerifiedAccessToken> {
   const { header, payload } = shapeOf(token, expected.algorithms)
   if (expected.requireAccessTokenType && !isJwtAccessTokenType(header.typ)) throw new BearerTokenError('type')
   await verifySignature(token, keys, expected.algorithms)

@@ -200,5 +200,5 @@ export function createBearerHandler (settings: BearerHandlerSettings): { readonl
           proofRecords: new DPoPProofLimit({ increment, perWindow: limits.DPoPProofsPerWindow, windowMs })
         })
   })
-  return { handler, types, api: { registerType: (type) => { types.register(type) }, addDenyCheck: (check) => { denyChecks.add(check) } } }
+  return { handler, types, api: { registerType: (type) => { types.register(type) }, addDenyCheck: (check) => { denyChecks.add(check) }, onTokenValidated: (hook) => { jwt.onTokenValidated(hook) } } }
 }

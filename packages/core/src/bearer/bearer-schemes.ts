@@ -9,7 +9,8 @@
  * candidate its TokenPrefix selects, never to several in turn; no candidate: refused as `issuer`
  * with no outbound call. A cached caller counts only on a request that selects its scheme. An
  * introspected token is cached until its `exp` or the scheme's CacheSeconds, whichever comes
- * first. An issuer from the provider source that cannot answer is refused as an unknown issuer is
+ * first. A token verified now passes the app's token-validated hooks (token-validated-hook.ts)
+ * before the cache keeps what they answered. An issuer from the provider source that cannot answer is refused as an unknown issuer is
  * ({@link BearerTokenError.concealed}). It is the default request-credential type
  * (credential-types.ts): it takes every token no other type recognises. Plain inputs, no Fastify
  * types.
@@ -22,6 +23,7 @@ import type { BearerAuthentication, JwtBearerScheme } from './jwt-bearer-scheme.
 import { introspectingSchemeFor, isCandidate } from './scheme-routing.js'
 import { isCompactJws, MAX_BEARER_TOKEN_BYTES } from './token-shape.js'
 import { TokenCache, tokenCacheKeyOf } from './token-cache.js'
+import { runTokenValidatedHooks, type TokenValidatedHook } from './token-validated-hook.js'
 
 /**
  * Bytes V8 keeps for a string of its own: a 16-byte header and a byte per character (two when one
@@ -87,6 +89,7 @@ export class BearerSchemes implements CredentialType {
   readonly #transformation: ClaimsTransformation
   readonly #cache: TokenCache<CachedAuthentication>
   readonly #now: () => number
+  readonly #validatedHooks: TokenValidatedHook[] = []
 
   /**
    * `schemes` gives the current bearer schemes (the configured ones, and those the provider
@@ -115,6 +118,14 @@ export class BearerSchemes implements CredentialType {
     if (presentation !== 'Bearer') return undefined
     if (authentication.confirmationKey !== undefined) return 'dpop_bound_as_bearer'
     return this.#registered(authentication.scheme)?.requiresDPoP === true ? 'dpop_required' : undefined
+  }
+
+  /**
+   * Adds a hook called once per token verified now, before the cache keeps it
+   * (token-validated-hook.ts): what the cache keeps is what the hooks answered.
+   */
+  onTokenValidated (hook: TokenValidatedHook): void {
+    this.#validatedHooks.push(hook)
   }
 
   /** Every proof algorithm the current schemes accept, for `DPoP algs="..."`. */
@@ -160,7 +171,7 @@ export class BearerSchemes implements CredentialType {
       if (candidates.length === 1) return candidates[0] as JwtBearerScheme
       throw new BearerTokenError('malformed')
     }
-    const scheme = candidates.find((candidate) => (candidate.issuer ?? candidate.configuredIssuer) === iss) ??
+    const scheme = candidates.find((candidate) => (candidate.issuer ?? candidate.configuredIssuer) === iss || candidate.developmentIssuer === iss) ??
       candidates.find((candidate) => candidate.issuer === undefined && candidate.configuredIssuer.replace(/\/+$/, '') === iss.replace(/\/+$/, ''))
     if (scheme === undefined) throw new BearerTokenError('issuer')
     return scheme
@@ -201,7 +212,7 @@ export class BearerSchemes implements CredentialType {
       }
       throw error
     }
-    return this.#remember(token, scheme, authentication)
+    return this.#remember(token, scheme, this.#validatedHooks.length === 0 ? authentication : await runTokenValidatedHooks(this.#validatedHooks, authentication))
   }
 
   #remember (token: string, scheme: JwtBearerScheme, authentication: BearerAuthentication): BearerAuthentication {

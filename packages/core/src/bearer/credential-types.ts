@@ -14,6 +14,7 @@ import type { DenyCheck } from '../session/deny-checks.js'
 import type { BearerFailure } from './failures.js'
 import type { BearerAuthentication } from './jwt-bearer-scheme.js'
 import type { Presentation } from './presentation.js'
+import type { TokenValidatedHook } from './token-validated-hook.js'
 
 /**
  * One request-credential scheme type. `path` is the request's path before the query, as sent;
@@ -76,4 +77,10 @@ export interface RequestCredentialsApi {
    * `denied`: 401 `invalid_token`).
    */
   addDenyCheck: (check: DenyCheck) => void
+  /**
+   * Adds a hook (token-validated-hook.ts; ASP.NET's `OnTokenValidated`) called once per JwtBearer
+   * token verified now, never on a cache hit: it may add claims or refuse the token (failure
+   * `hook`: 401 `invalid_token`); the verified-token cache keeps its answer.
+   */
+  onTokenValidated: (hook: TokenValidatedHook) => void
 }

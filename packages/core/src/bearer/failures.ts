@@ -48,6 +48,8 @@ export const BEARER_FAILURES = [
   'inactive',
   /** The introspection endpoint could not answer (unreachable, timed out, not 200 JSON, over 64 KB): answered 503, not 401. */
   'introspection_unavailable',
+  /** A token-validated hook (`app.requestCredentials.onTokenValidated`, token-validated-hook.ts) refused the token it was just given. */
+  'hook',
   /** A valid credential whose caller a deny check refuses (session/deny-checks.ts: deprovisioned, revoked), served from the cache or verified now. */
   'denied',
   // DPoP (RFC 9449, dpop.ts): the proof's failures (challenge error="invalid_dpop_proof") ...

@@ -11,6 +11,7 @@
 import { fetchBounded } from '../http/bounded-fetch.js'
 import type { Dispatcher } from '../http/outbound-address.js'
 import { readClientAssertionKeys } from '../oidc/client-assertion.js'
+import { decodeJwt } from 'jose'
 import { ProviderKeys } from '../oidc/provider-keys.js'
 import type { ClaimsTransformation } from '../sign-in/completion.js'
 import { validateAccessToken, type VerifiedAccessToken } from './access-token.js'
@@ -61,6 +62,8 @@ export interface JwtBearerSettings {
   readonly Introspection?: IntrospectionSettings
   /** The request paths where the scheme's tokens are accepted (scheme-routing.ts); absent or empty: every bearer route. */
   readonly PathPrefixes?: readonly string[]
+  /** DANGEROUS, Development only: also trust the app's development-token key (dev-tokens/); absent: false. */
+  readonly DevelopmentTokens?: boolean
 }
 
 /** A bearer-authenticated caller: the principal, and what the token says about the client and its scopes. */
@@ -100,6 +103,12 @@ export interface JwtBearerSchemeOptions {
   readonly now?: () => number
   /** Called after every unknown-key refetch, with whether the key was then found. */
   readonly onUnknownKeyRefetch?: (found: boolean) => void
+  /**
+   * DANGEROUS, Development only (`DevelopmentTokens`, plugins/providers/jwt-bearer.ts): tokens
+   * naming `issuer` are verified with `keys` (the app's development-token key, dev-tokens/)
+   * instead of the issuer's, with every other check of the scheme.
+   */
+  readonly developmentTokens?: { readonly issuer: string, readonly algorithms: ReadonlySet<string>, readonly keys: Pick<ProviderKeys, 'verify'> }
 }
 
 interface Resolved {
@@ -202,6 +211,11 @@ export class JwtBearerScheme implements RoutingFacts {
     return this.#resolved?.issuer
   }
 
+  /** The `iss` of the development tokens the scheme also trusts (Development only), or undefined. */
+  get developmentIssuer (): string | undefined {
+    return this.#options.developmentTokens?.issuer
+  }
+
   /** The issuer to advertise before discovery has loaded: the Authority or the Issuer as written. */
   get configuredIssuer (): string {
     return this.#options.settings.Authority === '' ? this.#options.settings.Issuer : this.#options.settings.Authority
@@ -270,18 +284,30 @@ export class JwtBearerScheme implements RoutingFacts {
   /** Validates `token` into a bearer authentication, claims normalized by `transformation`; throws {@link BearerTokenError}. */
   async authenticate (token: string, transformation: ClaimsTransformation): Promise<BearerAuthentication> {
     if (this.#introspection !== undefined && !isCompactJws(token)) return await this.#authenticateOpaque(token, this.#introspection, transformation)
-    const { issuer, keys } = await this.#resolve()
+    const development = this.#developmentTokenOf(token)
+    const { issuer, keys } = development ?? await this.#resolve()
     const nowSeconds = Math.floor(this.#now() / 1000)
     const verified: VerifiedAccessToken = await validateAccessToken(token, keys, {
       issuer,
       audiences: this.#audiences,
-      algorithms: this.#algorithms,
+      algorithms: development?.algorithms ?? this.#algorithms,
       clockSkewSeconds: this.#options.settings.ClockSkewSeconds,
       maxLifetimeSeconds: this.#maxLifetimeSeconds,
       requireAccessTokenType: this.#options.settings.RequireAccessTokenType === true,
       allowIdTokenMarkers: this.#options.settings.DangerouslyAllowIdTokenMarkers === true
     }, nowSeconds)
     return this.#authenticationOf(token, verified, issuer, transformation, nowSeconds)
+  }
+
+  /** The development issuer and key when the scheme trusts them and `token` names that issuer (read unverified, only to pick the key). */
+  #developmentTokenOf (token: string): { readonly issuer: string, readonly keys: Pick<ProviderKeys, 'verify'>, readonly algorithms: ReadonlySet<string> } | undefined {
+    const development = this.#options.developmentTokens
+    if (development === undefined) return undefined
+    try {
+      return decodeJwt(token).iss === development.issuer ? development : undefined
+    } catch {
+      return undefined
+    }
   }
 
   /**

@@ -9,6 +9,7 @@
  */
 import type { ConfigurationProblem } from '../config/bind.js'
 import type { SettingsRule } from '../config/provider-type.js'
+import { isDevelopment } from '../environment-name.js'
 import { isDevelopmentLoopbackHttp } from '../http/host-trust.js'
 import { ClientAssertionKeyError, readClientAssertionKeys } from '../oidc/client-assertion.js'
 import type { JwtBearerSettings } from './jwt-bearer-scheme.js'
@@ -113,6 +114,17 @@ export function introspectionProblems (settings: JwtBearerSettings, schemeKey: s
   return problems
 }
 
+/**
+ * `DevelopmentTokens` (dev-tokens/): only in Development, so a token minted on a developer's
+ * machine can never authenticate anywhere else, whatever the deployed configuration says.
+ */
+export function developmentTokensOnlyInDevelopment (settings: JwtBearerSettings, schemeKey: string, environmentName: string): ConfigurationProblem[] {
+  const key = `${schemeKey}:DevelopmentTokens`
+  return settings.DevelopmentTokens === true && !isDevelopment(environmentName)
+    ? [problem(key, `${key} is allowed only in Development: remove it (development tokens are never accepted outside Development).`)]
+    : []
+}
+
 /** Every problem of one JwtBearer scheme, in the order above. */
 export function jwtBearerSettingsProblems (settings: JwtBearerSettings, schemeKey: string, environmentName: string): ConfigurationProblem[] {
   return [
@@ -122,7 +134,8 @@ export function jwtBearerSettingsProblems (settings: JwtBearerSettings, schemeKe
     ...clockSkewInRange(settings, schemeKey),
     ...maxTokenLifetimeInRange(settings, schemeKey),
     ...introspectionProblems(settings, schemeKey, environmentName),
-    ...routingSettingsProblems(settings, schemeKey)
+    ...routingSettingsProblems(settings, schemeKey),
+    ...developmentTokensOnlyInDevelopment(settings, schemeKey, environmentName)
   ]
 }
 

@@ -31,6 +31,8 @@ export interface ProviderRegistrationOptions<I extends ProviderInstance = Provid
   /** The provider's protocol, settings and configuration key path (under the app's root key). */
   readonly instance: I
   readonly environmentName: string
+  /** The app root, for a JwtBearer scheme's development-token key (Development only); absent: none. */
+  readonly contentRoot?: string
   /**
    * Set for a provider from the app's provider source (plugins/runtime-providers.ts): its state
    * adds no app hooks (it opens on first use and the runtime set stops it), and its sign-ins carry

@@ -34,6 +34,8 @@ export function registerProviderEndpoints (app: FastifyInstance, provider: Authe
 export interface ExternalProvidersOptions {
   readonly config: ApplicationConfiguration
   readonly environmentName: string
+  /** The app root (a JwtBearer scheme's development-token key, Development only). */
+  readonly contentRoot?: string
   /** The application's configuration root key, for the keys providers name in their log lines. */
   readonly rootKey?: string
 }
@@ -42,7 +44,7 @@ async function externalProviders (app: FastifyInstance, options: ExternalProvide
   if (!options.config.Authentication.Enabled) return
   // Each instance names its keys (log lines, problems) under the app's own root key.
   for (const instance of enabledProviderInstancesUnder(options.config, options.rootKey ?? APPLICATION_NAME)) {
-    const { provider } = await openProvider(app, { instance, environmentName: options.environmentName })
+    const { provider } = await openProvider(app, { instance, environmentName: options.environmentName, ...(options.contentRoot === undefined ? {} : { contentRoot: options.contentRoot }) })
     registerProviderEndpoints(app, provider)
   }
 }

@@ -22,6 +22,10 @@ export interface BearerAppOptions {
   readonly refusalsPerWindow?: number
   readonly policies?: ApplicationParts['policies']
   readonly providerSource?: ApplicationParts['providerSource']
+  /** The app root; default the template's (a test that writes under `.state/` gives its own). */
+  readonly contentRoot?: string
+  /** The environment; default Development. */
+  readonly nodeEnv?: string
   /** More routes, registered after the standard ones. */
   readonly routes?: (app: FastifyInstance) => void
 }
@@ -54,8 +58,8 @@ function routes (app: FastifyInstance): void {
 export async function buildBearerApp (options: BearerAppOptions): Promise<BearerTestApp> {
   const schemes = Object.fromEntries(Object.entries(options.schemes).map(([name, settings]) => [name, { Type: 'JwtBearer', ...settings }]))
   const built = await buildWithTesting({
-    contentRoot: APP_ROOT,
-    nodeEnv: 'Development',
+    contentRoot: options.contentRoot ?? APP_ROOT,
+    nodeEnv: options.nodeEnv ?? 'Development',
     ...(options.providerSource === undefined ? {} : { providerSource: options.providerSource }),
     settings: {
       ...options.settings,

@@ -9,6 +9,8 @@
  * reports it. A scheme from the provider source that could be offered the opaque tokens of another
  * introspecting scheme is refused (bearer/scheme-routing.ts), naming its TokenPrefix.
  */
+import { DEVELOPMENT_TOKEN_ALGORITHM, developmentTokenIssuer, developmentTokenKeys } from '../../dev-tokens/signing-key.js'
+import { isDevelopment } from '../../environment-name.js'
 import { isDevelopmentLoopbackHttp } from '../../http/host-trust.js'
 import { JwtBearerScheme } from '../../bearer/jwt-bearer-scheme.js'
 import { runtimeRoutingProblems } from '../../bearer/scheme-routing.js'
@@ -28,6 +30,17 @@ function allowsInsecureRequests (settings: { readonly Authority: string, readonl
   }
 }
 
+/**
+ * DANGEROUS: the development-token issuer and key (dev-tokens/), only for a configured scheme with
+ * DevelopmentTokens in Development (the startup rule refuses the key elsewhere; this is the
+ * second lock), read from the app root's `.state/` only.
+ */
+function developmentTokensOf (options: Parameters<typeof registerJwtBearer>[1]): { developmentTokens?: NonNullable<ConstructorParameters<typeof JwtBearerScheme>[0]['developmentTokens']> } {
+  const { instance, environmentName, contentRoot, runtime } = options
+  if (instance.settings.DevelopmentTokens !== true || !isDevelopment(environmentName) || runtime !== undefined || contentRoot === undefined) return {}
+  return { developmentTokens: { issuer: developmentTokenIssuer(instance.scheme), algorithms: new Set([DEVELOPMENT_TOKEN_ALGORITHM]), keys: developmentTokenKeys(contentRoot) } }
+}
+
 export const registerJwtBearer: ProviderRegistration<Extract<ProviderInstance, { protocol: 'JwtBearer' }>> = (app, options) => {
   const settings = options.instance.settings
   const scheme = new JwtBearerScheme({
@@ -35,12 +48,14 @@ export const registerJwtBearer: ProviderRegistration<Extract<ProviderInstance, {
     settings,
     allowInsecureRequests: allowsInsecureRequests(settings, options.environmentName),
     timeoutMs: OUTBOUND_TIMEOUT_SECONDS * 1000,
+    ...developmentTokensOf(options),
     ...(options.runtime === undefined ? {} : { runtime: { ...(options.runtime.tenant === undefined ? {} : { tenant: options.runtime.tenant }) } }),
     ...(options.runtime?.dispatcher === undefined ? {} : { dispatcher: options.runtime.dispatcher }),
     onUnknownKeyRefetch: (found) => {
       app.log.info({ event: 'bearer.signing_keys.refetched', scheme: options.instance.scheme, reason: 'unknown_key', found }, 'bearer scheme signing keys fetched again for an unknown key id')
     }
   })
+  if (scheme.developmentIssuer !== undefined) app.log.warn({ event: 'bearer.development_tokens', scheme: scheme.scheme }, 'this bearer scheme also accepts development tokens (DevelopmentTokens, Development only)')
   if (options.runtime !== undefined) {
     // An opaque token goes to one issuer only (issue 40, item 1): refused at the reload, naming the key.
     const registered = [...app.authentication.providers.values()].flatMap((provider) => provider.credentialScheme instanceof JwtBearerScheme ? [provider.credentialScheme] : [])
