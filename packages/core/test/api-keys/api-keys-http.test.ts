@@ -16,7 +16,7 @@ import { createApp } from '../../src/create-app.js'
 import { Principal } from '../../src/session/principal.js'
 import { identityOfTicket } from '../../src/session/user-identity.js'
 import { buildTestApp, signIn, type TestApp } from '../../src/testing/app.js'
-import { APP_ROOT, standardUser } from '../helpers/app.js'
+import { APP_ROOT, standardUser, testStateStore } from '../helpers/app.js'
 
 const SCHEME = { Type: 'ApiKey', Prefix: 'acme_', Scopes: { 'application.read': 'Read', 'application.write': 'Write' } }
 
@@ -123,5 +123,44 @@ describe('API keys on requests', () => {
     assert.notEqual(withKey.statusCode, 200)
     assert.equal(withKey.statusCode, anonymous.statusCode)
     assert.equal(withKey.headers.location, anonymous.headers.location)
+  })
+})
+
+describe('API keys on two instances sharing a state store', () => {
+  const shared = testStateStore()
+  const instances: TestApp[] = []
+  const settings = { Authentication: { Cookie: { AllowInsecureHttp: true }, Schemes: { Keys: SCHEME } } } as never
+  let signedIn: Principal | undefined
+
+  before(async () => {
+    for (let index = 0; index < 2; index++) {
+      instances.push(await buildTestApp({
+        contentRoot: APP_ROOT,
+        nodeEnv: 'Development',
+        settings,
+        stateStore: shared,
+        buildApp: async (options) => await createApp({
+          ...options,
+          routes: async (app: FastifyInstance) => {
+            app.get('/who', async (request) => { signedIn = new Principal({ ...(request.user as Principal).ticket, authentication: { authTime: Math.floor(Date.now() / 1000) } }); return {} })
+          }
+        })
+      }))
+    }
+  })
+  after(async () => { for (const instance of instances) await instance.app.close() })
+
+  test('a revocation on one instance drops the key from the other instance\'s cache', async () => {
+    const [a, b] = instances as [TestApp, TestApp]
+    const cookie = await signIn(a.app, standardUser())
+    assert.equal((await a.app.inject({ method: 'GET', url: '/who', headers: { cookie } })).statusCode, 200)
+    const created = await a.app.apiKeys!.scheme().create(signedIn, { name: 'script', scopes: ['application.read'] })
+    const dropped: Array<readonly string[] | undefined> = []
+    const serviceB = b.app.apiKeys!.scheme()
+    const invalidate = serviceB.invalidate.bind(serviceB)
+    serviceB.invalidate = (ids) => { dropped.push(ids); invalidate(ids) }
+    assert.equal(await a.app.apiKeys!.scheme().revoke(signedIn, created.apiKey.id), true)
+    for (let attempt = 0; attempt < 50 && dropped.length === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 10))
+    assert.deepEqual(dropped, [[created.apiKey.id]])
   })
 })
