@@ -13,6 +13,7 @@ import { MemoryApiKeyStore } from '../../src/api-keys/memory-api-key-store.js'
 import { SqlApiKeyStore } from '../../src/api-keys/sql-api-key-store.js'
 import { scopePolicy } from '../../src/authorization/scopes.js'
 import { createApp } from '../../src/create-app.js'
+import { provisioningRuntimeOf } from '../../src/plugins/directory.js'
 import { Principal } from '../../src/session/principal.js'
 import { identityOfTicket } from '../../src/session/user-identity.js'
 import { buildTestApp, signIn, type TestApp } from '../../src/testing/app.js'
@@ -162,5 +163,40 @@ describe('API keys on two instances sharing a state store', () => {
     assert.equal(await a.app.apiKeys!.scheme().revoke(signedIn, created.apiKey.id), true)
     for (let attempt = 0; attempt < 50 && dropped.length === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 10))
     assert.deepEqual(dropped, [[created.apiKey.id]])
+  })
+})
+
+describe('API keys of a deprovisioned owner', () => {
+  let t: TestApp
+  let signedIn: Principal | undefined
+
+  before(async () => {
+    t = await buildTestApp({
+      contentRoot: APP_ROOT,
+      nodeEnv: 'Development',
+      settings: { Authentication: { Cookie: { AllowInsecureHttp: true }, Schemes: { Keys: SCHEME } }, Provisioning: { Enabled: true } } as never,
+      buildApp: async (options) => await createApp({
+        ...options,
+        routes: async (app: FastifyInstance) => {
+          app.get('/who', async (request) => { signedIn = new Principal({ ...(request.user as Principal).ticket, authentication: { authTime: Math.floor(Date.now() / 1000) } }); return {} })
+          app.get('/api/orders', async () => ({ ok: true }))
+        }
+      })
+    })
+  })
+  after(async () => { await t?.app.close() })
+
+  test('are refused (401) from the next request once the person is marked deprovisioned', async () => {
+    const cookie = await signIn(t.app, standardUser())
+    assert.equal((await t.app.inject({ method: 'GET', url: '/who', headers: { cookie } })).statusCode, 200)
+    const created = await t.app.apiKeys!.scheme().create(signedIn, { name: 'script', scopes: ['application.read'] })
+    const authorization = `Bearer ${created.secret.reveal()}`
+    assert.equal((await t.app.inject({ method: 'GET', url: '/api/orders', headers: { authorization } })).statusCode, 200)
+    const identity = identityOfTicket((signedIn as Principal).ticket)
+    assert.ok(identity !== undefined)
+    await provisioningRuntimeOf(t.app)?.deprovisioned.mark(identity)
+    const refused = await t.app.inject({ method: 'GET', url: '/api/orders', headers: { authorization } })
+    assert.equal(refused.statusCode, 401)
+    assert.match(String(refused.headers['www-authenticate']), /invalid_token/)
   })
 })
