@@ -14,7 +14,7 @@ import {
 } from './config/rules.js'
 import { CONFIGURATION_SCHEMAS, type ApplicationRule, type ApplicationRuleContext, type LoadedConfiguration } from './providers/application-schema.js'
 import {
-  bearerAudiencesAreNotSignInClients, bearerIntrospectionIsRouted, callbackPathsAreLocalAndDistinct, defaultSchemes, providerDomainsAreDistinct, providersRequireAuthentication, providerSchemesAreFixed, publicOriginIsAnOrigin, bearerSchemesHaveAnOrigin
+  apiKeyPrefixesAreDistinct, bearerAudiencesAreNotSignInClients, bearerIntrospectionIsRouted, callbackPathsAreLocalAndDistinct, defaultSchemes, providerDomainsAreDistinct, providersRequireAuthentication, providerSchemesAreFixed, publicOriginIsAnOrigin, bearerSchemesHaveAnOrigin
 } from './providers/configuration-rules.js'
 import { telemetrySettings } from './config/telemetry-rules.js'
 import type { ConfigurationProblem } from './config/bind.js'
@@ -40,6 +40,7 @@ export const RULES: readonly ApplicationRule[] = [
   callbackPathsAreLocalAndDistinct,
   providerDomainsAreDistinct,
   bearerIntrospectionIsRouted,
+  apiKeyPrefixesAreDistinct,
   internalHostAllowanceIsValid,
   forwardedHeadersNeedKnownProxies,
   knownProxiesAreAddresses,

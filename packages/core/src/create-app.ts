@@ -20,6 +20,7 @@ import type { ApplicationConfiguration } from './providers/application-schema.js
 import { enabledProviderInstances } from './providers/provider-instances.js'
 import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
+import apiKeys from './plugins/api-keys.js'
 import bearer from './plugins/bearer.js'
 import { createClientErrorHandler } from './plugins/client-errors.js'
 import cors from './plugins/cors.js'
@@ -236,6 +237,8 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   // A path no route serves: well-known URIs 404, API paths answer as API routes do (bearer fills `unmatched`).
   const unmatched: UnmatchedApiPaths = {}
   await app.register(bearer, { config, environmentName, providerSource: options.providerSource !== undefined, unmatched })
+  // API keys (ApiKey schemes): app.apiKeys, and keys accepted where bearer tokens are (before the app's routes).
+  await app.register(apiKeys, { config, now })
   await app.register(notFound, { config, unmatched })
   // Calls to the APIs the app uses (DownstreamApis), with the session's saved tokens or the app's own.
   await app.register(downstreamApis, { config, environmentName, rootKey })

@@ -4,13 +4,16 @@
  * decorates `app.directory` (read access to the tenants' users and groups, for the app's own
  * pages and joins) and `app.provisioning` (connection tokens, the deprovisioned check), and hands
  * the sign-in pipeline its provisioning step (scim/sign-in-admission.ts). The SCIM endpoints are
- * plugins/scim.ts. Without provisioning both decorations are undefined and nothing is opened.
+ * plugins/scim.ts. Without provisioning both decorations are undefined; the store is still opened
+ * when an ApiKey scheme is enabled (issue 42: the keys live in its database, plugins/api-keys.ts
+ * reads it with {@link directoryStoreOf}), else nothing is opened.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { ConnectionToken, DirectoryStore } from '../directory/directory-store.js'
 import { openDirectoryStore } from '../directory/open-directory-store.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
+import { enabledProviderInstances } from '../providers/provider-instances.js'
 import { connectionsOf, type ScimConnection } from '../scim/connections.js'
 import { issueConnectionToken, type IssuedConnectionToken } from '../scim/connection-tokens.js'
 import { DeprovisionedIdentities, type DeprovisionedIdentity } from '../scim/deprovisioned-identities.js'
@@ -69,6 +72,16 @@ export interface ProvisioningRuntime {
 }
 
 const RUNTIME = Symbol('provisioning.runtime')
+const STORE = Symbol('directory.store')
+
+/** The directory store plugins/directory.ts opened (provisioning on, or an ApiKey scheme enabled), or undefined. */
+export function directoryStoreOf (app: FastifyInstance): DirectoryStore | undefined {
+  return (app as unknown as Record<symbol, DirectoryStore | undefined>)[STORE]
+}
+
+/** Whether an enabled ApiKey scheme keeps its keys in the directory store's database. */
+const apiKeysEnabled = (config: ApplicationConfiguration): boolean =>
+  config.Authentication.Enabled && enabledProviderInstances(config).some((instance) => instance.protocol === 'ApiKey')
 
 /** The runtime plugins/directory.ts registered on `app`, or undefined without provisioning. */
 export function provisioningRuntimeOf (app: FastifyInstance): ProvisioningRuntime | undefined {
@@ -93,13 +106,19 @@ function provisioningApi (runtime: ProvisioningRuntime): ProvisioningApi {
 
 async function directoryPlugin (app: FastifyInstance, options: DirectoryPluginOptions): Promise<void> {
   const { config } = options
-  if (!config.Provisioning.Enabled) {
+  if (!config.Provisioning.Enabled && !apiKeysEnabled(config)) {
     app.decorate('directory', undefined)
     app.decorate('provisioning', undefined)
     return
   }
   const store = await openDirectoryStore(config.Provisioning, config.State, options.contentRoot, app.log, options.now, options.rootKey)
   app.addHook('onClose', async () => { await store.close() })
+  ;(app as unknown as Record<symbol, DirectoryStore>)[STORE] = store
+  if (!config.Provisioning.Enabled) {
+    app.decorate('directory', undefined)
+    app.decorate('provisioning', undefined)
+    return
+  }
   const connections = connectionsOf(config.Provisioning.Connections)
   const runtime: ProvisioningRuntime = { store, connections, deprovisioned: new DeprovisionedIdentities(app.state, undefined, options.now), admission: signInAdmission(store, connections) }
   ;(app as unknown as Record<symbol, ProvisioningRuntime>)[RUNTIME] = runtime

@@ -18,6 +18,7 @@ import { enabledProviderInstancesUnder, keyOfInstance, providerInstancesUnder, s
 import { endpointPathsOf } from './provider-types.js'
 import { introspectionEnabled } from '../bearer/introspection.js'
 import { routingFactsOf, routingProblems } from '../bearer/scheme-routing.js'
+import { apiKeyPrefixProblems } from '../api-keys/settings-rules.js'
 
 /**
  * Paths and path areas the application's own routes own. A provider callback may not be one of
@@ -183,6 +184,21 @@ export const bearerIntrospectionIsRouted: ApplicationRule = ({ config, rootKey }
  * challenges' `resource_metadata` are built from PublicOrigin, or from the request's Host only
  * when AllowedHosts restricts it (no `*`); never from a Host the client chose freely.
  */
+/**
+ * A key names one scheme by its prefix alone (issue 42): no enabled ApiKey scheme's prefix equals
+ * or starts another's, nor an introspecting JwtBearer scheme's `Introspection:TokenPrefix` (a key
+ * would be sent to that issuer). api-keys/settings-rules.ts.
+ */
+export const apiKeyPrefixesAreDistinct: ApplicationRule = ({ config, rootKey }) => {
+  const enabled = enabledProviders(config, rootKey)
+  const keys = enabled.flatMap((instance) => instance.protocol === 'ApiKey' ? [instance] : [])
+  if (keys.length === 0) return []
+  const tokenPrefixes = enabled.flatMap((instance) => instance.protocol === 'JwtBearer' && introspectionEnabled(instance.settings.Introspection) && instance.settings.Introspection.TokenPrefix !== ''
+    ? [{ key: keyOfInstance(instance, 'Introspection:TokenPrefix'), prefix: instance.settings.Introspection.TokenPrefix }]
+    : [])
+  return apiKeyPrefixProblems(keys, tokenPrefixes)
+}
+
 export const bearerSchemesHaveAnOrigin: ApplicationRule = ({ config, environmentName, rootKey }) => {
   if (isDevelopment(environmentName) || !config.Authentication.Enabled || !isMissing(config.Hosting.PublicOrigin) || restrictsHosts(config.Hosting.AllowedHosts)) return []
   if (!enabledProviders(config, rootKey).some((instance) => instance.protocol === 'JwtBearer')) return []

@@ -8,6 +8,7 @@
  * plugins/providers/open-provider.ts (DEVELOPING.md, "Add a provider type"). Plain data.
  */
 import type { ProviderType } from '../config/provider-type.js'
+import { apiKeyType } from '../api-keys/provider-type.js'
 import { jwtBearerType } from '../bearer/provider-type.js'
 import { vendorType } from '../oauth/provider-type.js'
 import { openIdConnectType } from '../oidc/provider-type.js'
@@ -18,7 +19,8 @@ export const PROVIDER_TYPES = {
   OpenIdConnect: openIdConnectType,
   Saml2: saml2Type,
   OAuth: vendorType,
-  JwtBearer: jwtBearerType
+  JwtBearer: jwtBearerType,
+  ApiKey: apiKeyType
 } as const
 
 type Types = typeof PROVIDER_TYPES

@@ -167,6 +167,8 @@ export function validateRuntimeProvider (
   const written = writtenKeys(settings)
   const type = NAMED_SCHEMES.typeOf(settings[written.get('type') ?? 'Type'])
   if (type === undefined) return fail([{ key: `${at}:Type`, message: NAMED_SCHEMES.typeRequired(at) }])
+  // Keys are issued by this app: an ApiKey scheme is configuration only, never a customer's definition (issue 42).
+  if (type === 'ApiKey') return fail([{ key: `${at}:Type`, message: `${at}:Type may not be ApiKey for a provider from the provider source: API key schemes are configured in Authentication:Schemes.` }])
 
   const problems: ConfigurationProblem[] = []
   for (const key of FIXED_PATH_KEYS) {

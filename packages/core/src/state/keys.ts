@@ -91,6 +91,13 @@ export const deprovisionedKey = (hash: string): string => `replay:deprovisioned:
  */
 export const DEPROVISIONED_INVALIDATION_PREFIX = 'deprovisioned:'
 
+/**
+ * The invalidation message announcing revoked API keys (issue 42): this prefix, then key ids
+ * separated by spaces. Every instance drops them from its key cache (plugins/api-keys.ts), so a
+ * revoked key is refused on the next request everywhere.
+ */
+export const API_KEYS_INVALIDATION_PREFIX = 'api-keys:'
+
 /** A redeemed one-time value (assertion id, logout token jti) in `scope`; `hash` of the value. */
 export const replayKey = (scope: string, hash: string): string => `replay:${scope}:${hash}`
 

@@ -3,7 +3,7 @@
  * with its schema as `Authentication:Schemes:<Name>` is, its instance made by its registration
  * (the prefix derived from the application name), and its rules: each problem names the key,
  * never the value. The type has the provider-type shape (a `ProviderType` the compiler checks);
- * it is listed in providers/provider-types.ts when the request path authenticates keys.
+ * it is listed in providers/provider-types.ts (test/api-keys/scheme-type.test.ts: configuration accepts it).
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -101,8 +101,8 @@ describe('ApiKey scheme settings', () => {
       ['ProjectTemplate:Authentication:Schemes:C:Prefix and ProjectTemplate:Authentication:Schemes:Api:Introspection:TokenPrefix overlap (one equals or starts the other).'])
   })
 
-  test('not yet a listed provider type: configuration does not accept Type ApiKey until the request path authenticates keys', () => {
-    assert.ok(!Object.keys(PROVIDER_TYPES).includes('ApiKey'))
+  test('a listed provider type that signs no one in and serves no path of its own', () => {
+    assert.ok(Object.keys(PROVIDER_TYPES).includes('ApiKey'))
     assert.equal(apiKeyType.signsIn, false)
     assert.deepEqual(apiKeyType.endpointPaths(instanceOf({ Scopes: SCOPES }).instance), [])
   })

@@ -318,7 +318,7 @@ describe('startup validation rules', () => {
 
   test('the default configuration passes every rule', () => {
     assert.deepEqual(loadTestConfiguration().errors, [])
-    assert.equal(RULES.length, 31)
+    assert.equal(RULES.length, 33)
   })
 
   test('every failure is collected and reported together, in rule order', () => {

@@ -38,7 +38,7 @@ export const withoutOpening: { readonly [P in ProviderProtocol | 'NewType']: unk
 
 describe('provider types', () => {
   test('every registration is keyed by its protocol and has a schema, a rule and an opening', async () => {
-    assert.deepEqual(protocols, ['OpenIdConnect', 'Saml2', 'OAuth', 'JwtBearer'])
+    assert.deepEqual(protocols, ['OpenIdConnect', 'Saml2', 'OAuth', 'JwtBearer', 'ApiKey'])
     for (const protocol of protocols) {
       const type = registration(protocol)
       assert.equal(type.protocol, protocol)
@@ -68,9 +68,9 @@ describe('provider types', () => {
     }
   })
 
-  test('runtime validation runs the same rule on one definition', () => {
+  test('runtime validation runs the same rule on one definition (an ApiKey scheme is never a provider-source definition)', () => {
     const { config } = loadTestConfiguration()
-    for (const type of SCHEME_TYPES) {
+    for (const type of SCHEME_TYPES.filter((protocol) => protocol !== 'ApiKey')) {
       const startup = loadTestConfiguration({ settings: { Hosting: { PublicOrigin: 'https://app.example.test' }, Authentication: { Schemes: { Checked: { Type: type } } } } })
       const result = validateRuntimeProvider({ scheme: 'Checked', settings: { Type: type } }, { config, environmentName: 'Production' })
       assert.equal(result.ok, false, type)

@@ -23,7 +23,8 @@ export const REGISTRATIONS: { readonly [P in ProviderProtocol]: RegistrationOf<P
   OpenIdConnect: async () => (await import('./openid-connect.js')).registerOpenIdConnect,
   Saml2: async () => (await import('./saml2.js')).registerSaml2,
   OAuth: async () => (await import('./oauth-vendors.js')).registerVendor,
-  JwtBearer: async () => (await import('./jwt-bearer.js')).registerJwtBearer
+  JwtBearer: async () => (await import('./jwt-bearer.js')).registerJwtBearer,
+  ApiKey: async () => (await import('./api-key.js')).registerApiKey
 }
 
 /**
