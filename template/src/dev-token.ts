@@ -9,7 +9,7 @@ import { APPLICATION_NAME } from './application-name.js'
 import { CONTENT_ROOT } from './content-root.js'
 
 type RunDevToken = (options: { readonly contentRoot: string, readonly applicationName?: string }) => Promise<void>
-const core: { readonly runDevToken?: RunDevToken } = await import('@project-template/core')
+const core = await import('@project-template/core') as unknown as { readonly runDevToken?: RunDevToken }
 if (core.runDevToken === undefined) {
   process.stderr.write('npm run dev-token needs a newer @project-template/core (its CHANGELOG: "Development tokens").\n')
   process.exitCode = 1
