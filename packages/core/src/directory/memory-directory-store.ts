@@ -19,7 +19,7 @@ import { groupMatches, userMatches } from './filter-evaluation.js'
 import { ModifiedIndex } from './modified-index.js'
 import { planQuery, type AccessPath, type KeyAttribute } from './query-plan.js'
 import {
-  applyMembers, checkConnection, checkGroupInput, checkTokenInput, checkUserInput, isoOf, modifiedAt, newId, pageOf, stableJson, userFields
+  applyMembers, checkConnection, checkGroupInput, checkTokenInput, checkUserInput, isoOf, modifiedAt, newGroupRecord, newId, pageOf, stableJson, userFields
 } from './records.js'
 
 interface Entry<T> {
@@ -238,16 +238,7 @@ export class MemoryDirectoryStore implements DirectoryStore {
     const members = [...new Set(input.members ?? [])]
     this.#checkMembers(connection, members)
     const now = this.#now()
-    const group: DirectoryGroup = frozenCopy({
-      connection: connectionName,
-      id: newId(),
-      ...(input.externalId === undefined ? {} : { externalId: input.externalId }),
-      displayName: input.displayName,
-      attributes: input.attributes,
-      created: isoOf(now),
-      lastModified: isoOf(now),
-      version: 1
-    })
+    const group: DirectoryGroup = frozenCopy(newGroupRecord(connectionName, input, now))
     const entry = { record: group, seq: ++this.#seq, createdMs: now, modifiedMs: now }
     connection.groups.set(group.id, entry)
     this.#indexGroup(connection, entry, true)

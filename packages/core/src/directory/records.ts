@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { DirectoryInvalidValueError } from './directory-errors.js'
-import type { ConnectionTokenInput, DirectoryGroupChange, DirectoryQuery, DirectoryUserInput, LinkedIdentity, ScimAttributes } from './directory-store.js'
+import type { ConnectionTokenInput, DirectoryGroup, DirectoryGroupChange, DirectoryGroupInput, DirectoryQuery, DirectoryUserInput, LinkedIdentity, ScimAttributes } from './directory-store.js'
 
 /** Longest connection name, id, userName, externalId or displayName a store accepts. */
 export const MAX_KEY_LENGTH = 1024
@@ -80,6 +80,20 @@ export function userFields (input: DirectoryUserInput): DirectoryUserInput {
     active: input.active,
     attributes: input.attributes,
     ...(input.identity === undefined ? {} : { identity: { scheme: input.identity.scheme, issuer: input.identity.issuer, subject: input.identity.subject } })
+  }
+}
+
+/** A new group of `connection` created at `nowMs`: a fresh id, version 1 (members are kept apart). */
+export function newGroupRecord (connection: string, input: DirectoryGroupInput, nowMs: number): DirectoryGroup {
+  return {
+    connection,
+    id: newId(),
+    ...(input.externalId === undefined ? {} : { externalId: input.externalId }),
+    displayName: input.displayName,
+    attributes: input.attributes,
+    created: isoOf(nowMs),
+    lastModified: isoOf(nowMs),
+    version: 1
   }
 }
 

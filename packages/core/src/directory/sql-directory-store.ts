@@ -16,7 +16,7 @@ import {
 import { groupMatches, userMatches } from './filter-evaluation.js'
 import { planQuery, type AccessPath } from './query-plan.js'
 import {
-  applyMembers, checkConnection, checkGroupInput, checkTokenInput, checkUserInput, isoOf, modifiedAt, newId, pageOf, stableJson, userFields
+  applyMembers, checkConnection, checkGroupInput, checkTokenInput, checkUserInput, isoOf, modifiedAt, newGroupRecord, newId, pageOf, stableJson, userFields
 } from './records.js'
 import type { SqlDatabase, SqlRow, SqlSession, SqlValue } from './sql-database.js'
 
@@ -241,16 +241,7 @@ export class SqlDirectoryStore implements DirectoryStore {
     checkGroupInput({ ...input, members: { replace: input.members ?? [] } })
     const members = [...new Set(input.members ?? [])].sort()
     const now = this.#now()
-    const group: DirectoryGroup = {
-      connection,
-      id: newId(),
-      ...(input.externalId === undefined ? {} : { externalId: input.externalId }),
-      displayName: input.displayName,
-      attributes: input.attributes,
-      created: isoOf(now),
-      lastModified: isoOf(now),
-      version: 1
-    }
+    const group = newGroupRecord(connection, input, now)
     await this.#db.transaction(async (session) => {
       await this.#checkMembers(session, connection, members)
       await session.execute(
