@@ -29,7 +29,32 @@ export const RELEASES_FILE = 'releases.json'
  * @typedef {object} ReleaseRecord
  * @property {string} date `YYYY-MM-DD`, as in the CHANGELOG heading
  * @property {string} digest `sha256-<hex>`, {@link contentDigest} of the released tarball
+ * @property {number} [publicNames] how many names the API reports (etc/core.api.md and
+ *   etc/core-testing.api.md) export at the release: the count goes up only with a CHANGELOG line
+ *   `Public API: <n> names (+<k> since <previous>)` that says why (test/api-report.test.ts)
  */
+
+/** The API reports whose exported names are the public API, beside the core's package.json. */
+export const API_REPORTS = ['etc/core.api.md', 'etc/core-testing.api.md']
+
+/**
+ * The names an API report declares as exported.
+ * @param {string} report the report's text
+ * @returns {string[]}
+ */
+export function exportedNames (report) {
+  const names = [...report.matchAll(/^export (?:declare )?(?:abstract )?(?:function|const|let|class|interface|type|enum|namespace) ([A-Za-z_$][\w$]*)/gm)].map((match) => match[1] ?? '')
+  return [...new Set(names)].sort()
+}
+
+/**
+ * How many public names the core's API reports export (each report's names counted once).
+ * @param {string} coreDir
+ * @returns {number}
+ */
+export function publicNameCount (coreDir) {
+  return API_REPORTS.reduce((count, report) => count + exportedNames(readFileSync(join(coreDir, report), 'utf8')).length, 0)
+}
 
 /**
  * The regular files of a gzipped tar (npm pack's format: ustar, with pax headers for long

@@ -8,8 +8,8 @@
  * 2. Bumps package.json (and the workspace's entry in the root package-lock.json).
  * 3. Moves the `[Unreleased]` entries under `## [x.y.z] - YYYY-MM-DD`, leaving `[Unreleased]`
  *    empty.
- * 4. Packs the core (`npm pack`, which builds it) and records the version's date and content
- *    digest in releases.json (scripts/release-record.mjs).
+ * 4. Packs the core (`npm pack`, which builds it) and records the version's date, content
+ *    digest and count of public names in releases.json (scripts/release-record.mjs).
  *
  * On any failure every file it changed is restored. It does not commit: review the diff and
  * commit the four files together.
@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { RELEASES_FILE, bumpVersion, contentDigest, readReleases } from './release-record.mjs'
+import { RELEASES_FILE, bumpVersion, contentDigest, publicNameCount, readReleases } from './release-record.mjs'
 
 const CORE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const LOCK_FILE = join(CORE_DIR, '..', '..', 'package-lock.json')
@@ -80,7 +80,8 @@ export function release (argv, options = {}) {
       }
     }
     const digest = contentDigest((options.pack ?? pack)(coreDir))
-    writeFileSync(paths.releases, JSON.stringify({ ...releases, [version]: { date, digest } }, null, 2) + '\n')
+    const publicNames = publicNameCount(coreDir)
+    writeFileSync(paths.releases, JSON.stringify({ ...releases, [version]: { date, digest, publicNames } }, null, 2) + '\n')
     return { version, digest }
   } catch (error) {
     for (const [key, path] of Object.entries(paths)) {

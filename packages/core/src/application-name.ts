@@ -6,7 +6,7 @@
  * is `ProjectTemplate`. Error codes never carry it.
  */
 
-/** The default application name (and configuration root key). */
+/** The default application name (and configuration root key). @public */
 export const APPLICATION_NAME = 'ProjectTemplate'
 
 /**
@@ -15,7 +15,7 @@ export const APPLICATION_NAME = 'ProjectTemplate'
  */
 const NAME_PATTERN = /^[A-Z][A-Za-z0-9]{0,49}$/
 
-/** Cookie names before their prefix (see {@link cookieName}). */
+/** Cookie names before their prefix (see {@link cookieName}). @public */
 export interface CookieNames {
   readonly session: string
   readonly antiforgery: string
@@ -27,6 +27,8 @@ export interface CookieNames {
  * Purpose strings: each use of the key ring derives or seals under its own, versioned purpose, so
  * a value made for one use never opens as another, and a value made by one application never
  * opens in another. Changing one invalidates what it sealed.
+ *
+ * @public
  */
 export interface Purposes {
   /** Key derivation of the ring's sealing keys (data-protection/key-ring.ts). */
@@ -43,7 +45,7 @@ export interface Purposes {
   readonly protectedSecret: string
 }
 
-/** Everything named after the application. */
+/** Everything named after the application. @public */
 export interface ApplicationNaming {
   /** The application name, also the configuration root key (`<Name>:Authentication:Enabled`). */
   readonly rootKey: string
@@ -59,6 +61,8 @@ const namings = new Map<string, ApplicationNaming>()
  * The names derived from `applicationName` (default `ProjectTemplate`). Throws a TypeError for a
  * name that is not PascalCase letters and digits (a programming error of the app, not
  * configuration).
+ *
+ * @public
  */
 export function applicationNaming (applicationName: string = APPLICATION_NAME): ApplicationNaming {
   const known = namings.get(applicationName)
@@ -92,7 +96,7 @@ export function applicationNaming (applicationName: string = APPLICATION_NAME): 
 /** The names of the default application (`ProjectTemplate`). */
 export const DEFAULT_NAMING = applicationNaming(APPLICATION_NAME)
 
-/** Cookie names of the default application (see {@link applicationNaming} for another name). */
+/** Cookie names of the default application (see {@link applicationNaming} for another name). @public */
 export const COOKIE_NAMES: CookieNames = DEFAULT_NAMING.cookieNames
 
 /** Purpose strings of the default application. */

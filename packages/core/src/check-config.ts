@@ -17,7 +17,7 @@ import { loadEntryPointConfiguration } from './startup.js'
 
 const USAGE = 'Usage: npm run check-config [-- --json]\n'
 
-/** What {@link runCheckConfig} needs. */
+/** What {@link runCheckConfig} needs. @public */
 export interface CheckConfigOptions {
   /** The app root, as for `runServer`. */
   readonly contentRoot: string
@@ -27,7 +27,7 @@ export interface CheckConfigOptions {
   readonly applicationName?: string
 }
 
-/** Validates the app's configuration and prints the summary; sets `process.exitCode` (0 valid, 1 invalid, 2 usage). */
+/** Validates the app's configuration and prints the summary; sets `process.exitCode` (0 valid, 1 invalid, 2 usage). @public */
 export async function runCheckConfig (options: CheckConfigOptions): Promise<void> {
   const args = options.args ?? process.argv.slice(2)
   const unknown = args.filter((arg) => arg !== '--json')

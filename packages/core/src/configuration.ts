@@ -68,6 +68,8 @@ export function applyRules (context: ApplicationRuleContext): ConfigurationProbl
  * Loads, binds and validates the configuration with every rule ({@link RULES}). The same
  * function serves `server.ts` and `npm run check-config`; only those entry points pass in
  * `process.env`.
+ *
+ * @public
  */
 export function loadConfiguration (options: LoadOptions): LoadedConfiguration {
   return withCrossProviderWarnings(loadConfigurationWith(options, RULES, CONFIGURATION_SCHEMAS))

@@ -58,6 +58,8 @@ import type { SignInHook } from './sign-in/sign-in-hook.js'
  * What an app adds to the core: its routes, its named policies, its governance evaluator and its
  * page branding. The same object goes to {@link createApp} (tests, composition) and to
  * `runServer` (the process).
+ *
+ * @public
  */
 export interface ApplicationParts {
   /**
@@ -97,6 +99,7 @@ export interface ApplicationParts {
   readonly providerSource?: ProviderSource
 }
 
+/** @public */
 export interface CreateAppOptions extends ApplicationParts {
   readonly config: ApplicationConfiguration
   readonly environmentName: string
@@ -111,12 +114,14 @@ export interface CreateAppOptions extends ApplicationParts {
   readonly now?: () => number
 }
 
-/** Largest accepted request header block. */
+/** Largest accepted request header block. @public */
 export const MAX_HEADER_BYTES = 32 * 1024
 
 /**
  * The one-time warning logged when authentication is disabled (auth-contract.md, "States and
  * transitions" rule 2), naming the application's `<rootKey>:Authentication:Enabled`.
+ *
+ * @public
  */
 export function authenticationDisabledMessage (rootKey: string = APPLICATION_NAME): string {
   return `Application authentication is disabled (${rootKey}:Authentication:Enabled is false). ` +
@@ -124,7 +129,7 @@ export function authenticationDisabledMessage (rootKey: string = APPLICATION_NAM
     'Review network exposure and the authorization expectations of every route before deploying.'
 }
 
-/** {@link authenticationDisabledMessage} of the default application (`ProjectTemplate`). */
+/** {@link authenticationDisabledMessage} of the default application (`ProjectTemplate`). @public */
 export const AUTHENTICATION_DISABLED_MESSAGE = authenticationDisabledMessage()
 
 function resolveKeyRing (options: CreateAppOptions, rootKey: string): KeyRing {
@@ -147,6 +152,8 @@ function resolveKeyRing (options: CreateAppOptions, rootKey: string): KeyRing {
  * Creates the app with the core registered (every security plugin, the baseline endpoints and,
  * when given, the app's own {@link ApplicationParts}). Call `ready()` (or `listen()`) after
  * registering anything else.
+ *
+ * @public
  */
 export async function createApp (options: CreateAppOptions): Promise<FastifyInstance> {
   return await composeApp(options, applicationNaming(options.applicationName))

@@ -17,7 +17,7 @@ const USAGE = `Usage: NODE_ENV=development npm run dev-token -- [--scheme <Name>
 Prints an access token for a JwtBearer scheme with DevelopmentTokens: true (Development only).
 `
 
-/** What {@link runDevToken} needs. @experimental */
+/** What {@link runDevToken} needs. @public @experimental */
 export interface DevTokenOptions {
   /** The app root, as for `runServer`: the key lives under its `.state/dev-tokens/`. */
   readonly contentRoot: string
@@ -64,7 +64,7 @@ function parse (args: readonly string[]): Arguments {
   return parsed
 }
 
-/** Prints a development token; sets `process.exitCode` (0 printed, 1 refused, 2 usage). @experimental */
+/** Prints a development token; sets `process.exitCode` (0 printed, 1 refused, 2 usage). @public @experimental */
 export async function runDevToken (options: DevTokenOptions): Promise<void> {
   const args = options.args ?? process.argv.slice(2)
   const env = options.env ?? process.env

@@ -4,6 +4,8 @@
  * survive the generator's renaming and each has a line in docs/errors.md; test/errors.test.ts keeps
  * the two in step. Messages are safe to show: they name a parameter, key, route or policy, never a
  * configured or submitted value. Raise one with {@link createError}.
+ *
+ * @public
  */
 export const ERRORS = {
   APP_ERR_CONFIG_INVALID: { status: 500, title: 'Configuration is invalid', message: () => 'The configuration is invalid.' },
@@ -43,12 +45,13 @@ export const ERRORS = {
   APP_ERR_INTERNAL: { status: 500, title: 'Internal server error', message: () => 'An unexpected error occurred.' }
 } as const satisfies Record<string, { status: number, title: string, message: (...parameters: string[]) => string }>
 
+/** @public */
 export type ErrorCode = keyof typeof ERRORS
 
-/** The parameters a code's message names (a route, a policy, a key), in order. */
+/** The parameters a code's message names (a route, a policy, a key), in order. @public */
 export type MessageParameters<C extends ErrorCode> = Parameters<(typeof ERRORS)[C]['message']>
 
-/** A code's catalogue message with its parameters filled in. */
+/** A code's catalogue message with its parameters filled in. @public */
 export function messageOf<C extends ErrorCode> (code: C, ...parameters: MessageParameters<C>): string {
   return (ERRORS[code].message as (...values: string[]) => string)(...parameters)
 }
@@ -60,10 +63,12 @@ export function messageOf<C extends ErrorCode> (code: C, ...parameters: MessageP
  * with their failure class) and the state store's refusals (state/state-store.ts, rendered as
  * `APP_ERR_STATE_*`). Callers tell them apart with `instanceof` on the subclass, never by duck
  * typing; the base adds nothing but the common ancestry.
+ *
+ * @public
  */
 export class CoreError extends Error {}
 
-/** An error with a stable code; its message is safe for logs and, below 500, for responses. */
+/** An error with a stable code; its message is safe for logs and, below 500, for responses. @public */
 export class AppError extends CoreError {
   readonly code: ErrorCode
   readonly statusCode: number
@@ -77,12 +82,12 @@ export class AppError extends CoreError {
   }
 }
 
-/** The catalogue's error for `code`, its message naming `parameters`. */
+/** The catalogue's error for `code`, its message naming `parameters`. @public */
 export function createError<C extends ErrorCode> (code: C, ...parameters: MessageParameters<C>): AppError {
   return new AppError(code, messageOf(code, ...parameters))
 }
 
-/** One configuration problem: the full colon path and a sentence naming it, never its value. */
+/** One configuration problem: the full colon path and a sentence naming it, never its value. @public */
 export interface KeyedProblem {
   readonly key: string
   readonly message: string
@@ -92,6 +97,8 @@ export interface KeyedProblem {
  * Startup refused for a configuration reason found only when a resource is opened (the key
  * directory, a certificate): reported like validation failures (`APP_ERR_CONFIG_INVALID`, the
  * sentences naming keys), never as a stack trace.
+ *
+ * @public
  */
 export class ConfigurationError extends AppError {
   readonly problems: readonly KeyedProblem[]
@@ -107,6 +114,8 @@ export class ConfigurationError extends AppError {
  * Safe log fields of a refusal, chosen by the code that refuses: an HTTP status, an OAuth
  * `error` code, a network cause code, a fixed algorithm name. Never a value taken from the
  * message, a token, a description or a secret.
+ *
+ * @public @experimental
  */
 export type RefusalDiagnostics = Readonly<Record<string, string | number>>
 
@@ -121,6 +130,8 @@ export type RefusalDiagnostics = Readonly<Record<string, string | number>>
  * log's error name and code only). The message is a fixed phrase, never message content. A
  * refusal has no error code of its own: sign-in/sign-in-failure.ts maps its failure class to the
  * outcome and the code logged with it.
+ *
+ * @public @experimental
  */
 export class SignInRefusal<F extends string, D extends object = RefusalDiagnostics> extends CoreError {
   /** The failure class, logged as `failure`. */

@@ -5,6 +5,7 @@
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino'
 import { isDevelopment } from './config/environment.js'
 
+/** @public */
 export const CENSOR = '[redacted]'
 
 /** Secret-bearing field names, censored at the top level of a log object and inside the containers below. */
@@ -119,6 +120,8 @@ export class BatchedDestination implements DestinationStream {
  * process exits, instead of one write(2) per line (the biggest logging cost in the profile,
  * docs/performance.md). Only a killed process (SIGKILL, OOM) can lose the last lines. A process
  * makes one such logger (server.ts): two buffers over one stdout would reorder lines.
+ *
+ * @public
  */
 export function createLogger (level: string, destination?: DestinationStream): Logger {
   if (destination !== undefined) return pino(loggerOptions(level), destination)

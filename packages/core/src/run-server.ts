@@ -14,7 +14,9 @@ import { ConfigurationError } from './errors.js'
 import { createProcessLogger } from './logger.js'
 import { loadEntryPointConfiguration, reportConfiguration, reportConfigurationError } from './startup.js'
 
+/** @public */
 export const DEFAULT_HOST = '127.0.0.1'
+/** @public */
 export const DEFAULT_PORT = 5000
 const STATE_WAIT_INTERVAL_MS = 25
 
@@ -25,7 +27,7 @@ function parsePort (value: string | undefined): number | undefined {
   return port <= 65535 ? port : undefined
 }
 
-/** What {@link runServer} needs: where the app lives, and what it adds to the core. */
+/** What {@link runServer} needs: where the app lives, and what it adds to the core. @public */
 export interface RunServerOptions extends ApplicationParts {
   /** The app root: `appsettings*.json`, `package.json` (userSecretsId), `public/`, `.env`, the key directory. */
   readonly contentRoot: string
@@ -35,6 +37,8 @@ export interface RunServerOptions extends ApplicationParts {
  * Runs the app as a process: configuration → logger → create → listen → graceful shutdown.
  * Resolves once listening (or once it has given up: then `process.exitCode` is 1 and the reason
  * is logged, `server.start_failed` or `configuration.invalid`); never rejects.
+ *
+ * @public
  */
 export async function runServer (options: RunServerOptions): Promise<void> {
   // The process's one logger once created (the catch below writes the fatal line through it, so

@@ -95,18 +95,21 @@ describe('npm run release -- <patch|minor|major>', () => {
     mkdirSync(directory)
     writeFileSync(join(directory, 'package.json'), JSON.stringify({ name: '@project-template/core', version: '1.0.0' }, null, 2) + '\n')
     writeFileSync(join(directory, 'CHANGELOG.md'), text)
+    mkdirSync(join(directory, 'etc'))
+    writeFileSync(join(directory, 'etc', 'core.api.md'), '// @public\nexport function createApp(): void;\n\n// @public @experimental\nexport interface Options {\n}\n')
+    writeFileSync(join(directory, 'etc', 'core-testing.api.md'), '// @public @experimental\nexport const build: () => void;\n')
     return directory
   }
   const fakePack = () => readFileSync(join(sandbox, 'a', 'small-1.0.0.tgz'))
   const now = new Date('2026-11-27T18:00:00Z')
 
-  test('a minor: package.json bumped, [Unreleased] moved under "## [1.1.0] - 2026-11-27", the digest recorded', () => {
+  test('a minor: package.json bumped, [Unreleased] moved under "## [1.1.0] - 2026-11-27", the digest and the public names recorded', () => {
     const coreDir = coreCopy('minor', changelog)
     const result = release(['minor'], { coreDir, now, pack: fakePack })
     assert.deepEqual(result, { version: '1.1.0', digest: contentDigest(fakePack()) })
     assert.equal(JSON.parse(readFileSync(join(coreDir, 'package.json'), 'utf8')).version, '1.1.0')
     assert.equal(readFileSync(join(coreDir, 'CHANGELOG.md'), 'utf8'), '# Changelog\n\nIntro.\n\n## [Unreleased]\n\n## [1.1.0] - 2026-11-27\n\nUpgrading from 1.0.0: nothing to do.\n\n### Security\n\n- A fix.\n\n## [1.0.0] - 2026-11-25\n\n### Added\n\n- All.\n')
-    assert.deepEqual(readReleases(coreDir), { '1.1.0': { date: '2026-11-27', digest: result.digest } })
+    assert.deepEqual(readReleases(coreDir), { '1.1.0': { date: '2026-11-27', digest: result.digest, publicNames: 3 } })
     assert.throws(() => release(['patch'], { coreDir, now, pack: fakePack }), { message: 'The [Unreleased] section of CHANGELOG.md is empty: there is nothing to release.' })
   })
 

@@ -81,10 +81,10 @@ export function generateApiKey (prefix: string): GeneratedApiKey {
   return { id, text, lastFour: text.slice(-4) }
 }
 
-/** Why a text is not a key of the prefix: no store is asked. @experimental */
+/** Why a text is not a key of the prefix: no store is asked. @public @experimental */
 export type MalformedApiKey = 'prefix' | 'length' | 'alphabet' | 'checksum'
 
-/** A parsed key: its prefix and id, or why it is malformed. @experimental */
+/** A parsed key: its prefix and id, or why it is malformed. @public @experimental */
 export type ParsedApiKey =
   | { readonly ok: true, readonly prefix: string, readonly id: string, readonly checksumOk: true }
   | { readonly ok: false, readonly reason: MalformedApiKey }
@@ -94,7 +94,7 @@ export type ParsedApiKey =
  * prefix, settings-rules.ts): the prefix, length, alphabet and checksum are checked, nothing is
  * looked up. The secret part is not returned: the caller digests the whole text.
  *
- * @experimental
+ * @public @experimental
  */
 export function parseApiKey (text: string, prefixes: readonly string[]): ParsedApiKey {
   const prefix = prefixes.find((candidate) => text.startsWith(candidate))

@@ -20,7 +20,7 @@ import type { ApiKeyRecord } from './api-key-store.js'
 /** The tenant claim type (authorization/tenants.ts). */
 const TENANT = 'application:tenant'
 
-/** What a key principal says about its key: what audit lines name. @experimental */
+/** What a key principal says about its key: what audit lines name. @public @experimental */
 export interface ApiKeyFacts {
   readonly id: string
   readonly scheme: string
@@ -28,7 +28,7 @@ export interface ApiKeyFacts {
   readonly owner: 'user' | 'tenant'
 }
 
-/** @experimental */
+/** @public @experimental */
 export class ApiKeyPrincipal extends BearerPrincipal {
   readonly apiKey: ApiKeyFacts
 

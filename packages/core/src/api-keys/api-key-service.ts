@@ -44,7 +44,7 @@ const DAY_MS = 86_400_000
  * What a signed-in user asks for. The owner is a kind, never an identity: the API has no way to
  * name another user or tenant.
  *
- * @experimental
+ * @public @experimental
  */
 export interface ApiKeyCreateRequest {
   /** Shown on the key list: 1-100 characters, no control or format characters. */
@@ -59,22 +59,22 @@ export interface ApiKeyCreateRequest {
 
 const REQUEST_FIELDS = new Set(['name', 'scopes', 'lifetimeDays', 'owner'])
 
-/** A key as the key list shows it: everything but its digest. @experimental */
+/** A key as the key list shows it: everything but its digest. @public @experimental */
 export type ApiKeyView = Omit<ApiKeyRecord, 'digest'>
 
-/** A created key: its record, and the key itself, shown once (a {@link Secret}: logging it prints `[redacted]`). @experimental */
+/** A created key: its record, and the key itself, shown once (a {@link Secret}: logging it prints `[redacted]`). @public @experimental */
 export interface CreatedApiKey {
   readonly apiKey: ApiKeyView
   readonly secret: Secret
 }
 
-/** Whether a key's owner may still act: what the owner check answers. @experimental */
+/** Whether a key's owner may still act: what the owner check answers. @public @experimental */
 export type ApiKeyOwnerStatus = 'valid' | 'revoked' | 'deprovisioned' | 'tenant_removed'
 
-/** Why a key was refused. @experimental */
+/** Why a key was refused. @public @experimental */
 export type ApiKeyRefusal = 'malformed' | 'unknown' | 'expired' | 'revoked' | 'owner_denied'
 
-/** The outcome of {@link ApiKeyService.authenticate}. @experimental */
+/** The outcome of {@link ApiKeyService.authenticate}. @public @experimental */
 export type ApiKeyAuthentication =
   | { readonly ok: true, readonly principal: ApiKeyPrincipal }
   | { readonly ok: false, readonly refusal: ApiKeyRefusal, readonly keyId?: string }
@@ -85,7 +85,7 @@ export type ApiKeyAuthentication =
  * `APP_ERR_API_KEY_LIMIT`), the field it names, and for a step-up the requirement the provider is
  * asked for.
  *
- * @experimental
+ * @public @experimental
  */
 export class ApiKeyManagementError extends AppError {
   readonly field?: string
@@ -144,7 +144,7 @@ const defaultUserScopes = (principal: Principal, offered: readonly string[]): re
 /** No C0/C1 control characters and no format characters (bidirectional overrides, zero-width). */
 const UNPRINTABLE = /[\p{Cc}\p{Cf}]/u
 
-/** @experimental */
+/** @public @experimental */
 export class ApiKeyService {
   readonly settings: ApiKeySettings
   readonly #options: ApiKeyServiceOptions

@@ -22,7 +22,7 @@ import { userKeyOf, type UserIdentity } from '../session/user-identity.js'
  * Who owns a key: a user (their identity, and the tenant they belonged to when it was created,
  * which tenant policies read), or a tenant (a customer organisation).
  *
- * @experimental
+ * @public @experimental
  */
 export type ApiKeyOwner =
   | { readonly kind: 'user', readonly identity: UserIdentity, readonly tenant?: string }
@@ -34,11 +34,11 @@ export type ApiKeyOwner =
  * was deprovisioned (`deprovisioned`), its tenant was removed (`tenant_removed`), or swept after
  * expiry (`expired`).
  *
- * @experimental
+ * @public @experimental
  */
 export type ApiKeyRevocationReason = 'user' | 'owner_revoked' | 'deprovisioned' | 'tenant_removed' | 'expired'
 
-/** A key as stored. Timestamps are ISO 8601 UTC with milliseconds. @experimental */
+/** A key as stored. Timestamps are ISO 8601 UTC with milliseconds. @public @experimental */
 export interface ApiKeyRecord {
   /** The id part of the key (api-key-format.ts): public, unique. */
   readonly id: string
@@ -62,14 +62,14 @@ export interface ApiKeyRecord {
   readonly lastFour: string
 }
 
-/** What a key is added with: the store adds `created`. @experimental */
+/** What a key is added with: the store adds `created`. @public @experimental */
 export type ApiKeyInput = Omit<ApiKeyRecord, 'created' | 'revoked' | 'lastUsed'>
 
 /**
  * The owner already holds the most active keys allowed (409). Never raised for another owner's
  * keys.
  *
- * @experimental
+ * @public @experimental
  */
 export class ApiKeyLimitError extends CoreError {
   readonly limit: number
@@ -84,7 +84,7 @@ export class ApiKeyLimitError extends CoreError {
  * The API key store port (see the module comment). Every method rejects with the directory's
  * `DirectoryStoreUnavailableError` when the database cannot answer.
  *
- * @experimental
+ * @public @experimental
  */
 export interface ApiKeyStore {
   /**

@@ -8,7 +8,7 @@ import { isoOf } from '../directory/records.js'
 import { ApiKeyLimitError, ownerKeyOf, type ApiKeyInput, type ApiKeyOwner, type ApiKeyRecord, type ApiKeyRevocationReason, type ApiKeyStore } from './api-key-store.js'
 import { checkApiKeyInput } from './api-key-records.js'
 
-/** The memory store's options (tests pass a clock). @experimental */
+/** The memory store's options (tests pass a clock). @public @experimental */
 export interface MemoryApiKeyStoreOptions {
   readonly now?: () => number
 }
@@ -19,7 +19,7 @@ const frozen = <T>(value: T): T => {
   return Object.freeze(copy)
 }
 
-/** @experimental */
+/** @public @experimental */
 export class MemoryApiKeyStore implements ApiKeyStore {
   readonly #keys = new Map<string, ApiKeyRecord>()
   readonly #byOwner = new Map<string, string[]>()

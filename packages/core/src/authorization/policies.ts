@@ -15,6 +15,8 @@ import { requirementProblem, requiresAuthentication, unmetAuthentication, type A
  * authentication age, for every scheme; `schemes` replaces, for the sessions one scheme signed in,
  * the fields it sets (acr values differ between providers: Entra's, Okta's, Keycloak's, a SAML2
  * IdP's `AuthnContextClassRef`). docs/guides/enterprise.md, "Step-up authentication".
+ *
+ * @public @experimental
  */
 export interface PolicyAuthentication extends AuthenticationRequirement {
   readonly schemes?: Readonly<Record<string, AuthenticationRequirement>>
@@ -24,6 +26,8 @@ export interface PolicyAuthentication extends AuthenticationRequirement {
  * The contract's policy names, as the members of a class named ApplicationAuthorizationPolicyNames
  * (auth-contract.md, "Authorization policies"). Name a policy on a route with
  * `{ config: { authorize: ApplicationAuthorizationPolicyNames.AdministratorRole } }`.
+ *
+ * @public
  */
 export class ApplicationAuthorizationPolicyNames {
   static readonly AuthenticatedUser = 'application.AuthenticatedUser'
@@ -31,6 +35,7 @@ export class ApplicationAuthorizationPolicyNames {
   static readonly ManageApplicationPermission = 'application.Permission.ManageApplication'
 }
 
+/** @public */
 export interface AuthorizationPolicy {
   readonly name: string
   /** Extra requirement on an authenticated principal; absent = authenticated user is enough. */
@@ -51,6 +56,8 @@ export interface AuthorizationPolicy {
 /**
  * Result of evaluating a policy: allowed, or which response the caller gets. `step_up`: the
  * principal meets the policy except how or when it authenticated.
+ *
+ * @public
  */
 export type PolicyOutcome = 'allow' | 'challenge' | 'forbid' | 'step_up'
 

@@ -10,6 +10,8 @@ import { createError } from '../errors.js'
  * A route's authorization metadata, as it goes in the route's `config` (auth-contract.md,
  * "Authorization"): `allowAnonymous: true` (public), `authorize: true` (the default policy),
  * `authorize: '<policy name>'`, `governance: { action }`; none of them: the fallback policy.
+ *
+ * @public
  */
 export interface RouteAuthorization {
   /** Explicit anonymous metadata: the route is public. */

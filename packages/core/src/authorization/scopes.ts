@@ -11,17 +11,17 @@
 import type { Principal } from '../session/principal.js'
 import type { AuthorizationPolicy } from './policies.js'
 
-/** The scopes the principal's access token grants (its `application:scope` claims); none for a session user. */
+/** The scopes the principal's access token grants (its `application:scope` claims); none for a session user. @public @experimental */
 export function scopesOf (principal: Principal): readonly string[] {
   return principal.scopes
 }
 
-/** The OAuth client that acts (a bearer call's `client_id` / `azp`), or undefined. */
+/** The OAuth client that acts (a bearer call's `client_id` / `azp`), or undefined. @public @experimental */
 export function clientOf (principal: Principal): string | undefined {
   return principal.access?.clientId
 }
 
-/** Whether the principal is a machine: a client-credentials token, no user. */
+/** Whether the principal is a machine: a client-credentials token, no user. @public @experimental */
 export function isMachine (principal: Principal): boolean {
   return principal.access?.machine === true
 }
@@ -36,13 +36,15 @@ function nonEmpty (values: readonly string[], what: string): readonly string[] {
 /**
  * A named policy passed by a bearer call whose token grants every one of `scopes`; a refusal
  * answers 403 `insufficient_scope` naming them. `scopePolicy('orders.Read', 'orders.read')`.
+ *
+ * @public @experimental
  */
 export function scopePolicy (name: string, ...scopes: string[]): AuthorizationPolicy {
   const required = nonEmpty(scopes, 'scopePolicy')
   return { name, scopes: required, requirement: (principal) => required.every((scope) => scopesOf(principal).includes(scope)) }
 }
 
-/** A named policy passed by a user (a session, or a bearer token on behalf of a user), never by a machine client. */
+/** A named policy passed by a user (a session, or a bearer token on behalf of a user), never by a machine client. @public @experimental */
 export function userPolicy (name: string): AuthorizationPolicy {
   return { name, requirement: (principal) => !isMachine(principal) }
 }
@@ -52,6 +54,8 @@ export function userPolicy (name: string): AuthorizationPolicy {
  * key), never by a user, a session or a token acting for a user (issue 40, item 13); with
  * `clientIds`, only those clients. `machinePolicy('jobs.Machines')`,
  * `machinePolicy('billing.Export', 'billing-service')`.
+ *
+ * @public @experimental
  */
 export function machinePolicy (name: string, ...clientIds: string[]): AuthorizationPolicy {
   const allowed = clientIds.length === 0 ? undefined : new Set(nonEmpty(clientIds, 'machinePolicy'))
@@ -65,7 +69,7 @@ export function machinePolicy (name: string, ...clientIds: string[]): Authorizat
   }
 }
 
-/** A named policy passed only by bearer calls from one of `clientIds` (machine or on behalf of a user). */
+/** A named policy passed only by bearer calls from one of `clientIds` (machine or on behalf of a user). @public @experimental */
 export function clientPolicy (name: string, ...clientIds: string[]): AuthorizationPolicy {
   const allowed = new Set(nonEmpty(clientIds, 'clientPolicy'))
   return { name, requirement: (principal) => { const client = clientOf(principal); return client !== undefined && allowed.has(client) } }

@@ -15,6 +15,8 @@ const TENANT = 'application:tenant'
 /**
  * The principal's tenant key: the one `application:tenant` claim issued by the scheme it signed in
  * with, or undefined (not signed in through a provider with a tenant, or the claim is ambiguous).
+ *
+ * @public @experimental
  */
 export function tenantOf (principal: Principal): string | undefined {
   const claims = principal.claims.filter((claim) => claim.type === TENANT)
@@ -22,13 +24,13 @@ export function tenantOf (principal: Principal): string | undefined {
   return only !== undefined && only.issuer === principal.scheme && only.value !== '' ? only.value : undefined
 }
 
-/** A requirement passed only by users of `tenant` (for `AuthorizationPolicy.requirement`). */
+/** A requirement passed only by users of `tenant` (for `AuthorizationPolicy.requirement`). @public @experimental */
 export function requireTenant (tenant: string): (principal: Principal) => boolean {
   if (tenant === '') throw new TypeError('requireTenant needs a tenant key')
   return (principal) => tenantOf(principal) === tenant
 }
 
-/** A named policy passed only by users of `tenant`: `tenantPolicy('contoso.Orders', 'tenant-contoso')`. */
+/** A named policy passed only by users of `tenant`: `tenantPolicy('contoso.Orders', 'tenant-contoso')`. @public @experimental */
 export function tenantPolicy (name: string, tenant: string): AuthorizationPolicy {
   return { name, requirement: requireTenant(tenant) }
 }

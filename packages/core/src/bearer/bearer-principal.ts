@@ -27,6 +27,8 @@ import type { VerifiedAccessToken } from './access-token.js'
 /**
  * The principal of a bearer call: the same claims and identity as a signed-in user's, plus the
  * token's scopes and client, which scope and client policies read (authorization/scopes.ts).
+ *
+ * @public @experimental
  */
 export class BearerPrincipal extends Principal {
   override readonly access: AccessFacts

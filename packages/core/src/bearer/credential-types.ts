@@ -19,7 +19,7 @@ import type { TokenValidatedHook } from './token-validated-hook.js'
 /**
  * One request-credential scheme type. `path` is the request's path before the query, as sent;
  * `names` the route's `config.bearerSchemes` (undefined: not restricted), which a type applies to
- * its own scheme names. @experimental
+ * its own scheme names. @public @experimental
  */
 export interface CredentialType {
   /** The type's name, as a scheme's `Type` spells it (JwtBearer, ApiKey). */
@@ -66,7 +66,7 @@ export class CredentialTypes {
 
 /**
  * `app.requestCredentials` (plugins/bearer.ts): where a feature or an app adds a
- * request-credential type and a deny check, before the app's routes are registered. @experimental
+ * request-credential type and a deny check, before the app's routes are registered. @public @experimental
  */
 export interface RequestCredentialsApi {
   /** Adds a request-credential type (API keys, SCIM connection tokens), asked before JwtBearer; throws when its name is taken. */

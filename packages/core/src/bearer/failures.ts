@@ -88,7 +88,7 @@ export const BEARER_FAILURES = [
   'dpop_required'
 ] as const
 
-/** Why a request credential was refused: the `failure` of a `bearer.refused` line, never sent to the client. @experimental */
+/** Why a request credential was refused: the `failure` of a `bearer.refused` line, never sent to the client. @public @experimental */
 export type BearerFailure = (typeof BEARER_FAILURES)[number]
 
 const PROOF_FAILURES: ReadonlySet<BearerFailure> = new Set(['dpop_oversized', 'dpop_malformed', 'dpop_missing', 'dpop_multiple', 'dpop_algorithm', 'dpop_private_key', 'dpop_signature', 'dpop_method', 'dpop_url', 'dpop_stale', 'dpop_ath', 'dpop_replay'])

@@ -33,9 +33,10 @@ export const MAX_INACTIVE_ANSWERS = 1000
 /** Most different introspection calls in flight at once, per scheme. */
 export const MAX_CONCURRENT_INTROSPECTIONS = 64
 
+/** @public @experimental */
 export type IntrospectionAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt'
 
-/** `Authentication:Schemes:<Name>:Introspection`, as the configuration binds it. */
+/** `Authentication:Schemes:<Name>:Introspection`, as the configuration binds it. @public @experimental */
 export interface IntrospectionSettings {
   /** Empty: introspection off. */
   readonly ClientId: string

@@ -34,6 +34,8 @@ export const DEFAULT_VALID_ALGORITHMS: readonly string[] = ['RS256', 'PS256', 'E
 /**
  * The settings of a JwtBearer scheme, as `Authentication:Schemes:<Name>` spells them (the
  * configuration schema describes each key; settings-rules.ts checks them at startup).
+ *
+ * @public @experimental
  */
 export interface JwtBearerSettings {
   /** Issuer URL; discovery gives the issuer and `jwks_uri`. Empty: {@link Issuer} and {@link JwksUri}. */
@@ -66,7 +68,7 @@ export interface JwtBearerSettings {
   readonly DevelopmentTokens?: boolean
 }
 
-/** A bearer-authenticated caller: the principal, and what the token says about the client and its scopes. */
+/** A bearer-authenticated caller: the principal, and what the token says about the client and its scopes. @public @experimental */
 export interface BearerAuthentication {
   readonly scheme: string
   readonly principal: BearerPrincipal
@@ -82,6 +84,7 @@ export interface BearerAuthentication {
   readonly cachedUntilMs?: number
 }
 
+/** @public @experimental */
 export interface JwtBearerSchemeOptions {
   readonly scheme: string
   readonly settings: JwtBearerSettings
@@ -118,7 +121,7 @@ interface Resolved {
   readonly introspectionEndpoint?: string
 }
 
-/** Why the scheme is not ready: its discovery has not loaded (yet). */
+/** Why the scheme is not ready: its discovery has not loaded (yet). @public @experimental */
 export type BearerSchemeStatus = { readonly available: true } | { readonly available: false, readonly reason: 'metadata_loading' | 'metadata_unreachable' | 'metadata_invalid' }
 
 /** The token's `cnf.jkt` (RFC 9449 section 6), when it is DPoP-bound. */
@@ -128,6 +131,7 @@ function confirmationOf (payload: Readonly<Record<string, unknown>>): { confirma
   return typeof jkt === 'string' && jkt !== '' ? { confirmationKey: jkt } : {}
 }
 
+/** @public @experimental */
 export class JwtBearerScheme implements RoutingFacts {
   /** Its request-credential type (providers/provider.ts `RequestCredentialScheme`). */
   readonly type = 'JwtBearer'

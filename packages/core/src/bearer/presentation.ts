@@ -6,7 +6,7 @@
  * strings, no Fastify types.
  */
 
-/** How the request carried its token: decides the challenge of a refusal. @experimental */
+/** How the request carried its token: decides the challenge of a refusal. @public @experimental */
 export type Presentation = 'Bearer' | 'DPoP'
 
 /** The longest `Authorization` value parsed: longer is refused as `oversized`. */

@@ -41,6 +41,8 @@ export const JwtBearerIntrospectionSchema = Type.Object({
 /**
  * Authentication:Schemes:<Name> of Type JwtBearer (issue 35): bearer tokens on API routes, no
  * sign-in. Its rules are bearer/settings-rules.ts; docs/providers.md, "Protect an API".
+ *
+ * @public @experimental
  */
 export const JwtBearerSchemeSchema = Type.Object({
   Type: schemeTypeKey('JwtBearer', 'Extension. The scheme\'s type: JwtBearer, a bearer scheme for API calls (no sign-in). Required.'),
@@ -65,10 +67,10 @@ export const JwtBearerSchemeSchema = Type.Object({
   RequireDPoP: Type.Boolean({ default: false, description: 'Extension. Accept only DPoP-bound tokens (cnf.jkt) sent as Authorization: DPoP with a valid DPoP proof (RFC 9449): a plain bearer token of this scheme is refused. Every JwtBearer scheme accepts DPoP requests; a DPoP-bound token sent as Bearer is always refused. Proofs: typ dpop+jwt, an alg of ValidAlgorithms, a public jwk, htm and htu of the request (htu from Hosting:PublicOrigin, else the request\'s origin), iat within 60 seconds, ath, and a jti used once (the state store\'s replay cache; shared across instances with Redis).' })
 }, { additionalProperties: false, default: {} })
 
-/** Authentication:Schemes:<Name> of Type JwtBearer. */
+/** Authentication:Schemes:<Name> of Type JwtBearer. @public @experimental */
 export type JwtBearerSchemeConfiguration = Static<typeof JwtBearerSchemeSchema>
 
-/** A JwtBearer scheme's settings (no Type): bearer tokens on API routes, no sign-in (bearer/). */
+/** A JwtBearer scheme's settings (no Type): bearer tokens on API routes, no sign-in (bearer/). @public @experimental */
 export type JwtBearerSettingsOfInstance = Omit<JwtBearerSchemeConfiguration, 'Type'>
 
 /** A JwtBearer scheme: configured, or a definition from the provider source. */

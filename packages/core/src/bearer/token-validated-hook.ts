@@ -25,7 +25,7 @@ const PROTECTED_CLAIM_TYPES: ReadonlySet<string> = new Set([ApplicationClaimType
 
 /**
  * A token-validated hook's answer: `{ allow: true }` keeps the caller, `add` appends claim values
- * (one string or several per claim type), `{ allow: false }` refuses the token. @experimental
+ * (one string or several per claim type), `{ allow: false }` refuses the token. @public @experimental
  */
 export type TokenValidatedResult =
   | { readonly allow: true, readonly add?: Readonly<Record<string, string | readonly string[]>> }
@@ -34,7 +34,7 @@ export type TokenValidatedResult =
 /**
  * Called once per verified JwtBearer token with the caller (scheme, principal, client, scopes,
  * machine), before the verified-token cache keeps it; keep it fast (it runs on the request).
- * @experimental
+ * @public @experimental
  */
 export type TokenValidatedHook = (authentication: BearerAuthentication) => TokenValidatedResult | Promise<TokenValidatedResult>
 

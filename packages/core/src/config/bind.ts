@@ -10,6 +10,7 @@ import type { NamedSchemes } from './schemes.js'
 import type { FlatConfiguration, ScalarValue } from './sources.js'
 import { nearestKey } from './key-suggestion.js'
 
+/** @public */
 export interface ConfigurationProblem {
   /** Full colon path, canonical casing (`ProjectTemplate:Authentication:Enabled`). */
   readonly key: string

@@ -16,6 +16,7 @@ import {
   type ConfigurationLayer, type FlatConfiguration
 } from './sources.js'
 
+/** @public */
 export interface LoadOptions {
   /** The environment variables (only entry points pass `process.env`). */
   readonly env: NodeJS.ProcessEnv
@@ -33,7 +34,7 @@ export interface LoadOptions {
   readonly applicationName?: string | undefined
 }
 
-/** A non-fatal finding: logged as a warning with its event name; never contains a value. */
+/** A non-fatal finding: logged as a warning with its event name; never contains a value. @public */
 export interface ConfigurationWarning extends ConfigurationProblem {
   /** Log event: `configuration.unknown_key`, `configuration.secret_in_file`, `configuration.insecure_http`, `configuration.bearer_audience_is_client_id` (configuration.ts). */
   readonly event: string
@@ -41,7 +42,7 @@ export interface ConfigurationWarning extends ConfigurationProblem {
   readonly file?: string
 }
 
-/** Where a configured secret's value came from (never the value). */
+/** Where a configured secret's value came from (never the value). @public */
 export interface SecretOrigin {
   /** Full colon path as written by its source, canonical root (`ProjectTemplate:...:ClientSecret`). */
   readonly key: string
@@ -80,6 +81,8 @@ export interface LoadedConfigurationOf<C extends CoreConfiguration> {
 /**
  * `NODE_ENV` -> environment name: `development` -> Development, `production` or unset ->
  * Production, any other value capitalised (`staging` -> Staging).
+ *
+ * @public
  */
 export function environmentNameFrom (nodeEnv: string | undefined): string {
   const value = (nodeEnv ?? '').trim()

@@ -9,6 +9,7 @@
 import type { Static, TObject, TProperties } from '@sinclair/typebox'
 import type { ConfigurationProblem } from './bind.js'
 
+/** @public @experimental */
 export interface ProviderInstanceBase {
   /** The scheme: `/External/Challenge?provider=`, the principal's provider, part of the user's identity. */
   readonly scheme: string

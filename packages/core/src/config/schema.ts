@@ -18,6 +18,8 @@ export { CLAIM_MAPPINGS_KEYWORD, NAMED_SECTIONS_KEYWORD, SCHEMES_KEYWORD, SECRET
 /**
  * The default configuration root key (`ProjectTemplate`). An app with another `applicationName`
  * has its configuration under that name instead (application-name.ts).
+ *
+ * @public
  */
 export const ROOT_KEY = APPLICATION_NAME
 
@@ -134,6 +136,7 @@ export function authenticationSchemaWith<P extends TProperties, S extends TSchem
   }, { additionalProperties: false, default: {} })
 }
 
+/** @public */
 export const AuthorizationSchema = Type.Object({
   RequireAuthenticatedUserByDefault: Type.Boolean({ default: true, description: 'When true, a fallback policy requires an authenticated user for routes with no authorization metadata.' }),
   RoleClaimType: Type.String({ default: 'application:role', description: 'Claim type read by role policies.' }),
@@ -161,7 +164,7 @@ const DownstreamClientCredentialsSchema = Type.Object({
   Audience: Type.String({ default: '', description: 'Extension. The audience parameter some servers (Auth0) take instead of Resource. Empty: not sent.' })
 }, { additionalProperties: false, default: {} })
 
-/** `DownstreamApis:<Name>`: one API the app calls with a token (docs/guides/call-another-api.md). */
+/** `DownstreamApis:<Name>`: one API the app calls with a token (docs/guides/call-another-api.md). @public @experimental */
 export const DownstreamApiSchema = Type.Object({
   BaseUrl: Type.String({ default: '', description: 'Extension. The API\'s base URL (https://api.example.com/v1): calls take a path relative to it, and the token is sent only to its origin, never along a redirect. Absolute https URL without query, fragment or user information (http only on loopback in Development). Required.' }),
   Scopes: strings([], 'Extension. Scopes the API needs. With UserToken each must be among the signing-in scheme\'s Scopes (the saved token is the one issued at sign-in); with ClientCredentials they are requested unless ClientCredentials:Scopes is set.'),
@@ -182,7 +185,7 @@ function namedSectionsSchema<T extends TSchema> (section: T, description: string
 
 const DownstreamApisSchema = namedSectionsSchema(DownstreamApiSchema, 'Extension. APIs this app calls, by name: DownstreamApis:<Name> (letters, digits, - and _, starting with a letter). app.downstreamApis calls them as the signed-in user (UserToken) or as the app (ClientCredentials). docs/guides/call-another-api.md.')
 
-/** `DownstreamApis:<Name>`, as bound. */
+/** `DownstreamApis:<Name>`, as bound. @public @experimental */
 export type DownstreamApiConfiguration = Static<typeof DownstreamApiSchema>
 // --------------------------------------------------------------------------- end DownstreamApis
 
@@ -271,11 +274,13 @@ type CoreAuthenticationSchema = ReturnType<typeof authenticationSchemaWith<TProp
  * type's sections, is providers/application-schema.ts `ApplicationConfiguration`.
  */
 export type CoreConfiguration = Static<ReturnType<typeof applicationSchemaWith<CoreAuthenticationSchema>>>
+/** @public */
 export type AuthorizationConfiguration = Static<typeof AuthorizationSchema>
+/** @public */
 export type StateConfiguration = CoreConfiguration['State']
-/** `Provisioning`, as bound. @experimental */
+/** `Provisioning`, as bound. @public @experimental */
 export type ProvisioningConfiguration = CoreConfiguration['Provisioning']
-/** `Provisioning:Connections:<Name>`, as bound. @experimental */
+/** `Provisioning:Connections:<Name>`, as bound. @public @experimental */
 export type ProvisioningConnectionConfiguration = Static<typeof ProvisioningConnectionSchema>
 
 /**

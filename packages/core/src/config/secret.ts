@@ -6,6 +6,8 @@ const REDACTED = '[redacted]'
  * A configured secret (client secret, data-protection key). Wrapped right after validation so
  * that logging, serializing or inspecting the configuration can never print the value; code that
  * needs the value calls {@link Secret.reveal} at the point of use.
+ *
+ * @public
  */
 export class Secret {
   readonly #value: string

@@ -19,6 +19,7 @@ import { creationProblem, writeProblem } from '../config/directory-access.js'
 import type { Secret } from '../config/secret.js'
 import { ConfigurationError } from '../errors.js'
 
+/** @public */
 export interface SessionKey {
   /** 8 base64url characters derived from the key; not secret, identifies the key in a ticket. */
   readonly id: string
@@ -26,6 +27,7 @@ export interface SessionKey {
   readonly key: Buffer
 }
 
+/** @public */
 export interface KeyRing {
   readonly sealing: SessionKey
   readonly opening: ReadonlyMap<string, SessionKey>
@@ -59,6 +61,8 @@ export function deriveSessionKey (material: Buffer, applicationDiscriminator: st
  * that build a throwaway ring may leave it empty. `applicationName` (default `ProjectTemplate`)
  * names the purposes the keys are derived and used under, so that two applications never open
  * each other's cookies even with the same keys.
+ *
+ * @public
  */
 export function createKeyRing (materials: readonly Buffer[], applicationDiscriminator = '', applicationName?: string): KeyRing {
   const { purposes } = applicationNaming(applicationName)
@@ -76,6 +80,8 @@ export function purposesOf (ring: KeyRing): Purposes {
 /**
  * A new data-protection key for `DataProtection:Keys`: base64 of {@link MINIMUM_KEY_BYTES} random
  * bytes (what `npm run generate-key` prints).
+ *
+ * @public
  */
 export function generateKeyMaterial (): string {
   return randomBytes(MINIMUM_KEY_BYTES).toString('base64')

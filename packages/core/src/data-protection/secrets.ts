@@ -17,6 +17,8 @@ import { purposesOf, type KeyRing } from './key-ring.js'
 /**
  * Longest sealed value opened: 64 KiB, room for a PEM private key with its certificate chain; a
  * longer value is refused before any decoding.
+ *
+ * @public
  */
 export const MAX_PROTECTED_SECRET_LENGTH = 64 * 1024
 
@@ -38,6 +40,8 @@ function invalid (reason: string): AppError {
  * `plaintext` sealed with the ring's first key under the protected-secret purpose: text safe to
  * store (`<key id>.<base64url>`, ASCII). Each call uses a fresh nonce, so sealing one value twice
  * gives two different texts.
+ *
+ * @public
  */
 export function protectSecret (ring: KeyRing, plaintext: string): string {
   if (typeof plaintext !== 'string') throw new TypeError('protectSecret: plaintext must be a string')
@@ -49,6 +53,8 @@ export function protectSecret (ring: KeyRing, plaintext: string): string {
  * {@link AppError} `APP_ERR_SECRET_INVALID` when the value's key is no longer in the ring, or the
  * value was altered, truncated, sealed for another purpose, application or discriminator, or is
  * not a protected secret at all; the error never holds the value.
+ *
+ * @public
  */
 export function unprotectSecret (ring: KeyRing, protectedValue: string): string {
   if (typeof protectedValue !== 'string' || protectedValue.length > MAX_PROTECTED_SECRET_LENGTH || !KEY_ID.test(protectedValue)) {

@@ -13,7 +13,7 @@ import { DEVELOPMENT_TOKEN_ALGORITHM, developmentSigningKey, developmentTokenIss
 /** The default lifetime of a development token, in seconds. */
 export const DEFAULT_DEVELOPMENT_TOKEN_LIFETIME_SECONDS = 3600
 
-/** What a development token says. @experimental */
+/** What a development token says. @public @experimental */
 export interface DevelopmentTokenRequest {
   /** The app root: where the signing key lives (`.state/dev-tokens/`). */
   readonly contentRoot: string
@@ -33,7 +33,7 @@ export interface DevelopmentTokenRequest {
   readonly nowSeconds?: number
 }
 
-/** A signed development token (creating the signing key on first use). @experimental */
+/** A signed development token (creating the signing key on first use). @public @experimental */
 export async function mintDevelopmentToken (request: DevelopmentTokenRequest): Promise<string> {
   const { kid, privateKey } = await developmentSigningKey(request.contentRoot)
   const now = request.nowSeconds ?? Math.floor(Date.now() / 1000)

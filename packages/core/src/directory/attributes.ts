@@ -9,13 +9,13 @@
  * (`urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value`).
  */
 
-/** RFC 7643 §2.3 data types (`binary` is not filterable here, so not listed). @experimental */
+/** RFC 7643 §2.3 data types (`binary` is not filterable here, so not listed). @public @experimental */
 export type ScimAttributeType = 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'complex'
 
 /**
  * One attribute a filter may name.
  *
- * @experimental
+ * @public @experimental
  */
 export interface ScimAttributeDefinition {
   /** The canonical name (see the module comment). */
@@ -27,14 +27,14 @@ export interface ScimAttributeDefinition {
   readonly multiValued: boolean
 }
 
-/** The SCIM resource types a directory holds. @experimental */
+/** The SCIM resource types a directory holds. @public @experimental */
 export type DirectoryResourceType = 'User' | 'Group'
 
-/** @experimental */
+/** @public @experimental */
 export const SCIM_USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User'
-/** @experimental */
+/** @public @experimental */
 export const SCIM_GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group'
-/** @experimental */
+/** @public @experimental */
 export const SCIM_ENTERPRISE_USER_SCHEMA = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'
 
 type Row = readonly [name: string, type: ScimAttributeType, caseExact?: boolean, multiValued?: boolean]
@@ -121,13 +121,13 @@ export const RESOURCE_SCHEMAS: Readonly<Record<DirectoryResourceType, readonly s
  * `resourceType`, or undefined when the store does not support it. `name` is canonical but for
  * case: a core attribute without its URN, an extension attribute with it.
  *
- * @experimental
+ * @public @experimental
  */
 export function scimAttribute (resourceType: DirectoryResourceType, name: string): ScimAttributeDefinition | undefined {
   return TABLES[resourceType].get(name.toLowerCase())
 }
 
-/** Every attribute of `resourceType`, in table order. @experimental */
+/** Every attribute of `resourceType`, in table order. @public @experimental */
 export function scimAttributes (resourceType: DirectoryResourceType): readonly ScimAttributeDefinition[] {
   return [...TABLES[resourceType].values()]
 }
@@ -137,7 +137,7 @@ export function scimAttributes (resourceType: DirectoryResourceType): readonly S
  * `displayName`): NFC, then lower case. One function, so that a store's unique index, its
  * look-ups and the filter evaluation agree.
  *
- * @experimental
+ * @public @experimental
  */
 export function foldCase (value: string): string {
   return value.normalize('NFC').toLowerCase()

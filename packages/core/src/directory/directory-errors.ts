@@ -10,7 +10,7 @@ import { CoreError } from '../errors.js'
  * A SCIM filter or attribute path that cannot be used (RFC 7644 §3.4.2.2): 400 `invalidFilter`,
  * or `invalidPath` for a PATCH path. Nothing of it is ever matched partially.
  *
- * @experimental
+ * @public @experimental
  */
 export class ScimFilterError extends CoreError {
   readonly status = 400
@@ -35,7 +35,7 @@ export class ScimFilterError extends CoreError {
  * third active connection token (`activeTokens`). Never says which resource holds the value,
  * and is never raised because of another connection's resources.
  *
- * @experimental
+ * @public @experimental
  */
 export class DirectoryConflictError extends CoreError {
   readonly status = 409
@@ -55,7 +55,7 @@ export class DirectoryConflictError extends CoreError {
  * A value the store cannot hold (400 `invalidValue`): an empty `userName` or `displayName`, a
  * group member that is not a user of the same connection, a paging parameter out of range.
  *
- * @experimental
+ * @public @experimental
  */
 export class DirectoryInvalidValueError extends CoreError {
   readonly status = 400
@@ -73,7 +73,7 @@ export class DirectoryInvalidValueError extends CoreError {
  * The store cannot answer (its database is unreachable, timed out or refused): a SCIM request
  * answers 503 and changes nothing. `reason` is a failure class, never the driver's message.
  *
- * @experimental
+ * @public @experimental
  */
 export class DirectoryStoreUnavailableError extends CoreError {
   readonly status = 503

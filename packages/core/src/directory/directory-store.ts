@@ -25,7 +25,7 @@ import type { ScimFilter } from './filter.js'
  * scheme they signed in with, its issuer and the immutable subject (or the claim the connection
  * links by).
  *
- * @experimental
+ * @public @experimental
  */
 export interface LinkedIdentity {
   readonly scheme: string
@@ -39,11 +39,11 @@ export interface LinkedIdentity {
  * `title`, the enterprise extension under its URN, ... as a JSON object with the canonical
  * attribute names (attributes.ts). Never a `password`.
  *
- * @experimental
+ * @public @experimental
  */
 export type ScimAttributes = Readonly<Record<string, unknown>>
 
-/** A provisioned user. Timestamps are ISO 8601 UTC with milliseconds. @experimental */
+/** A provisioned user. Timestamps are ISO 8601 UTC with milliseconds. @public @experimental */
 export interface DirectoryUser {
   readonly connection: string
   /** Assigned by the store (unguessable); never reused. */
@@ -60,7 +60,7 @@ export interface DirectoryUser {
   readonly version: number
 }
 
-/** What a user is created with, or changed to. @experimental */
+/** What a user is created with, or changed to. @public @experimental */
 export interface DirectoryUserInput {
   readonly externalId?: string
   readonly userName: string
@@ -69,7 +69,7 @@ export interface DirectoryUserInput {
   readonly identity?: LinkedIdentity
 }
 
-/** A provisioned group. @experimental */
+/** A provisioned group. @public @experimental */
 export interface DirectoryGroup {
   readonly connection: string
   readonly id: string
@@ -81,7 +81,7 @@ export interface DirectoryGroup {
   readonly version: number
 }
 
-/** What a group is created with (`members`: user ids of the same connection). @experimental */
+/** What a group is created with (`members`: user ids of the same connection). @public @experimental */
 export interface DirectoryGroupInput {
   readonly externalId?: string
   readonly displayName: string
@@ -93,7 +93,7 @@ export interface DirectoryGroupInput {
  * A change of a group: its fields, and its members in the order `replace` (the whole list),
  * then `add`, then `remove`. Member ids must be users of the same connection.
  *
- * @experimental
+ * @public @experimental
  */
 export interface DirectoryGroupChange {
   readonly externalId?: string
@@ -106,7 +106,7 @@ export interface DirectoryGroupChange {
   }
 }
 
-/** What an update did: the resource before and after, and whether anything changed. @experimental */
+/** What an update did: the resource before and after, and whether anything changed. @public @experimental */
 export interface DirectoryUpdate<T> {
   readonly before: T
   readonly after: T
@@ -114,13 +114,13 @@ export interface DirectoryUpdate<T> {
   readonly changed: boolean
 }
 
-/** A group update, with the members it added and removed (user ids). @experimental */
+/** A group update, with the members it added and removed (user ids). @public @experimental */
 export interface DirectoryGroupUpdate extends DirectoryUpdate<DirectoryGroup> {
   readonly added: readonly string[]
   readonly removed: readonly string[]
 }
 
-/** A deleted user, with the groups it was removed from (the deprovisioning step needs both). @experimental */
+/** A deleted user, with the groups it was removed from (the deprovisioning step needs both). @public @experimental */
 export interface DirectoryUserDeletion {
   readonly user: DirectoryUser
   readonly groups: readonly string[]
@@ -130,7 +130,7 @@ export interface DirectoryUserDeletion {
  * A listing: the parsed filter (none: every resource), the 1-based `startIndex` and the
  * `count` of resources wanted (RFC 7644 §3.4.2.4). Resources come in creation order.
  *
- * @experimental
+ * @public @experimental
  */
 export interface DirectoryQuery {
   readonly filter?: ScimFilter
@@ -138,7 +138,7 @@ export interface DirectoryQuery {
   readonly count: number
 }
 
-/** One page of a listing: `totalResults` counts every match, not only this page's. @experimental */
+/** One page of a listing: `totalResults` counts every match, not only this page's. @public @experimental */
 export interface DirectoryPage<T> {
   readonly totalResults: number
   readonly startIndex: number
@@ -149,7 +149,7 @@ export interface DirectoryPage<T> {
  * A connection token as stored: its id and the digest of the secret (the secret itself is shown
  * once when issued and never stored). Active while not revoked and not expired.
  *
- * @experimental
+ * @public @experimental
  */
 export interface ConnectionToken {
   readonly connection: string
@@ -161,7 +161,7 @@ export interface ConnectionToken {
   readonly revoked?: string
 }
 
-/** What a token is added with. @experimental */
+/** What a token is added with. @public @experimental */
 export interface ConnectionTokenInput {
   readonly id: string
   readonly digest: string
@@ -172,7 +172,7 @@ export interface ConnectionTokenInput {
  * Most active tokens a connection holds at once: two, so that a new one can be issued and
  * deployed before the old one is revoked.
  *
- * @experimental
+ * @public @experimental
  */
 export const MAX_ACTIVE_CONNECTION_TOKENS = 2
 
@@ -180,7 +180,7 @@ export const MAX_ACTIVE_CONNECTION_TOKENS = 2
  * The directory store port (see the module comment for the rules every implementation keeps).
  * Every method rejects with {@link DirectoryStoreUnavailableError} when the store cannot answer.
  *
- * @experimental
+ * @public @experimental
  */
 export interface DirectoryStore {
   /** `Embedded`, `PostgreSql`, or an app's own name. */

@@ -145,12 +145,12 @@ function evaluate (resourceType: DirectoryResourceType, filter: ScimFilter, look
   }
 }
 
-/** Whether `user` matches `filter`. @experimental */
+/** Whether `user` matches `filter`. @public @experimental */
 export function userMatches (user: DirectoryUser, filter: ScimFilter): boolean {
   return evaluate('User', filter, userLookup(user))
 }
 
-/** Whether `group` (with its member ids, when the filter names `members`) matches `filter`. @experimental */
+/** Whether `group` (with its member ids, when the filter names `members`) matches `filter`. @public @experimental */
 export function groupMatches (group: DirectoryGroup, filter: ScimFilter, members: readonly string[] = []): boolean {
   return evaluate('Group', filter, groupLookup(group, members))
 }

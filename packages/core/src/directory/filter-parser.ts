@@ -273,7 +273,7 @@ function checkLength (text: string, scimType: Options['scimType']): void {
  * Parses a SCIM filter on `resourceType`'s attributes (RFC 7644 §3.4.2.2). Throws
  * {@link ScimFilterError} (`invalidFilter`) for anything it does not fully understand.
  *
- * @experimental
+ * @public @experimental
  */
 export function parseScimFilter (resourceType: DirectoryResourceType, text: string): ScimFilter {
   checkLength(text, 'invalidFilter')
@@ -288,7 +288,7 @@ export function parseScimFilter (resourceType: DirectoryResourceType, text: stri
  * on `resourceType`'s attributes. Throws {@link ScimFilterError} (`invalidPath`; its filter's
  * problems too).
  *
- * @experimental
+ * @public @experimental
  */
 export function parseScimPath (resourceType: DirectoryResourceType, text: string): ScimPath {
   checkLength(text, 'invalidPath')

@@ -6,10 +6,10 @@
  * value is always an ISO 8601 UTC string with milliseconds.
  */
 
-/** @experimental */
+/** @public @experimental */
 export type ScimCompareOperator = 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'ge' | 'lt' | 'le'
 
-/** A literal a filter compares with (`dateTime` values as ISO 8601 UTC strings). @experimental */
+/** A literal a filter compares with (`dateTime` values as ISO 8601 UTC strings). @public @experimental */
 export type ScimFilterValue = string | number | boolean | null
 
 /**
@@ -19,7 +19,7 @@ export type ScimFilterValue = string | number | boolean | null
  * (`emails.type`). A comparison on a complex attribute names its `value` sub-attribute
  * (`emails eq "a@example.com"` is `emails.value eq ...`).
  *
- * @experimental
+ * @public @experimental
  */
 export type ScimFilter =
   | { readonly op: 'and' | 'or', readonly filters: readonly ScimFilter[] }
@@ -33,7 +33,7 @@ export type ScimFilter =
  * narrowed to the values matching `filter` (`emails[type eq "work"]`) and then to one of their
  * sub-attributes (`emails[type eq "work"].value`: `subAttribute` is `emails.value`).
  *
- * @experimental
+ * @public @experimental
  */
 export interface ScimPath {
   readonly attribute: string
@@ -45,7 +45,7 @@ export interface ScimPath {
  * The bounds of a filter (documented in docs/provisioning.md): longer, deeper or with more
  * comparisons is refused with `invalidFilter` before anything is matched.
  *
- * @experimental
+ * @public @experimental
  */
 export const SCIM_FILTER_LIMITS = Object.freeze({
   /** Characters of the filter string. */
@@ -56,7 +56,7 @@ export const SCIM_FILTER_LIMITS = Object.freeze({
   maxTerms: 32
 })
 
-/** The attributes a filter names (each comparison's, each value path's and its filter's). @experimental */
+/** The attributes a filter names (each comparison's, each value path's and its filter's). @public @experimental */
 export function filterAttributes (filter: ScimFilter): string[] {
   switch (filter.op) {
     case 'and':

@@ -69,7 +69,7 @@ function removeFrom (map: Map<string, Set<string>>, key: string, value: string):
   if (set?.size === 0) map.delete(key)
 }
 
-/** The memory store's options (tests pass a clock). @experimental */
+/** The memory store's options (tests pass a clock). @public @experimental */
 export interface MemoryDirectoryStoreOptions {
   readonly now?: () => number
 }
@@ -77,7 +77,7 @@ export interface MemoryDirectoryStoreOptions {
 /**
  * The directory store in memory (see the module comment).
  *
- * @experimental
+ * @public @experimental
  */
 export class MemoryDirectoryStore implements DirectoryStore {
   readonly provider = 'Embedded'

@@ -20,14 +20,14 @@ import type { PostgresDirectoryOptions } from './postgres-directory-database.js'
 import { SqlDirectoryStore } from './sql-directory-store.js'
 import { DIRECTORY_FILE, SqliteDirectoryDatabase } from './sqlite-directory-database.js'
 
-/** The log lines the store's opening writes (a pino logger fits). @experimental */
+/** The log lines the store's opening writes (a pino logger fits). @public @experimental */
 export interface DirectoryStoreLog {
   info: (data: object, message: string) => void
   warn: (data: object, message: string) => void
   error: (data: object, message: string) => void
 }
 
-/** Where the embedded directory store keeps its file. @experimental */
+/** Where the embedded directory store keeps its file. @public @experimental */
 export interface EmbeddedDirectoryStoreOptions {
   /** The data directory (relative to `contentRoot`), or undefined for memory only. */
   readonly dataDirectory: string | undefined
@@ -41,7 +41,7 @@ export interface EmbeddedDirectoryStoreOptions {
  * The embedded directory store: SQLite in `dataDirectory` on a Node.js with `node:sqlite`,
  * memory otherwise (or when `dataDirectory` is undefined).
  *
- * @experimental
+ * @public @experimental
  */
 export async function openEmbeddedDirectoryStore (options: EmbeddedDirectoryStoreOptions): Promise<DirectoryStore> {
   const now = options.now ?? Date.now
@@ -63,7 +63,7 @@ export async function openEmbeddedDirectoryStore (options: EmbeddedDirectoryStor
  * The PostgreSQL directory store: connects, creates or migrates its tables, and returns it.
  * Rejects with a `DirectoryStoreUnavailableError` when the database cannot be reached.
  *
- * @experimental
+ * @public @experimental
  */
 export async function openPostgresDirectoryStore (options: PostgresDirectoryOptions & { readonly now?: () => number }): Promise<DirectoryStore> {
   const now = options.now ?? Date.now
@@ -75,7 +75,7 @@ export async function openPostgresDirectoryStore (options: PostgresDirectoryOpti
  * The store `Provisioning:Store` configures (the embedded one persisted where `State:Embedded`
  * persists the state store).
  *
- * @experimental
+ * @public @experimental
  */
 export async function openDirectoryStore (provisioning: ProvisioningConfiguration, state: StateConfiguration, contentRoot: string, log: DirectoryStoreLog,
   now: () => number = Date.now, rootKey: string = APPLICATION_NAME): Promise<DirectoryStore> {

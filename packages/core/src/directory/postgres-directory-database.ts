@@ -18,7 +18,7 @@ import { migrations, MIGRATIONS_TABLE, POSTGRES_TYPES } from './sql-schema.js'
 /** The advisory lock key the migrations run under (any constant no other lock of the app uses). */
 const MIGRATION_LOCK = 7_341_041
 
-/** What the PostgreSQL store connects with. @experimental */
+/** What the PostgreSQL store connects with. @public @experimental */
 export interface PostgresDirectoryOptions {
   /** postgres://user:password@host:port/database?sslmode=... (a secret: never logged). */
   readonly connectionString: string

@@ -9,7 +9,7 @@ import { fetchBounded, tooLargeOf } from '../http/bounded-fetch.js'
 import { DownstreamApiError } from './downstream-error.js'
 import { downstreamTarget } from './request-target.js'
 
-/** What the app's code may set on a call; the body is sent again as is if the call is retried. */
+/** What the app's code may set on a call; the body is sent again as is if the call is retried. @public @experimental */
 export interface DownstreamRequestInit {
   /** Default GET. */
   readonly method?: string

@@ -16,6 +16,8 @@ import { AppError, messageOf } from '../errors.js'
  *   TimeoutSeconds, or answered with more than MaxResponseBytes;
  * - `invalid_target`: the app's code asked for an unknown API, a call kind the API is not
  *   configured for, an absolute URL, or a path that leaves the BaseUrl (nothing was sent).
+ *
+ * @public @experimental
  */
 export type DownstreamFailure = 'sign_in_required' | 'token_unavailable' | 'unreachable' | 'timeout' | 'too_large' | 'invalid_target'
 
@@ -28,7 +30,7 @@ const CODE_OF = {
   invalid_target: 'APP_ERR_DOWNSTREAM_REQUEST_INVALID'
 } as const satisfies Record<DownstreamFailure, string>
 
-/** A call to a downstream API that did not complete; rendered from the catalogue like every {@link AppError}. */
+/** A call to a downstream API that did not complete; rendered from the catalogue like every {@link AppError}. @public @experimental */
 export class DownstreamApiError extends AppError {
   /** The API's configuration name (`DownstreamApis:<Name>`). */
   readonly api: string

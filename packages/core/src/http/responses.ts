@@ -70,6 +70,8 @@ const prefersHtml = new AcceptAnswers((accept) => {
 /**
  * True when the caller wants JSON: a path under `/api/`, `X-Requested-With: XMLHttpRequest`, or
  * an Accept header that prefers JSON over HTML.
+ *
+ * @public
  */
 export function wantsJson (request: FastifyRequest): boolean {
   const url = request.url
@@ -97,6 +99,7 @@ export function titleOf (statusCode: number): string {
   return STATUS_CODES[statusCode] ?? 'Error'
 }
 
+/** @public */
 export interface ProblemOptions {
   readonly code?: ErrorCode
   /** Safe, value-free detail. */
@@ -128,13 +131,13 @@ function problemHead (statusCode: number, options: ProblemOptions): string {
   return head
 }
 
-/** Sends `application/problem+json` with the request id as an extension member. */
+/** Sends `application/problem+json` with the request id as an extension member. @public */
 export function sendProblem (request: FastifyRequest, reply: FastifyReply, statusCode: number, options: ProblemOptions = {}): FastifyReply {
   return reply.code(statusCode).type('application/problem+json; charset=utf-8')
     .send(`${problemHead(statusCode, options)}"requestId":${JSON.stringify(request.id)}}`)
 }
 
-/** Sends the terminal error page (HTML) or a problem, by negotiation. Never a stack outside Development. */
+/** Sends the terminal error page (HTML) or a problem, by negotiation. Never a stack outside Development. @public */
 export function sendError (request: FastifyRequest, reply: FastifyReply, statusCode: number, options: ProblemOptions & { developmentDetail?: string } = {}): FastifyReply {
   if (wantsJson(request)) return sendProblem(request, reply, statusCode, options)
   const title = options.code === undefined ? titleOf(statusCode) : ERRORS[options.code].title

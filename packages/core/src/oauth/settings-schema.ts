@@ -13,8 +13,11 @@ import type { ProviderInstanceBase } from '../config/provider-type.js'
  * `/signin-<name in lower case>`), its startup rules (oauth/settings-rules.ts), its registration
  * (plugins/providers/open-provider.ts) and its handler slot (plugins/providers/oauth-vendors.ts, where
  * the compiler asks for its entry); test/config/provider-names.test.ts checks each of them.
+ *
+ * @public
  */
 export const VENDOR_NAMES = ['VendorA', 'VendorB', 'VendorC'] as const
+/** @public */
 export type VendorName = (typeof VENDOR_NAMES)[number]
 
 /** Scopes each vendor slot requests by default. */
@@ -44,7 +47,7 @@ function vendor (name: VendorName, callbackPath: string, scopes: readonly string
   }, { additionalProperties: false, default: {} })
 }
 
-/** The TypeBox schema of one vendor slot (Providers:VendorA, VendorB, VendorC). */
+/** The TypeBox schema of one vendor slot (Providers:VendorA, VendorB, VendorC). @public */
 export type VendorSchema = ReturnType<typeof vendor>
 
 /** One configuration section per vendor slot, named after it. */
@@ -52,6 +55,7 @@ export function vendorSections (): Record<VendorName, VendorSchema> {
   return Object.fromEntries(VENDOR_NAMES.map((name) => [name, vendor(name, `/signin-${name.toLowerCase()}`, VENDOR_DEFAULT_SCOPES[name])])) as Record<VendorName, VendorSchema>
 }
 
+/** @public */
 export type VendorConfiguration = Static<VendorSchema>
 
 /** An OAuth 2.0 vendor slot's provider (contract sections only). */

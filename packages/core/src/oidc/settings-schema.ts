@@ -9,6 +9,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { acceptGroupOverage, choice, claimMappings, providerCommon, schemeTypeKey, secret, secretArray, strings } from '../config/schema-parts.js'
 import type { ProviderInstanceBase } from '../config/provider-type.js'
 
+/** @public */
 export const OpenIdConnectSchema = Type.Object({
   ...providerCommon('OpenIdConnect', 'OpenID Connect'),
   Authority: Type.String({ default: '', description: 'Issuer URL; discovery is read from <Authority>/.well-known/openid-configuration. Absolute https URL (http only on loopback in Development). Required when enabled.' }),
@@ -36,13 +37,15 @@ export const OpenIdConnectSchema = Type.Object({
   AcceptGroupOverage: acceptGroupOverage()
 }, { additionalProperties: false, default: {} })
 
-/** Authentication:Schemes:<Name> of Type OpenIdConnect: the keys of Providers:OpenIdConnect. */
+/** Authentication:Schemes:<Name> of Type OpenIdConnect: the keys of Providers:OpenIdConnect. @public */
 export const OpenIdConnectSchemeSchema = Type.Object({
   Type: schemeTypeKey('OpenIdConnect', 'Extension. The scheme\'s protocol: OpenIdConnect, Saml2 or JwtBearer. Required. The other keys are those of Providers:OpenIdConnect.'),
   ...OpenIdConnectSchema.properties
 }, { additionalProperties: false, default: {} })
 
+/** @public */
 export type OpenIdConnectConfiguration = Static<typeof OpenIdConnectSchema>
+/** @public */
 export type OpenIdConnectSchemeConfiguration = Static<typeof OpenIdConnectSchemeSchema>
 
 /** An OpenID Connect provider: the contract section, a named scheme or a definition from the provider source. */

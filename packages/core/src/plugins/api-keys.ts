@@ -33,7 +33,7 @@ import type { UserIdentity } from '../session/user-identity.js'
 import { API_KEYS_INVALIDATION_PREFIX } from '../state/keys.js'
 import { directoryStoreOf } from './directory.js'
 
-/** `app.apiKeys`: the API keys of the enabled ApiKey schemes, for an app's own key pages. @experimental */
+/** `app.apiKeys`: the API keys of the enabled ApiKey schemes, for an app's own key pages. @public @experimental */
 export interface ApiKeysApi {
   /** The enabled ApiKey schemes' names, in configuration order. */
   readonly schemes: readonly string[]

@@ -54,7 +54,7 @@ export interface ProviderRegistrationOptions<I extends ProviderInstance = Provid
  */
 export type ProviderRegistration<I extends ProviderInstance = ProviderInstance> = (app: FastifyInstance, options: ProviderRegistrationOptions<I>) => OpenedProvider
 
-/** `app.authentication`: the registered providers, challenge, forbid and provider sign-out. */
+/** `app.authentication`: the registered providers, challenge, forbid and provider sign-out. @public */
 export interface AuthenticationApi {
   readonly providers: ReadonlyMap<string, AuthenticationProvider>
   readonly defaultChallengeScheme: string

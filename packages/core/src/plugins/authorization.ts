@@ -22,17 +22,17 @@ import { sendError, sendProblem, wantsJson } from '../http/responses.js'
 
 export type { RouteAuthorization } from '../authorization/route-access.js'
 
-/** Context a governance evaluator receives; the request has already passed authorization. */
+/** Context a governance evaluator receives; the request has already passed authorization. @public */
 export interface GovernanceContext {
   readonly action: string
   readonly principal: Principal | undefined
   readonly request: FastifyRequest
 }
 
-/** Decides whether an authorized caller may perform a governed action. */
+/** Decides whether an authorized caller may perform a governed action. @public */
 export type GovernanceEvaluator = (context: GovernanceContext) => boolean | Promise<boolean>
 
-/** `app.authorization`: named policies, the governance seam and the reviewed public surface. */
+/** `app.authorization`: named policies, the governance seam and the reviewed public surface. @public */
 export interface AuthorizationApi {
   /** Adds a named policy; call before `ready()`. */
   addPolicy: (policy: AuthorizationPolicy) => void

@@ -16,7 +16,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { COOKIE_NAMES, cookieName, type CookieNames } from '../application-name.js'
 import { purposesOf, type KeyRing, type SessionKey } from '../data-protection/key-ring.js'
 
+/** @public */
 export const CSRF_FORM_FIELD = '__RequestVerificationToken'
+/** @public */
 export const CSRF_HEADER = 'requestverificationtoken'
 
 declare module 'fastify' {

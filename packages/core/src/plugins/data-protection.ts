@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { protectSecret, unprotectSecret } from '../data-protection/secrets.js'
 
-/** Sealing with the app's key ring, for secrets the app stores (see {@link protectSecret}). */
+/** Sealing with the app's key ring, for secrets the app stores (see {@link protectSecret}). @public */
 export interface DataProtectionApi {
   /** `plaintext` sealed with the first key of the ring: ASCII text safe to store. */
   readonly protectSecret: (plaintext: string) => string

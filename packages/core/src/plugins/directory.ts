@@ -20,13 +20,13 @@ import { DeprovisionedIdentities, type DeprovisionedIdentity } from '../scim/dep
 import { signInAdmission } from '../scim/sign-in-admission.js'
 import type { ProvisioningAdmission } from '../sign-in/provisioning-admission.js'
 
-/** What `app.directory` lets the app read (writes come from the customers' directories only). @experimental */
+/** What `app.directory` lets the app read (writes come from the customers' directories only). @public @experimental */
 export type DirectoryReader = Pick<DirectoryStore, 'getUser' | 'listUsers' | 'findUsersByIdentity' | 'getGroup' | 'listGroups' | 'groupMembers' | 'groupsOfUser'>
 
-/** A connection token as listed: never its digest, never its secret. @experimental */
+/** A connection token as listed: never its digest, never its secret. @public @experimental */
 export type ConnectionTokenInfo = Omit<ConnectionToken, 'digest'>
 
-/** `app.provisioning` (issue 41). @experimental */
+/** `app.provisioning` (issue 41). @public @experimental */
 export interface ProvisioningApi {
   /** The configured connections' names. */
   readonly connections: readonly string[]

@@ -15,7 +15,7 @@ import { callDownstream, type DownstreamRequestInit, type TokenSource } from '..
 import { DownstreamApiError } from '../downstream/downstream-error.js'
 import { TokenRefreshError } from '../session/token-refresh.js'
 
-/** `app.downstreamApis`. Every method throws `DownstreamApiError` (a coded `AppError`) when no answer was had. */
+/** `app.downstreamApis`. Every method throws `DownstreamApiError` (a coded `AppError`) when no answer was had. @public @experimental */
 export interface DownstreamApisApi {
   /** The configured API names. */
   readonly names: readonly string[]

@@ -37,6 +37,8 @@ import { openProvider } from './providers/open-provider.js'
  * The app's provider source: the definitions of every runtime provider, read at start and on each
  * reload. It is given the app, so it can open the secrets its rows keep sealed
  * (`app.dataProtection.unprotectSecret`, docs/providers.md "Providers added at runtime").
+ *
+ * @public @experimental
  */
 export type ProviderSource = (app: FastifyInstance) => Promise<readonly RuntimeProviderDefinition[]> | readonly RuntimeProviderDefinition[]
 

@@ -26,21 +26,22 @@ import { keptApiToken, type ApiTokenRequest } from '../session/token-refresh-api
 const API_TOKEN_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
 import { issuedTicket, renewedTicket, type RenewalSettings, type SignInRequest } from '../session/renewal.js'
 
+/** @public */
 export interface SessionCookieSettings {
   readonly name: string
   readonly options: CookieSerializeOptions
 }
 
-/** Callback form of {@link FastifyInstance.session.authenticate}, for hooks that avoid a promise per request. */
+/** Callback form of {@link FastifyInstance.session.authenticate}, for hooks that avoid a promise per request. @public */
 export type ResolveCallback = (error: Error | null, principal: Principal | undefined) => void
 
-/** Options of {@link SessionApi.accessToken}. */
+/** Options of {@link SessionApi.accessToken}. @public @experimental */
 export interface AccessTokenOptions {
   /** The access token a downstream API refused with 401: refreshed even when not about to expire. */
   readonly rejected?: string
 }
 
-/** `app.session`: the cookie session of the signed-in user, and revocation. */
+/** `app.session`: the cookie session of the signed-in user, and revocation. @public */
 export interface SessionApi {
   readonly cookie: SessionCookieSettings
   /**

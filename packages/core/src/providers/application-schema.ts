@@ -14,6 +14,7 @@ import type { Rule, RuleContext } from '../config/rules.js'
 import { NamedSchemes, type NamedSchemeEntry } from '../config/schemes.js'
 import { AUTHENTICATION_SECTIONS, defaultPathsOf, PROVIDER_NAMES, PROVIDER_SECTIONS, RESERVED_SCHEME_NAMES, SCHEME_SCHEMAS, SCHEME_TYPES, providerTypeOf, type SchemeType } from './provider-types.js'
 
+/** @public */
 export const AuthenticationSchema = authenticationSchemaWith({
   providerNames: PROVIDER_NAMES,
   providers: PROVIDER_SECTIONS,
@@ -21,6 +22,7 @@ export const AuthenticationSchema = authenticationSchemaWith({
   sections: AUTHENTICATION_SECTIONS
 })
 
+/** @public */
 export const ApplicationSchema = applicationSchemaWith(AuthenticationSchema)
 
 export const ConfigurationSchema = Type.Object({
@@ -41,15 +43,18 @@ export function applicationSchemaFor (rootKey: string = ROOT_KEY): typeof Applic
   return schema
 }
 
-/** The validated application configuration (`ProjectTemplate:*`). */
+/** The validated application configuration (`ProjectTemplate:*`). @public */
 export type ApplicationConfiguration = Static<typeof ApplicationSchema>
+/** @public */
 export type AuthenticationConfiguration = Static<typeof AuthenticationSchema>
-/** One Authentication:Schemes:<Name> section, as bound (its path defaults filled in from the name). */
+/** One Authentication:Schemes:<Name> section, as bound (its path defaults filled in from the name). @public */
 export type SchemeConfiguration = ApplicationConfiguration['Authentication']['Schemes'][string]
 
 /**
  * The configuration as loaded (configuration.ts `loadConfiguration`). `LoadedConfigurationOf`
  * takes a configuration of the core only: the compiler checks the composition against config/.
+ *
+ * @public
  */
 export type LoadedConfiguration = LoadedConfigurationOf<ApplicationConfiguration>
 /** A cross-key rule that reads the provider sections. */
@@ -73,6 +78,8 @@ export const isSecretKey = (key: string, rootKey: string = ROOT_KEY): boolean =>
 /**
  * JSON Schema for editors (`appsettings.schema.json`): the same schema, root made strict, under
  * the application's root key (default `ProjectTemplate`).
+ *
+ * @public
  */
 export function toJsonSchema (applicationName: string = ROOT_KEY): Record<string, unknown> {
   return jsonSchemaOf(applicationSchemaFor(applicationName), applicationName)

@@ -14,17 +14,17 @@ import { Resolver } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { domainToASCII } from 'node:url'
 
-/** The DNS label under the domain that holds the token: `_sso-verification.example.com`. */
+/** The DNS label under the domain that holds the token: `_sso-verification.example.com`. @public @experimental */
 export const DOMAIN_VERIFICATION_LABEL = '_sso-verification'
-/** The TXT value's prefix, so a zone with other TXT records at that name is read unambiguously. */
+/** The TXT value's prefix, so a zone with other TXT records at that name is read unambiguously. @public @experimental */
 export const DOMAIN_VERIFICATION_PREFIX = 'sso-verification='
-/** The default time limit of one verification, every try included. */
+/** The default time limit of one verification, every try included. @public @experimental */
 export const DOMAIN_VERIFICATION_TIMEOUT_MS = 5_000
 
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/
 const LABEL_PATTERN = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
 
-/** A new verification token: 32 random bytes, base64url (43 characters). */
+/** A new verification token: 32 random bytes, base64url (43 characters). @public @experimental */
 export function newDomainVerificationToken (): string {
   return randomBytes(32).toString('base64url')
 }
@@ -33,6 +33,8 @@ export function newDomainVerificationToken (): string {
  * The domain in the one form it is compared in: lower case, IDNA (punycode) ASCII, without a
  * trailing dot; undefined for anything that is not a multi-label DNS name (an IP address, a
  * single label, an empty label, a label over 63 characters, a name over 253).
+ *
+ * @public @experimental
  */
 export function normalizeDomain (value: string): string | undefined {
   const trimmed = value.trim().replace(/\.$/, '')
@@ -44,7 +46,7 @@ export function normalizeDomain (value: string): string | undefined {
   return ascii
 }
 
-/** The record the customer publishes: its name and its TXT value. */
+/** The record the customer publishes: its name and its TXT value. @public @experimental */
 export function domainVerificationRecord (domain: string, token: string): { readonly name: string, readonly value: string } {
   const normalized = normalizeDomain(domain)
   if (normalized === undefined) throw new TypeError('domain is not a DNS name')
@@ -52,6 +54,7 @@ export function domainVerificationRecord (domain: string, token: string): { read
   return { name: `${DOMAIN_VERIFICATION_LABEL}.${normalized}`, value: `${DOMAIN_VERIFICATION_PREFIX}${token}` }
 }
 
+/** @public @experimental */
 export interface DomainVerificationOptions {
   readonly domain: string
   /** The token shown to the customer ({@link newDomainVerificationToken}). */
@@ -66,6 +69,8 @@ export interface DomainVerificationOptions {
  * The outcome: `verified`, or why not: `not_found` (no such name or no TXT record there),
  * `mismatch` (TXT records there, none with this token), `timeout`, `dns_error` (SERVFAIL,
  * refused, unreachable servers; `code` is the resolver's error code, never a record's text).
+ *
+ * @public @experimental
  */
 export type DomainVerificationResult =
   | { readonly verified: true, readonly domain: string }
@@ -74,7 +79,7 @@ export type DomainVerificationResult =
 const NOT_FOUND_CODES = new Set(['ENOTFOUND', 'ENODATA'])
 const TIMEOUT_CODES = new Set(['ETIMEOUT', 'ECANCELLED'])
 
-/** Looks the record up and says whether it holds `token`. Never throws for DNS outcomes. */
+/** Looks the record up and says whether it holds `token`. Never throws for DNS outcomes. @public @experimental */
 export async function verifyDomain (options: DomainVerificationOptions): Promise<DomainVerificationResult> {
   const { name, value } = domainVerificationRecord(options.domain, options.token)
   const domain = name.slice(DOMAIN_VERIFICATION_LABEL.length + 1)

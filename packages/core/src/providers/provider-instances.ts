@@ -39,7 +39,7 @@ function namedInstances (config: ApplicationConfiguration, rootKey: string): Pro
   return Object.entries(config.Authentication.Schemes).map(([name, section]) => namedSchemeInstance(name, section, rootKey))
 }
 
-/** Every declared provider, enabled or not: the contract sections in their order, then the named schemes. */
+/** Every declared provider, enabled or not: the contract sections in their order, then the named schemes. @public @experimental */
 export function providerInstancesOf (config: ApplicationConfiguration): ProviderInstance[] {
   return providerInstancesUnder(config, ROOT_KEY)
 }
@@ -49,7 +49,7 @@ export function providerInstancesUnder (config: ApplicationConfiguration, rootKe
   return [...contractInstances(config, rootKey), ...namedInstances(config, rootKey)]
 }
 
-/** The providers whose Enabled is true (whatever Authentication:Enabled says). */
+/** The providers whose Enabled is true (whatever Authentication:Enabled says). @public @experimental */
 export function enabledProviderInstances (config: ApplicationConfiguration): ProviderInstance[] {
   return enabledProviderInstancesUnder(config, ROOT_KEY)
 }

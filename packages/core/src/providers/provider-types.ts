@@ -24,6 +24,7 @@ export const PROVIDER_TYPES = {
 } as const
 
 type Types = typeof PROVIDER_TYPES
+/** @public @experimental */
 export type ProviderProtocol = keyof Types
 // The parts of a registration, read from its type.
 type InstanceOf<T> = T extends { readonly rule: (instance: infer I, environmentName: string) => unknown } ? I : never
@@ -35,14 +36,15 @@ type UnionToIntersection<U> = (U extends unknown ? (union: U) => void : never) e
 /** The list, each entry keyed by its own protocol (the compiler refuses an entry under another key). */
 const KEYED_BY_PROTOCOL: { readonly [P in ProviderProtocol]: { readonly protocol: P } } = PROVIDER_TYPES
 
-/** A provider instance of any type: the contract section, a named scheme or a definition from the provider source. */
+/** A provider instance of any type: the contract section, a named scheme or a definition from the provider source. @public @experimental */
 export type ProviderInstance = { [P in ProviderProtocol]: InstanceOf<Types[P]> }[ProviderProtocol]
 /** The contract sections of every type (`Authentication:Providers:<Name>`), name -> schema. */
 export type ProviderSections = UnionToIntersection<SectionsOf<Types[ProviderProtocol]>>
 /** The section schema of each type a named scheme (`Authentication:Schemes:<Name>`) may be. */
 export type SchemeSchema = SchemeSchemaOf<Types[ProviderProtocol]>
-/** The protocols a named scheme (Authentication:Schemes:<Name>:Type) may be. */
+/** The protocols a named scheme (Authentication:Schemes:<Name>:Type) may be. @public */
 export type SchemeType = { [P in ProviderProtocol]: [SchemeSchemaOf<Types[P]>] extends [never] ? never : P }[ProviderProtocol]
+/** @public */
 export type ProviderName = keyof ProviderSections & string
 /** The types' own sections directly under `Authentication` (JwtBearer's `Bearer`), name -> schema. */
 export type AuthenticationSections = UnionToIntersection<Exclude<OwnSectionsOf<Types[ProviderProtocol]>, undefined>>
@@ -58,13 +60,13 @@ export const PROVIDER_SECTIONS = Object.assign({}, ...registrations().map((type)
 /** Every type's own sections under `Authentication`, after `Schemes`, in registration order. */
 export const AUTHENTICATION_SECTIONS = Object.assign({}, ...registrations().map((type) => type.authenticationSections ?? {})) as AuthenticationSections
 
-/** Every external provider section: the OpenID Connect and SAML2 handlers, then the vendor slots, in registration order. */
+/** Every external provider section: the OpenID Connect and SAML2 handlers, then the vendor slots, in registration order. @public */
 export const PROVIDER_NAMES = Object.keys(PROVIDER_SECTIONS) as readonly ProviderName[]
 
-/** The protocols a named scheme (Authentication:Schemes:<Name>:Type) may be, in registration order. */
+/** The protocols a named scheme (Authentication:Schemes:<Name>:Type) may be, in registration order. @public */
 export const SCHEME_TYPES = registrations().filter((type) => type.namedScheme !== undefined).map((type) => type.protocol) as readonly SchemeType[]
 
-/** Names a named scheme may not take: the cookie scheme and the contract's provider sections. */
+/** Names a named scheme may not take: the cookie scheme and the contract's provider sections. @public */
 export const RESERVED_SCHEME_NAMES: readonly string[] = ['Cookies', ...PROVIDER_NAMES]
 
 /** Every named scheme's section schema, in the order of {@link SCHEME_TYPES}. */

@@ -20,14 +20,14 @@ import type { AuthenticationRequirement } from '../session/authentication-proof.
 import type { UserIdentity } from '../session/user-identity.js'
 import type { RateLimitBucket } from '../state/rate-limit-store.js'
 
-/** Availability of a provider (metadata or discovery loaded). */
+/** Availability of a provider (metadata or discovery loaded). @public @experimental */
 export interface ProviderStatus {
   readonly available: boolean
   /** Failure class, never a secret or a URL with credentials. */
   readonly reason?: string
 }
 
-/** What e-mail discovery knows about the user, passed on to the provider where its protocol allows. */
+/** What e-mail discovery knows about the user, passed on to the provider where its protocol allows. @public @experimental */
 export interface ChallengeHint {
   /** The address typed on the login page: OpenID Connect `login_hint`, SAML2 `<Subject><NameID>`. */
   readonly loginHint?: string
@@ -39,7 +39,7 @@ export interface ChallengeHint {
   readonly stepUp?: { readonly requirement: AuthenticationRequirement, readonly identity: UserIdentity }
 }
 
-/** What a provider learns at sign-out: who was signed in (claims, tokens it chose to keep) and where to return. */
+/** What a provider learns at sign-out: who was signed in (claims, tokens it chose to keep) and where to return. @public @experimental */
 export interface SignedOutPrincipal {
   readonly principal: Principal
   /** Validated local URL. */
@@ -50,6 +50,8 @@ export interface SignedOutPrincipal {
  * What an endpoint of a provider is for: the sign-in callback (OpenID Connect, OAuth), the SAML2
  * Assertion Consumer Service, the SAML2 SP metadata document, the OpenID Connect signed-out
  * callback, SAML2 Single Logout, OpenID Connect Back-Channel Logout.
+ *
+ * @public @experimental
  */
 export type ProviderEndpointKind = 'callback' | 'acs' | 'metadata' | 'signed-out-callback' | 'logout' | 'back-channel-logout'
 
@@ -93,6 +95,8 @@ export const ENDPOINT_KINDS: { readonly [K in ProviderEndpointKind]: ProviderEnd
  * allowAnonymous: true, rateLimitBucket }` and `bodyLimit`, so it appears in the reviewed
  * anonymous-route inventory; a provider from the provider source is reached through the core's
  * parametric routes, which call `handle`.
+ *
+ * @public @experimental
  */
 export interface ProviderEndpoint {
   /** The HTTP method; a GET endpoint answers HEAD too. */
@@ -152,14 +156,14 @@ export function openingOnFirstUse (load: () => Promise<void>): ProviderOpening {
   }
 }
 
-/** A scheme that authenticates a credential sent with each request instead of signing users in. @experimental */
+/** A scheme that authenticates a credential sent with each request instead of signing users in. @public @experimental */
 export interface RequestCredentialScheme {
   /** Its type, as its section's `Type` spells it. */
   readonly type: string
   readonly scheme: string
 }
 
-/** A remote-authentication handler (OpenID Connect, SAML2, OAuth vendor) as the core sees it. */
+/** A remote-authentication handler (OpenID Connect, SAML2, OAuth vendor) as the core sees it. @public @experimental */
 export interface AuthenticationProvider {
   readonly scheme: string
   readonly displayName: string

@@ -7,14 +7,14 @@
  */
 import { CoreError } from '../errors.js'
 
-/** What the registry needs of an instance: its scheme and the e-mail domains it serves. */
+/** What the registry needs of an instance: its scheme and the e-mail domains it serves. @public @experimental */
 export interface RegisteredProvider {
   readonly scheme: string
   /** E-mail domains (lower case or not; compared case-insensitively). */
   readonly domains?: readonly string[]
 }
 
-/** Why an instance could not be added: its scheme or one of its domains is taken. */
+/** Why an instance could not be added: its scheme or one of its domains is taken. @public @experimental */
 export class ProviderConflictError extends CoreError {
   constructor (readonly scheme: string, readonly domain?: string) {
     super(domain === undefined ? `provider scheme ${scheme} is registered already` : `e-mail domain of provider ${scheme} is served by another provider`)
@@ -22,7 +22,7 @@ export class ProviderConflictError extends CoreError {
   }
 }
 
-/** The domain part of an e-mail address, lower case; undefined when `address` is not one address. */
+/** The domain part of an e-mail address, lower case; undefined when `address` is not one address. @public @experimental */
 export function emailDomainOf (address: string): string | undefined {
   const text = address.trim()
   if (text.length > 254) return undefined
@@ -30,6 +30,7 @@ export function emailDomainOf (address: string): string | undefined {
   return match?.[1]?.toLowerCase()
 }
 
+/** @public @experimental */
 export class ProviderRegistry<P extends RegisteredProvider> {
   readonly #byScheme = new Map<string, P>()
   readonly #byDomain = new Map<string, P>()

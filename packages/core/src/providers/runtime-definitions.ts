@@ -19,7 +19,7 @@ import { allowanceEntryProblem, InternalHostAllowance, urlTargetProblem } from '
 import { ENDPOINT_KINDS } from './provider.js'
 import { providerSettingsProblems } from './settings-rules.js'
 
-/** One e-mail domain of a runtime provider, with whether its DNS TXT proof succeeded (domain-verification.ts). */
+/** One e-mail domain of a runtime provider, with whether its DNS TXT proof succeeded (domain-verification.ts). @public @experimental */
 export interface RuntimeProviderDomain {
   readonly name: string
   /** Only verified domains route sign-ins by e-mail address; an unverified one is ignored for discovery. */
@@ -35,6 +35,8 @@ export interface RuntimeProviderDomain {
 /**
  * A provider the app's source returns: the scheme name, and the keys of
  * `Authentication:Schemes:<Name>` (`Type` included, secrets as plain strings) in `settings`.
+ *
+ * @public @experimental
  */
 export interface RuntimeProviderDefinition {
   /** The scheme: `/External/Challenge?provider=<scheme>`; the rules of a named scheme's name apply. */
@@ -57,13 +59,14 @@ export interface RuntimeProviderDefinition {
   readonly createdAt?: string | number | Date
 }
 
-/** A definition that passed validation: the instance the protocol handlers take, its verified domains and tenant. */
+/** A definition that passed validation: the instance the protocol handlers take, its verified domains and tenant. @public @experimental */
 export interface ValidatedRuntimeProvider {
   readonly instance: ProviderInstance
   readonly verifiedDomains: readonly string[]
   readonly tenant?: string
 }
 
+/** @public @experimental */
 export type RuntimeValidation =
   | { readonly ok: true, readonly provider: ValidatedRuntimeProvider }
   | { readonly ok: false, readonly problems: readonly ConfigurationProblem[] }
@@ -150,6 +153,8 @@ function runtimeOnlyProblems (section: Readonly<Record<string, unknown>>, at: st
  * schema, then its type's settings rule and its domains, on the definition alone (nothing beside
  * the section decides whether it is valid; `config` is the app's configuration, which the rules
  * may read). Problems name `<Root>:Authentication:Schemes:<Name>:<Key>`.
+ *
+ * @public @experimental
  */
 export function validateRuntimeProvider (
   definition: RuntimeProviderDefinition,

@@ -16,12 +16,13 @@ import type { AuthenticationProvider, OpenedProvider, ProviderEndpoint, Provider
 import { runtimeSectionKey, type RuntimeProviderDefinition, type RuntimeValidation, type ValidatedRuntimeProvider } from './runtime-definitions.js'
 import { assignDomains, contestedTenants, verifiedAtMsOf, type DomainClaim, type TenantClaim } from './domain-ownership.js'
 
+/** @public @experimental */
 export interface ReloadProvidersOptions {
   /** End the sessions signed in through a provider this reload removes (every instance). */
   readonly revokeSessions?: boolean
 }
 
-/** A runtime provider definition that was not applied, and why (keys named, never a value). */
+/** A runtime provider definition that was not applied, and why (keys named, never a value). @public @experimental */
 export interface RefusedProvider {
   readonly scheme: string
   readonly problems: ReadonlyArray<{ readonly key: string, readonly message: string }>
@@ -31,6 +32,8 @@ export interface RefusedProvider {
  * A verified domain a provider from the source claimed and does not serve: a configured provider
  * serves it, or another row keeps it (domain-ownership.ts: the earliest `verifiedAt`, then the
  * scheme name). The provider itself is in use with its other domains.
+ *
+ * @public @experimental
  */
 export interface RefusedDomain {
   readonly scheme: string
@@ -40,7 +43,7 @@ export interface RefusedDomain {
   readonly message: string
 }
 
-/** What a reload changed: schemes added (or replaced), removed, definitions refused, and domains refused to providers in use. */
+/** What a reload changed: schemes added (or replaced), removed, definitions refused, and domains refused to providers in use. @public @experimental */
 export interface ProviderReloadResult {
   readonly added: readonly string[]
   readonly removed: readonly string[]

@@ -9,6 +9,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { acceptGroupOverage, claimMappings, providerCommon, schemeTypeKey, secret, strings } from '../config/schema-parts.js'
 import type { ProviderInstanceBase } from '../config/provider-type.js'
 
+/** @public */
 export const Saml2Schema = Type.Object({
   ...providerCommon('Saml2', 'SAML2'),
   EntityId: Type.String({ default: '', description: 'Service-provider entity id (URL). Required when enabled.' }),
@@ -37,7 +38,7 @@ export const Saml2Schema = Type.Object({
   AcceptGroupOverage: acceptGroupOverage()
 }, { additionalProperties: false, default: {} })
 
-/** Authentication:Schemes:<Name> of Type Saml2: the keys of Providers:Saml2, and its own metadata and logout paths. */
+/** Authentication:Schemes:<Name> of Type Saml2: the keys of Providers:Saml2, and its own metadata and logout paths. @public */
 export const Saml2SchemeSchema = Type.Object({
   Type: schemeTypeKey('Saml2', 'Extension. The scheme\'s protocol: OpenIdConnect, Saml2 or JwtBearer. Required. The other keys are those of Providers:Saml2.'),
   ...Saml2Schema.properties,
@@ -45,7 +46,9 @@ export const Saml2SchemeSchema = Type.Object({
   LogoutPath: Type.String({ default: '', description: 'Extension (named SAML2 schemes). Single Logout endpoint of this scheme. Default /Saml2/<Name>/Logout.' })
 }, { additionalProperties: false, default: {} })
 
+/** @public */
 export type Saml2Configuration = Static<typeof Saml2Schema>
+/** @public */
 export type Saml2SchemeConfiguration = Static<typeof Saml2SchemeSchema>
 
 /** Anonymous path of the contract Saml2 provider's SP metadata (reserved in providers/configuration-rules.ts RESERVED_PATHS). */
@@ -54,7 +57,7 @@ export const SAML2_METADATA_PATH = '/Saml2/Metadata'
 /** The contract Saml2 provider's Single Logout endpoint; reserved like the metadata path. */
 export const SAML2_LOGOUT_PATH = '/Saml2/Logout'
 
-/** The SAML2 settings with the endpoint paths every SAML2 instance has. */
+/** The SAML2 settings with the endpoint paths every SAML2 instance has. @public @experimental */
 export type Saml2InstanceSettings = Saml2Configuration & { readonly MetadataPath: string, readonly LogoutPath: string }
 
 /** A SAML2 provider: the contract section, a named scheme or a definition from the provider source. */

@@ -10,7 +10,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { ConnectionToken, DirectoryStore } from '../directory/directory-store.js'
 
-/** The prefix of every connection token. @experimental */
+/** The prefix of every connection token. @public @experimental */
 export const CONNECTION_TOKEN_PREFIX = 'scimtoken_'
 
 /** Random bytes of a token's secret part (256 bits). */
@@ -19,7 +19,7 @@ const SECRET_BYTES = 32
 /** A token: the prefix and 43 base64url characters; anything else is refused before hashing. */
 const TOKEN_FORMAT = /^scimtoken_[A-Za-z0-9_-]{43}$/
 
-/** What {@link issueConnectionToken} returns: the secret, shown this once. @experimental */
+/** What {@link issueConnectionToken} returns: the secret, shown this once. @public @experimental */
 export interface IssuedConnectionToken {
   /** The token's id (for `revokeToken` and audit lines; not secret). */
   readonly id: string

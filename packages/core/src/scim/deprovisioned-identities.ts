@@ -24,7 +24,7 @@ import type { StateStore } from '../state/state-store.js'
 /** How long a deprovisioned mark lives: a year (a bearer token or an API key issued before the deactivation cannot outlive it unnoticed). */
 export const DEPROVISIONED_RECORD_TTL_MS = 365 * 24 * 3600 * 1000
 
-/** The part of an identity a mark is kept for (a `UserIdentity` or a bearer principal's identity fits). @experimental */
+/** The part of an identity a mark is kept for (a `UserIdentity` or a bearer principal's identity fits). @public @experimental */
 export interface DeprovisionedIdentity {
   readonly issuer: string
   readonly subject: string

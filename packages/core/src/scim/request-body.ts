@@ -7,7 +7,7 @@
  */
 import { ScimError } from './scim-errors.js'
 
-/** The documented bounds of a SCIM request (docs/provisioning.md). @experimental */
+/** The documented bounds of a SCIM request (docs/provisioning.md). @public @experimental */
 export const SCIM_BODY_LIMITS = Object.freeze({
   /** Bytes of a request body; larger: 413. */
   maxBytes: 256 * 1024,

@@ -11,7 +11,7 @@ import type { AuthenticationProof } from './claims.js'
 
 export type { AuthenticationProof } from './claims.js'
 
-/** What a policy requires of the user's authentication at the provider. */
+/** What a policy requires of the user's authentication at the provider. @public @experimental */
 export interface AuthenticationRequirement {
   /**
    * Accepted `acr` values (SAML2: `AuthnContextClassRef`), most preferred first; sent as

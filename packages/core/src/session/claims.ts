@@ -8,6 +8,8 @@
  * item 2): the scopes a bearer call's access token grants (`scope` / `scp`), what a client may do
  * on a user's behalf, read by scope policies (authorization/scopes.ts) and never by permission
  * policies. Only a verified access token asserts it; it is not a ClaimMappings target.
+ *
+ * @public
  */
 export const ApplicationClaimTypes = {
   Subject: 'application:subject',
@@ -24,10 +26,11 @@ export const ApplicationClaimTypes = {
  * session, a bearer token on behalf of a user); `client` for an OAuth client acting as itself (a
  * client-credentials token, issue 40 item 6), whose identity never equals a user's, even when
  * its client id equals a user's subject.
- * @experimental
+ * @public @experimental
  */
 export type IdentityKind = 'client'
 
+/** @public */
 export interface Claim {
   readonly type: string
   readonly value: string
@@ -35,7 +38,7 @@ export interface Claim {
   readonly issuer: string
 }
 
-/** A session as the state store keeps it (sealed). Times are seconds since the epoch. */
+/** A session as the state store keeps it (sealed). Times are seconds since the epoch. @public */
 export interface AuthenticationTicket {
   /** Random per sign-in; anti-forgery tokens are bound to it. */
   readonly sessionId: string
@@ -71,6 +74,8 @@ export interface AuthenticationTicket {
  * Connect ID token's `acr`, `amr` and `auth_time`, or the SAML2 assertion's
  * `AuthnContextClassRef` (as `acr`) and `AuthnInstant` (as `authTime`). The scheme that proved it
  * is the ticket's. Read by policies that require step-up authentication.
+ *
+ * @public @experimental
  */
 export interface AuthenticationProof {
   /** The authentication context class: OpenID Connect `acr`, SAML2 `AuthnContextClassRef`. */

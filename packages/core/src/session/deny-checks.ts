@@ -11,7 +11,7 @@
  */
 import type { Principal } from './principal.js'
 
-/** True when `principal` must be refused now. @experimental */
+/** True when `principal` must be refused now. @public @experimental */
 export type DenyCheck = (principal: Principal) => boolean | Promise<boolean>
 
 export class DenyChecks {

@@ -12,6 +12,8 @@ export type { AuthenticationTicket, Claim } from './claims.js'
 /**
  * What a credential sent with the request (a bearer token; API keys next) says about who acts,
  * beside the claims (issue 35, item 3): scope and client policies read it (authorization/scopes.ts).
+ *
+ * @public @experimental
  */
 export interface AccessFacts {
   /** `scope` / `scp`, space-separated or an array. */
@@ -22,7 +24,7 @@ export interface AccessFacts {
   readonly machine: boolean
 }
 
-/** The authenticated user of a request. */
+/** The authenticated user of a request. @public */
 export class Principal {
   readonly ticket: AuthenticationTicket
   /**

@@ -33,6 +33,8 @@ export interface TicketRequest {
  * What a successful sign-in flow hands to `reply.signIn` (plugins/session.ts): the ticket's
  * request and the session's extra index keys. Lives here, not in the plugin, so the sign-in
  * pipeline (sign-in/pipeline.ts) can name it without seeing Fastify.
+ *
+ * @public
  */
 export interface SignInRequest {
   /** Scheme that authenticated the user (provider scheme or the consumer's flow name). */

@@ -89,7 +89,7 @@ class BoundedCache<V> {
   }
 }
 
-/** One live session of a user, as the sessions page and `app.session.list` show it. Times in seconds since the epoch. */
+/** One live session of a user, as the sessions page and `app.session.list` show it. Times in seconds since the epoch. @public */
 export interface SessionSummary {
   /** The session's identifier outside the cookie and the store (user-identity.ts `sessionAuditIdOf`); ends it with `revokeByAuditId`. */
   readonly sessionAuditId: string
@@ -105,7 +105,7 @@ export interface SessionSummary {
   readonly device: string
 }
 
-/** A user's live sessions: the newest `limit`, and how many there are. */
+/** A user's live sessions: the newest `limit`, and how many there are. @public */
 export interface SessionList {
   /** Live sessions found (at least this many when `complete` is false). */
   readonly total: number

@@ -20,7 +20,7 @@ import type { RefreshLog, SessionTokenRefreshOptions } from './token-refresh-run
 /**
  * What to ask the provider for: the API's name (the key its token is kept under) and the
  * request's parameters (`app.session.accessTokenFor`).
- * @experimental
+ * @public @experimental
  */
 export interface ApiTokenRequest {
   /** `DownstreamApis:<Name>`'s name (letters, digits, - and _). */

@@ -22,15 +22,19 @@ export const TOKEN_REFRESH_LOCK_SECONDS = 30
  * token is invalid or names another subject) end the session; `unavailable` (network, timeout,
  * any other provider error or unusable answer) keeps it, and the caller gets the old access token
  * while it is still valid, else nothing.
+ *
+ * @public
  */
 export type TokenRefreshFailure = 'invalid_grant' | 'id_token' | 'unavailable'
 
+/** @public */
 export interface TokenRefreshDiagnostics {
   readonly httpStatus?: number
   readonly oauthError?: string
   readonly causeCode?: string
 }
 
+/** @public */
 export class TokenRefreshError extends SignInRefusal<TokenRefreshFailure, TokenRefreshDiagnostics> {
   constructor (failure: TokenRefreshFailure, diagnostics: TokenRefreshDiagnostics = {}, options?: ErrorOptions) {
     super(failure, `Token refresh failed (${failure})`, { ...options, diagnostics })
@@ -49,6 +53,8 @@ export class TokenRefreshError extends SignInRefusal<TokenRefreshFailure, TokenR
  * rotated it). Throws {@link TokenRefreshError}. `parameters` (experimental): more token-request
  * parameters, for a token meant for one API (`resource`, RFC 8707; `scope`; `audience`); a
  * refresher that cannot send them throws `unavailable`.
+ *
+ * @public
  */
 export type TokenRefresher = (tokens: Readonly<Record<string, string>>, parameters?: Readonly<Record<string, string>>) => Promise<Record<string, string>>
 

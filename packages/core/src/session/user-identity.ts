@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto'
 import { ApplicationClaimTypes, type AuthenticationTicket, type IdentityKind } from './claims.js'
 
-/** The identity of a signed-in user: provider scheme, issuer and subject together. */
+/** The identity of a signed-in user: provider scheme, issuer and subject together. @public */
 export interface UserIdentity {
   /** The scheme that signed the user in (OpenIdConnect, Saml2, VendorA... or a consumer flow's). */
   readonly scheme: string
@@ -41,6 +41,8 @@ const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8
  * three does (another provider, another IdP, or the IdP reissuing the subject). A client acting
  * as itself (`kind: 'client'`) hashes `[scheme, issuer, subject, "client"]`: a longer array, so
  * never a user's key.
+ *
+ * @public
  */
 export function userKeyOf (identity: UserIdentity): string {
   const parts = [identity.scheme, identity.issuer, identity.subject]

@@ -53,10 +53,10 @@ export interface SignInResult {
   readonly authentication?: AuthenticationProof
 }
 
-/** The claim type of the tenant key a runtime provider's definition attaches (issue 28). */
+/** The claim type of the tenant key a runtime provider's definition attaches (issue 28). @public @experimental */
 export const TENANT_CLAIM_TYPE = 'application:tenant'
 
-/** `Authentication:ClaimsTransformation`. */
+/** `Authentication:ClaimsTransformation`. @public @experimental */
 export interface ClaimsTransformation {
   readonly Enabled: boolean
   readonly RemoveOriginalClaims: boolean

@@ -13,13 +13,13 @@
  */
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
 
-/** The issuer recorded on claims the hook adds or replaces. */
+/** The issuer recorded on claims the hook adds or replaces. @public @experimental */
 export const SIGN_IN_HOOK_CLAIM_ISSUER = 'application'
 
-/** Longest refusal reason shown to the user and logged; a longer one is cut. */
+/** Longest refusal reason shown to the user and logged; a longer one is cut. @public @experimental */
 export const MAX_REFUSAL_REASON_LENGTH = 500
 
-/** What the hook sees: the verified principal, after claims normalization. */
+/** What the hook sees: the verified principal, after claims normalization. @public @experimental */
 export interface VerifiedSignIn {
   /** The provider scheme (OpenIdConnect, Saml2, VendorA... or a named scheme). */
   readonly scheme: string
@@ -33,7 +33,7 @@ export interface VerifiedSignIn {
   readonly claims: readonly Claim[]
 }
 
-/** Claim values by claim type: one string or several. */
+/** Claim values by claim type: one string or several. @public @experimental */
 export type ClaimValues = Readonly<Record<string, string | readonly string[]>>
 
 /**
@@ -44,18 +44,20 @@ export type ClaimValues = Readonly<Record<string, string | readonly string[]>>
  *   (`application:subject`) cannot be changed: it is who the user is to the provider.
  * - `{ allow: false, reason }`: refused; the user sees the access-denied page with `reason`
  *   (escaped, at most {@link MAX_REFUSAL_REASON_LENGTH} characters), and the refusal is logged.
+ *
+ * @public @experimental
  */
 export type SignInHookResult =
   | { readonly allow: true, readonly set?: ClaimValues, readonly add?: ClaimValues }
   | { readonly allow: false, readonly reason: string }
 
-/** The hook's second argument. */
+/** The hook's second argument. @public @experimental */
 export interface SignInHookContext {
   /** Fires when the time limit passes: stop the work, the sign-in is refused already. */
   readonly signal: AbortSignal
 }
 
-/** The application's sign-in hook. */
+/** The application's sign-in hook. @public @experimental */
 export type SignInHook = (signIn: VerifiedSignIn, context: SignInHookContext) => Promise<SignInHookResult>
 
 /** The hook as `createApp({ signInHook })` passed it, with its time limit (`Authentication:SignInHook:TimeoutSeconds`). */

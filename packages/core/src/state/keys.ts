@@ -11,7 +11,7 @@
  * give those keys a shared hash tag here, and say which.
  */
 
-/** The kinds of record, each bounded on its own in the embedded store. */
+/** The kinds of record, each bounded on its own in the embedded store. @public */
 export const STATE_KINDS = ['session', 'index', 'flow', 'replay', 'lock'] as const
 
 /** The prefix of every session record's key. */

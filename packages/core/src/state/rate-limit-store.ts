@@ -14,6 +14,8 @@ import type { StateStore } from './state-store.js'
  * The groups of rate-limited endpoints (plugins/rate-limits.ts, `config: { rateLimitBucket }`),
  * each counted apart under its own `RateLimits:*` limit. Declared here, at the bottom of the
  * import graph, so the provider interface can name it (providers/provider.ts).
+ *
+ * @public @experimental
  */
 export type RateLimitBucket = 'challenge' | 'callback' | 'sign-out' | 'logout-receiver'
 

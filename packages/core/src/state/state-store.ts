@@ -14,8 +14,10 @@ import { CoreError } from '../errors.js'
 import { SESSION_INVALIDATION_PREFIX, STATE_KINDS } from './keys.js'
 
 export { SESSION_INVALIDATION_PREFIX, STATE_KINDS }
+/** @public */
 export type StateKind = typeof STATE_KINDS[number]
 
+/** @public */
 export interface StateStoreStatus {
   readonly available: boolean
   /** Failure class when unavailable (`unreachable`, `connecting`...), never a connection string. */
@@ -26,6 +28,8 @@ export interface StateStoreStatus {
  * What the app asks of a store. Every method rejects with {@link StateStoreUnavailableError} when
  * the store cannot answer (never with the client's own error, whose message may name the host),
  * and `add`/`set` of a kind that refuses when full reject with {@link StateStoreFullError}.
+ *
+ * @public
  */
 export interface StateStore {
   readonly provider: 'Embedded' | 'Redis'

@@ -14,14 +14,14 @@ import { after, before, describe, test } from 'node:test'
 import { ApiKeyLimitError, type ApiKeyInput, type ApiKeyOwner, type ApiKeyStore } from '../api-keys/api-key-store.js'
 import { DirectoryInvalidValueError } from '../directory/directory-errors.js'
 
-/** What a case gets: the store and the suite's clock. @experimental */
+/** What a case gets: the store and the suite's clock. @public @experimental */
 export interface ApiKeyStoreCaseContext {
   readonly store: ApiKeyStore
   readonly now: () => number
   readonly advance: (ms: number) => void
 }
 
-/** One conformance case. @experimental */
+/** One conformance case. @public @experimental */
 export interface ApiKeyStoreCase {
   readonly name: string
   readonly run: (context: ApiKeyStoreCaseContext) => Promise<void>
@@ -186,7 +186,7 @@ const CASES: ApiKeyStoreCase[] = [
   }
 ]
 
-/** Every conformance case, runner-free. @experimental */
+/** Every conformance case, runner-free. @public @experimental */
 export function apiKeyStoreCases (): readonly ApiKeyStoreCase[] {
   return CASES
 }
@@ -195,7 +195,7 @@ export function apiKeyStoreCases (): readonly ApiKeyStoreCase[] {
  * Runs the conformance cases with `node:test` against the store `create` returns (created once,
  * with the suite's clock, and closed after the suite).
  *
- * @experimental
+ * @public @experimental
  */
 export function describeApiKeyStore (name: string, create: (options: { readonly now: () => number }) => Promise<ApiKeyStore>, options: { readonly skip?: string | false } = {}): void {
   describe(`${name} API key store conformance`, { skip: options.skip ?? false }, () => {

@@ -16,7 +16,7 @@ import { createLogger } from '../logger.js'
 import type { Claim } from '../session/principal.js'
 import type { StateStore } from '../state/state-store.js'
 
-/** Collects pino's JSON lines (pass it to `createLogger`, or read `TestApp.logs`). */
+/** Collects pino's JSON lines (pass it to `createLogger`, or read `TestApp.logs`). @public @experimental */
 export class LogCapture extends Writable {
   readonly lines: string[] = []
 
@@ -40,10 +40,10 @@ export class LogCapture extends Writable {
   }
 }
 
-/** Settings under the app's root key, as nested objects: `{ Authentication: { Enabled: false } }`. */
+/** Settings under the app's root key, as nested objects: `{ Authentication: { Enabled: false } }`. @public @experimental */
 export type TestSettings = { [key: string]: string | number | boolean | string[] | TestSettings[] | TestSettings }
 
-/** `{ Authentication: { Enabled: false } }` -> `{ ProjectTemplate__Authentication__Enabled: 'false' }` (arrays by index). */
+/** `{ Authentication: { Enabled: false } }` -> `{ ProjectTemplate__Authentication__Enabled: 'false' }` (arrays by index). @public @experimental */
 export function settingsToEnv (settings: TestSettings, prefix: string = APPLICATION_NAME): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(settings)) {
@@ -58,6 +58,8 @@ export function settingsToEnv (settings: TestSettings, prefix: string = APPLICAT
 /**
  * The closed-by-default posture, applied under every test's own settings so that a suite means
  * the same thing whichever posture the app's appsettings.json was generated with.
+ *
+ * @public @experimental
  */
 export const CLOSED_POSTURE: TestSettings = {
   Authentication: { Enabled: true, Cookie: { Enabled: true } },
@@ -67,10 +69,12 @@ export const CLOSED_POSTURE: TestSettings = {
 /**
  * The state store in memory unless a test asks for the file (`State:Embedded:Persist`): tests
  * share the app's root and must not leave or share a `.state/state.sqlite` in it.
+ *
+ * @public @experimental
  */
 export const EPHEMERAL_STATE: TestSettings = { State: { Embedded: { Persist: false } } }
 
-/** Where the app is and what it is called. */
+/** Where the app is and what it is called. @public @experimental */
 export interface TestAppLocation {
   /** The app's root: its appsettings*.json, package.json and public/. */
   readonly contentRoot: string
@@ -78,7 +82,7 @@ export interface TestAppLocation {
   readonly applicationName?: string
 }
 
-/** Configuration for a test: {@link CLOSED_POSTURE} (unless `closedPosture: false`), {@link EPHEMERAL_STATE}, then `settings`. */
+/** Configuration for a test: {@link CLOSED_POSTURE} (unless `closedPosture: false`), {@link EPHEMERAL_STATE}, then `settings`. @public @experimental */
 export interface TestConfigurationOptions extends TestAppLocation {
   /** Settings under the root key, applied as environment variables over the closed posture. */
   readonly settings?: TestSettings
@@ -99,6 +103,8 @@ export interface TestConfigurationOptions extends TestAppLocation {
  * settings as environment variables. Never read: `appsettings.<Environment>.json` (a developer's
  * Development settings, a deployment's Production file), user secrets and `.env`, so that a test
  * sees the same configuration on every machine; a test that needs a setting gives it in `settings`.
+ *
+ * @public @experimental
  */
 export function loadTestConfiguration (options: TestConfigurationOptions): LoadedConfiguration {
   const rootKey = options.applicationName ?? APPLICATION_NAME
@@ -112,14 +118,15 @@ export function loadTestConfiguration (options: TestConfigurationOptions): Loade
   return loadConfigurationWithoutEnvironmentFiles({ env, contentRoot: options.contentRoot, applicationName: rootKey })
 }
 
-/** A key ring of one fresh random key: sessions sealed by one test app open in no other. */
+/** A key ring of one fresh random key: sessions sealed by one test app open in no other. @public @experimental */
 export function testKeyRing (applicationName?: string): KeyRing {
   return createKeyRing([randomBytes(32)], '', applicationName)
 }
 
-/** The app's own composition function (`buildApp` of its src/app.ts): the core and its routes, not listening. */
+/** The app's own composition function (`buildApp` of its src/app.ts): the core and its routes, not listening. @public @experimental */
 export type AppBuilder = (options: Omit<CreateAppOptions, keyof ApplicationParts> & Pick<ApplicationParts, 'signInHook' | 'providerSource'>) => Promise<FastifyInstance>
 
+/** @public @experimental */
 export interface TestAppOptions extends TestConfigurationOptions {
   /** The app's `buildApp`. */
   readonly buildApp: AppBuilder
@@ -139,6 +146,7 @@ export interface TestAppOptions extends TestConfigurationOptions {
   readonly providerSource?: ApplicationParts['providerSource']
 }
 
+/** @public @experimental */
 export interface TestApp {
   /** The ready app, for `app.inject(...)`. */
   readonly app: FastifyInstance
@@ -147,10 +155,10 @@ export interface TestApp {
   readonly keyRing: KeyRing
 }
 
-/** The test-only route {@link signIn} posts to (anonymous; registered by {@link buildTestApp} only). */
+/** The test-only route {@link signIn} posts to (anonymous; registered by {@link buildTestApp} only). @public @experimental */
 export const TEST_SIGN_IN_PATH = '/test-only/sign-in'
 
-/** Builds and readies the app; the caller closes it. A configuration error throws, naming every problem. */
+/** Builds and readies the app; the caller closes it. A configuration error throws, naming every problem. @public @experimental */
 export async function buildTestApp (options: TestAppOptions): Promise<TestApp> {
   const loaded = loadTestConfiguration(options)
   if (loaded.errors.length > 0) throw new Error(`test configuration invalid: ${loaded.errors.map((e) => e.message).join(' ')}`)
@@ -187,6 +195,8 @@ export async function buildTestApp (options: TestAppOptions): Promise<TestApp> {
 /**
  * Builds the app for one test and closes it when that test ends (`t.after`), as fastify/demo's
  * `build(t)` does: `const { app } = await build(t, { buildApp, contentRoot, settings })`.
+ *
+ * @public @experimental
  */
 export async function build (context: { after: (fn: () => Promise<void>) => void }, options: TestAppOptions): Promise<TestApp> {
   const built = await buildTestApp(options)
@@ -194,17 +204,19 @@ export async function build (context: { after: (fn: () => Promise<void>) => void
   return built
 }
 
-/** Cookies from Set-Cookie headers whose value is non-empty, as a Cookie header value. */
+/** Cookies from Set-Cookie headers whose value is non-empty, as a Cookie header value. @public @experimental */
 export function cookieHeaderFrom (response: LightMyRequestResponse): string {
   return response.cookies.filter((cookie) => cookie.value !== '').map((cookie) => `${cookie.name}=${cookie.value}`).join('; ')
 }
 
-/** One claim (issuer `TestFlow` unless given). */
+/** One claim (issuer `TestFlow` unless given). @public @experimental */
 export const claim = (type: string, value: string, issuer = 'TestFlow'): Claim => ({ type, value, issuer })
 
 /**
  * Signs a principal with these claims in (through the test-only route of {@link buildTestApp})
  * and returns its Cookie header: `await app.inject({ url, headers: { cookie } })`.
+ *
+ * @public @experimental
  */
 export async function signIn (app: FastifyInstance, claims: Claim[]): Promise<string> {
   const response = await app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, payload: { claims } })

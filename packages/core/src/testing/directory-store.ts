@@ -19,7 +19,7 @@ import { parseScimFilter } from '../directory/filter-parser.js'
 /**
  * What a case gets: the store, fresh connection names, and the suite's clock.
  *
- * @experimental
+ * @public @experimental
  */
 export interface DirectoryStoreCaseContext {
   readonly store: DirectoryStore
@@ -31,13 +31,13 @@ export interface DirectoryStoreCaseContext {
   readonly advance: (ms: number) => void
 }
 
-/** One conformance case. @experimental */
+/** One conformance case. @public @experimental */
 export interface DirectoryStoreCase {
   readonly name: string
   readonly run: (context: DirectoryStoreCaseContext) => Promise<void>
 }
 
-/** What {@link describeDirectoryStore} creates the store with. @experimental */
+/** What {@link describeDirectoryStore} creates the store with. @public @experimental */
 export interface DirectoryStoreFactoryOptions {
   /** The clock the store must use for its timestamps and token expiry. */
   readonly now: () => number
@@ -492,7 +492,7 @@ const CONNECTIONS: DirectoryStoreCase[] = [
 /**
  * Every conformance case, runner-free.
  *
- * @experimental
+ * @public @experimental
  */
 export function directoryStoreCases (): readonly DirectoryStoreCase[] {
   return [...USERS, ...LISTING, ...GROUPS, ...TOKENS, ...CONNECTIONS]
@@ -502,7 +502,7 @@ export function directoryStoreCases (): readonly DirectoryStoreCase[] {
  * Runs the conformance cases with `node:test` against the store `create` returns (created once,
  * with the suite's clock, and closed after the suite).
  *
- * @experimental
+ * @public @experimental
  */
 export function describeDirectoryStore (name: string, create: (options: DirectoryStoreFactoryOptions) => Promise<DirectoryStore>, options: { readonly skip?: string | false } = {}): void {
   describe(`${name} directory store conformance`, { skip: options.skip ?? false }, () => {

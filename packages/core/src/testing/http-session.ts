@@ -1,6 +1,8 @@
 /**
  * A user agent for tests over real HTTP: `fetch` with `redirect: 'manual'` and one cookie jar per
  * origin (host:port), so the app's and the IdP's cookies stay apart the way a browser keeps them.
+ *
+ * @public @experimental
  */
 export class CookieJar {
   readonly #cookies = new Map<string, Map<string, string>>()
@@ -43,7 +45,7 @@ export class CookieJar {
   }
 }
 
-/** One request and its answer. */
+/** One request and its answer. @public @experimental */
 export interface Exchange {
   readonly url: URL
   readonly response: Response
@@ -51,7 +53,7 @@ export interface Exchange {
   readonly location: URL | undefined
 }
 
-/** One browser's view of real HTTP: its cookie jar, one request at a time. */
+/** One browser's view of real HTTP: its cookie jar, one request at a time. @public @experimental */
 export class HttpSession {
   readonly jar = new CookieJar()
 
@@ -86,12 +88,12 @@ export class HttpSession {
   }
 }
 
-/** Session cookie names of any app name (`__Host-<Name>.Web.Authentication`, the Development-insecure `.<Name>...` form, and their chunks). */
+/** Session cookie names of any app name (`__Host-<Name>.Web.Authentication`, the Development-insecure `.<Name>...` form, and their chunks). @public @experimental */
 export function isSessionCookie (name: string): boolean {
   return /^(__Host-|\.)[A-Za-z][A-Za-z0-9]*\.Web\.Authentication(C\d+)?$/.test(name)
 }
 
-/** Session cookies with a value that the response sets. */
+/** Session cookies with a value that the response sets. @public @experimental */
 export function sessionCookiesSet (response: Response): string[] {
   return response.headers.getSetCookie()
     .map((line) => line.split(';')[0] ?? '')
@@ -101,7 +103,7 @@ export function sessionCookiesSet (response: Response): string[] {
     })
 }
 
-/** Fails when any planted value (secret, code, token) occurs in the captured log text. */
+/** Fails when any planted value (secret, code, token) occurs in the captured log text. @public @experimental */
 export function findPlanted (logText: string, planted: Iterable<string | undefined>): string[] {
   return [...planted].filter((value): value is string => value !== undefined && value.length >= 6 && logText.includes(value))
 }

@@ -16,6 +16,8 @@ function formOf (html: string): { action: string, fields: Record<string, string>
 /**
  * From the challenge's redirect through the IdP's pages (login as `login`, consent) until the IdP
  * sends the browser back to `appOrigin`; returns that URL without requesting it.
+ *
+ * @public @experimental
  */
 export async function throughIdpLogin (session: HttpSession, start: URL, appOrigin: string, login: string): Promise<URL> {
   let exchange = await session.request(start)
@@ -35,7 +37,7 @@ export async function throughIdpLogin (session: HttpSession, start: URL, appOrig
   throw new Error('the IdP did not redirect back to the app')
 }
 
-/** At the IdP's end_session page: confirms "Yes, sign me out"; returns the IdP's answer (a redirect). */
+/** At the IdP's end_session page: confirms "Yes, sign me out"; returns the IdP's answer (a redirect). @public @experimental */
 export async function confirmIdpLogout (session: HttpSession, endSession: URL): Promise<Exchange> {
   const page = await session.request(endSession)
   assert.equal(page.response.status, 200, 'the IdP shows its logout confirmation')

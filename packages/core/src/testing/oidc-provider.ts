@@ -35,7 +35,7 @@ async function loadOidcProvider (): Promise<OidcProviderConstructor> {
   }
 }
 
-/** What {@link startOidcProvider} serves: one confidential client and the accounts that can sign in. */
+/** What {@link startOidcProvider} serves: one confidential client and the accounts that can sign in. @public @experimental */
 export interface TestOidcProviderOptions {
   readonly clientId: string
   readonly clientSecret: string
@@ -114,7 +114,7 @@ function resourceIndicatorsOf (servers: NonNullable<TestOidcProviderOptions['res
   }
 }
 
-/** A running {@link startOidcProvider}. */
+/** A running {@link startOidcProvider}. @public @experimental */
 export interface TestOidcProvider {
   readonly issuer: string
   /** Creates the provider with the app's redirect URI (and post-logout redirect URIs); call once the app listens. */
@@ -154,6 +154,8 @@ export interface TestOidcProvider {
  * Starts a local OpenID Provider (oidc-provider) on 127.0.0.1, port 0, for end-to-end tests of
  * the OpenIdConnect provider: point `Authority` at `issuer`, then call `configure` with the app's
  * redirect URI once the app listens; drive its pages with {@link throughIdpLogin}.
+ *
+ * @public @experimental
  */
 export async function startOidcProvider (options: TestOidcProviderOptions): Promise<TestOidcProvider> {
   const Provider = await loadOidcProvider()

@@ -9,6 +9,8 @@ import { APPLICATION_NAME } from '../application-name.js'
 /**
  * A base environment: PATH and HOME only, user secrets pointed nowhere, the same closed posture
  * and in-memory state as {@link buildTestApp}, then `extra`.
+ *
+ * @public @experimental
  */
 export function cleanEnv (extra: Record<string, string>, applicationName: string = APPLICATION_NAME): NodeJS.ProcessEnv {
   return {
@@ -21,7 +23,7 @@ export function cleanEnv (extra: Record<string, string>, applicationName: string
   }
 }
 
-/** A child process started by {@link runProcess}. */
+/** A child process started by {@link runProcess}. @public @experimental */
 export interface Running {
   readonly child: ChildProcess
   stdout: () => string
@@ -36,6 +38,8 @@ export interface Running {
 /**
  * Any command, with its output collected. `detached` puts it in its own process
  * group (for `npm start`, whose shell and node child are then signalled together by `kill(-pid)`).
+ *
+ * @public @experimental
  */
 export function runProcess (command: string, args: readonly string[], options: { cwd: string, env: NodeJS.ProcessEnv, detached?: boolean }): Running {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: options.detached === true, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -79,7 +83,7 @@ export function runProcess (command: string, args: readonly string[], options: {
   }
 }
 
-/** stdout parsed as JSON lines; fails on a line that is not JSON. */
+/** stdout parsed as JSON lines; fails on a line that is not JSON. @public @experimental */
 export function jsonLines (text: string): Array<Record<string, unknown>> {
   return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record<string, unknown>)
 }

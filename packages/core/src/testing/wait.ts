@@ -5,6 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 
+/** @public @experimental */
 export async function waitFor (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000, intervalMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (let check = 0; check <= Math.ceil(timeoutMs / intervalMs); check++) {

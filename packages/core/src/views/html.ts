@@ -1,6 +1,8 @@
 /**
  * HTML with escaping by default: every interpolated value is escaped unless it is already
  * {@link SafeHtml}. Attribute values must be quoted in templates.
+ *
+ * @public
  */
 export class SafeHtml {
   readonly value: string
@@ -19,6 +21,7 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 const SPECIAL = /[&<>"'`]/
 const SPECIALS = /[&<>"'`]/g
 
+/** @public */
 export function escapeHtml (text: string): string {
   // Most values have nothing to escape: one scan, no replacement callback.
   return SPECIAL.test(text) ? text.replace(SPECIALS, (character) => ESCAPES[character] ?? character) : text
@@ -31,6 +34,7 @@ function render (value: unknown): string {
   return escapeHtml(String(value))
 }
 
+/** @public */
 export function html (strings: TemplateStringsArray, ...values: unknown[]): SafeHtml {
   let out = strings[0] ?? ''
   for (let index = 0; index < values.length; index++) out += render(values[index]) + (strings[index + 1] ?? '')

@@ -16,6 +16,7 @@ import { CORE_STYLESHEET_PATH } from './stylesheet.js'
 /** The application name pages show by default (titles, header). */
 export const APPLICATION_TITLE = APPLICATION_NAME
 
+/** @public */
 export interface LayoutOptions {
   /** The page's own title; the layout adds the application name. */
   readonly title: string
@@ -23,7 +24,7 @@ export interface LayoutOptions {
   readonly userName?: string | undefined
 }
 
-/** What a layout receives besides the page body: the page's title, user, and the application name. */
+/** What a layout receives besides the page body: the page's title, user, and the application name. @public */
 export interface BrandedLayoutOptions extends LayoutOptions {
   readonly applicationName: string
 }
@@ -32,10 +33,12 @@ export interface BrandedLayoutOptions extends LayoutOptions {
  * An app's page layout: the whole HTML document around `body`. `body` and anything built with
  * {@link html} is escaped already; interpolate other values through `html` too. No inline script
  * or style (the Content-Security-Policy forbids them).
+ *
+ * @public
  */
 export type PageLayout = (options: BrandedLayoutOptions, body: SafeHtml) => string
 
-/** Page branding an app supplies to `createApp`; every member is optional. */
+/** Page branding an app supplies to `createApp`; every member is optional. @public */
 export interface Branding {
   /** Shown in every page title (`<title>Sign in - <name></title>`) and the header. Default `ProjectTemplate`. */
   readonly applicationName?: string
@@ -47,7 +50,7 @@ export interface Branding {
   readonly layout?: PageLayout
 }
 
-/** The default layout: header with the application name (and the user), the page in `<main>`. */
+/** The default layout: header with the application name (and the user), the page in `<main>`. @public */
 export function defaultLayout (options: BrandedLayoutOptions, body: SafeHtml): string {
   return html`<!doctype html>
 <html lang="en">
@@ -70,12 +73,14 @@ ${body}
 `.value
 }
 
+/** @public */
 export interface LoginProvider {
   readonly scheme: string
   readonly displayName: string
   readonly available: boolean
 }
 
+/** @public */
 export interface LoginPageModel {
   readonly providers: readonly LoginProvider[]
   readonly returnUrl?: string | undefined
@@ -133,6 +138,7 @@ ${requestId === undefined ? '' : html`<p class="muted">Request id: <code id="req
 </div>`)
 }
 
+/** @public */
 export interface ErrorPageModel {
   readonly statusCode: number
   readonly title: string
@@ -168,13 +174,14 @@ function providerSignOutPage (applicationName: string, model: ProviderSignOutPag
   })
 }
 
+/** @public */
 export interface ProviderSignOutPageModel {
   /** The provider's logout URL (OIDC end_session, SAML2 SingleLogoutService). */
   readonly url: string
   readonly displayName: string
 }
 
-/** The core's pages, branded once: `app.pages` (and what an app's own pages build on: `layout`). */
+/** The core's pages, branded once: `app.pages` (and what an app's own pages build on: `layout`). @public */
 export interface Pages {
   readonly applicationName: string
   /** The branded layout with the application name filled in. */
@@ -224,7 +231,7 @@ function rememberedUnlessTyped (render: (model: LoginPageModel) => string): (mod
   return (model: LoginPageModel): string => model.email === undefined ? remembered(model) : render(model)
 }
 
-/** Builds the page set for `branding` (defaults: the application name {@link APPLICATION_TITLE}, {@link defaultLayout}). */
+/** Builds the page set for `branding` (defaults: the application name {@link APPLICATION_TITLE}, {@link defaultLayout}). @public */
 export function createPages (branding: Branding = {}): Pages {
   const applicationName = branding.applicationName ?? APPLICATION_TITLE
   const brandedLayout = branding.layout ?? defaultLayout
