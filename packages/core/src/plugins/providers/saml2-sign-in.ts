@@ -14,6 +14,7 @@ import { formField, isFlowId, type Saml2Context } from './saml2-instance.js'
 import type { ChallengeHint } from '../authentication.js'
 import { checkAuthnStatement, proofOfAuthnStatement } from '../../saml2/step-up.js'
 import { stepUpFlowData } from '../../sign-in/step-up-flow.js'
+import type { TakenFlow } from '../../sign-in/pipeline.js'
 
 export async function challenge (ctx: Saml2Context, request: FastifyRequest, reply: FastifyReply, returnUrl: string, hint?: ChallengeHint): Promise<FastifyReply> {
   const { app, settings, scheme, source, acsUrlOf } = ctx
@@ -32,7 +33,7 @@ export async function challenge (ctx: Saml2Context, request: FastifyRequest, rep
 }
 
 export async function assertionConsumerService (ctx: Saml2Context, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const { app, saml, settings, scheme, source, replayCache, singleLogout, acsUrlOf, status } = ctx
+  const { app, settings, scheme, source, replayCache, acsUrlOf } = ctx
   const fail = (failure: SignInFailure, error?: unknown): FastifyReply => {
     if (error instanceof Saml2ResponseError) request.log.debug({ event: 'saml2.response.rejected', failure, detail: error.message }, 'SAML2 response rejected')
     return app.externalSignIn.fail(request, reply, scheme, failure, error)
@@ -48,22 +49,7 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
   const flow = taken?.flow
   // What a missing flow is reported as: `replay` when the flow RelayState names was completed already.
   const correlation = taken?.correlationFailure ?? 'correlation'
-  if (flow === undefined && !settings.allowUnsolicitedResponses) {
-    if (saml.RestartUnsolicitedSignIn && !isFlowId(relayState) && !app.externalSignIn.holdsFlow(request)) {
-      // IdP-initiated (Okta tile, Entra My Apps): nothing in the response is read or trusted.
-      // A fresh SP-initiated flow keeps InResponseTo, the correlation cookie and replay
-      // protection, and the IdP's existing session makes it a silent round trip. A local
-      // RelayState is where the user lands; anything else is ignored. Starting it writes
-      // nothing on the server (the flow lives in the browser's correlation cookie).
-      const returnUrl = typeof relayState === 'string' && isLocalUrl(relayState) ? relayState : '/'
-      request.log.info({ event: 'saml2.unsolicited.restarted', provider: scheme }, 'unsolicited SAML2 response: starting an SP-initiated sign-in')
-      if (!status().available) return fail('unavailable')
-      return await challenge(ctx, request, reply, returnUrl)
-    }
-    // A RelayState naming a flow of ours, or a browser with a sign-in pending, answers a request
-    // whose correlation is missing, foreign or used; anything else is an unsolicited response.
-    return fail(isFlowId(relayState) || app.externalSignIn.holdsFlow(request) ? correlation : 'unsolicited')
-  }
+  if (flow === undefined && !settings.allowUnsolicitedResponses) return await unsolicited(ctx, request, reply, relayState, fail, correlation)
 
   let envelope
   try {
@@ -91,6 +77,34 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
     const unmet = checkAuthnStatement(assertion.authnStatement, stepUp.requirement, { requestedAtSeconds: stepUp.requestedAtSeconds, nowSeconds: Math.floor(Date.now() / 1000) })
     if (unmet !== undefined) return fail(unmet.failure, new Saml2ResponseError(unmet.failure, 'the assertion does not prove the step-up', { diagnostics: { detail: unmet.code } }))
   }
+  return await completeSignIn(ctx, request, reply, taken, assertion, idp.entityId)
+}
+
+/**
+ * A response no flow of this browser asked for. IdP-initiated (Okta tile, Entra My Apps), with
+ * RestartUnsolicitedSignIn: nothing in the response is read or trusted; a fresh SP-initiated flow
+ * keeps InResponseTo, the correlation cookie and replay protection, and the IdP's existing session
+ * makes it a silent round trip. A local RelayState is where the user lands; anything else is
+ * ignored. Starting it writes nothing on the server (the flow lives in the correlation cookie).
+ * A RelayState naming a flow of ours, or a browser with a sign-in pending, answers a request
+ * whose correlation is missing, foreign or used; anything else is an unsolicited response.
+ */
+async function unsolicited (ctx: Saml2Context, request: FastifyRequest, reply: FastifyReply, relayState: string | undefined, fail: (failure: SignInFailure) => FastifyReply, correlation: SignInFailure): Promise<FastifyReply> {
+  const { app, saml, scheme, status } = ctx
+  if (saml.RestartUnsolicitedSignIn && !isFlowId(relayState) && !app.externalSignIn.holdsFlow(request)) {
+    const returnUrl = typeof relayState === 'string' && isLocalUrl(relayState) ? relayState : '/'
+    request.log.info({ event: 'saml2.unsolicited.restarted', provider: scheme }, 'unsolicited SAML2 response: starting an SP-initiated sign-in')
+    if (!status().available) return fail('unavailable')
+    return await challenge(ctx, request, reply, returnUrl)
+  }
+  return fail(isFlowId(relayState) || app.externalSignIn.holdsFlow(request) ? correlation : 'unsolicited')
+}
+
+type ValidatedAssertion = Awaited<ReturnType<typeof validateResponse>>
+
+/** A valid assertion becomes the sign-in: its claims, its proof and the IdP session for logout. */
+async function completeSignIn (ctx: Saml2Context, request: FastifyRequest, reply: FastifyReply, taken: TakenFlow | undefined, assertion: ValidatedAssertion, idpEntityId: string): Promise<FastifyReply> {
+  const { app, saml, settings, scheme, singleLogout } = ctx
   const groupOverage = groupOverageInClaims(assertion.claims, assertion.attributeNames)
   const authentication = proofOfAuthnStatement(assertion.authnStatement)
   return await app.externalSignIn.complete(request, reply, taken, {
@@ -99,13 +113,13 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
     ...(authentication === undefined ? {} : { authentication }),
     ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),
     ...(groupOverage === undefined ? {} : { groupOverage, acceptGroupOverage: saml.AcceptGroupOverage }),
-    returnUrl: flow?.returnUrl ?? '/',
+    returnUrl: taken?.flow?.returnUrl ?? '/',
     claimMappings: saml.ClaimMappings,
     providerDefaults: SAML2_CLAIM_DEFAULTS,
     // The IdP session: NameID (as issued, with Format and qualifiers) and SessionIndex, kept in
     // the server-side session record like OpenID Connect's id_token for its logout hint, and
     // (with Single Logout) indexed so the IdP's own LogoutRequest finds exactly these sessions.
     tokens: sessionToTokens(assertion.session),
-    ...(singleLogout ? { indexKeys: signInIndexKeys({ scheme: ctx.scheme, idpEntityId: idp.entityId, spEntityId: settings.entityId }, assertion.session) } : {})
+    ...(singleLogout ? { indexKeys: signInIndexKeys({ scheme, idpEntityId, spEntityId: settings.entityId }, assertion.session) } : {})
   })
 }
