@@ -94,7 +94,7 @@ export interface ApplicationParts {
    * the keys of `Authentication:Schemes:<Name>`, domains with their verification state, tenant),
    * read when the app is ready and on `app.authentication.reloadProviders()`. Each is validated
    * like configuration; configured schemes win over a definition of the same name.
-   * docs/providers.md, "Providers added at runtime".
+   * docs/providers/runtime-providers.md.
    */
   readonly providerSource?: ProviderSource
 }

@@ -5,7 +5,10 @@
  */
 export const CORE_DOCS_DIRECTORY = 'node_modules/@project-template/core/docs'
 
-/** The providers document (enabling OpenID Connect, SAML2, the OAuth vendors), as hints name it. */
+/**
+ * The providers document (the index of the pages under docs/providers/: OpenID Connect, SAML2,
+ * the OAuth vendors, ...), as hints name it.
+ */
 export const PROVIDERS_DOCUMENT = `${CORE_DOCS_DIRECTORY}/providers.md`
 
 /**
@@ -14,7 +17,7 @@ export const PROVIDERS_DOCUMENT = `${CORE_DOCS_DIRECTORY}/providers.md`
  */
 export const REPOSITORY_DOCS_URL = 'https://github.com/project-template/project-template/blob/main/docs'
 
-const SHIPPED = /(?<![\w/@.-])docs\/(providers|security|errors|audit-events|telemetry|scale-out|provisioning)\.md\b/g
+const SHIPPED = /(?<![\w/@.-])docs\/(providers(?:\/[\w-]+)?|security|errors|audit-events|telemetry|scale-out|provisioning)\.md\b/g
 const REPOSITORY = /(?<![\w/@.-])docs\/(performance|generator)\.md\b/g
 
 /**

@@ -72,7 +72,7 @@ after(() => rmSync(sandbox, { recursive: true, force: true }))
 
 /** The core's documents as the app has them, relative to the project (read from the packed core). */
 function coreDocuments () {
-  return [...packedCore].filter((entry) => /^docs\/(?:guides\/)?[\w-]+\.md$/.test(entry) || /^[A-Z]+\.md$/.test(entry)).sort().map((entry) => `${CORE_PREFIX}${entry}`)
+  return [...packedCore].filter((entry) => /^docs\/(?:guides\/|providers\/)?[\w-]+\.md$/.test(entry) || /^[A-Z]+\.md$/.test(entry)).sort().map((entry) => `${CORE_PREFIX}${entry}`)
 }
 
 /** The documents the app ships: README.md and docs/*.md, relative to the project. */
@@ -192,6 +192,7 @@ describe('the generated app\'s documents name only what the app has', () => {
     assert.equal(JSON.parse(readFileSync(join(CORE_DIR, 'package.json'), 'utf8')).repository.url, `git+${REPOSITORY_ADDRESS}.git`)
     // A document the core ships is named where the app has it, one it does not by its address.
     assert.equal(documentation.asApplicationReferences('docs/scale-out.md'), `${CORE_PREFIX}docs/scale-out.md`)
+    assert.equal(documentation.asApplicationReferences('docs/providers/jwt-bearer.md.'), `${CORE_PREFIX}docs/providers/jwt-bearer.md.`)
     assert.equal(documentation.asApplicationReferences('docs/performance.md'), `${documentation.REPOSITORY_DOCS_URL}/performance.md`)
     /** @type {string[]} */
     const found = []
@@ -213,7 +214,10 @@ describe('the generated app\'s documents name only what the app has', () => {
       'docs/guides/README.md', 'docs/guides/add-an-identity-provider.md', 'docs/guides/api-keys.md', 'docs/guides/call-another-api.md', 'docs/guides/customers-idps-at-runtime.md', 'docs/guides/enterprise.md',
       'docs/guides/get-started.md', 'docs/guides/observe.md', 'docs/guides/production-checklist.md', 'docs/guides/protect-an-api.md', 'docs/guides/protect-an-mcp-server.md', 'docs/guides/provision-users.md',
       'docs/guides/several-instances.md', 'docs/guides/several-providers.md',
-      'docs/pages.md', 'docs/providers.md', 'docs/provisioning.md', 'docs/scale-out.md', 'docs/security.md', 'docs/telemetry.md'
+      'docs/pages.md', 'docs/providers.md',
+      'docs/providers/adfs.md', 'docs/providers/entra-id.md', 'docs/providers/github.md', 'docs/providers/google.md', 'docs/providers/jwt-bearer.md', 'docs/providers/keycloak.md',
+      'docs/providers/oauth.md', 'docs/providers/okta.md', 'docs/providers/openid-connect.md', 'docs/providers/runtime-providers.md', 'docs/providers/saml2.md', 'docs/providers/several-providers.md',
+      'docs/provisioning.md', 'docs/scale-out.md', 'docs/security.md', 'docs/telemetry.md'
     ])
     assert.ok(!packedCore.has('src/index.ts') && [...packedCore].every((entry) => !entry.startsWith('src/')), 'the core ships no src/')
   })
@@ -301,13 +305,13 @@ describe('the generated app\'s documents name only what the app has', () => {
   })
 
   test('the runtime providers\' routes are pinned where an app pins its public routes', () => {
-    const providers = readFileSync(join(project, CORE_PREFIX, 'docs', 'providers.md'), 'utf8')
+    const providers = readFileSync(join(project, CORE_PREFIX, 'docs', 'providers', 'runtime-providers.md'), 'utf8')
     assert.match(providers, /`GET\|POST \/Saml2\/:scheme\/Logout` \(all anonymous: an app with a\n {2}source adds them to its reviewed list, `ANONYMOUS_ROUTES` in `test\/authorization\.test\.ts`\)/)
     assert.doesNotMatch(providers, /anonymous-routes\.test\.ts/)
   })
 
   test('the core\'s documents the app cites are in the packed core', () => {
-    for (const document of ['docs/providers.md', 'docs/security.md', 'docs/errors.md', 'docs/scale-out.md', 'etc/core.api.md', 'LICENSE', 'README.md']) {
+    for (const document of ['docs/providers.md', 'docs/providers/runtime-providers.md', 'docs/providers/jwt-bearer.md', 'docs/security.md', 'docs/errors.md', 'docs/scale-out.md', 'etc/core.api.md', 'LICENSE', 'README.md']) {
       assert.ok(packedCore.has(document), document)
     }
   })

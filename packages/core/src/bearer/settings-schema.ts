@@ -16,7 +16,7 @@ import type { ProviderInstanceBase } from '../config/provider-type.js'
  */
 export const BearerSectionSchema = Type.Object({
   ScopesSupported: strings([], 'Extension. The scopes listed as scopes_supported in the protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource, published while a JwtBearer scheme is configured. Empty: the member is left out.'),
-  PathPrefixes: strings(['/api/'], 'Extension. Routes whose path starts with one of these accept Authorization: Bearer tokens of the JwtBearer schemes (a route may also opt in or out with config: { bearer: true | false }). Pages never should. A request carrying a bearer token there is decided by the token alone: a refused token is 401, even with a session cookie. docs/providers.md, "Protect an API".')
+  PathPrefixes: strings(['/api/'], 'Extension. Routes whose path starts with one of these accept Authorization: Bearer tokens of the JwtBearer schemes (a route may also opt in or out with config: { bearer: true | false }). Pages never should. A request carrying a bearer token there is decided by the token alone: a refused token is 401, even with a session cookie. docs/providers/jwt-bearer.md.')
 }, { additionalProperties: false, default: {} })
 
 /** `Authentication:Bearer`, as bound. */
@@ -40,7 +40,7 @@ export const JwtBearerIntrospectionSchema = Type.Object({
 
 /**
  * Authentication:Schemes:<Name> of Type JwtBearer (issue 35): bearer tokens on API routes, no
- * sign-in. Its rules are bearer/settings-rules.ts; docs/providers.md, "Protect an API".
+ * sign-in. Its rules are bearer/settings-rules.ts; docs/providers/jwt-bearer.md.
  *
  * @public @experimental
  */

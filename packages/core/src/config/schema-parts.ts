@@ -82,7 +82,7 @@ export function claimMappings (description: string): TUnsafe<Record<string, stri
 }
 
 /**
- * Providers:<name>:AcceptGroupOverage (docs/providers.md, "Entra ID"): DANGEROUS for an app whose
+ * Providers:<name>:AcceptGroupOverage (docs/providers/openid-connect.md, "Group overage"): DANGEROUS for an app whose
  * authorization reads groups; an overage sign-in then has no group claims at all.
  */
 export function acceptGroupOverage () {

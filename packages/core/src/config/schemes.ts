@@ -1,5 +1,5 @@
 /**
- * Named schemes (`Authentication:Schemes:<Name>`, docs/providers.md "Several identity providers"):
+ * Named schemes (`Authentication:Schemes:<Name>`, docs/providers/several-providers.md):
  * the name rules and the schema a section binds to, which is its type's scheme section with the
  * defaults that follow from the name (scheme, display name, endpoint paths). Generic: the types
  * come from the provider types' registrations (providers/application-schema.ts `NAMED_SCHEMES`).

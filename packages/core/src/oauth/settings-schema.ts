@@ -27,7 +27,7 @@ const VENDOR_DEFAULT_SCOPES: Readonly<Record<VendorName, readonly string[]>> = {
   VendorC: ['profile', 'email']
 }
 
-/** Extension keys shared by the OAuth 2.0 vendor slots (docs/providers.md). */
+/** Extension keys shared by the OAuth 2.0 vendor slots (docs/providers/oauth.md). */
 function vendor (name: VendorName, callbackPath: string, scopes: readonly string[]) {
   return Type.Object({
     ...providerCommon(name, name),

@@ -11,7 +11,7 @@
  * any `id_token` a vendor includes against an issuer a vendor slot does not have, requires
  * `token_type`, and reports GitHub's 200-status error bodies only as a non-conform response. A
  * vendor slot is plain OAuth 2.0 with no cryptography of its own: the PKCE helpers are
- * openid-client's; the rest is a few HTTP requests (docs/providers.md, "Why the vendor slots do
+ * openid-client's; the rest is a few HTTP requests (docs/providers/oauth.md, "Why the vendor slots do
  * not use openid-client").
  */
 import * as client from 'openid-client'

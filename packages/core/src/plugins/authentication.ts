@@ -90,7 +90,7 @@ export interface AuthenticationApi {
    * Reads the app's provider source again (`providerSource` of createApp) and applies the change:
    * at once on this instance, and on every instance sharing the state store through its
    * invalidation channel. Without a source it changes nothing. `revokeSessions` ends the sessions
-   * of the removed providers. docs/providers.md, "Providers added at runtime".
+   * of the removed providers. docs/providers/runtime-providers.md.
    */
   reloadProviders: (options?: ReloadProvidersOptions) => Promise<ProviderReloadResult>
   /**

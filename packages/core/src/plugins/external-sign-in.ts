@@ -170,7 +170,8 @@ async function externalSignIn (app: FastifyInstance, options: ExternalSignInOpti
   const rootKey = options.rootKey ?? APPLICATION_NAME
   // Over http in Development the cookie drops the __Host- prefix but stays Secure and
   // SameSite=None: browsers treat http://localhost as a secure context, and a cross-site POST
-  // callback (SAML, form_post) from a real IdP still carries it (docs/providers.md).
+  // callback (SAML, form_post) from a real IdP still carries it (docs/providers.md, "Local
+  // development over http://localhost").
   const pipeline = new SignInPipeline({
     flows: new PendingFlows({
       cookiePrefix: cookieName((options.cookieNames ?? COOKIE_NAMES).correlation, !options.insecureCookies),

@@ -1,5 +1,5 @@
 /**
- * Providers added at runtime (issue 28; docs/providers.md "Providers added at runtime"): when the
+ * Providers added at runtime (issue 28; docs/providers/runtime-providers.md): when the
  * app passes a `providerSource`, the core registers parametric routes once at startup
  * (`/signin-:scheme`, `/signout-callback-:scheme`, `/backchannel-logout-:scheme`,
  * `/Saml2/:scheme/Acs`, `/Saml2/:scheme/Metadata`, `/Saml2/:scheme/Logout`; the static routes of
@@ -36,7 +36,7 @@ import { openProvider } from './providers/open-provider.js'
 /**
  * The app's provider source: the definitions of every runtime provider, read at start and on each
  * reload. It is given the app, so it can open the secrets its rows keep sealed
- * (`app.dataProtection.unprotectSecret`, docs/providers.md "Providers added at runtime").
+ * (`app.dataProtection.unprotectSecret`, docs/providers/runtime-providers.md).
  *
  * @public @experimental
  */

@@ -89,7 +89,7 @@ export interface SessionApi {
    * session, even with concurrent callers on several instances). Undefined when there is no
    * session, no access token, or no valid one can be had; when the provider refuses the
    * refresh token the session ends (its cookie is deleted on `reply`) and the caller should
-   * answer as for an anonymous user (401 or a new sign-in). docs/providers.md, "Token refresh".
+   * answer as for an anonymous user (401 or a new sign-in). docs/providers/openid-connect.md, "Token refresh".
    *
    * `options.rejected` (experimental): the access token an API has just refused with 401. While
    * the session still holds that token it is refreshed whatever its expiry (once per session, as

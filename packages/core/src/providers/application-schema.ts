@@ -18,7 +18,7 @@ import { AUTHENTICATION_SECTIONS, defaultPathsOf, PROVIDER_NAMES, PROVIDER_SECTI
 export const AuthenticationSchema = authenticationSchemaWith({
   providerNames: PROVIDER_NAMES,
   providers: PROVIDER_SECTIONS,
-  schemes: namedSchemesSchema(SCHEME_SCHEMAS, 'Extension. Named providers beside the contract sections: Schemes:<Name> with Type (OpenIdConnect, Saml2, JwtBearer or ApiKey) and that type\'s keys; <Name> is the scheme (/External/Challenge?provider=<Name> for the sign-in types; JwtBearer and ApiKey schemes authenticate API calls only). Paths default from the name. docs/providers.md, "Several identity providers".'),
+  schemes: namedSchemesSchema(SCHEME_SCHEMAS, 'Extension. Named providers beside the contract sections: Schemes:<Name> with Type (OpenIdConnect, Saml2, JwtBearer or ApiKey) and that type\'s keys; <Name> is the scheme (/External/Challenge?provider=<Name> for the sign-in types; JwtBearer and ApiKey schemes authenticate API calls only). Paths default from the name. docs/providers/several-providers.md.'),
   sections: AUTHENTICATION_SECTIONS
 })
 

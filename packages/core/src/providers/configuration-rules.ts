@@ -162,7 +162,7 @@ export function bearerAudiencesAreNotSignInClients (config: ApplicationConfigura
         return {
           key,
           event: 'configuration.bearer_audience_is_client_id',
-          message: `${key} equals ${client.key} at the same issuer: that issuer's ID tokens for the sign-in client carry this audience. Give the API an audience of its own (an App ID URI such as api://orders, or a Keycloak audience mapper for an API client) and never list a sign-in client's id; set ${keyOfInstance(instance, 'RequireAccessTokenType')} when the issuer sets typ at+jwt (docs/providers.md, "Protect an API").`
+          message: `${key} equals ${client.key} at the same issuer: that issuer's ID tokens for the sign-in client carry this audience. Give the API an audience of its own (an App ID URI such as api://orders, or a Keycloak audience mapper for an API client) and never list a sign-in client's id; set ${keyOfInstance(instance, 'RequireAccessTokenType')} when the issuer sets typ at+jwt (docs/providers/jwt-bearer.md).`
         }
       }))
   })

@@ -1,6 +1,6 @@
 /**
  * Who owns a verified e-mail domain that several providers from the provider source claim (issue
- * 33, item 3; docs/providers.md "Providers added at runtime", "Who owns a domain"). The rule is
+ * 33, item 3; docs/providers/runtime-providers.md, "Verified domains"). The rule is
  * the same on every instance, across restarts and whatever order the source lists its rows in, so
  * that a display-name edit, a restart or a new instance never hands a domain to another customer:
  *

@@ -1,7 +1,7 @@
 /**
- * The bookkeeping of the providers from the app's provider source (issue 28; docs/providers.md
- * "Providers added at runtime"): which are in use, under which fingerprint, and which one owns
- * each endpoint path. A reload applies the source's definitions: each is validated
+ * The bookkeeping of the providers from the app's provider source (issue 28;
+ * docs/providers/runtime-providers.md): which are in use, under which fingerprint, and which one
+ * owns each endpoint path. A reload applies the source's definitions: each is validated
  * (runtime-definitions.ts), removals go first (a domain may move), then, when asked, the sessions
  * of the providers removed or now trusting other users end, then additions in the source's order.
  * A verified domain claimed by several rows goes to one owner by a rule that does not depend on

@@ -9,7 +9,7 @@ export const NAME_ID_CLAIM_TYPE = 'NameID'
  * Deliberately absent: givenName (2.5.4.42) and surname (2.5.4.4), since there is no
  * application claim for either and composing a display name would guess at order and locale; and
  * Keycloak's group list attribute `member`, since other directories use that name for something
- * else (X.500 `member` lists a group's member DNs): map it per provider (docs/providers.md, Keycloak).
+ * else (X.500 `member` lists a group's member DNs): map it per provider (docs/providers/keycloak.md).
  */
 export const SAML2_CLAIM_DEFAULTS: Readonly<Record<string, string>> = {
   'urn:oid:0.9.2342.19200300.100.1.3': 'email',

@@ -45,7 +45,7 @@ const NAMED_ALGORITHMS = new Set([
 /** Which part of the EncryptedAssertion names the refused algorithm. */
 export type EncryptionAlgorithmRole = 'key_transport' | 'content' | 'oaep_digest' | 'oaep_mgf'
 
-/** What to change at the IdP, per role (fixed text; docs/providers.md, "Encrypted assertions"). */
+/** What to change at the IdP, per role (fixed text; docs/providers/saml2.md, "Encrypted assertions"). */
 const REMEDIES: Readonly<Record<EncryptionAlgorithmRole, string>> = {
   key_transport: 'set the IdP key transport (key encryption) algorithm to http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p (Keycloak: RSA-OAEP-MGF1P)',
   content: 'set the IdP content (data) encryption algorithm to http://www.w3.org/2009/xmlenc11#aes256-gcm (Keycloak: AES_256_GCM)',

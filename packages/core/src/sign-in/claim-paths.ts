@@ -1,5 +1,5 @@
 /**
- * ClaimMappings sources that reach into nested JSON claims (docs/providers.md, "Claims"): a dotted
+ * ClaimMappings sources that reach into nested JSON claims (docs/providers/oauth.md, "Claims"): a dotted
  * path (`realm_access.roles`, `data.id`) or a JSON pointer (RFC 6901, `/resource_access/my.app/roles`,
  * `~1` for `/`, `~0` for `~`). Shared by the OpenID Connect handler (ID token and userinfo) and the
  * vendor slots (user information). A top-level claim literally named like the path wins over the

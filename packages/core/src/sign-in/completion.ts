@@ -1,7 +1,7 @@
 /**
  * What a verified provider response becomes before it is a session: the claims normalized (and
  * refused without a subject), the tenant claim that only the provider source may set, and the
- * session index keys (docs/providers.md, "Claims"; issue 28 for the tenant claim). Plain inputs
+ * session index keys (docs/providers/saml2.md and oauth.md, "Claims"; issue 28 for the tenant claim). Plain inputs
  * and results: no Fastify types here (sign-in/pipeline.ts `complete` runs the steps in order,
  * with the replay record and the application's sign-in hook between them).
  */

@@ -1,5 +1,5 @@
 /**
- * Entra ID group overage (docs/providers.md, "Entra ID"): above 200 groups in a JWT (150 in a SAML
+ * Entra ID group overage (docs/providers/openid-connect.md, "Group overage"): above 200 groups in a JWT (150 in a SAML
  * assertion) Entra ID leaves the `groups` claim out and sends an indicator instead, pointing at
  * Microsoft Graph. A sign-in that went on without groups would make every group-based deny rule
  * fail open, so the indicator is detected here and the sign-in refused unless the provider's

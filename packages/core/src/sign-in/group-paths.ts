@@ -4,7 +4,7 @@
  * (`admins`), so a policy written that way silently denies everyone. Which provider sends paths
  * cannot be known from configuration, so this is checked on the signed-in claims: the first
  * sign-in of a process whose `application:group` values include a path reports it once
- * (`authorization.group_path_mismatch`, docs/providers.md, Keycloak).
+ * (`authorization.group_path_mismatch`, docs/providers/keycloak.md).
  */
 import { APPLICATION_NAME } from '../application-name.js'
 import type { AuthorizationConfiguration } from '../config/schema.js'

@@ -3,9 +3,9 @@
  * (urn:oid:1.2.840.113549.1.9.1), "X500 givenName" / "X500 surname" (urn:oid:2.5.4.42 /
  * urn:oid:2.5.4.4) and the "Group list" mapper's `member` attribute with full group paths
  * (`/admins`). The email OID is mapped by default; given name and surname are kept as original
- * claims only; `member` becomes `application:group` only through ClaimMappings (docs/providers.md,
- * Keycloak). A group that arrives as a path while a policy names it without the slash is reported
- * once per process (`authorization.group_path_mismatch`), and a policy naming the path works.
+ * claims only; `member` becomes `application:group` only through ClaimMappings
+ * (docs/providers/keycloak.md). A group that arrives as a path while a policy names it without
+ * the slash is reported once per process (`authorization.group_path_mismatch`), and a policy naming the path works.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
