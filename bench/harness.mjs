@@ -240,6 +240,75 @@ export function bearerEnvironment (env, issuer) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Provisioning and API keys (issues 41 and 42)
+
+/** The prefix and scope of the bench's ApiKey scheme `Keys`. */
+export const API_KEY_PREFIX = 'bench_'
+export const API_KEY_SCOPE = 'application.read'
+
+/**
+ * Environment adding SCIM provisioning with one connection `connection` (tenant `bench`), the
+ * directory store `store` (default: embedded), and a provisioning rate limit no bench run reaches
+ * (the budget is counted on every request all the same, as in production).
+ */
+export function provisioningEnvironment (env, { connection = 'Bench', postgres } = {}) {
+  return {
+    ...env,
+    ProjectTemplate__Provisioning__Enabled: 'true',
+    [`ProjectTemplate__Provisioning__Connections__${connection}__Tenant`]: 'bench',
+    ProjectTemplate__RateLimits__ProvisioningPerWindow: '10000000',
+    ...(postgres === undefined ? {} : { ProjectTemplate__Provisioning__Store__Provider: 'PostgreSql', ProjectTemplate__Provisioning__Store__PostgreSql__ConnectionString: postgres })
+  }
+}
+
+/** Environment adding the ApiKey scheme `Keys` (its keys in the directory store's database). */
+export function apiKeyEnvironment (env) {
+  return {
+    ...env,
+    ProjectTemplate__Authentication__Schemes__Keys__Type: 'ApiKey',
+    ProjectTemplate__Authentication__Schemes__Keys__Prefix: API_KEY_PREFIX,
+    [`ProjectTemplate__Authentication__Schemes__Keys__Scopes__${API_KEY_SCOPE}`]: 'Read the application information'
+  }
+}
+
+/** One JSON request; resolves to the status and the parsed body (or the text). Bounded: 30 s. */
+export function requestJson (port, method, path, { body, headers = {} } = {}) {
+  const payload = body === undefined ? undefined : JSON.stringify(body)
+  return new Promise((resolveResponse, reject) => {
+    const req = httpRequest({
+      host: HOST, port, path, method, timeout: 30_000,
+      headers: { accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }), ...headers }
+    }, (res) => {
+      const chunks = []
+      res.on('data', (chunk) => chunks.push(chunk))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        let parsed = text
+        try { parsed = JSON.parse(text) } catch { /* not JSON */ }
+        resolveResponse({ status: res.statusCode, body: parsed })
+      })
+    })
+    req.on('timeout', () => { req.destroy(new Error('timeout')) })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
+
+/** An API key of the scheme `Keys` for the user signed in with `cookie` (bench/app-server.mjs's bench-only route). */
+export async function createApiKey (port, cookie) {
+  const response = await requestJson(port, 'GET', `/bench-only/api-key?scopes=${API_KEY_SCOPE}`, { headers: { cookie } })
+  if (response.status !== 200 || typeof response.body?.key !== 'string') throw new Error(`bench API key creation answered ${response.status}: ${JSON.stringify(response.body)}`)
+  return response.body.key
+}
+
+/** The state store and directory store calls an app started with BENCH_COUNT_STORES=1 has counted. */
+export async function storeCalls (port) {
+  const response = await requestJson(port, 'GET', '/bench-only/store-calls')
+  if (response.status !== 200) throw new Error(`bench store counts answered ${response.status}`)
+  return response.body
+}
+
 /** A redis-server on a unix socket in a temporary directory, no persistence; undefined when Debian's redis-server is missing. */
 export async function startRedis () {
   if (!existsSync('/usr/bin/redis-server')) return undefined
@@ -311,6 +380,9 @@ export function buildScenarios (cookies, floorSecret) {
     ...(cookies.redis === undefined ? [] : [authenticated('redis', 'Same, 6 claims, Redis store (one redis-server on a unix socket)', cookies.redis, 'appRedis')]),
     ...(cookies.bearer === undefined ? [] : [{ id: 'bearer', title: 'Same, `Authorization: Bearer` JWT access token (6 claims, RS256), JwtBearer scheme', path: '/api/application-information', expected: 200, server: 'appBearer', app: { ...json, authorization: `Bearer ${cookies.bearer}` }, floor: { ...json, cookie: floorCookie(cookies.standard, floorSecret) } }]),
     ...(cookies.bearerCookie === undefined ? [] : [authenticated('bearercookie', 'Same, session cookie, on the app with the JwtBearer scheme', cookies.bearerCookie, 'appBearer')]),
+    ...(cookies.apiKey === undefined ? [] : [{ id: 'apikey', title: 'Same, `Authorization: Bearer` API key (ApiKey scheme; provisioning on, embedded directory store; app with the JwtBearer scheme)', path: '/api/application-information', expected: 200, server: 'appKeys', app: { ...json, authorization: `Bearer ${cookies.apiKey}` }, floor: { ...json, cookie: floorCookie(cookies.standard, floorSecret) } }]),
+    ...(cookies.keysCookie === undefined ? [] : [authenticated('keyscookie', 'Same, session cookie, on that app (provisioning and API keys on)', cookies.keysCookie, 'appKeys')]),
+    ...(cookies.bearer === undefined || cookies.keysCookie === undefined ? [] : [{ id: 'keysbearer', title: 'Same, `Authorization: Bearer` JWT, on that app (provisioning and API keys on)', path: '/api/application-information', expected: 200, server: 'appKeys', app: { ...json, authorization: `Bearer ${cookies.bearer}` }, floor: { ...json, cookie: floorCookie(cookies.standard, floorSecret) } }]),
     { id: 'challenge', title: 'Anonymous `GET /` (challenge redirect)', path: '/', expected: 302, app: html, floor: html },
     { id: 'api401', title: 'Anonymous JSON `GET /api/application-information`', path: '/api/application-information', expected: 401, app: json, floor: json },
     { id: 'login', title: '`GET /Account/Login`', path: '/Account/Login', expected: 200, app: html, floor: html },

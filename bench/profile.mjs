@@ -4,7 +4,8 @@
  * .cpuprofile path (open it in Chrome DevTools or speedscope for the flame graph).
  *
  *   node bench/profile.mjs [scenario id, default auth] [--seconds N] [--floor] [--no-build]
- *   scenario ids: auth large challenge api401 login static health (the Redis scenario: npm run bench)
+ *   scenario ids: auth large challenge api401 login static health (the Redis scenario: npm run bench);
+ *   apikey keyscookie keysbearer: the app with provisioning, an ApiKey scheme and a JwtBearer scheme
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -13,7 +14,8 @@ import { tmpdir } from 'node:os'
 import { SourceMap } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
 import {
-  BENCH_OUTPUT, bundleAppServer, appEnvironment, buildScenarios, cleanup, DIST, floorEnvironment, freePort, LARGE_CLAIMS, load, ROOT, signInCookie, STANDARD_CLAIMS, startServer, stopServer
+  BENCH_OUTPUT, bundleAppServer, appEnvironment, buildScenarios, cleanup, DIST, floorEnvironment, freePort, LARGE_CLAIMS, load, ROOT, signInCookie, STANDARD_CLAIMS, startServer, stopServer,
+  apiKeyEnvironment, bearerEnvironment, createApiKey, provisioningEnvironment, startBearerIssuer
 } from './harness.mjs'
 
 const args = process.argv.slice(2)
@@ -37,9 +39,12 @@ const directory = mkdtempSync(join(tmpdir(), 'bench-profile-'))
 const port = await freePort()
 // bench/app-server.mjs (bundled like dist/server.js): the built buildApp plus the bench-only sign-in route that makes real sessions.
 const appServer = floorMode ? undefined : await bundleAppServer()
+// The scenarios of issues 41 and 42 run on the app with provisioning, an ApiKey scheme and a JwtBearer scheme (as npm run bench does).
+const keysApp = ['apikey', 'keyscookie', 'keysbearer'].includes(id)
+const issuer = keysApp ? await startBearerIssuer() : undefined
 const server = await startServer({
   script: floorMode ? join(ROOT, 'bench', 'floor-server.mjs') : appServer,
-  env: floorMode ? floorEnvironment(port, floorSecret) : appEnvironment(port, keyMaterial),
+  env: floorMode ? floorEnvironment(port, floorSecret) : keysApp ? apiKeyEnvironment(provisioningEnvironment(bearerEnvironment(appEnvironment(port, keyMaterial), issuer))) : appEnvironment(port, keyMaterial),
   port,
   stdout: openSync('/dev/null', 'w'),
   nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${directory}`]
@@ -48,12 +53,20 @@ const server = await startServer({
 const cookieSource = floorMode ? await startServer({ script: await bundleAppServer(), env: appEnvironment(await freePort().then((p) => { cookiePort = p; return p }), keyMaterial), port: cookiePort, stdout: openSync('/dev/null', 'w') }) : undefined
 const signInPort = floorMode ? cookiePort : port
 const cookies = { standard: await signInCookie(signInPort, STANDARD_CLAIMS), large: await signInCookie(signInPort, LARGE_CLAIMS) }
+if (keysApp && !floorMode) {
+  Object.assign(cookies, {
+    keysCookie: await signInCookie(port, STANDARD_CLAIMS),
+    apiKey: await createApiKey(port, await signInCookie(port, STANDARD_CLAIMS)),
+    bearer: issuer.token({ sub: 'user-1', name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Reader'], groups: ['engineering'], permissions: ['application.read'] })
+  })
+}
 if (cookieSource !== undefined) await stopServer(cookieSource.child)
 const scenario = buildScenarios(cookies, floorSecret).find((candidate) => candidate.id === id)
 if (scenario === undefined) throw new Error(`unknown scenario ${id}`)
 const which = floorMode ? 'floor' : 'app'
 const result = await load({ pid: server.child.pid, port, path: scenario.path, headers: scenario[which], expected: scenario.expected, duration: seconds, connections: 10 })
 await stopServer(server.child)
+await issuer?.close()
 console.log(`${which} ${id}: ${result.rps.toFixed(0)} req/s, ${result.cpuUs.toFixed(0)} µs CPU/req, p50 ${result.p50} ms, p99 ${result.p99} ms, unexpected ${result.unexpected}`)
 
 const file = readdirSync(directory).find((name) => name.endsWith('.cpuprofile'))
