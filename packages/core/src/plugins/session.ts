@@ -208,6 +208,20 @@ interface SessionContext {
   readonly clearCookie: (reply: FastifyReply) => void
 }
 
+/** Sets the principal, renewing the session in the background when sliding expiration says so. */
+function acceptSession (sessions: SessionContext['sessions'], renewal: RenewalSettings, request: FastifyRequest, ticket: AuthenticationTicket, at: number): Principal {
+  const renewed = renewedTicket(ticket, at, renewal)
+  if (renewed !== undefined) {
+    sessions.renew(renewed, at).then((stored) => {
+      if (!stored) request.log.debug({ event: 'session.renewal.skipped' }, 'session ended before its renewal was stored')
+    }, (error: unknown) => {
+      request.log.warn({ event: 'session.renewal.failed', errorName: (error as Error).name }, 'session renewal not stored')
+    })
+  }
+  request.user = new Principal(renewed ?? ticket)
+  return request.user
+}
+
 /**
  * `resolve` and `authenticate`: the request's session, checked once per request (a cached session
  * without a round trip), renewed in the background when sliding expiration says so.
@@ -215,19 +229,7 @@ interface SessionContext {
 function sessionResolver (ctx: SessionContext, renewal: RenewalSettings): Pick<SessionApi, 'resolve' | 'authenticate'> {
   const { sessions, cookie, enabled, nowSeconds, clearCookie } = ctx
 
-  /** Sets the principal, renewing the session in the background when sliding expiration says so. */
-  function accept (request: FastifyRequest, ticket: AuthenticationTicket, at: number): Principal {
-    const renewed = renewedTicket(ticket, at, renewal)
-    if (renewed !== undefined) {
-      sessions.renew(renewed, at).then((stored) => {
-        if (!stored) request.log.debug({ event: 'session.renewal.skipped' }, 'session ended before its renewal was stored')
-      }, (error: unknown) => {
-        request.log.warn({ event: 'session.renewal.failed', errorName: (error as Error).name }, 'session renewal not stored')
-      })
-    }
-    request.user = new Principal(renewed ?? ticket)
-    return request.user
-  }
+  const accept = (request: FastifyRequest, ticket: AuthenticationTicket, at: number): Principal => acceptSession(sessions, renewal, request, ticket, at)
 
   function resolve (request: FastifyRequest, reply: FastifyReply, done: ResolveCallback): void {
     const flagged = request as RequestWithFlag

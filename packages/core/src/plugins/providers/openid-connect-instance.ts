@@ -52,8 +52,32 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
   const allowInsecureRequests = allowsInsecureRequests(settings.Authority, options.environmentName)
   let warnedBackChannel = false
   let notedClientAuthentication = false
+  const metadata = new ProviderMetadata(async () => await discoverProvider(discoveryOptionsOf(options, log, allowedTenants, allowInsecureRequests)), {
+    onFailure: (reason, error) => {
+      log.warn(metadataFailureFields(settings.Authority, reason, error), 'provider metadata could not be loaded')
+    },
+    onLoaded: () => {
+      log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded')
+      const postChosen = notedClientAuthentication || metadata.current === undefined ? undefined : postChosenNotice(metadata.current)
+      if (postChosen !== undefined) { notedClientAuthentication = true; log.info(postChosen, 'client_secret_post chosen: the Basic encoding would change the client id or secret') }
+      // OpenID Connect Back-Channel Logout 1.0, section 2.1: an absent backchannel_logout_supported means false.
+      if (settings.BackChannelLogout && !warnedBackChannel && metadata.current?.serverMetadata().backchannel_logout_supported !== true) {
+        warnedBackChannel = true
+        log.warn({
+          event: 'oidc.back_channel_logout.unsupported',
+          setting: `${options.instance.keyPrefix}:BackChannelLogout`
+        }, 'BackChannelLogout is on but the provider\'s discovery document does not advertise backchannel_logout_supported: it may never send logout tokens')
+      }
+    }
+  })
+  return metadata
+}
+
+/** What discovery of the instance's provider needs from its settings (oidc/discovery.ts). */
+function discoveryOptionsOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>, log: FastifyBaseLogger, allowedTenants: AllowedTenants | undefined, allowInsecureRequests: boolean): Parameters<typeof discoverProvider>[0] {
+  const settings = options.instance.settings
   const key = (name: string): string => `${options.instance.keyPrefix}:${name}`
-  const metadata = new ProviderMetadata(async () => await discoverProvider({
+  return {
     authority: settings.Authority,
     clientId: settings.ClientId,
     clientSecret: settings.ClientSecret,
@@ -80,41 +104,28 @@ function metadataOf (options: ProviderRegistrationOptions<OpenIdConnectInstance>
           sameOriginEndpoints: true,
           onEndpointIgnored: (endpoint: string) => { log.warn({ event: 'oidc.metadata.endpoint_ignored', endpoint, reason: 'off_issuer_origin' }, 'an endpoint the provider\'s discovery names off its issuer\'s origin is not used') }
         })
-  }), {
-    onFailure: (reason, error) => {
-      const setting = (error as { setting?: unknown } | null)?.setting
-      const endpoint = (error as { endpoint?: unknown } | null)?.endpoint
-      // The URL without credentials or query, and the cause code (ENOTFOUND, ECONNREFUSED,
-      // certificate errors) that undici keeps in error.cause.
-      log.warn({
-        event: 'external.metadata.failed',
-        reason,
-        url: urlForLog(discoveryUrlOf(settings.Authority)),
-        causeCode: networkCauseCode(error),
-        errorName: (error as Error | null)?.name,
-        errorCode: (error as { code?: unknown } | null)?.code,
-        // The setting a discovered document cannot satisfy (PushedAuthorization Require without a PAR endpoint).
-        ...(typeof setting === 'string' ? { setting } : {}),
-        // The discovery member refused off the issuer's origin (a provider from the provider source).
-        ...(typeof endpoint === 'string' ? { endpoint } : {}),
-        ...tooLargeFields(error)
-      }, 'provider metadata could not be loaded')
-    },
-    onLoaded: () => {
-      log.info({ event: 'external.metadata.loaded' }, 'provider metadata loaded')
-      const postChosen = notedClientAuthentication || metadata.current === undefined ? undefined : postChosenNotice(metadata.current)
-      if (postChosen !== undefined) { notedClientAuthentication = true; log.info(postChosen, 'client_secret_post chosen: the Basic encoding would change the client id or secret') }
-      // OpenID Connect Back-Channel Logout 1.0, section 2.1: an absent backchannel_logout_supported means false.
-      if (settings.BackChannelLogout && !warnedBackChannel && metadata.current?.serverMetadata().backchannel_logout_supported !== true) {
-        warnedBackChannel = true
-        log.warn({
-          event: 'oidc.back_channel_logout.unsupported',
-          setting: `${options.instance.keyPrefix}:BackChannelLogout`
-        }, 'BackChannelLogout is on but the provider\'s discovery document does not advertise backchannel_logout_supported: it may never send logout tokens')
-      }
-    }
-  })
-  return metadata
+  }
+}
+
+/** The safe fields of `external.metadata.failed`: no credential, query or document content. */
+function metadataFailureFields (authority: string, reason: string, error: unknown): Record<string, unknown> {
+  const setting = (error as { setting?: unknown } | null)?.setting
+  const endpoint = (error as { endpoint?: unknown } | null)?.endpoint
+  // The URL without credentials or query, and the cause code (ENOTFOUND, ECONNREFUSED,
+  // certificate errors) that undici keeps in error.cause.
+  return {
+    event: 'external.metadata.failed',
+    reason,
+    url: urlForLog(discoveryUrlOf(authority)),
+    causeCode: networkCauseCode(error),
+    errorName: (error as Error | null)?.name,
+    errorCode: (error as { code?: unknown } | null)?.code,
+    // The setting a discovered document cannot satisfy (PushedAuthorization Require without a PAR endpoint).
+    ...(typeof setting === 'string' ? { setting } : {}),
+    // The discovery member refused off the issuer's origin (a provider from the provider source).
+    ...(typeof endpoint === 'string' ? { endpoint } : {}),
+    ...tooLargeFields(error)
+  }
 }
 
 /** The signing keys of the discovered jwks_uri, kept across metadata refreshes of the same URI so the unknown-key refetch limit holds per provider. */
