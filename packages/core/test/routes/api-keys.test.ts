@@ -114,7 +114,8 @@ describe('/Account/ApiKeys', () => {
     const browser = await openPage(t.app, await signInAs(t.app, userClaims()))
     const created = await create(browser, [['name', 'script'], ['scopes', 'application.read']])
     const key = String(secretIn(created.body))
-    for (const headers of [{ authorization: `Bearer ${key}` }, { authorization: 'Bearer eyJhbGciOiJub25lIn0.e30.' }, { 'x-api-key': key }]) {
+    const presented: Array<Record<string, string>> = [{ authorization: `Bearer ${key}` }, { authorization: 'Bearer eyJhbGciOiJub25lIn0.e30.' }, { 'x-api-key': key }]
+    for (const headers of presented) {
       for (const cookie of ['', browser.cookie]) {
         const listed = await t.app.inject({ url: '/Account/ApiKeys', headers: { cookie, accept: 'application/json', ...headers } })
         assert.equal(listed.statusCode, 403)
