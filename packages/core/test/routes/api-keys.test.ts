@@ -263,7 +263,7 @@ describe('/Account/ApiKeys without an enabled ApiKey scheme', () => {
     const settings = { Authentication: { Schemes: { Partner: { ...PARTNER, TenantAdministratorPolicy: 'orders.Admins' } } } }
     await assert.rejects(buildTestApp({ nodeEnv: 'Development', settings: settings as never }), {
       code: 'APP_ERR_API_KEY_POLICY_UNKNOWN',
-      message: 'ProjectTemplate:Authentication:Schemes:Partner:TenantAdministratorPolicy names the unknown authorization policy orders.Admins.'
+      message: 'Setting ProjectTemplate:Authentication:Schemes:Partner:TenantAdministratorPolicy names the unknown authorization policy orders.Admins.'
     })
   })
 })
