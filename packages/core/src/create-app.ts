@@ -5,8 +5,8 @@
  * authorization), the state store, session, authentication schemes, anti-forgery, authorization
  * (fallback policy, not-found; then the app's named policies and governance evaluator), external
  * sign-in (correlation, completion) and the enabled providers, then the contract's baseline
- * endpoints (/Account, /External/Challenge, /Home/Error, /health) and last the app's own routes,
- * which the fallback policy covers like every other route. It never reads process.env.
+ * endpoints (/Account, with an ApiKey scheme /Account/ApiKeys, /External/Challenge, /Home/Error,
+ * /health) and last the app's own routes, which the fallback policy covers like every other route. It never reads process.env.
  */
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
@@ -46,6 +46,7 @@ import branding from './plugins/branding.js'
 import type { AuthorizationPolicy } from './authorization/policies.js'
 import type { GovernanceEvaluator } from './plugins/authorization.js'
 import accountRoutes from './routes/account.js'
+import apiKeyRoutes from './routes/api-keys.js'
 import errorRoutes from './routes/error.js'
 import externalRoutes from './routes/external.js'
 import healthRoutes from './routes/health.js'
@@ -252,6 +253,8 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
 
   await app.register(accountRoutes)
   await app.register(sessionRoutes)
+  // /Account/ApiKeys: only when an ApiKey scheme is enabled (app.apiKeys).
+  await app.register(apiKeyRoutes, { now })
   await app.register(externalRoutes)
   await app.register(errorRoutes)
   await app.register(healthRoutes)

@@ -22,6 +22,7 @@ export const ERRORS = {
   APP_ERR_API_KEY_REQUEST_INVALID: { status: 400, title: 'API key request not valid', message: (field: string) => `The API key request's ${field} is not valid.` },
   APP_ERR_API_KEY_LIMIT: { status: 409, title: 'Too many API keys', message: () => 'The owner already holds the most API keys allowed; revoke one first.' },
   APP_ERR_API_KEY_SESSION_REQUIRED: { status: 403, title: 'Signed-in session required', message: () => 'API keys are created, listed and revoked from a signed-in session only, never with an API key or access token.' },
+  APP_ERR_API_KEY_POLICY_UNKNOWN: { status: 500, title: 'Unknown tenant administrator policy', message: (key: string, policy: string) => `Setting ${key} names the unknown authorization policy ${policy}.` },
   APP_ERR_GOVERNANCE_DENIED: { status: 403, title: 'Action not permitted', message: () => 'The governance evaluator refused the action.' },
   APP_ERR_CSRF_INVALID: { status: 400, title: 'Anti-forgery validation failed', message: () => 'The anti-forgery token is missing or invalid.' },
   APP_ERR_RETURN_URL_INVALID: { status: 400, title: 'Return URL is not local', message: () => 'The return URL must be a local path such as /orders?id=1.' },

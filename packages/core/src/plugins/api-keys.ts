@@ -15,22 +15,29 @@
  * - A revocation on any instance is published on the state store's invalidation channel
  *   (`api-keys:<ids>`); every instance drops those keys from its one-second cache.
  *
- * Not wired yet: the `X-API-Key` header (AllowXApiKeyHeader), the /Account/ApiKeys pages, the
- * per-key and failed-look-up rate limits, a tenant's removal from the provider source.
+ * - A scheme's TenantAdministratorPolicy is looked up by name when asked (the app's policies are
+ *   added before `ready()`); a name no policy has fails `ready()`. The key pages, routes/api-keys.ts.
+ *
+ * Not wired yet: the `X-API-Key` header (AllowXApiKeyHeader), the per-key and failed-look-up rate
+ * limits, a tenant's removal from the provider source.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { ApiKeyService } from '../api-keys/api-key-service.js'
 import type { ApiKeyOwner, ApiKeyRevocationReason } from '../api-keys/api-key-store.js'
 import { apiKeyStoreBeside } from '../api-keys/open-api-key-store.js'
-import type { ApiKeyInstance } from '../api-keys/settings-schema.js'
+import type { ApiKeyInstance, ApiKeySettings } from '../api-keys/settings-schema.js'
 import type { CredentialType } from '../bearer/credential-types.js'
 import { BearerTokenError, type BearerFailure } from '../bearer/failures.js'
 import type { BearerAuthentication } from '../bearer/jwt-bearer-scheme.js'
+import { decidePolicy, type AuthorizationPolicy } from '../authorization/policies.js'
+import { keyOfInstance } from '../config/provider-type.js'
+import { createError } from '../errors.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { enabledProviderInstances } from '../providers/provider-instances.js'
 import type { UserIdentity } from '../session/user-identity.js'
 import { API_KEYS_INVALIDATION_PREFIX } from '../state/keys.js'
+import { namedPolicyOf } from './authorization.js'
 import { directoryStoreOf } from './directory.js'
 
 /** `app.apiKeys`: the API keys of the enabled ApiKey schemes, for an app's own key pages. @public @experimental */
@@ -87,6 +94,34 @@ export function apiKeyCredentialType (services: readonly ApiKeyService[]): Crede
   }
 }
 
+/**
+ * A scheme's TenantAdministratorPolicy (Owners with Tenant), or undefined: met when the policy it
+ * names allows the caller (a step-up it would ask for is not met), looked up on each use.
+ */
+export function tenantAdministratorOf (app: FastifyInstance, settings: Pick<ApiKeySettings, 'Owners' | 'TenantAdministratorPolicy'>): AuthorizationPolicy | undefined {
+  const name = settings.TenantAdministratorPolicy.trim()
+  if (name === '' || !settings.Owners.includes('Tenant')) return undefined
+  return {
+    name,
+    requirement: (principal) => {
+      const policy = namedPolicyOf(app.authorization, name)
+      return policy !== undefined && decidePolicy(policy, principal).outcome === 'allow'
+    }
+  }
+}
+
+/** At `ready()`: every TenantAdministratorPolicy names a registered policy. */
+function checkTenantAdministrators (app: FastifyInstance, instances: readonly ApiKeyInstance[]): void {
+  app.addHook('onReady', async () => {
+    for (const instance of instances) {
+      const policy = tenantAdministratorOf(app, instance.settings)
+      if (policy !== undefined && namedPolicyOf(app.authorization, policy.name) === undefined) {
+        throw createError('APP_ERR_API_KEY_POLICY_UNKNOWN', keyOfInstance(instance, 'TenantAdministratorPolicy'), policy.name)
+      }
+    }
+  })
+}
+
 async function apiKeysPlugin (app: FastifyInstance, options: ApiKeysPluginOptions): Promise<void> {
   const { config } = options
   const instances = config.Authentication.Enabled ? enabledProviderInstances(config).flatMap((instance) => instance.protocol === 'ApiKey' ? [instance as ApiKeyInstance] : []) : []
@@ -104,7 +139,11 @@ async function apiKeysPlugin (app: FastifyInstance, options: ApiKeysPluginOption
       app.log.warn({ event: 'api_key.invalidation_failed', errorName: (error as Error).name }, 'API key revocation not announced to other instances (their cache holds it at most one second)')
     })
   }
-  const services = instances.map((instance) => new ApiKeyService({ settings: instance.settings, store, log: app.log, ownerStatus, onRevoked, now: options.now }))
+  const services = instances.map((instance) => {
+    const tenantAdministrator = tenantAdministratorOf(app, instance.settings)
+    return new ApiKeyService({ settings: instance.settings, store, log: app.log, ownerStatus, onRevoked, now: options.now, ...(tenantAdministrator === undefined ? {} : { tenantAdministrator }) })
+  })
+  checkTenantAdministrators(app, instances)
   app.state.subscribe({
     onInvalidate: (message) => {
       if (!message.startsWith(API_KEYS_INVALIDATION_PREFIX)) return
@@ -140,4 +179,4 @@ async function apiKeysPlugin (app: FastifyInstance, options: ApiKeysPluginOption
   app.log.info({ event: 'api_keys.enabled', schemes: [...byName.keys()] }, 'API keys accepted on bearer routes')
 }
 
-export default fp(apiKeysPlugin, { name: 'api-keys', dependencies: ['state', 'session', 'directory', 'bearer'] })
+export default fp(apiKeysPlugin, { name: 'api-keys', dependencies: ['state', 'session', 'directory', 'bearer', 'authorization'] })

@@ -55,6 +55,17 @@ export interface AuthorizationPluginOptions {
   readonly environmentName: string
 }
 
+/** The named policies of each app's `app.authorization`, for {@link namedPolicyOf}. */
+const namedPolicies = new WeakMap<AuthorizationApi, ReadonlyMap<string, AuthorizationPolicy>>()
+
+/**
+ * The named policy `name` (the contract's or one the app added), or undefined: for a plugin that
+ * applies a policy a setting names (an ApiKey scheme's TenantAdministratorPolicy). Not public.
+ */
+export function namedPolicyOf (api: AuthorizationApi, name: string): AuthorizationPolicy | undefined {
+  return namedPolicies.get(api)?.get(name)
+}
+
 type Hook = ((request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) |
 ((request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void)
 
@@ -124,7 +135,7 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
   const anonymous = new Set<string>()
   let evaluator: GovernanceEvaluator | undefined
 
-  app.decorate('authorization', {
+  const api: AuthorizationApi = {
     addPolicy (policy: AuthorizationPolicy) {
       if (policies.has(policy.name)) throw createError('APP_ERR_POLICY_DUPLICATE', policy.name)
       assertPolicyAuthentication(policy)
@@ -134,7 +145,9 @@ async function authorizationPlugin (app: FastifyInstance, options: Authorization
       evaluator = next
     },
     anonymousRoutes: () => [...anonymous].sort()
-  })
+  }
+  namedPolicies.set(api, policies)
+  app.decorate('authorization', api)
 
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]

@@ -13,6 +13,7 @@ import type { LoadedConfiguration } from '../providers/application-schema.js'
 import { loadConfigurationWithoutEnvironmentFiles } from '../configuration.js'
 import { APPLICATION_NAME } from '../application-name.js'
 import { createLogger } from '../logger.js'
+import type { AuthenticationProof } from '../session/authentication-proof.js'
 import type { Claim } from '../session/principal.js'
 import type { StateStore } from '../state/state-store.js'
 
@@ -181,9 +182,10 @@ export async function buildTestApp (options: TestAppOptions): Promise<TestApp> {
     ...(options.providerSource === undefined ? {} : { providerSource: options.providerSource })
   })
   if (options.testSignIn !== false) {
-    app.post<{ Body: { claims: Claim[], scheme?: string, indexKeys?: string[] } }>(TEST_SIGN_IN_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
-      const { scheme, claims, indexKeys } = request.body
-      await reply.signIn({ scheme: scheme ?? 'TestFlow', claims, ...(indexKeys === undefined ? {} : { indexKeys }) })
+    // `authentication`: what a provider proved (auth_time...), for routes with a step-up policy.
+    app.post<{ Body: { claims: Claim[], scheme?: string, indexKeys?: string[], authentication?: AuthenticationProof } }>(TEST_SIGN_IN_PATH, { config: { allowAnonymous: true } }, async (request, reply) => {
+      const { scheme, claims, indexKeys, authentication } = request.body
+      await reply.signIn({ scheme: scheme ?? 'TestFlow', claims, ...(indexKeys === undefined ? {} : { indexKeys }), ...(authentication === undefined ? {} : { authentication }) })
       return reply.code(204).send()
     })
   }

@@ -7,6 +7,7 @@
  */
 import { html, type SafeHtml } from './html.js'
 import type { LayoutOptions } from './pages.js'
+import { timeElement as time, timeText } from './time.js'
 
 export interface SessionRow {
   readonly sessionAuditId: string
@@ -24,16 +25,6 @@ export interface SessionsPageModel {
   /** Live sessions in all (more than the rows when the list was cut to the newest). */
   readonly total: number
   readonly csrfToken: string
-}
-
-/** `2026-11-25 18:20 UTC`. */
-function timeText (seconds: number): string {
-  return `${new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`
-}
-
-/** {@link timeText} in a `<time>` element with the ISO value. */
-function time (seconds: number): SafeHtml {
-  return html`<time datetime="${new Date(seconds * 1000).toISOString()}">${timeText(seconds)}</time>`
 }
 
 export function sessionsPage (layout: (options: LayoutOptions, body: SafeHtml) => string, model: SessionsPageModel): string {

@@ -77,8 +77,23 @@ button.danger { background: var(--pt-surface); color: var(--pt-danger); border-c
 span.provider.unavailable { cursor: not-allowed; background: var(--pt-background); color: var(--pt-muted); border-color: var(--pt-border); border-style: dashed; }
 .email-discovery { display: grid; gap: .5rem; margin: 0 0 1.25rem; }
 .email-discovery label { font-weight: 600; }
-input[type="email"], input[type="text"] { width: 100%; min-height: 2.75rem; padding: .5rem .75rem; font: inherit; color: var(--pt-text); background: var(--pt-surface); border: 1px solid var(--pt-muted); border-radius: var(--pt-radius); }
+input[type="email"], input[type="text"], input[type="number"] { width: 100%; min-height: 2.75rem; padding: .5rem .75rem; font: inherit; color: var(--pt-text); background: var(--pt-surface); border: 1px solid var(--pt-muted); border-radius: var(--pt-radius); }
 .email-discovery button { width: 100%; }
+.field { display: grid; gap: .375rem; margin: 0 0 1.25rem; }
+.field > label, legend { font-weight: 600; }
+.hint { margin: 0; font-size: .875rem; color: var(--pt-muted); }
+fieldset { margin: 0 0 1.25rem; padding: .75rem 1rem 1rem; border: 1px solid var(--pt-border); border-radius: var(--pt-radius); }
+legend { padding: 0 .25rem; }
+.choice { display: flex; gap: .625rem; align-items: flex-start; margin: .5rem 0 0; }
+.choice input { flex: none; width: 1.5rem; height: 1.5rem; margin: 0; accent-color: var(--pt-accent); }
+.choice label { overflow-wrap: anywhere; }
+[aria-invalid="true"] { border-color: var(--pt-danger); border-width: 2px; }
+input.secret { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.key-schemes ul { list-style: none; display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; margin: 0 0 1rem; padding: 0; }
+.key-schemes [aria-current="page"] { font-weight: 700; }
+table.api-keys td form { margin: 0; }
+table.api-keys button { white-space: nowrap; min-height: 2.25rem; padding: .25rem .875rem; }
+table.api-keys td:first-child { overflow-wrap: anywhere; min-width: 8rem; }
 .divider { display: flex; align-items: center; gap: .75rem; color: var(--pt-muted); }
 .divider::before, .divider::after { content: ""; flex: 1; border-top: 1px solid var(--pt-border); }
 .alert { padding: .75rem 1rem; border: 1px solid var(--pt-danger); border-left-width: 4px; border-radius: var(--pt-radius); background: var(--pt-danger-surface); color: var(--pt-text); }

@@ -3,7 +3,9 @@
  * and the screenshot script (scripts/screenshots.ts): the starter app listening on 127.0.0.1 with
  * two registered providers (Staff, serving the e-mail domain example.test, and an unavailable
  * Partners), so the login page has provider buttons and the e-mail field; a signed-in user with a
- * second session elsewhere; and {@link CORE_PAGES}, each page with how to reach it in a browser.
+ * second session elsewhere; an ApiKey scheme ({@link API_KEY_PREFIX}), so /Account/ApiKeys exists
+ * (the user's sign-in is recent: its creation form is shown); and {@link CORE_PAGES}, each page
+ * with how to reach it in a browser.
  * A challenge redirects to https://idp.invalid/ (never answered: the name does not resolve).
  */
 import assert from 'node:assert/strict'
@@ -16,6 +18,8 @@ import { addCookieHeader } from './providers/browser.js'
 export const IDP_ORIGIN = 'https://idp.invalid'
 /** Challenges per client and window: room for the keyboard tests, and few enough to reach the 429. */
 export const CHALLENGE_LIMIT = 12
+/** The prefix of the app's API keys. */
+export const API_KEY_PREFIX = 'pt_'
 
 export interface PagesApp {
   readonly subject: TestApp
@@ -45,7 +49,10 @@ function registerProvider (app: FastifyInstance, scheme: string, displayName: st
 export async function startPagesApp (): Promise<PagesApp> {
   const subject = await buildTestApp({
     nodeEnv: 'production',
-    settings: { RateLimits: { ChallengePerWindow: CHALLENGE_LIMIT, WindowSeconds: 600 } },
+    settings: {
+      RateLimits: { ChallengePerWindow: CHALLENGE_LIMIT, WindowSeconds: 600 },
+      Authentication: { Schemes: { Keys: { Type: 'ApiKey', Prefix: API_KEY_PREFIX, Scopes: { 'application.read': 'Read the application information', 'orders.write': 'Change orders' } } } }
+    } as never,
     configure: (app) => {
       registerProvider(app, 'Staff', 'Staff account', { domains: ['example.test'], available: true })
       registerProvider(app, 'Partners', 'Partner sign-in', { available: false })
@@ -67,7 +74,8 @@ export async function signInContext (app: PagesApp, context: BrowserContext): Pr
   // A user of its own per context: the sessions page lists exactly these two sessions.
   const claims = [claim('application:subject', `pages-user-${randomUUID()}`), ...standardUser().filter((item) => item.type !== 'application:subject')]
   for (const agent of [firefox, userAgent]) {
-    const response = await app.subject.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, headers: { 'user-agent': agent }, payload: { claims } })
+    const authentication = { authTime: Math.floor(Date.now() / 1000) }
+    const response = await app.subject.app.inject({ method: 'POST', url: TEST_SIGN_IN_PATH, headers: { 'user-agent': agent }, payload: { claims, authentication } })
     assert.equal(response.statusCode, 204)
     if (agent === userAgent) await addCookieHeader(context, cookieHeaderFrom(response))
   }
@@ -100,6 +108,7 @@ export const CORE_PAGES: readonly CorePage[] = [
   { name: 'access-denied', path: '/Account/AccessDenied', status: 403, signedIn: true },
   { name: 'error', path: '/Home/Error/500', status: 500 },
   { name: 'sessions', path: '/Account/Sessions', status: 200, signedIn: true },
+  { name: 'api-keys', path: '/Account/ApiKeys', status: 200, signedIn: true },
   { name: 'too-many-requests', path: '/External/Challenge?provider=Staff', status: 429, prepare: exhaustChallenges }
 ]
 
