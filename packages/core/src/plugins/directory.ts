@@ -15,6 +15,7 @@ import { openDirectoryStore } from '../directory/open-directory-store.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { enabledProviderInstances } from '../providers/provider-instances.js'
 import { connectionsOf, type ScimConnection } from '../scim/connections.js'
+import { nextRuntimeConnections, type DeclaredConnection, type RuntimeConnectionsContext, type RuntimeConnectionsResult } from '../scim/runtime-connections.js'
 import { issueConnectionToken, type IssuedConnectionToken } from '../scim/connection-tokens.js'
 import { DeprovisionedIdentities, type DeprovisionedIdentity } from '../scim/deprovisioned-identities.js'
 import { signInAdmission } from '../scim/sign-in-admission.js'
@@ -28,7 +29,7 @@ export type ConnectionTokenInfo = Omit<ConnectionToken, 'digest'>
 
 /** `app.provisioning` (issue 41). @experimental */
 export interface ProvisioningApi {
-  /** The configured connections' names. */
+  /** The connections' names now: the configured ones, then those of the provider source (docs/provisioning.md). */
   readonly connections: readonly string[]
   /**
    * Issues a token for a connection and returns its secret, this once (only its digest is
@@ -66,9 +67,16 @@ export interface DirectoryPluginOptions {
 /** What plugins/scim.ts and the sign-in pipeline need beyond the public API. */
 export interface ProvisioningRuntime {
   readonly store: DirectoryStore
+  /** Every connection in use, configured and from the provider source; read on each request (a reload changes it in place). */
   readonly connections: ReadonlyMap<string, ScimConnection>
   readonly deprovisioned: DeprovisionedIdentities
   readonly admission: ProvisioningAdmission
+  /**
+   * Applies the connections the provider source's rows declare (plugins/runtime-providers.ts, on
+   * every reload on every instance), given the sign-in schemes now in use: those from the source
+   * with their rows' tenants, and the configured ones.
+   */
+  readonly reloadConnections: (declared: readonly DeclaredConnection[], schemes: Pick<RuntimeConnectionsContext, 'runtimeSchemes' | 'configuredSchemes'>) => RuntimeConnectionsResult
 }
 
 const RUNTIME = Symbol('provisioning.runtime')
@@ -89,18 +97,34 @@ export function provisioningRuntimeOf (app: FastifyInstance): ProvisioningRuntim
 }
 
 function connectionOf (connections: ReadonlyMap<string, ScimConnection>, name: string, method: string): string {
-  if (typeof name !== 'string' || !connections.has(name)) throw new TypeError(`app.provisioning.${method}: ${String(name)} is not a configured connection (Provisioning:Connections:<Name>).`)
+  if (typeof name !== 'string' || !connections.has(name)) throw new TypeError(`app.provisioning.${method}: ${String(name)} is not a configured connection (Provisioning:Connections:<Name>) nor one of the provider source.`)
   return name
 }
 
 function provisioningApi (runtime: ProvisioningRuntime): ProvisioningApi {
   const { store, connections } = runtime
   return {
-    connections: [...connections.keys()],
+    get connections () { return [...connections.keys()] },
     createToken: async (connection, options) => await issueConnectionToken(store, connectionOf(connections, connection, 'createToken'), options?.expiresAt),
     listTokens: async (connection) => (await store.listTokens(connectionOf(connections, connection, 'listTokens'))).map(({ digest: _digest, ...token }) => token),
     revokeToken: async (connection, id) => await store.revokeToken(connectionOf(connections, connection, 'revokeToken'), id),
     isDeprovisioned: async (identity) => await runtime.deprovisioned.isDeprovisioned(identity)
+  }
+}
+
+/**
+ * The reload of the connections from the provider source: the next set (scim/runtime-connections.ts),
+ * applied to `connections` in place, so the SCIM endpoints, the tokens API and the sign-in step
+ * see it from their next call. Configured names are never touched (a row cannot take one).
+ */
+function connectionReloader (connections: Map<string, ScimConnection>, configured: ReadonlyMap<string, ScimConnection>, rootKey: string): ProvisioningRuntime['reloadConnections'] {
+  let current: RuntimeConnectionsContext['current'] = new Map()
+  return (declared, schemes) => {
+    const result = nextRuntimeConnections(declared, { ...schemes, rootKey, configured, current })
+    for (const name of result.removed) connections.delete(name)
+    for (const [name, { connection }] of result.connections) connections.set(name, connection)
+    current = result.connections
+    return result
   }
 }
 
@@ -119,8 +143,15 @@ async function directoryPlugin (app: FastifyInstance, options: DirectoryPluginOp
     app.decorate('provisioning', undefined)
     return
   }
-  const connections = connectionsOf(config.Provisioning.Connections)
-  const runtime: ProvisioningRuntime = { store, connections, deprovisioned: new DeprovisionedIdentities(app.state, undefined, options.now), admission: signInAdmission(store, connections) }
+  const configured = connectionsOf(config.Provisioning.Connections)
+  const connections = new Map(configured)
+  const runtime: ProvisioningRuntime = {
+    store,
+    connections,
+    deprovisioned: new DeprovisionedIdentities(app.state, undefined, options.now),
+    admission: signInAdmission(store, connections),
+    reloadConnections: connectionReloader(connections, configured, options.rootKey)
+  }
   ;(app as unknown as Record<symbol, ProvisioningRuntime>)[RUNTIME] = runtime
   const { getUser, listUsers, findUsersByIdentity, getGroup, listGroups, groupMembers, groupsOfUser } = store
   const bind = <F extends (...args: never[]) => unknown>(method: F): F => method.bind(store) as F
