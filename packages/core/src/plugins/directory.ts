@@ -9,12 +9,13 @@
  * reads it with {@link directoryStoreOf}), else nothing is opened.
  */
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { ConnectionToken, DirectoryStore } from '../directory/directory-store.js'
 import { openDirectoryStore } from '../directory/open-directory-store.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { enabledProviderInstances } from '../providers/provider-instances.js'
 import { connectionsOf, type ScimConnection } from '../scim/connections.js'
+import { issuedTenantsOf, unmatchedConnections } from '../scim/connection-schemes.js'
 import { nextRuntimeConnections, type DeclaredConnection, type RuntimeConnectionsContext, type RuntimeConnectionsResult } from '../scim/runtime-connections.js'
 import { issueConnectionToken, type IssuedConnectionToken } from '../scim/connection-tokens.js'
 import { DeprovisionedIdentities, type DeprovisionedIdentity } from '../scim/deprovisioned-identities.js'
@@ -62,6 +63,8 @@ export interface DirectoryPluginOptions {
   readonly contentRoot: string
   readonly now: () => number
   readonly rootKey: string
+  /** Whether the app has a provider source: then the tenant check waits for its rows (each reload). */
+  readonly providerSource?: boolean
 }
 
 /** What plugins/scim.ts and the sign-in pipeline need beyond the public API. */
@@ -77,6 +80,11 @@ export interface ProvisioningRuntime {
    * with their rows' tenants, and the configured ones.
    */
   readonly reloadConnections: (declared: readonly DeclaredConnection[], schemes: Pick<RuntimeConnectionsContext, 'runtimeSchemes' | 'configuredSchemes'>) => RuntimeConnectionsResult
+  /**
+   * Warns, naming its `Tenant` key, of each configured connection no sign-in can belong to: no
+   * `Schemes`, and a tenant neither a configured provider nor a row in use (`rowTenants`) issues.
+   */
+  readonly warnUnmatchedTenants: (log: FastifyBaseLogger, rowTenants: Iterable<string | undefined>) => void
 }
 
 const RUNTIME = Symbol('provisioning.runtime')
@@ -128,6 +136,16 @@ function connectionReloader (connections: Map<string, ScimConnection>, configure
   }
 }
 
+function tenantCheck (configured: ReadonlyMap<string, ScimConnection>, issued: ReadonlySet<string>, rootKey: string): ProvisioningRuntime['warnUnmatchedTenants'] {
+  return (log, rowTenants) => {
+    const tenants = new Set([...issued, ...[...rowTenants].filter((tenant) => tenant !== undefined)])
+    for (const connection of unmatchedConnections(configured.values(), tenants)) {
+      const key = `${rootKey}:Provisioning:Connections:${connection.name}:Tenant`
+      log.warn({ event: 'provisioning.connection.tenant_unmatched', connection: connection.name, key }, `${key} names a tenant no provider issues (no AllowedTenants entry maps to it, no row of the provider source in use has it) and the connection lists no Schemes: no sign-in belongs to it.`)
+    }
+  }
+}
+
 async function directoryPlugin (app: FastifyInstance, options: DirectoryPluginOptions): Promise<void> {
   const { config } = options
   if (!config.Provisioning.Enabled && !apiKeysEnabled(config)) {
@@ -150,7 +168,8 @@ async function directoryPlugin (app: FastifyInstance, options: DirectoryPluginOp
     connections,
     deprovisioned: new DeprovisionedIdentities(app.state, undefined, options.now),
     admission: signInAdmission(store, connections),
-    reloadConnections: connectionReloader(connections, configured, options.rootKey)
+    reloadConnections: connectionReloader(connections, configured, options.rootKey),
+    warnUnmatchedTenants: tenantCheck(configured, issuedTenantsOf(config, options.rootKey), options.rootKey)
   }
   ;(app as unknown as Record<symbol, ProvisioningRuntime>)[RUNTIME] = runtime
   const { getUser, listUsers, findUsersByIdentity, getGroup, listGroups, groupMembers, groupsOfUser } = store
@@ -160,6 +179,7 @@ async function directoryPlugin (app: FastifyInstance, options: DirectoryPluginOp
   })
   app.decorate('provisioning', provisioningApi(runtime))
   app.log.info({ event: 'provisioning.enabled', store: store.provider, connections: runtime.connections.size }, 'SCIM provisioning enabled')
+  if (options.providerSource !== true) runtime.warnUnmatchedTenants(app.log, [])
 }
 
 export default fp(directoryPlugin, { name: 'directory', dependencies: ['state'] })

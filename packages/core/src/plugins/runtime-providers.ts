@@ -159,6 +159,7 @@ function reloadConnections (app: FastifyInstance, definitions: readonly RuntimeP
     return [{ scheme, declaration: definition.connection, tenant: definition.tenant === undefined ? undefined : String(definition.tenant), ...(createdAtMs === undefined ? {} : { createdAtMs }) }]
   })
   const { added, changed, removed, refused } = provisioning.reloadConnections(declared, { runtimeSchemes, configuredSchemes })
+  provisioning.warnUnmatchedTenants(app.log, runtimeSchemes.values())
   for (const refusal of refused) {
     app.log.warn({ event: 'provisioning.connection.refused', connection: refusal.connection, provider: refusal.scheme, kept: refusal.kept, problems: refusal.problems }, 'SCIM connection from the provider source refused')
   }

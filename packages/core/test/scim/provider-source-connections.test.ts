@@ -4,7 +4,8 @@
  * connection added by a reload on A is served on B; a token issued on A for it works on B; a
  * changed declaration keeps its users and tokens; refusals (a configured connection's name or
  * tenant, an invalid change) keep the previous good set and are logged naming the keys; a removed
- * connection answers exactly as an unknown one and its token is refused from the next request.
+ * connection answers exactly as an unknown one and its token is refused from the next request. A
+ * configured connection whose tenant no provider issues is warned of at each reload until a row has it.
  */
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -52,6 +53,8 @@ test('a connection from the provider source: applied on every instance by reload
     const answer = await app.inject({ method: method as 'GET', url: `/scim/v2/${connection}${path}`, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/scim+json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) })
     return { status: answer.statusCode, body: answer.body }
   }
+  const unmatched = (): unknown[] => a.logs.events('provisioning.connection.tenant_unmatched').map((line) => line.key)
+  assert.deepEqual(unmatched(), [`${AT}:Contoso:Tenant`], 'checked at the start reload: no row has the tenant yet')
   const contosoToken = (await a.app.provisioning!.createToken('Contoso')).token
   assert.equal((await scim(b.app, 'GET', 'Northwind', '/Users', contosoToken)).status, 401, 'before the row: unknown')
   await assert.rejects(a.app.provisioning!.createToken('Northwind'), /Northwind is not a configured connection/)
@@ -75,7 +78,9 @@ test('a connection from the provider source: applied on every instance by reload
 
   const copycat: RuntimeProviderDefinition = { scheme: 'Copycat', settings: { Type: 'Saml2', EntityId: 'https://app.example.test/sp-copycat', MetadataUrl: 'https://idp.copycat.example/metadata' }, tenant: 'contoso', connection: { name: 'Copycat' } }
   definitions = [northwind({ GroupRoles: ['no role'] }), copycat, { ...copycat, scheme: 'Thief', tenant: 'thief', connection: { name: 'contoso' } }]
+  const warnedBefore = unmatched().length
   const refused = await a.app.authentication.reloadProviders()
+  assert.equal(unmatched().length, warnedBefore, 'a row in use (Copycat, a valid provider) issues the tenant contoso now')
   assert.deepEqual(refused.connections?.refused.map((refusal) => [refusal.connection, refusal.kept, refusal.problems.map((problem) => problem.key)]), [
     ['contoso', false, [`${AT}:contoso`]],
     ['Northwind', true, [`${AT}:Northwind:GroupRoles:0`]],
