@@ -26,6 +26,7 @@ import { downstreamApiSettings } from './downstream/settings-rules.js'
 import { corsSettings } from './config/cors-rules.js'
 import { directoryStoreSettings } from './directory/settings-rules.js'
 import { provisioningConnectionSettings } from './scim/connections.js'
+import { provisioningConnectionSchemes } from './scim/connection-schemes.js'
 
 /** Every cross-key rule, in the order their messages are reported. */
 export const RULES: readonly ApplicationRule[] = [
@@ -55,6 +56,7 @@ export const RULES: readonly ApplicationRule[] = [
   stateStoreSettings,
   directoryStoreSettings,
   provisioningConnectionSettings,
+  provisioningConnectionSchemes,
   telemetrySettings,
   downstreamApiSettings,
   corsSettings

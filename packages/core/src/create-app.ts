@@ -229,7 +229,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   await app.register(authorization, { config, environmentName })
   await app.register(rateLimits, { config, rootKey })
   // Provisioning (off by default): the directory store, app.directory and app.provisioning; the sign-in pipeline's provisioning step.
-  await app.register(directory, { config, contentRoot, now, rootKey })
+  await app.register(directory, { config, contentRoot, now, rootKey, providerSource: options.providerSource !== undefined && config.Authentication.Enabled })
   const provisioning = provisioningRuntimeOf(app)
   for (const policy of options.policies ?? []) app.authorization.addPolicy(policy)
   if (options.governance !== undefined) app.authorization.useGovernanceEvaluator(options.governance)

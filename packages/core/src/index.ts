@@ -98,10 +98,10 @@ export { TokenRefreshError } from './session/token-refresh.js'
 export type { TokenRefresher, TokenRefreshFailure, TokenRefreshDiagnostics } from './session/token-refresh.js'
 export type { ApiTokenRequest } from './session/token-refresh-api.js'
 export type { AuthenticationApi } from './plugins/authentication.js'
-export type { ProviderReloadResult, RefusedDomain, RefusedProvider, ReloadProvidersOptions } from './providers/runtime-provider-set.js'
+export type { ConnectionReloadResult, ProviderReloadResult, RefusedConnection, RefusedDomain, RefusedProvider, ReloadProvidersOptions } from './providers/runtime-provider-set.js'
 export type { ProviderSource } from './plugins/runtime-providers.js'
 export { validateRuntimeProvider } from './providers/runtime-definitions.js'
-export type { RuntimeProviderDefinition, RuntimeProviderDomain, RuntimeValidation, ValidatedRuntimeProvider } from './providers/runtime-definitions.js'
+export type { RuntimeConnectionDefinition, RuntimeProviderDefinition, RuntimeProviderDomain, RuntimeValidation, ValidatedRuntimeProvider } from './providers/runtime-definitions.js'
 export { TENANT_CLAIM_TYPE } from './sign-in/completion.js'
 export {
   DOMAIN_VERIFICATION_LABEL, DOMAIN_VERIFICATION_PREFIX, DOMAIN_VERIFICATION_TIMEOUT_MS,

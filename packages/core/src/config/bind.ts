@@ -202,6 +202,11 @@ function bindSchemes (context: BindContext, path: string): Record<string, unknow
 /** A usable section name: letters, digits, - and _, starting with a letter, at most 64 characters. */
 const SECTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
 
+/** The problem of a named section's `<Name>` (at `at`) that is not usable, or undefined (also for a section from the provider source). */
+export function sectionNameProblem (name: string, at: string): ConfigurationProblem | undefined {
+  return SECTION_NAME.test(name) ? undefined : { key: at, message: `${at} is not a usable name: letters, digits, - and _, starting with a letter, at most 64 characters.` }
+}
+
 /**
  * A map of named sections (`DownstreamApis:<Name>`): each `<Name>` bound by the one section schema.
  * A bad name: an error naming the key, and nothing below it is bound.
@@ -215,8 +220,9 @@ function bindNamedSections (context: BindContext, node: SchemaNode, path: string
   }
   for (const name of childKeys(context, path).values()) {
     const at = `${path}:${name}`
-    if (!SECTION_NAME.test(name)) {
-      context.errors.push({ key: at, message: `${at} is not a usable name: letters, digits, - and _, starting with a letter, at most 64 characters.` })
+    const nameProblem = sectionNameProblem(name, at)
+    if (nameProblem !== undefined) {
+      context.errors.push(nameProblem)
       markConsumed(context, at)
       continue
     }

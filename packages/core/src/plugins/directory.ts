@@ -9,12 +9,14 @@
  * reads it with {@link directoryStoreOf}), else nothing is opened.
  */
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { ConnectionToken, DirectoryStore } from '../directory/directory-store.js'
 import { openDirectoryStore } from '../directory/open-directory-store.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { enabledProviderInstances } from '../providers/provider-instances.js'
 import { connectionsOf, type ScimConnection } from '../scim/connections.js'
+import { issuedTenantsOf, unmatchedConnections } from '../scim/connection-schemes.js'
+import { nextRuntimeConnections, type DeclaredConnection, type RuntimeConnectionsContext, type RuntimeConnectionsResult } from '../scim/runtime-connections.js'
 import { issueConnectionToken, type IssuedConnectionToken } from '../scim/connection-tokens.js'
 import { DeprovisionedIdentities, type DeprovisionedIdentity } from '../scim/deprovisioned-identities.js'
 import { signInAdmission } from '../scim/sign-in-admission.js'
@@ -28,7 +30,7 @@ export type ConnectionTokenInfo = Omit<ConnectionToken, 'digest'>
 
 /** `app.provisioning` (issue 41). @public @experimental */
 export interface ProvisioningApi {
-  /** The configured connections' names. */
+  /** The connections' names now: the configured ones, then those of the provider source (docs/provisioning.md). */
   readonly connections: readonly string[]
   /**
    * Issues a token for a connection and returns its secret, this once (only its digest is
@@ -61,14 +63,28 @@ export interface DirectoryPluginOptions {
   readonly contentRoot: string
   readonly now: () => number
   readonly rootKey: string
+  /** Whether the app has a provider source: then the tenant check waits for its rows (each reload). */
+  readonly providerSource?: boolean
 }
 
 /** What plugins/scim.ts and the sign-in pipeline need beyond the public API. */
 export interface ProvisioningRuntime {
   readonly store: DirectoryStore
+  /** Every connection in use, configured and from the provider source; read on each request (a reload changes it in place). */
   readonly connections: ReadonlyMap<string, ScimConnection>
   readonly deprovisioned: DeprovisionedIdentities
   readonly admission: ProvisioningAdmission
+  /**
+   * Applies the connections the provider source's rows declare (plugins/runtime-providers.ts, on
+   * every reload on every instance), given the sign-in schemes now in use: those from the source
+   * with their rows' tenants, and the configured ones.
+   */
+  readonly reloadConnections: (declared: readonly DeclaredConnection[], schemes: Pick<RuntimeConnectionsContext, 'runtimeSchemes' | 'configuredSchemes'>) => RuntimeConnectionsResult
+  /**
+   * Warns, naming its `Tenant` key, of each configured connection no sign-in can belong to: no
+   * `Schemes`, and a tenant neither a configured provider nor a row in use (`rowTenants`) issues.
+   */
+  readonly warnUnmatchedTenants: (log: FastifyBaseLogger, rowTenants: Iterable<string | undefined>) => void
 }
 
 const RUNTIME = Symbol('provisioning.runtime')
@@ -89,18 +105,44 @@ export function provisioningRuntimeOf (app: FastifyInstance): ProvisioningRuntim
 }
 
 function connectionOf (connections: ReadonlyMap<string, ScimConnection>, name: string, method: string): string {
-  if (typeof name !== 'string' || !connections.has(name)) throw new TypeError(`app.provisioning.${method}: ${String(name)} is not a configured connection (Provisioning:Connections:<Name>).`)
+  if (typeof name !== 'string' || !connections.has(name)) throw new TypeError(`app.provisioning.${method}: ${String(name)} is not a configured connection (Provisioning:Connections:<Name>) nor one of the provider source.`)
   return name
 }
 
 function provisioningApi (runtime: ProvisioningRuntime): ProvisioningApi {
   const { store, connections } = runtime
   return {
-    connections: [...connections.keys()],
+    get connections () { return [...connections.keys()] },
     createToken: async (connection, options) => await issueConnectionToken(store, connectionOf(connections, connection, 'createToken'), options?.expiresAt),
     listTokens: async (connection) => (await store.listTokens(connectionOf(connections, connection, 'listTokens'))).map(({ digest: _digest, ...token }) => token),
     revokeToken: async (connection, id) => await store.revokeToken(connectionOf(connections, connection, 'revokeToken'), id),
     isDeprovisioned: async (identity) => await runtime.deprovisioned.isDeprovisioned(identity)
+  }
+}
+
+/**
+ * The reload of the connections from the provider source: the next set (scim/runtime-connections.ts),
+ * applied to `connections` in place, so the SCIM endpoints, the tokens API and the sign-in step
+ * see it from their next call. Configured names are never touched (a row cannot take one).
+ */
+function connectionReloader (connections: Map<string, ScimConnection>, configured: ReadonlyMap<string, ScimConnection>, rootKey: string): ProvisioningRuntime['reloadConnections'] {
+  let current: RuntimeConnectionsContext['current'] = new Map()
+  return (declared, schemes) => {
+    const result = nextRuntimeConnections(declared, { ...schemes, rootKey, configured, current })
+    for (const name of result.removed) connections.delete(name)
+    for (const [name, { connection }] of result.connections) connections.set(name, connection)
+    current = result.connections
+    return result
+  }
+}
+
+function tenantCheck (configured: ReadonlyMap<string, ScimConnection>, issued: ReadonlySet<string>, rootKey: string): ProvisioningRuntime['warnUnmatchedTenants'] {
+  return (log, rowTenants) => {
+    const tenants = new Set([...issued, ...[...rowTenants].filter((tenant) => tenant !== undefined)])
+    for (const connection of unmatchedConnections(configured.values(), tenants)) {
+      const key = `${rootKey}:Provisioning:Connections:${connection.name}:Tenant`
+      log.warn({ event: 'provisioning.connection.tenant_unmatched', connection: connection.name, key }, `${key} names a tenant no provider issues (no AllowedTenants entry maps to it, no row of the provider source in use has it) and the connection lists no Schemes: no sign-in belongs to it.`)
+    }
   }
 }
 
@@ -119,8 +161,16 @@ async function directoryPlugin (app: FastifyInstance, options: DirectoryPluginOp
     app.decorate('provisioning', undefined)
     return
   }
-  const connections = connectionsOf(config.Provisioning.Connections)
-  const runtime: ProvisioningRuntime = { store, connections, deprovisioned: new DeprovisionedIdentities(app.state, undefined, options.now), admission: signInAdmission(store, connections) }
+  const configured = connectionsOf(config.Provisioning.Connections)
+  const connections = new Map(configured)
+  const runtime: ProvisioningRuntime = {
+    store,
+    connections,
+    deprovisioned: new DeprovisionedIdentities(app.state, undefined, options.now),
+    admission: signInAdmission(store, connections),
+    reloadConnections: connectionReloader(connections, configured, options.rootKey),
+    warnUnmatchedTenants: tenantCheck(configured, issuedTenantsOf(config, options.rootKey), options.rootKey)
+  }
   ;(app as unknown as Record<symbol, ProvisioningRuntime>)[RUNTIME] = runtime
   const { getUser, listUsers, findUsersByIdentity, getGroup, listGroups, groupMembers, groupsOfUser } = store
   const bind = <F extends (...args: never[]) => unknown>(method: F): F => method.bind(store) as F
@@ -129,6 +179,7 @@ async function directoryPlugin (app: FastifyInstance, options: DirectoryPluginOp
   })
   app.decorate('provisioning', provisioningApi(runtime))
   app.log.info({ event: 'provisioning.enabled', store: store.provider, connections: runtime.connections.size }, 'SCIM provisioning enabled')
+  if (options.providerSource !== true) runtime.warnUnmatchedTenants(app.log, [])
 }
 
 export default fp(directoryPlugin, { name: 'directory', dependencies: ['state'] })

@@ -30,6 +30,9 @@ import { providerIndexKeyOf } from '../session/session-store.js'
 import { sendError } from '../http/responses.js'
 import { messageOf } from '../errors.js'
 import { sessionStoreOf } from './session.js'
+import { provisioningRuntimeOf } from './directory.js'
+import { verifiedAtMsOf } from '../providers/domain-ownership.js'
+import type { ConnectionReloadResult } from '../providers/runtime-provider-set.js'
 import { removeProvider, setProviderReloader } from './authentication.js'
 import { openProvider } from './providers/open-provider.js'
 
@@ -139,6 +142,32 @@ function unknownScheme (request: FastifyRequest, reply: FastifyReply, kind: Prov
   return sendError(request, reply, 404, { code: 'APP_ERR_NOT_FOUND', detail: messageOf('APP_ERR_NOT_FOUND') })
 }
 
+/**
+ * With provisioning on, the SCIM connections the rows declare (scim/runtime-connections.ts),
+ * applied after the providers, against the sign-in schemes from the source now in use; each
+ * refusal is logged naming its keys. Undefined without provisioning.
+ */
+function reloadConnections (app: FastifyInstance, definitions: readonly RuntimeProviderDefinition[]): ConnectionReloadResult | undefined {
+  const provisioning = provisioningRuntimeOf(app)
+  if (provisioning === undefined) return undefined
+  const tenants = new Map(definitions.flatMap((definition) => typeof definition?.scheme === 'string' ? [[definition.scheme, definition.tenant === undefined ? undefined : String(definition.tenant)] as const] : []).reverse())
+  const signIn = [...app.authentication.providers.values()].filter((provider) => provider.credentialScheme === undefined)
+  const runtimeSchemes = new Map(signIn.filter((provider) => provider.runtime === true).map((provider) => [provider.scheme, tenants.get(provider.scheme)]))
+  const configuredSchemes = new Set(signIn.filter((provider) => provider.runtime !== true).map((provider) => provider.scheme))
+  const declared = definitions.flatMap((definition) => {
+    if (definition?.connection === undefined || definition.connection === null) return []
+    const createdAtMs = verifiedAtMsOf(definition.createdAt)
+    const scheme = typeof definition.scheme === 'string' ? definition.scheme : ''
+    return [{ scheme, declaration: definition.connection, tenant: definition.tenant === undefined ? undefined : String(definition.tenant), ...(createdAtMs === undefined ? {} : { createdAtMs }) }]
+  })
+  const { added, changed, removed, refused } = provisioning.reloadConnections(declared, { runtimeSchemes, configuredSchemes })
+  provisioning.warnUnmatchedTenants(app.log, runtimeSchemes.values())
+  for (const refusal of refused) {
+    app.log.warn({ event: 'provisioning.connection.refused', connection: refusal.connection, provider: refusal.scheme, kept: refusal.kept, problems: refusal.problems }, 'SCIM connection from the provider source refused')
+  }
+  return { added, changed, removed, refused }
+}
+
 /** The provider named in the log for a path no runtime provider owns (the path's text is not logged). */
 const UNKNOWN_SCHEME = 'unknown'
 
@@ -181,14 +210,16 @@ async function runtimeProviders (app: FastifyInstance, options: RuntimeProviders
     const run = queue.then(async () => {
       const definitions = await options.source(app)
       if (!Array.isArray(definitions)) throw new TypeError('providerSource must return an array of provider definitions')
-      const result = await set.apply(definitions, reloadOptions)
+      const applied = await set.apply(definitions, reloadOptions)
+      const connections = reloadConnections(app, definitions)
+      const result = connections === undefined ? applied : { ...applied, connections }
       for (const refusal of result.refused) {
         app.log.warn({ event: 'external.runtime_provider.refused', provider: refusal.scheme, problems: refusal.problems }, 'provider from the provider source refused')
       }
       for (const refusal of result.refusedDomains) {
         app.log.warn({ event: 'external.runtime_provider.domain_refused', provider: refusal.scheme, key: refusal.key, domain: refusal.domain }, 'verified domain of a provider from the provider source refused')
       }
-      app.log.info({ event: 'external.runtime_providers.reloaded', trigger, added: result.added, removed: result.removed, refused: result.refused.map((refusal) => refusal.scheme) }, 'providers from the provider source applied')
+      app.log.info({ event: 'external.runtime_providers.reloaded', trigger, added: result.added, removed: result.removed, refused: result.refused.map((refusal) => refusal.scheme), ...(connections === undefined ? {} : { connections: { added: connections.added, changed: connections.changed, removed: connections.removed } }) }, 'providers from the provider source applied')
       return result
     })
     queue = run.catch(() => {})

@@ -10,7 +10,7 @@
  * bearer deny check that refuses a deprovisioned person's bearer tokens (scim/deprovisioned-identities.ts).
  */
 import { createHash } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { authenticateConnection } from '../scim/connection-tokens.js'
 import { deprovisioningEffects } from '../scim/deprovisioning.js'
@@ -162,6 +162,37 @@ function resourceRoutes (app: FastifyInstance, logDialects: (request: FastifyReq
   }
 }
 
+/** The operation a route's method performs (a GET of a collection lists, of one resource reads; HEAD as GET). */
+function operationOf (method: string, url: string): string {
+  if (method === 'GET' || method === 'HEAD') return url.endsWith('/Users') || url.endsWith('/Groups') ? 'list' : 'read'
+  return ({ POST: 'create', PUT: 'replace', PATCH: 'patch', DELETE: 'delete' } as Record<string, string>)[method] ?? 'other'
+}
+
+/** The name a request is counted under: its connection when that is one in use, else `unknown` (a bounded label). */
+const countedConnection = (runtime: ProvisioningRuntime, request: FastifyRequest): string => {
+  const name = (request.params as Partial<Params>).connection
+  return name !== undefined && runtime.connections.has(name) ? name : 'unknown'
+}
+
+/**
+ * Counts every SCIM request, answered or refused (telemetry/names.ts `app.provisioning.requests`):
+ * each route gets, as it is registered, a response hook holding its resource and operation, which
+ * logs one debug line with bounded fields (the telemetry counts it whatever the log level).
+ */
+function countRequests (app: FastifyInstance, runtime: ProvisioningRuntime): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const resource = route.url.slice(SCIM_PREFIX.length + 1).split('/')[0] ?? ''
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const operations = new Map(methods.map((method) => [method, operationOf(method, route.url)]))
+    const hook = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+      request.log.debug({ event: 'provisioning.request', connection: countedConnection(runtime, request), resource, operation: operations.get(request.method) ?? 'other', statusClass: `${Math.floor(reply.statusCode / 100)}xx` }, 'SCIM request')
+      done()
+    }
+    const existing = route.onResponse
+    route.onResponse = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), hook] as never
+  })
+}
+
 async function scimRoutes (app: FastifyInstance, options: ScimPluginOptions & { readonly runtime: ProvisioningRuntime }): Promise<void> {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit: SCIM_BODY_LIMITS.maxBytes }, (_request, text, done) => {
@@ -178,6 +209,7 @@ async function scimRoutes (app: FastifyInstance, options: ScimPluginOptions & { 
     return reply.code(scim.status).header('cache-control', 'no-store').type(SCIM_CONTENT_TYPE).send(JSON.stringify(scimErrorBody(scim)))
   })
   app.addHook('onRequest', authenticate(app, options.runtime, options.config))
+  countRequests(app, options.runtime)
   discoveryRoutes(app)
   resourceRoutes(app, dialectLog())
 }

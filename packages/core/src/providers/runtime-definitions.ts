@@ -33,6 +33,22 @@ export interface RuntimeProviderDomain {
 }
 
 /**
+ * The SCIM connection of a runtime customer (issue 41; docs/provisioning.md, "Connections from the
+ * provider source"), declared on its provider's row: served at `/scim/v2/<name>/` once a reload
+ * applies it, on every instance. @public @experimental
+ */
+export interface RuntimeConnectionDefinition {
+  /** `<Name>`: the rules of `Provisioning:Connections:<Name>` apply; never a configured connection's name. */
+  readonly name: string
+  /**
+   * The keys of `Provisioning:Connections:<Name>` but `Tenant` (the row's `tenant` is the
+   * connection's): `ExternalIdClaim`, `RequireProvisionedUsers`, `GroupRoles`, and `Schemes`
+   * naming only schemes from the provider source of the same tenant or of none.
+   */
+  readonly settings?: Readonly<Record<string, unknown>>
+}
+
+/**
  * A provider the app's source returns: the scheme name, and the keys of
  * `Authentication:Schemes:<Name>` (`Type` included, secrets as plain strings) in `settings`.
  *
@@ -57,6 +73,11 @@ export interface RuntimeProviderDefinition {
    * scheme name decides.
    */
   readonly createdAt?: string | number | Date
+  /**
+   * The customer's SCIM connection, when `Provisioning:Enabled` (read whether or not the provider
+   * itself is enabled or valid: the row declares both). A change of it alone never reopens the provider.
+   */
+  readonly connection?: RuntimeConnectionDefinition
 }
 
 /** A definition that passed validation: the instance the protocol handlers take, its verified domains and tenant. @public @experimental */

@@ -43,6 +43,26 @@ export interface RefusedDomain {
   readonly message: string
 }
 
+/** A connection a row declared that was not applied as declared, and why (keys named, never a value). @public @experimental */
+export interface RefusedConnection {
+  readonly connection: string
+  /** The row (its scheme) that declared it. */
+  readonly scheme: string
+  /** true: it was in use and keeps its previous settings; false: it is not in use. */
+  readonly kept: boolean
+  readonly problems: ReadonlyArray<{ readonly key: string, readonly message: string }>
+}
+
+/** What a reload did to the SCIM connections of the rows (docs/provisioning.md, "Connections from the provider source"). @public @experimental */
+export interface ConnectionReloadResult {
+  readonly added: readonly string[]
+  /** In use and declared otherwise now: they keep their users and tokens. */
+  readonly changed: readonly string[]
+  /** No longer declared: their endpoints answer as an unknown connection's, their tokens are refused. */
+  readonly removed: readonly string[]
+  readonly refused: readonly RefusedConnection[]
+}
+
 /** What a reload changed: schemes added (or replaced), removed, definitions refused, and domains refused to providers in use. @public @experimental */
 export interface ProviderReloadResult {
   readonly added: readonly string[]
@@ -50,6 +70,8 @@ export interface ProviderReloadResult {
   readonly refused: readonly RefusedProvider[]
   /** Verified domains claimed by more than one provider, refused to all but their owner; empty when none. */
   readonly refusedDomains: readonly RefusedDomain[]
+  /** The rows' SCIM connections; present only when `Provisioning:Enabled`. @experimental */
+  readonly connections?: ConnectionReloadResult
 }
 
 /** What the set needs of the app: validation, opening, the scheme registry and the session store. */
@@ -85,8 +107,11 @@ interface Entry {
   readonly opened: OpenedProvider
 }
 
-/** A fingerprint of a definition (secrets included; kept in memory only) to tell a changed one from an unchanged one. */
-const fingerprintOf = (definition: RuntimeProviderDefinition): string => createHash('sha256').update(JSON.stringify(definition)).digest('base64url')
+/**
+ * A fingerprint of a definition (secrets included; kept in memory only) to tell a changed one from
+ * an unchanged one. Its SCIM `connection` is not part of the provider: a change of it alone keeps the instance.
+ */
+const fingerprintOf = (definition: RuntimeProviderDefinition): string => createHash('sha256').update(JSON.stringify({ ...definition, connection: undefined })).digest('base64url')
 
 /**
  * The settings that decide who a provider's users are, and so whether its existing sessions still

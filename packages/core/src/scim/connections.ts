@@ -58,7 +58,17 @@ export function connectionOfSignIn (connections: Iterable<ScimConnection>, schem
 
 const CONNECTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
 
-function connectionProblems (name: string, section: ProvisioningConnectionConfiguration, key: (sub: string) => string): ConfigurationProblem[] {
+/** The refusal of a tenant another connection provisions (`key`: the `:Tenant` key). */
+export const tenantTakenMessage = (key: string, owner: string): string => `${key} names the tenant of connection ${owner}; a tenant has one connection.`
+
+/** The refusal of a scheme another connection lists (`key`: the `:Schemes:<i>` key). */
+export const schemeTakenMessage = (key: string, owner: string): string => `${key} names a scheme of connection ${owner}; a scheme belongs to one connection.`
+
+/** The refusal of a `Schemes` entry that names no enabled sign-in scheme (startup and each reload of the provider source). */
+export const schemeNotEnabledMessage = (key: string): string => `${key} names no enabled sign-in scheme; list the name of an enabled provider that signs users in.`
+
+/** The problems of one connection's own keys (`key(sub)`: its colon path and `sub`); configured and provider-source connections alike. */
+export function connectionProblems (name: string, section: ProvisioningConnectionConfiguration, key: (sub: string) => string): ConfigurationProblem[] {
   const problems: ConfigurationProblem[] = []
   if (!CONNECTION_NAME.test(name)) problems.push(problem(key(''), `${key('')}: a connection name is 1 to 64 letters, digits, - and _, starting with a letter (it is a path segment).`))
   if (isMissing(section.Tenant)) problems.push(problem(key(':Tenant'), `${key(':Tenant')} is required: the application tenant this connection provisions.`))
@@ -78,11 +88,11 @@ function sharedProblems (sections: Readonly<Record<string, ProvisioningConnectio
   const schemes = new Map<string, string>()
   for (const [name, section] of Object.entries(sections)) {
     const tenant = section.Tenant.trim()
-    if (tenant !== '' && tenants.has(tenant)) problems.push(problem(key(name, ':Tenant'), `${key(name, ':Tenant')} names the tenant of connection ${tenants.get(tenant) ?? ''}; a tenant has one connection.`))
+    if (tenant !== '' && tenants.has(tenant)) problems.push(problem(key(name, ':Tenant'), tenantTakenMessage(key(name, ':Tenant'), tenants.get(tenant) ?? '')))
     if (tenant !== '' && !tenants.has(tenant)) tenants.set(tenant, name)
     section.Schemes.forEach((scheme, index) => {
       const owner = schemes.get(scheme.trim())
-      if (owner !== undefined && owner !== name) problems.push(problem(key(name, `:Schemes:${index}`), `${key(name, `:Schemes:${index}`)} names a scheme of connection ${owner}; a scheme belongs to one connection.`))
+      if (owner !== undefined && owner !== name) problems.push(problem(key(name, `:Schemes:${index}`), schemeTakenMessage(key(name, `:Schemes:${index}`), owner)))
       else schemes.set(scheme.trim(), name)
     })
   }

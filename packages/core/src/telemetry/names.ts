@@ -6,8 +6,8 @@
  * telemetry is switched on.
  *
  * Labels are bounded: a provider scheme, an outcome, a failure class, a policy name, a store
- * kind, an HTTP method, route template or status code. Never a user, a session, an issuer, a URL
- * or a path with ids.
+ * kind, an HTTP method, route template or status code, a SCIM connection's name (a known one:
+ * any other is `unknown`). Never a user, a session, an issuer, a URL or a path with ids.
  */
 
 export type MetricKind = 'counter' | 'histogram' | 'gauge'
@@ -37,6 +37,7 @@ export const METRICS = {
   stateDuration: { name: 'app.state_store.duration', kind: 'histogram', unit: 's', description: 'State-store operation latency.', labels: ['store', 'operation'] },
   stateAvailable: { name: 'app.state_store.available', kind: 'gauge', unit: '1', description: '1 while the state store answers, 0 while it is unavailable.', labels: ['store'] },
   stateOutages: { name: 'app.state_store.outages', kind: 'counter', unit: '{outage}', description: 'A state-store connection went down (Redis: commands or subscriber), or the embedded store could not write its file (file).', labels: ['store', 'connection'] },
+  provisioningRequests: { name: 'app.provisioning.requests', kind: 'counter', unit: '{request}', description: 'SCIM requests by connection (unknown: a name that is no connection), resource, operation (list, read, create, replace, patch, delete) and status class (2xx, 4xx, 5xx).', labels: ['connection', 'resource', 'operation', 'status_class'] },
   activeSessions: { name: 'app.sessions.active', kind: 'gauge', unit: '{session}', description: 'Live session records the store holds (Embedded only: Redis cannot count them without scanning).', labels: ['store'] }
 } as const satisfies Record<string, MetricDefinition>
 
@@ -70,7 +71,8 @@ export const EVENT_METRICS: Readonly<Record<string, EventMetric>> = {
   'oidc.signing_keys.refetched': { metric: 'providerSigningKeys', fields: { provider: 'provider', outcome: 'found' } },
   'governance.denied': { metric: 'authorizationRefused', labels: { policy: 'governance', outcome: 'forbid' } },
   'state.store.unavailable': { metric: 'stateOutages', fields: { store: 'stateStore', connection: 'connection' } },
-  'state.embedded.write_failed': { metric: 'stateOutages', labels: { connection: 'file' }, fields: { store: 'stateStore' } }
+  'state.embedded.write_failed': { metric: 'stateOutages', labels: { connection: 'file' }, fields: { store: 'stateStore' } },
+  'provisioning.request': { metric: 'provisioningRequests', fields: { connection: 'connection', resource: 'resource', operation: 'operation', status_class: 'statusClass' } }
 }
 
 /** Fields of a logger's bindings (`log.child({ provider })`) that label the events it logs. */

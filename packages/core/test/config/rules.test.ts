@@ -14,6 +14,8 @@ type Settings = NonNullable<Parameters<typeof loadTestConfiguration>[0]>['settin
 const A = 'ProjectTemplate:Authentication'
 const Z = 'ProjectTemplate:Authorization'
 const P = `${A}:Providers`
+/** An enabled named OpenID Connect scheme that passes every rule. */
+const OIDC_SCHEME = { Type: 'OpenIdConnect', Authority: 'https://idp.example.test', ClientId: 'app', ClientSecret: 'oidc-client-secret' }
 const OPEN_POSTURE = { Authentication: { Enabled: false, Cookie: { Enabled: false } }, Authorization: { RequireAuthenticatedUserByDefault: false } }
 const OIDC_VALID = { Enabled: true, Authority: 'https://idp.example.test', ClientId: 'client', ClientSecret: 'secret-value' }
 const VENDOR_VALID = {
@@ -294,13 +296,21 @@ const cases: RuleCase[] = [
   },
   {
     name: 'a provisioning connection names its tenant, maps groups as group=role, and shares neither tenant nor scheme with another (issue 41)',
-    settings: { Provisioning: { Connections: { Contoso: { GroupRoles: ['Admins'] }, Northwind: { Tenant: 'nw', Schemes: ['Oidc'] }, Other: { Tenant: 'nw', Schemes: ['Oidc'] } } } },
+    settings: { Authentication: { Schemes: { Oidc: OIDC_SCHEME } }, Provisioning: { Connections: { Contoso: { GroupRoles: ['Admins'] }, Northwind: { Tenant: 'nw', Schemes: ['Oidc'] }, Other: { Tenant: 'nw', Schemes: ['Oidc'] } } } },
     messages: [
       'ProjectTemplate:Provisioning:Connections:Contoso:Tenant is required: the application tenant this connection provisions.',
       'ProjectTemplate:Provisioning:Connections:Contoso:GroupRoles:0 must be "<group externalId or displayName>=<role>".',
       'ProjectTemplate:Provisioning:Connections:Other:Tenant names the tenant of connection Northwind; a tenant has one connection.',
       'ProjectTemplate:Provisioning:Connections:Other:Schemes:0 names a scheme of connection Northwind; a scheme belongs to one connection.'
     ]
+  },
+  {
+    name: 'a provisioning connection\'s Schemes name enabled schemes that sign users in: not a disabled one, a JwtBearer one or an unknown one (issue 41)',
+    settings: {
+      Authentication: { Schemes: { Oidc: OIDC_SCHEME, Off: { ...OIDC_SCHEME, Enabled: false, ClientId: 'other' }, Api: { Type: 'JwtBearer', Authority: 'https://idp.example.test', Audiences: ['api://orders'] } } },
+      Provisioning: { Connections: { Northwind: { Tenant: 'nw', Schemes: ['Oidc', 'Off', 'Api', 'Nope'] } } }
+    },
+    messages: [1, 2, 3].map((index) => `ProjectTemplate:Provisioning:Connections:Northwind:Schemes:${index} names no enabled sign-in scheme; list the name of an enabled provider that signs users in.`)
   }
 ]
 
@@ -318,7 +328,7 @@ describe('startup validation rules', () => {
 
   test('the default configuration passes every rule', () => {
     assert.deepEqual(loadTestConfiguration().errors, [])
-    assert.equal(RULES.length, 33)
+    assert.equal(RULES.length, 34)
   })
 
   test('every failure is collected and reported together, in rule order', () => {
