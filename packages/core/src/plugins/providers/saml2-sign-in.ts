@@ -95,6 +95,7 @@ export async function assertionConsumerService (ctx: Saml2Context, request: Fast
   const authentication = proofOfAuthnStatement(assertion.authnStatement)
   return await app.externalSignIn.complete(request, reply, taken, {
     scheme,
+    protocol: 'Saml2',
     claims: assertion.claims,
     ...(authentication === undefined ? {} : { authentication }),
     ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),
