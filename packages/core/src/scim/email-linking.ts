@@ -26,7 +26,7 @@ import type { ProvisioningConnectionConfiguration } from '../config/schema.js'
 import type { ProvisioningSignIn } from '../sign-in/provisioning-admission.js'
 import { ApplicationClaimTypes } from '../session/principal.js'
 
-/** A connection's e-mail linking, when `LinkByEmail` is on. @experimental */
+/** A connection's e-mail linking, when `LinkByEmail` is on. */
 export interface EmailLinking {
   /** ASCII lower-case domains (internationalized ones in their `xn--` form). */
   readonly verifiedDomains: ReadonlySet<string>

@@ -24,7 +24,7 @@ import { connectionOfSignIn, type ScimConnection } from './connections.js'
 import { hasEmail, linkableEmailOf, type EmailLinking, type EmailLinkRefusal } from './email-linking.js'
 
 /** The roles `groups` grant through a connection's `GroupRoles`, sorted, each once. */
-export function rolesOfGroups (connection: ScimConnection, groups: readonly DirectoryGroup[]): string[] {
+export function rolesOfGroups (connection: ScimConnection, groups: ReadonlyArray<Pick<DirectoryGroup, 'externalId' | 'displayName'>>): string[] {
   const roles = new Set<string>()
   for (const group of groups) {
     for (const key of [group.externalId, group.displayName]) {
