@@ -51,7 +51,7 @@ export type ProvisioningRefusalStatus = 400 | 403 | 409
 /**
  * A provisioning hook's answer: `{ allow: true }`, or `{ allow: false }` with the SCIM status
  * (default 403) and a `detail` the customer's directory shows its administrators (at most
- * {@link MAX_REFUSAL_DETAIL_LENGTH} characters, control characters removed; say what to do, never
+ * {@link MAX_PROVISIONING_REFUSAL_DETAIL_LENGTH} characters, control characters removed; say what to do, never
  * anything of another customer).
  *
  * @experimental
@@ -80,7 +80,7 @@ export type ProvisioningHook = (grant: ProvisioningGrant, context: ProvisioningH
 export const PROVISIONING_HOOK_TIMEOUT_MS = 10_000
 
 /** Longest `detail` sent to the client; a longer one is cut. @experimental */
-export const MAX_REFUSAL_DETAIL_LENGTH = 200
+export const MAX_PROVISIONING_REFUSAL_DETAIL_LENGTH = 200
 
 const REFUSAL_SCIM_TYPES: Readonly<Record<ProvisioningRefusalStatus, ScimType | undefined>> = { 400: 'invalidValue', 403: undefined, 409: 'uniqueness' }
 const DEFAULT_DETAIL = 'The application refused this change.'
@@ -107,7 +107,7 @@ function refusalOf (answer: { readonly status?: unknown, readonly detail?: unkno
   const status = answer.status === undefined ? 403 : answer.status
   if (status !== 400 && status !== 403 && status !== 409) throw new HookAnswerError('invalid', 'the status is not 400, 403 or 409')
   // eslint-disable-next-line no-control-regex
-  const detail = typeof answer.detail === 'string' ? answer.detail.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim().slice(0, MAX_REFUSAL_DETAIL_LENGTH) : ''
+  const detail = typeof answer.detail === 'string' ? answer.detail.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim().slice(0, MAX_PROVISIONING_REFUSAL_DETAIL_LENGTH) : ''
   return new ScimError(status, detail === '' ? DEFAULT_DETAIL : detail, REFUSAL_SCIM_TYPES[status])
 }
 
