@@ -2,7 +2,8 @@
  * Provisioning's store and API (issue 41), registered only when `Provisioning:Enabled`: opens the
  * configured directory store (directory/open-directory-store.ts) and closes it on shutdown,
  * decorates `app.directory` (read access to the tenants' users and groups, for the app's own
- * pages and joins) and `app.provisioning` (connection tokens, the deprovisioned check), and hands
+ * pages and joins) and `app.provisioning` (connection tokens, the deprovisioned check, the
+ * provisioning hooks), and hands
  * the sign-in pipeline its provisioning step (scim/sign-in-admission.ts). The SCIM endpoints are
  * plugins/scim.ts. Without provisioning both decorations are undefined; the store is still opened
  * when an ApiKey scheme is enabled (issue 42: the keys live in its database, plugins/api-keys.ts
@@ -19,6 +20,7 @@ import { issuedTenantsOf, unmatchedConnections } from '../scim/connection-scheme
 import { nextRuntimeConnections, type DeclaredConnection, type RuntimeConnectionsContext, type RuntimeConnectionsResult } from '../scim/runtime-connections.js'
 import { issueConnectionToken, type IssuedConnectionToken } from '../scim/connection-tokens.js'
 import { DeprovisionedIdentities, type DeprovisionedIdentity } from '../scim/deprovisioned-identities.js'
+import type { ProvisioningHook } from '../scim/provisioning-hook.js'
 import { signInAdmission } from '../scim/sign-in-admission.js'
 import type { ProvisioningAdmission } from '../sign-in/provisioning-admission.js'
 
@@ -47,6 +49,13 @@ export interface ProvisioningApi {
    * else one state-store read; rejects when the store cannot answer.
    */
   isDeprovisioned: (identity: DeprovisionedIdentity) => Promise<boolean>
+  /**
+   * Adds a provisioning hook (scim/provisioning-hook.ts), asked before a SCIM request creates or
+   * activates a user or gives people roles through a group; it may refuse (a 400, 403 or 409 SCIM
+   * error of its choice, nothing changed). Never asked about a deactivation, a deletion or a
+   * membership removal. A hook that fails fails the request (503, nothing changed).
+   */
+  onProvision: (hook: ProvisioningHook) => void
 }
 
 declare module 'fastify' {
@@ -85,6 +94,8 @@ export interface ProvisioningRuntime {
    * `Schemes`, and a tenant neither a configured provider nor a row in use (`rowTenants`) issues.
    */
   readonly warnUnmatchedTenants: (log: FastifyBaseLogger, rowTenants: Iterable<string | undefined>) => void
+  /** The app's provisioning hooks, in the order registered. */
+  readonly hooks: ProvisioningHook[]
 }
 
 const RUNTIME = Symbol('provisioning.runtime')
@@ -116,7 +127,11 @@ function provisioningApi (runtime: ProvisioningRuntime): ProvisioningApi {
     createToken: async (connection, options) => await issueConnectionToken(store, connectionOf(connections, connection, 'createToken'), options?.expiresAt),
     listTokens: async (connection) => (await store.listTokens(connectionOf(connections, connection, 'listTokens'))).map(({ digest: _digest, ...token }) => token),
     revokeToken: async (connection, id) => await store.revokeToken(connectionOf(connections, connection, 'revokeToken'), id),
-    isDeprovisioned: async (identity) => await runtime.deprovisioned.isDeprovisioned(identity)
+    isDeprovisioned: async (identity) => await runtime.deprovisioned.isDeprovisioned(identity),
+    onProvision: (hook) => {
+      if (typeof hook !== 'function') throw new TypeError('app.provisioning.onProvision: the hook must be a function.')
+      runtime.hooks.push(hook)
+    }
   }
 }
 
@@ -169,7 +184,8 @@ async function directoryPlugin (app: FastifyInstance, options: DirectoryPluginOp
     deprovisioned: new DeprovisionedIdentities(app.state, undefined, options.now),
     admission: signInAdmission(store, connections),
     reloadConnections: connectionReloader(connections, configured, options.rootKey),
-    warnUnmatchedTenants: tenantCheck(configured, issuedTenantsOf(config, options.rootKey), options.rootKey)
+    warnUnmatchedTenants: tenantCheck(configured, issuedTenantsOf(config, options.rootKey), options.rootKey),
+    hooks: []
   }
   ;(app as unknown as Record<symbol, ProvisioningRuntime>)[RUNTIME] = runtime
   const { getUser, listUsers, findUsersByIdentity, getGroup, listGroups, groupMembers, groupsOfUser } = store

@@ -158,7 +158,8 @@ function reloadConnections (app: FastifyInstance, definitions: readonly RuntimeP
     if (definition?.connection === undefined || definition.connection === null) return []
     const createdAtMs = verifiedAtMsOf(definition.createdAt)
     const scheme = typeof definition.scheme === 'string' ? definition.scheme : ''
-    return [{ scheme, declaration: definition.connection, tenant: definition.tenant === undefined ? undefined : String(definition.tenant), ...(createdAtMs === undefined ? {} : { createdAtMs }) }]
+    const verifiedDomains = Array.isArray(definition.domains) ? definition.domains.flatMap((domain) => domain?.verified === true && typeof domain.name === 'string' ? [domain.name] : []) : []
+    return [{ scheme, declaration: definition.connection, tenant: definition.tenant === undefined ? undefined : String(definition.tenant), verifiedDomains, ...(createdAtMs === undefined ? {} : { createdAtMs }) }]
   })
   const { added, changed, removed, refused } = provisioning.reloadConnections(declared, { runtimeSchemes, configuredSchemes })
   provisioning.warnUnmatchedTenants(app.log, runtimeSchemes.values())

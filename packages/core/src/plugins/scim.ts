@@ -17,6 +17,7 @@ import { deprovisioningEffects } from '../scim/deprovisioning.js'
 import { listResponse, resourceTypes, schemas, serviceProviderConfig } from '../scim/discovery.js'
 import type { ScimDialect } from '../scim/document.js'
 import type { ScimAnswer, ScimContext, ScimQuery } from '../scim/endpoint-context.js'
+import { askProvisioningHooks, type ProvisioningGrant } from '../scim/provisioning-hook.js'
 import * as groups from '../scim/groups-endpoint.js'
 import { parseScimBody, SCIM_BODY_LIMITS } from '../scim/request-body.js'
 import { notFound, SCIM_CONTENT_TYPE, scimErrorBody, ScimError, toScimError, unauthenticated } from '../scim/scim-errors.js'
@@ -82,7 +83,9 @@ function authenticate (app: FastifyInstance, runtime: ProvisioningRuntime, confi
       deprovisioned: runtime.deprovisioned,
       audit: (fields, message) => { request.log.info({ ...fields, tokenId: token.id }, message) }
     })
-    ;(request as ScimRequest)[CONTEXT] = { store: runtime.store, connection, base, effects, notes: new Set() }
+    const hooks = runtime.hooks
+    const checkGrant = hooks.length === 0 ? undefined : async (grant: ProvisioningGrant) => { await askProvisioningHooks(hooks, grant, request.log) }
+    ;(request as ScimRequest)[CONTEXT] = { store: runtime.store, connection, base, effects, notes: new Set(), ...(checkGrant === undefined ? {} : { checkGrant }) }
   }
 }
 

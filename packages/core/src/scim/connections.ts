@@ -7,6 +7,7 @@ import type { ConfigurationProblem } from '../config/bind.js'
 import { isMissing, problem, type Rule } from '../config/rules.js'
 import type { ProvisioningConnectionConfiguration } from '../config/schema.js'
 import { foldCase } from '../directory/attributes.js'
+import { emailLinkingOf, emailLinkingProblems, type EmailLinking } from './email-linking.js'
 
 /** One connection, as the SCIM endpoints and the sign-in step use it. @experimental */
 export interface ScimConnection {
@@ -18,6 +19,8 @@ export interface ScimConnection {
   /** The sign-in claim compared with `externalId`; undefined: the subject. */
   readonly externalIdClaim?: string
   readonly requireProvisionedUsers: boolean
+  /** `LinkByEmail` with its `VerifiedDomains` (email-linking.ts); undefined: never by e-mail. */
+  readonly linkByEmail?: EmailLinking
   /** Folded group externalId or displayName -> application roles. */
   readonly groupRoles: ReadonlyMap<string, readonly string[]>
 }
@@ -34,6 +37,11 @@ export function groupRolesOf (entries: readonly string[]): Map<string, string[]>
   return roles
 }
 
+function linkByEmailOf (section: ProvisioningConnectionConfiguration): { linkByEmail?: EmailLinking } {
+  const linking = emailLinkingOf(section)
+  return linking === undefined ? {} : { linkByEmail: linking }
+}
+
 /** The configured connections, by name. */
 export function connectionsOf (sections: Readonly<Record<string, ProvisioningConnectionConfiguration>>): Map<string, ScimConnection> {
   return new Map(Object.entries(sections).map(([name, section]) => [name, {
@@ -42,6 +50,7 @@ export function connectionsOf (sections: Readonly<Record<string, ProvisioningCon
     schemes: section.Schemes.map((scheme) => scheme.trim()).filter((scheme) => scheme !== ''),
     ...(section.ExternalIdClaim.trim() === '' ? {} : { externalIdClaim: section.ExternalIdClaim.trim() }),
     requireProvisionedUsers: section.RequireProvisionedUsers,
+    ...linkByEmailOf(section),
     groupRoles: groupRolesOf(section.GroupRoles)
   }]))
 }
@@ -78,6 +87,7 @@ export function connectionProblems (name: string, section: ProvisioningConnectio
       problems.push(problem(key(`:GroupRoles:${index}`), `${key(`:GroupRoles:${index}`)} must be "<group externalId or displayName>=<role>".`))
     }
   })
+  problems.push(...emailLinkingProblems(section, key))
   return problems
 }
 

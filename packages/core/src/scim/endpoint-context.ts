@@ -10,6 +10,7 @@ import type { ScimFilter } from '../directory/filter.js'
 import type { ScimConnection } from './connections.js'
 import type { DialectNotes } from './document.js'
 import type { DeprovisioningEffects } from './deprovisioning.js'
+import type { ProvisioningGrant } from './provisioning-hook.js'
 import { attributeListOf, type Projection } from './projection.js'
 import { SCIM_BODY_LIMITS } from './request-body.js'
 import { ScimError } from './scim-errors.js'
@@ -23,6 +24,11 @@ export interface ScimContext {
   readonly effects: DeprovisioningEffects
   /** The dialects this request used (document.ts). */
   readonly notes: DialectNotes
+  /**
+   * Asks the app's provisioning hooks about a grant (provisioning-hook.ts): resolves when allowed,
+   * rejects with the SCIM error to answer. Undefined when the app registered none.
+   */
+  readonly checkGrant?: (grant: ProvisioningGrant) => Promise<void>
 }
 
 /** A handler's answer: a status and, but for 204, a SCIM JSON body. */

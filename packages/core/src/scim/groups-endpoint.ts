@@ -3,9 +3,10 @@
  * with members (user ids of the same connection: another connection's user is refused by the
  * store, 400 `invalidValue`, and named nowhere). A change that takes roles away from someone
  * (`GroupRoles`: a removed membership, a deleted or renamed mapped group) ends their sessions
- * before the answer, so their next sign-in carries the roles they have now. Plain inputs.
+ * before the answer, so their next sign-in carries the roles they have now. A change that gives
+ * someone roles asks the app's provisioning hook first (provisioning-grants.ts). Plain inputs.
  */
-import type { DirectoryGroup, DirectoryGroupUpdate, DirectoryUser } from '../directory/directory-store.js'
+import type { DirectoryGroup, DirectoryGroupUpdate } from '../directory/directory-store.js'
 import { normalizeDocument } from './document.js'
 import { bodyOf, listQueryOf, projectionOf, type ScimAnswer, type ScimContext, type ScimQuery } from './endpoint-context.js'
 import { listResponse } from './discovery.js'
@@ -13,6 +14,7 @@ import { applyGroupPatch, memberIdsOf, parsePatchOperations } from './patch.js'
 import { excludesMembers, project } from './projection.js'
 import { groupDocumentOf, groupFieldsOf, groupResourceOf } from './resources.js'
 import { notFound } from './scim-errors.js'
+import { groupRolesGrant, updateGroupGranting, usersOf } from './provisioning-grants.js'
 import { rolesOfGroups } from './sign-in-admission.js'
 
 async function representation (context: ScimContext, group: DirectoryGroup, query: ScimQuery): Promise<Record<string, unknown>> {
@@ -44,7 +46,12 @@ function membersOfBody (body: Record<string, unknown>): string[] | undefined {
 export async function createGroup (context: ScimContext, body: Record<string, unknown> | undefined, query: ScimQuery): Promise<ScimAnswer> {
   const raw = bodyOf(body)
   const fields = groupFieldsOf(normalizeDocument('Group', raw, context.notes))
-  const group = await context.store.createGroup(context.connection.name, { ...fields, members: membersOfBody(raw) ?? [] })
+  const members = membersOfBody(raw) ?? []
+  if (context.checkGrant !== undefined) {
+    const grant = await groupRolesGrant(context, undefined, { ...fields, members: { replace: members } })
+    if (grant !== undefined) await context.checkGrant(grant)
+  }
+  const group = await context.store.createGroup(context.connection.name, { ...fields, members })
   return { status: 201, body: await representation(context, group, query) }
 }
 
@@ -59,21 +66,12 @@ async function afterChange (context: ScimContext, update: DirectoryGroupUpdate):
   await context.effects.endSessions(connection.name, await usersOf(context, ids), lostRoles ? 'group_roles_changed' : 'group_membership_removed')
 }
 
-async function usersOf (context: ScimContext, ids: readonly string[]): Promise<DirectoryUser[]> {
-  const users: DirectoryUser[] = []
-  for (const id of new Set(ids)) {
-    const user = await context.store.getUser(context.connection.name, id)
-    if (user !== undefined) users.push(user)
-  }
-  return users
-}
-
 export async function replaceGroup (context: ScimContext, id: string, body: Record<string, unknown> | undefined, query: ScimQuery): Promise<ScimAnswer> {
   const raw = bodyOf(body)
   const fields = groupFieldsOf(normalizeDocument('Group', raw, context.notes))
   const members = membersOfBody(raw)
   // Without `members` the membership is kept (Okta renames a group with a PUT that lists none).
-  const update = await context.store.updateGroup(context.connection.name, id, () => ({ ...fields, ...(members === undefined ? {} : { members: { replace: members } }) }))
+  const update = await updateGroupGranting(context, id, () => ({ ...fields, ...(members === undefined ? {} : { members: { replace: members } }) }))
   if (update === undefined) throw notFound('Group')
   await afterChange(context, update)
   return { status: 200, body: await representation(context, update.after, query) }
@@ -81,7 +79,7 @@ export async function replaceGroup (context: ScimContext, id: string, body: Reco
 
 export async function patchGroup (context: ScimContext, id: string, body: Record<string, unknown> | undefined, query: ScimQuery): Promise<ScimAnswer> {
   const operations = parsePatchOperations('Group', bodyOf(body), context.notes)
-  const update = await context.store.updateGroup(context.connection.name, id, (current) => {
+  const update = await updateGroupGranting(context, id, (current) => {
     const { document, members } = applyGroupPatch(groupDocumentOf(current), operations, context.notes)
     return {
       ...groupFieldsOf(document),

@@ -31,6 +31,8 @@ export interface DeclaredConnection {
   readonly tenant: string | undefined
   /** The row's `createdAt` in milliseconds, when given. */
   readonly createdAtMs?: number
+  /** The row's verified domains (lower case): the only `VerifiedDomains` its connection may link e-mail addresses in. */
+  readonly verifiedDomains?: readonly string[]
 }
 
 export interface RuntimeConnectionsContext {
@@ -113,6 +115,14 @@ export function validateRuntimeConnection (declared: DeclaredConnection, context
       if (context.configuredSchemes.has(trimmed)) problems.push({ key, message: `${key} names a configured scheme; a connection from the provider source lists only schemes from the provider source.` })
       else if (!context.runtimeSchemes.has(trimmed)) problems.push({ key, message: schemeNotEnabledMessage(key) })
       else if (![undefined, declared.tenant].includes(context.runtimeSchemes.get(trimmed))) problems.push({ key, message: `${key} names a scheme of another tenant; a connection from the provider source lists only schemes of its tenant or of none.` })
+    })
+  }
+  if (bound.errors.length === 0 && bound.value.LinkByEmail) {
+    // A row links e-mail addresses only in domains it has proved (its verified domains), never one it merely names.
+    const proved = new Set((declared.verifiedDomains ?? []).map((domain) => domain.toLowerCase()))
+    bound.value.VerifiedDomains.forEach((domain, index) => {
+      const key = `${at}:VerifiedDomains:${index}`
+      if (!proved.has(domain.trim().toLowerCase())) problems.push({ key, message: `${key} is not a verified domain of the row; a connection from the provider source links e-mail addresses only in its row's verified domains.` })
     })
   }
   if (problems.length > 0) return { ok: false, problems }

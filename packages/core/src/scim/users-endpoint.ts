@@ -3,6 +3,7 @@
  * Every change is one store call (a PATCH or PUT runs inside `updateUser`'s transaction, so it
  * applies whole or not at all, and a change equal to the resource writes nothing and answers 200
  * with it); a deactivation or deletion closes every door before the answer (deprovisioning.ts).
+ * A create or an activation asks the app's provisioning hook first (provisioning-grants.ts).
  * Another connection's user id is exactly a missing one (404). Plain inputs.
  */
 import type { DirectoryUpdate, DirectoryUser } from '../directory/directory-store.js'
@@ -11,6 +12,7 @@ import { bodyOf, listQueryOf, projectionOf, type ScimAnswer, type ScimContext, t
 import { listResponse } from './discovery.js'
 import { applyPatch, parsePatchOperations } from './patch.js'
 import { project } from './projection.js'
+import { grantBase, updateUserGranting } from './provisioning-grants.js'
 import { userDocumentOf, userInputOf, userResourceOf } from './resources.js'
 import { notFound } from './scim-errors.js'
 
@@ -35,6 +37,7 @@ export async function createUser (context: ScimContext, body: Record<string, unk
   const input = userInputOf(normalizeDocument('User', bodyOf(body), context.notes))
   // A new user has no linked identity yet: nothing of it to close when created inactive.
   const { identity: _ignored, ...fields } = input
+  await context.checkGrant?.({ type: 'user.create', ...grantBase(context), user: fields })
   const user = await context.store.createUser(context.connection.name, fields)
   return answer(context, user, query, 201)
 }
@@ -48,7 +51,7 @@ async function afterChange (context: ScimContext, update: DirectoryUpdate<Direct
 
 export async function replaceUser (context: ScimContext, id: string, body: Record<string, unknown> | undefined, query: ScimQuery): Promise<ScimAnswer> {
   const document = normalizeDocument('User', bodyOf(body), context.notes)
-  const update = await context.store.updateUser(context.connection.name, id, (current) => userInputOf(document, current))
+  const update = await updateUserGranting(context, id, (current) => userInputOf(document, current))
   if (update === undefined) throw notFound('User')
   await afterChange(context, update)
   return answer(context, update.after, query)
@@ -56,7 +59,7 @@ export async function replaceUser (context: ScimContext, id: string, body: Recor
 
 export async function patchUser (context: ScimContext, id: string, body: Record<string, unknown> | undefined, query: ScimQuery): Promise<ScimAnswer> {
   const operations = parsePatchOperations('User', bodyOf(body), context.notes)
-  const update = await context.store.updateUser(context.connection.name, id, (current) =>
+  const update = await updateUserGranting(context, id, (current) =>
     userInputOf(applyPatch('User', userDocumentOf(current), operations, context.notes), current))
   if (update === undefined) throw notFound('User')
   await afterChange(context, update)

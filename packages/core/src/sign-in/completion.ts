@@ -11,8 +11,13 @@ import { providerIndexKeyOf } from '../session/session-store.js'
 import { normalizeClaims } from './claims-normalization.js'
 import type { GroupOverageIndicator } from './group-overage.js'
 
+/** The protocols whose handlers say which they are (sign-in/provisioning-admission.ts reads it). */
+export type SignInProtocol = 'OpenIdConnect' | 'Saml2'
+
 export interface SignInResult {
   readonly scheme: string
+  /** The protocol that verified the response (OpenID Connect's `email_verified` means something only there). */
+  readonly protocol?: SignInProtocol
   /** Provider claims before normalization. */
   readonly claims: readonly Claim[]
   /** Stored in the ticket; pass only when the provider's SaveTokens is true. */

@@ -42,7 +42,7 @@ import { findGroupPathMismatch } from './group-paths.js'
 import type { FlowStart, FlowState, PendingFlows, RequestCookies, StartedFlow } from './pending-flows.js'
 import { previousSessionToEnd } from './previous-session.js'
 import type { SignInFailure } from './sign-in-failure.js'
-import type { ProvisioningAdmission } from './provisioning-admission.js'
+import type { ProvisioningAdmission, ProvisioningDecision } from './provisioning-admission.js'
 import { runSignInHook, type SignInHookSettings } from './sign-in-hook.js'
 import { stepUpOfFlow, type StepUpFlow } from './step-up-flow.js'
 
@@ -111,6 +111,14 @@ export interface SignInPipelineOptions {
   readonly signInHook?: SignInHookSettings
   /** SCIM provisioning's step (provisioning-admission.ts); absent when provisioning is off. */
   readonly provisioning?: ProvisioningAdmission
+}
+
+/** Step 3b's log: a SCIM user linked at this sign-in, or why linking by e-mail linked none. */
+function logLinking (decision: ProvisioningDecision, identity: UserIdentity, log: SignInLog): void {
+  const linking = decision.linking
+  if (linking === undefined) return
+  if ('linked' in linking) log.info({ event: 'provisioning.sign_in.linked', connection: decision.connection, by: linking.linked, ...identityAuditFields(identity) }, 'a provisioned user was linked to the person signing in')
+  else log.info({ event: 'provisioning.sign_in.email_not_linked', connection: decision.connection, reason: linking.emailNotLinked, ...identityAuditFields(identity) }, 'no provisioned user linked by e-mail address')
 }
 
 /** The sign-in pipeline of one app: begin, take, complete (the header lists the steps). */
@@ -220,7 +228,8 @@ export class SignInPipeline {
     const provisioning = this.#options.provisioning
     if (provisioning === undefined || identity === undefined) return { claims }
     const tenant = claims.find((claim) => claim.type === TENANT_CLAIM_TYPE && claim.issuer === result.scheme)?.value
-    const decision = await provisioning.admit({ scheme: result.scheme, identity, ...(tenant === undefined ? {} : { tenant }), providerClaims: result.claims })
+    const decision = await provisioning.admit({ scheme: result.scheme, identity, ...(tenant === undefined ? {} : { tenant }), providerClaims: result.claims, claims, ...(result.protocol === undefined ? {} : { protocol: result.protocol }) })
+    logLinking(decision, identity, log)
     if ('refused' in decision) return { failed: decision.refused, identity }
     if (decision.roles.length === 0) return { claims }
     const roleType = this.#options.authorization.RoleClaimType

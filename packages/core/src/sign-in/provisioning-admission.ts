@@ -8,6 +8,7 @@
  */
 import type { Claim } from '../session/principal.js'
 import type { UserIdentity } from '../session/user-identity.js'
+import type { SignInProtocol } from './completion.js'
 
 /** What the step knows of a verified sign-in. */
 export interface ProvisioningSignIn {
@@ -17,12 +18,21 @@ export interface ProvisioningSignIn {
   readonly tenant?: string
   /** The claims as the provider sent them (the connection's ExternalIdClaim is read here). */
   readonly providerClaims: readonly Claim[]
+  /** The claims after normalization (`application:email` for linking by e-mail). */
+  readonly claims: readonly Claim[]
+  /** The protocol that verified the sign-in, when it says (OpenID Connect's `email_verified` is its own). */
+  readonly protocol?: SignInProtocol
 }
+
+/** What the step did about linking, for the log. */
+export type ProvisioningLinking =
+  | { readonly linked: 'externalId' | 'email' }
+  | { readonly emailNotLinked: string }
 
 /** The step's answer. */
 export type ProvisioningDecision =
-  | { readonly admitted: true, readonly roles: readonly string[], readonly connection?: string }
-  | { readonly refused: 'deprovisioned' | 'not_provisioned', readonly connection: string }
+  | { readonly admitted: true, readonly roles: readonly string[], readonly connection?: string, readonly linking?: ProvisioningLinking }
+  | { readonly refused: 'deprovisioned' | 'not_provisioned', readonly connection: string, readonly linking?: ProvisioningLinking }
 
 /** The port. */
 export interface ProvisioningAdmission {

@@ -25,9 +25,9 @@ test('the tenants configured providers issue are their AllowedTenants mappings; 
   const issued = issuedTenantsOf(config, 'ProjectTemplate')
   assert.deepEqual([...issued], ['contoso'])
   const connections = connectionsOf({
-    Contoso: { Tenant: 'contoso', Schemes: [], ExternalIdClaim: '', RequireProvisionedUsers: false, GroupRoles: [] },
-    Fabrikam: { Tenant: 'fabrikam', Schemes: [], ExternalIdClaim: '', RequireProvisionedUsers: false, GroupRoles: [] },
-    Northwind: { Tenant: 'northwind', Schemes: ['Entra'], ExternalIdClaim: '', RequireProvisionedUsers: false, GroupRoles: [] }
+    Contoso: { Tenant: 'contoso', Schemes: [], ExternalIdClaim: '', RequireProvisionedUsers: false, LinkByEmail: false, VerifiedDomains: [], EmailVerifiedClaim: '', GroupRoles: [] },
+    Fabrikam: { Tenant: 'fabrikam', Schemes: [], ExternalIdClaim: '', RequireProvisionedUsers: false, LinkByEmail: false, VerifiedDomains: [], EmailVerifiedClaim: '', GroupRoles: [] },
+    Northwind: { Tenant: 'northwind', Schemes: ['Entra'], ExternalIdClaim: '', RequireProvisionedUsers: false, LinkByEmail: false, VerifiedDomains: [], EmailVerifiedClaim: '', GroupRoles: [] }
   })
   assert.deepEqual(unmatchedConnections(connections.values(), issued).map((connection) => connection.name), ['Fabrikam'])
 })

@@ -12,7 +12,7 @@ import { nextRuntimeConnections, type DeclaredConnection, type RuntimeConnection
 import { loadTestConfiguration } from '../helpers/app.js'
 
 const AT = 'ProjectTemplate:Provisioning:Connections'
-const configured = connectionsOf({ Contoso: { Tenant: 'contoso', Schemes: ['ContosoSso'], ExternalIdClaim: '', RequireProvisionedUsers: false, GroupRoles: [] } })
+const configured = connectionsOf({ Contoso: { Tenant: 'contoso', Schemes: ['ContosoSso'], ExternalIdClaim: '', RequireProvisionedUsers: false, LinkByEmail: false, VerifiedDomains: [], EmailVerifiedClaim: '', GroupRoles: [] } })
 
 function row (name: unknown, tenant: string | undefined, settings?: unknown, extra: Partial<DeclaredConnection> = {}): DeclaredConnection {
   return { scheme: `${String(name)}Sso`, declaration: { name, ...(settings === undefined ? {} : { settings }) }, tenant, ...extra }
@@ -54,6 +54,15 @@ describe('connections from the provider source', () => {
     assert.deepEqual(result.added, ['Northwind'])
     const connection = result.connections.get('Northwind')?.connection
     assert.deepEqual({ ...connection, groupRoles: [...connection?.groupRoles ?? []] }, { name: 'Northwind', tenant: 'northwind', schemes: ['NorthwindSaml'], requireProvisionedUsers: true, groupRoles: [['admins', ['Orders.Admin']]] })
+  })
+
+  test('LinkByEmail from the provider source links only in the row\'s verified domains, never one it merely names', () => {
+    const settings = { LinkByEmail: true, VerifiedDomains: ['northwind.test', 'contoso.test'] }
+    const refused = nextRuntimeConnections([row('Northwind', 'northwind', settings, { verifiedDomains: ['northwind.test'] })], context())
+    assert.deepEqual(refused.refused.flatMap((refusal) => refusal.problems.map((problem) => problem.key)), [`${AT}:Northwind:VerifiedDomains:1`])
+    assert.deepEqual(refused.added, [])
+    const accepted = nextRuntimeConnections([row('Northwind', 'northwind', settings, { verifiedDomains: ['Northwind.test', 'contoso.test'] })], context())
+    assert.deepEqual([accepted.refused, accepted.added], [[], ['Northwind']])
   })
 
   test('refused: a configured connection\'s name (in any case), its tenant, a configured scheme, another connection\'s scheme, a scheme not in use, another tenant\'s scheme, a name twice', () => {

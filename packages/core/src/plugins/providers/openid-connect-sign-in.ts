@@ -88,6 +88,7 @@ export async function callback (ctx: OpenIdConnectContext, request: FastifyReque
     const authentication = proofOfTokenClaims(result.idTokenClaims)
     return await app.externalSignIn.complete(request, reply, taken, {
       scheme,
+      protocol: 'OpenIdConnect',
       claims: result.claims,
       ...(authentication === undefined ? {} : { authentication }),
       ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),

@@ -109,6 +109,7 @@ async function completeSignIn (ctx: Saml2Context, request: FastifyRequest, reply
   const authentication = proofOfAuthnStatement(assertion.authnStatement)
   return await app.externalSignIn.complete(request, reply, taken, {
     scheme,
+    protocol: 'Saml2',
     claims: assertion.claims,
     ...(authentication === undefined ? {} : { authentication }),
     ...(ctx.options.runtime === undefined ? {} : { runtime: ctx.options.runtime }),
