@@ -8,6 +8,7 @@
  * would refuse; exit 2: a usage error. Never prints a configured value.
  */
 import { environmentNameFrom } from './config/load.js'
+import { CoreError } from './errors.js'
 import { isDevelopment } from './environment-name.js'
 import { DEFAULT_DEVELOPMENT_TOKEN_LIFETIME_SECONDS, mintDevelopmentToken } from './dev-tokens/mint.js'
 import { enabledProviderInstancesUnder } from './providers/provider-instances.js'
@@ -38,7 +39,7 @@ interface Arguments {
   lifetimeSeconds: number
 }
 
-class UsageError extends Error {}
+class UsageError extends CoreError {}
 
 function parse (args: readonly string[]): Arguments {
   const parsed: Arguments = { scopes: [], claims: {}, lifetimeSeconds: DEFAULT_DEVELOPMENT_TOKEN_LIFETIME_SECONDS }

@@ -49,6 +49,30 @@ export const ERRORS = {
 /** @public */
 export type ErrorCode = keyof typeof ERRORS
 
+/**
+ * The codes of the core's own errors that end in a log line, not a response: a step throws them and
+ * the caller logs the code as `errorCode` (or, for a refused connection, `causeCode`) beside the
+ * failure class, or raises its own answer from the catalogue above. Each is the `code` of one error
+ * class under {@link CoreError} and has a line in docs/errors.md ("Codes in log lines"), kept in step
+ * by test/errors.test.ts. Other `errorCode` values of a log line are the protocol's own (an OAuth
+ * `error`, a jose or network code), as docs/providers.md lists them.
+ */
+export const LOG_CODES = {
+  ID_TOKEN_KEY_UNKNOWN: 'ID token signed with a key the provider does not publish',
+  JWKS_UNAVAILABLE: 'Provider key set could not be loaded',
+  ENDPOINT_OFF_ISSUER_ORIGIN: 'Discovery names an endpoint off the issuer\'s origin',
+  CLIENT_ASSERTION_KEY_INVALID: 'Client assertion key or certificate refused',
+  PAR_ENDPOINT_MISSING: 'Pushed authorization required but not offered',
+  ALLOWED_TENANTS_REQUIRED: 'Multi-tenant issuer without allowed tenants',
+  ISSUER_TEMPLATE_MISMATCH: 'Issuer template does not fit the Authority',
+  BEARER_TOKEN_INVALID: 'Request credential refused',
+  RESPONSE_TOO_LARGE: 'Outbound response over its size limit',
+  ERR_INTERNAL_ADDRESS: 'Provider host resolved to an internal address'
+} as const satisfies Record<string, string>
+
+/** A code of {@link LOG_CODES}. */
+export type LogCode = keyof typeof LOG_CODES
+
 /** The parameters a code's message names (a route, a policy, a key), in order. @public */
 export type MessageParameters<C extends ErrorCode> = Parameters<(typeof ERRORS)[C]['message']>
 
@@ -62,8 +86,10 @@ export function messageOf<C extends ErrorCode> (code: C, ...parameters: MessageP
  * error: the coded application errors ({@link AppError}, rendered from the catalogue), the
  * refusals of a provider's response, logout token or token refresh ({@link SignInRefusal}, logged
  * with their failure class) and the state store's refusals (state/state-store.ts, rendered as
- * `APP_ERR_STATE_*`). Callers tell them apart with `instanceof` on the subclass, never by duck
- * typing; the base adds nothing but the common ancestry.
+ * `APP_ERR_STATE_*`), and the errors a step throws for its caller to log ({@link LOG_CODES}). No
+ * other class in the core extends `Error` (test/errors.test.ts checks it). Callers tell them apart
+ * with `instanceof` on the subclass, never by duck typing; the error handler answers an error by
+ * its own catalogue code. The base adds nothing but the common ancestry.
  *
  * @public
  */

@@ -4,9 +4,9 @@
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { AppError, createError, ERRORS, type ErrorCode } from '../src/errors.js'
+import { AppError, createError, ERRORS, LOG_CODES, type ErrorCode } from '../src/errors.js'
 import { CORE_ROOT } from './helpers/app.js'
 
 const document = readFileSync(join(CORE_ROOT, 'docs', 'errors.md'), 'utf8')
@@ -50,5 +50,24 @@ describe('error catalogue', () => {
       assert.match(error.message, /^[A-Z].{10,}\.$/, code)
       for (const parameter of parameters) assert.ok(error.message.includes(parameter), `${code} names ${parameter}`)
     }
+  })
+
+  test('every log code has exactly one line in docs/errors.md, and the document names no other', () => {
+    const logLines = document.split('\n').map((line) => /^- `([A-Z_]+)` \(log\): (.+)$/.exec(line)).filter((match) => match !== null)
+    for (const code of Object.keys(LOG_CODES)) {
+      assert.equal(logLines.filter((match) => match[1] === code).length, 1, `${code} in docs/errors.md`)
+    }
+    for (const match of logLines) {
+      assert.ok(match[1] !== undefined && match[1] in LOG_CODES, `${match[1] ?? ''} is a log code`)
+      assert.match(match[2] ?? '', /^.{20,}\. What to do: .{10,}$/, match[1])
+    }
+  })
+
+  test('CoreError is the only error class of the core that extends a built-in error', () => {
+    const builtIn = /\bclass (\w+)(?:<[^{]*>)? extends (?:Error|TypeError|RangeError|SyntaxError|ReferenceError|EvalError|URIError|AggregateError)\b/g
+    const source = join(CORE_ROOT, 'src')
+    const files = (readdirSync(source, { recursive: true }) as string[]).filter((file) => file.endsWith('.ts'))
+    const roots = files.flatMap((file) => [...readFileSync(join(source, file), 'utf8').matchAll(builtIn)].map((match) => `${file}: ${match[1] ?? ''}`))
+    assert.deepEqual(roots, ['errors.ts: CoreError'])
   })
 })

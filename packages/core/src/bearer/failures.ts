@@ -3,6 +3,7 @@
  * the `failure` field of `bearer.refused` and never sent to the client, which learns only
  * `error="invalid_token"` (RFC 6750 section 3.1: no detail that helps an attacker). Plain data.
  */
+import { CoreError, type LogCode } from '../errors.js'
 
 /** The failure classes, in the order the checks run (shape and size before any cryptography). */
 export const BEARER_FAILURES = [
@@ -99,8 +100,8 @@ export function isProofFailure (failure: BearerFailure): boolean {
 }
 
 /** A refused bearer token; `failure` is for the log, never for the response. */
-export class BearerTokenError extends Error {
-  readonly code = 'BEARER_TOKEN_INVALID'
+export class BearerTokenError extends CoreError {
+  readonly code = 'BEARER_TOKEN_INVALID' satisfies LogCode
   readonly failure: BearerFailure
   /**
    * An issuer from the provider source could not answer (`keys_unavailable`,

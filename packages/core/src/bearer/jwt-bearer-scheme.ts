@@ -88,6 +88,8 @@ export interface BearerAuthentication {
 export interface JwtBearerSchemeOptions {
   readonly scheme: string
   readonly settings: JwtBearerSettings
+  /** The colon path of its section under the configuration's root (`<Root>:Authentication:Schemes:<Name>`), for the keys a refusal names. */
+  readonly keyPrefix: string
   /**
    * Set for a scheme from the app's provider source: the tenant key its definition attached is
    * the principal's only `application:tenant` claim (a customer's issuer cannot speak for the
@@ -159,7 +161,7 @@ export class JwtBearerScheme implements RoutingFacts {
   #introspectionOf (options: JwtBearerSchemeOptions): TokenIntrospection | undefined {
     const settings = options.settings.Introspection
     if (!introspectionEnabled(settings)) return undefined
-    const key = (name: string): string => `Authentication:Schemes:${options.scheme}:Introspection:${name}`
+    const key = (name: string): string => `${options.keyPrefix}:Introspection:${name}`
     return new TokenIntrospection({
       settings,
       ...(settings.TokenEndpointAuthMethod === 'private_key_jwt'

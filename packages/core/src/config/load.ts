@@ -224,7 +224,7 @@ function secretPathsOf (schemas: ConfigurationSchemas): KnownSecretPaths {
 }
 
 /** True for a flat (lower-cased) key that holds a secret in `schemas` (under `rootKey`, default `ProjectTemplate`). */
-export function isSecretKeyOf (schemas: ConfigurationSchemas, key: string, rootKey: string = ROOT_KEY): boolean {
+export function isSecretKeyOf (schemas: ConfigurationSchemas, key: string, rootKey: string): boolean {
   const lower = key.toLowerCase()
   const known = secretPathsOf(schemas)
   let paths = known.byRoot.get(rootKey)

@@ -8,7 +8,6 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { parseEnv } from 'node:util'
-import { ROOT_KEY } from './schema.js'
 import { CoreError } from '../errors.js'
 
 export type ScalarValue = string | number | boolean | null
@@ -118,7 +117,7 @@ export function readDotEnv (directory: string): Record<string, string> | undefin
 /**
  * Environment variables that start with `<rootKey>__` (any case); `__` separates path segments.
  */
-export function readEnvironment (env: NodeJS.ProcessEnv, source = 'environment', rootKey: string = ROOT_KEY): ConfigurationLayer {
+export function readEnvironment (env: NodeJS.ProcessEnv, source: string, rootKey: string): ConfigurationLayer {
   const flat: FlatConfiguration = new Map()
   const prefix = `${rootKey.toLowerCase()}__`
   for (const [name, value] of Object.entries(env)) {
@@ -134,7 +133,7 @@ export function readEnvironment (env: NodeJS.ProcessEnv, source = 'environment',
  * separators, its content the value (one trailing newline removed). Dotfiles are skipped, as
  * Kubernetes mounts keep bookkeeping entries such as `..data` there.
  */
-export function readKeyPerFile (directory: string, rootKey: string = ROOT_KEY): ConfigurationLayer {
+export function readKeyPerFile (directory: string, rootKey: string): ConfigurationLayer {
   const flat: FlatConfiguration = new Map()
   const source = 'key-per-file directory'
   if (!existsSync(directory) || !statSync(directory).isDirectory()) {

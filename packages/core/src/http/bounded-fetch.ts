@@ -18,6 +18,7 @@
  * No Fastify types here.
  */
 import type { Dispatcher } from 'undici'
+import { CoreError, type LogCode } from '../errors.js'
 
 /** What an outbound response is, which decides its size cap. */
 export type OutboundResponseKind = 'discovery' | 'jwks' | 'token' | 'userinfo' | 'introspection' | 'saml_metadata' | 'api' | 'other'
@@ -41,8 +42,8 @@ export const OUTBOUND_RESPONSE_LIMITS: Readonly<Record<OutboundResponseKind, num
 }
 
 /** The response was larger than the cap of its kind; nothing of it was kept. */
-export class OutboundResponseTooLargeError extends Error {
-  readonly code = 'RESPONSE_TOO_LARGE'
+export class OutboundResponseTooLargeError extends CoreError {
+  readonly code = 'RESPONSE_TOO_LARGE' satisfies LogCode
   readonly kind: OutboundResponseKind
   readonly limitBytes: number
 

@@ -8,10 +8,11 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { isIP } from 'node:net'
 import { Agent, buildConnector, type Dispatcher } from 'undici'
+import { CoreError, type LogCode } from '../errors.js'
 import { isInternalAddress, type InternalHostAllowance } from './outbound-address.js'
 
-export class InternalAddressError extends Error {
-  readonly code = 'ERR_INTERNAL_ADDRESS'
+export class InternalAddressError extends CoreError {
+  readonly code = 'ERR_INTERNAL_ADDRESS' satisfies LogCode
 
   constructor () {
     super('the provider\'s host resolved to an internal address')

@@ -3,6 +3,7 @@
  * algorithm pinned), userinfo merged, and the claims flattened.
  */
 import { withClientAuthenticationHint } from './client-authentication.js'
+import { CoreError } from '../errors.js'
 import * as client from 'openid-client'
 import type { Claim } from '../session/principal.js'
 import { flattenClaims } from '../sign-in/claim-flattening.js'
@@ -53,7 +54,7 @@ export interface CallbackOptions {
 type GrantResponse = Awaited<ReturnType<typeof client.authorizationCodeGrant>>
 
 /** Thrown by the capturing fetch once the token endpoint's answer is read: the first pass ends there. */
-class TokenResponseCaptured extends Error {
+class TokenResponseCaptured extends CoreError {
   readonly captured: { readonly status: number, readonly headers: Headers, readonly body: ArrayBuffer }
 
   constructor (captured: TokenResponseCaptured['captured']) {

@@ -32,6 +32,7 @@
 import { createHash, createPrivateKey, randomBytes, X509Certificate, type KeyObject } from 'node:crypto'
 import { SignJWT } from 'jose'
 import type * as client from 'openid-client'
+import { CoreError, type LogCode } from '../errors.js'
 
 /** Seconds an assertion is valid: long enough for one request, too short to be worth stealing. */
 export const ASSERTION_LIFETIME_SECONDS = 60
@@ -67,8 +68,8 @@ export type ClientAssertionKeyProblem =
   | 'certificate_unparsable' | 'certificate_mismatch' | 'certificate_duplicate' | 'key_as_certificate' | 'certificate_escaped_line_breaks'
 
 /** A refusal of the configured keys: `setting` is the colon path of the key or certificate setting. */
-export class ClientAssertionKeyError extends Error {
-  readonly code = 'CLIENT_ASSERTION_KEY_INVALID'
+export class ClientAssertionKeyError extends CoreError {
+  readonly code = 'CLIENT_ASSERTION_KEY_INVALID' satisfies LogCode
   readonly setting: string
   readonly problem: ClientAssertionKeyProblem
 

@@ -14,6 +14,7 @@
  * signature, with jose (the JOSE library openid-client uses) and the pinned algorithm.
  */
 import { compactVerify, createLocalJWKSet, errors, type JSONWebKeySet } from 'jose'
+import { CoreError, type LogCode } from '../errors.js'
 import { fetchBounded } from '../http/bounded-fetch.js'
 import type { Dispatcher } from '../http/outbound-address.js'
 
@@ -23,8 +24,8 @@ export const UNKNOWN_KEY_REFETCH_INTERVAL_MS = 60_000
 export const KEY_SET_MAX_AGE_MS = 300_000
 
 /** The ID token names a key (`kid`, `alg`) the provider does not publish, even after a refetch. */
-export class UnknownSigningKeyError extends Error {
-  readonly code = 'ID_TOKEN_KEY_UNKNOWN'
+export class UnknownSigningKeyError extends CoreError {
+  readonly code = 'ID_TOKEN_KEY_UNKNOWN' satisfies LogCode
   /** Whether the set was fetched again for this token (false: the refetch limit applied). */
   readonly refetched: boolean
 
@@ -36,8 +37,8 @@ export class UnknownSigningKeyError extends Error {
 }
 
 /** The key set could not be fetched or read. */
-export class KeySetUnavailableError extends Error {
-  readonly code = 'JWKS_UNAVAILABLE'
+export class KeySetUnavailableError extends CoreError {
+  readonly code = 'JWKS_UNAVAILABLE' satisfies LogCode
 
   constructor (options?: ErrorOptions) {
     super('the provider\'s key set could not be loaded', options)

@@ -1,5 +1,6 @@
 /** The discovered provider metadata: loaded in the background, refreshed, retried with backoff, and its readiness. */
 import * as client from 'openid-client'
+import { CoreError, type LogCode } from '../errors.js'
 import { isNetworkFailure } from './errors.js'
 
 /** Availability of the discovered metadata, as health and the login page report it. */
@@ -119,8 +120,8 @@ export function offOriginEndpoints (metadata: Readonly<Record<string, unknown>> 
  * the metadata is refused (the provider stays unavailable) and the log line names the member
  * (`endpoint`), never its URL's path or query.
  */
-export class EndpointOriginError extends Error {
-  readonly code = 'ENDPOINT_OFF_ISSUER_ORIGIN'
+export class EndpointOriginError extends CoreError {
+  readonly code = 'ENDPOINT_OFF_ISSUER_ORIGIN' satisfies LogCode
   /** The discovery member, such as `token_endpoint`. */
   readonly endpoint: string
 

@@ -8,6 +8,7 @@
  * `request_uri` (RFC 9126 section 4).
  */
 import type * as client from 'openid-client'
+import { CoreError, type LogCode } from '../errors.js'
 
 /** `PushedAuthorization`: when the authorization request is pushed first (RFC 9126). */
 export type PushedAuthorization = 'Never' | 'IfAvailable' | 'Require'
@@ -31,8 +32,8 @@ export function usesPushedAuthorization (setting: PushedAuthorization, metadata:
  * endpoint: the discovered metadata is not usable (the provider stays unavailable and its
  * readiness says so), and the failure's log line names the setting.
  */
-export class PushedAuthorizationUnsupportedError extends Error {
-  readonly code = 'PAR_ENDPOINT_MISSING'
+export class PushedAuthorizationUnsupportedError extends CoreError {
+  readonly code = 'PAR_ENDPOINT_MISSING' satisfies LogCode
   /** The colon path of `PushedAuthorization`. */
   readonly setting: string
 

@@ -20,6 +20,7 @@
  * placeholder is treated so. `AllowedTenants` is required for such a provider: without it the
  * discovered metadata is refused (the provider stays unavailable) and the log names the key.
  */
+import { CoreError, type LogCode } from '../errors.js'
 
 /** The placeholder a multi-tenant discovery document writes in its issuer. */
 export const TENANT_ID_PLACEHOLDER = '{tenantid}'
@@ -136,8 +137,8 @@ export function allowedTenantOf (tid: unknown, tenants: AllowedTenants): Allowed
  * does not fit the Authority: the metadata is refused (the provider stays unavailable) and the log
  * line names `setting`.
  */
-export class TenantConfigurationError extends Error {
-  readonly code: 'ALLOWED_TENANTS_REQUIRED' | 'ISSUER_TEMPLATE_MISMATCH'
+export class TenantConfigurationError extends CoreError {
+  readonly code: Extract<LogCode, 'ALLOWED_TENANTS_REQUIRED' | 'ISSUER_TEMPLATE_MISMATCH'>
   readonly setting: string
 
   constructor (code: TenantConfigurationError['code'], setting: string) {

@@ -15,6 +15,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { COOKIE_NAMES, cookieName, type CookieNames } from '../application-name.js'
 import { purposesOf, type KeyRing, type SessionKey } from '../data-protection/key-ring.js'
+import { AppError } from '../errors.js'
 
 /** @public */
 export const CSRF_FORM_FIELD = '__RequestVerificationToken'
@@ -40,15 +41,11 @@ export interface CsrfPluginOptions {
   readonly cookieNames?: CookieNames
 }
 
-/** The error codes the error handler renders as 400 APP_ERR_CSRF_INVALID (plugins/error-handler.ts). */
-class AntiforgeryError extends Error {
-  readonly code: 'FST_CSRF_MISSING_SECRET' | 'FST_CSRF_INVALID_TOKEN'
-  readonly statusCode = 403
-
-  constructor (code: AntiforgeryError['code']) {
-    super(code === 'FST_CSRF_MISSING_SECRET' ? 'Missing anti-forgery secret' : 'Invalid anti-forgery token')
+/** A refused anti-forgery token, rendered as 400 APP_ERR_CSRF_INVALID by the error handler (plugins/error-handler.ts). */
+class AntiforgeryError extends AppError {
+  constructor (missing: 'secret' | 'token') {
+    super('APP_ERR_CSRF_INVALID', missing === 'secret' ? 'Missing anti-forgery secret' : 'Invalid anti-forgery token')
     this.name = 'AntiforgeryError'
-    this.code = code
   }
 }
 
@@ -125,12 +122,12 @@ async function csrfPlugin (app: FastifyInstance, options: CsrfPluginOptions): Pr
     }
     const secret = request.cookies[cookieKey]
     if (secret === undefined || secret === '') {
-      done(new AntiforgeryError('FST_CSRF_MISSING_SECRET'))
+      done(new AntiforgeryError('secret'))
       return
     }
     const token = tokenOf(request)
     const sessionId = request.user?.ticket.sessionId ?? ''
-    done(token !== undefined && verifyAntiforgeryToken(keys, token, sessionId, secret) ? undefined : new AntiforgeryError('FST_CSRF_INVALID_TOKEN'))
+    done(token !== undefined && verifyAntiforgeryToken(keys, token, sessionId, secret) ? undefined : new AntiforgeryError('token'))
   })
 }
 

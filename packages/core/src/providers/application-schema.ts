@@ -35,7 +35,7 @@ const applicationSchemas = new Map<string, typeof ApplicationSchema>([[ROOT_KEY,
  * {@link ApplicationSchema} for the application `rootKey`: the same keys and types; the one
  * default derived from the name, `State:Redis:KeyPrefix` (`<Name>:`), follows it.
  */
-export function applicationSchemaFor (rootKey: string = ROOT_KEY): typeof ApplicationSchema {
+export function applicationSchemaFor (rootKey: string): typeof ApplicationSchema {
   const known = applicationSchemas.get(rootKey)
   if (known !== undefined) return known
   const schema = applicationSchemaUnder(ApplicationSchema, rootKey)
@@ -73,7 +73,7 @@ export const NAMED_SCHEMES = new NamedSchemes<SchemeType>(
 export const CONFIGURATION_SCHEMAS: ConfigurationSchemas = { schemaFor: applicationSchemaFor, namedSchemes: NAMED_SCHEMES }
 
 /** True for a flat (lower-cased) key that holds a secret (under `rootKey`, default `ProjectTemplate`). */
-export const isSecretKey = (key: string, rootKey: string = ROOT_KEY): boolean => isSecretKeyOf(CONFIGURATION_SCHEMAS, key, rootKey)
+export const isSecretKey = (key: string, rootKey: string): boolean => isSecretKeyOf(CONFIGURATION_SCHEMAS, key, rootKey)
 
 /**
  * JSON Schema for editors (`appsettings.schema.json`): the same schema, root made strict, under

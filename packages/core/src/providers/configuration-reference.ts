@@ -63,7 +63,7 @@ function rows (node: SchemaNode, path: string[], out: string[], rootKey: string)
 }
 
 /** The Markdown key table, one row per leaf key of the application's root (default `ProjectTemplate`). */
-export function renderKeyTable (applicationName: string = ROOT_KEY): string {
+export function renderKeyTable (applicationName: string): string {
   const out = [TABLE_START, '', '| Key (under `' + applicationName + ':`) | Type | Default | Meaning | Environment variable |', '|---|---|---|---|---|']
   rows(applicationSchemaFor(applicationName) as SchemaNode, [], out, applicationName)
   out.push('', TABLE_END)

@@ -29,7 +29,7 @@ function contractInstances (config: ApplicationConfiguration, rootKey: string): 
  * The instance of the named scheme `name` (`<Root>:Authentication:Schemes:<Name>` under `rootKey`),
  * its protocol the one its Type names.
  */
-export function namedSchemeInstance (name: string, section: SchemeConfiguration, rootKey: string = ROOT_KEY): ProviderInstance {
+export function namedSchemeInstance (name: string, section: SchemeConfiguration, rootKey: string): ProviderInstance {
   const base: ProviderInstanceBase = { scheme: name, keyPrefix: `${rootKey}:Authentication:Schemes:${name}`, contract: false }
   const named = providerTypeOf(section.Type).namedScheme as { instance: (name: string, section: SchemeConfiguration, base: ProviderInstanceBase) => ProviderInstance }
   return named.instance(name, section, base)
@@ -63,6 +63,6 @@ export function enabledProviderInstancesUnder (config: ApplicationConfiguration,
  * The colon path of the section that configures `scheme` under `rootKey`: a contract provider's
  * `Authentication:Providers:<Name>`, else the named scheme's `Authentication:Schemes:<Name>`.
  */
-export function sectionKeyOf (scheme: string, rootKey: string = ROOT_KEY): string {
+export function sectionKeyOf (scheme: string, rootKey: string): string {
   return `${rootKey}:Authentication:${(PROVIDER_NAMES as readonly string[]).includes(scheme) ? 'Providers' : 'Schemes'}:${scheme}`
 }

@@ -101,7 +101,7 @@ function writtenKeys (settings: Readonly<Record<string, unknown>>): Map<string, 
 }
 
 /** The colon path of a runtime provider's section: `<Root>:Authentication:Schemes:<Name>`. */
-export const runtimeSectionKey = (scheme: string, rootKey: string = APPLICATION_NAME): string => `${rootKey}:Authentication:Schemes:${scheme}`
+export const runtimeSectionKey = (scheme: string, rootKey: string): string => `${rootKey}:Authentication:Schemes:${scheme}`
 
 /** The keys of a definition whose URL the app itself fetches (discovery, metadata, keys). */
 export const OUTBOUND_URL_KEYS = ['Authority', 'MetadataUrl', 'JwksUri'] as const

@@ -5,6 +5,7 @@
  * signature failure (the IdP may have rolled its key). A failed refresh keeps the last good
  * description; until the first success the provider is unavailable with a reason class.
  */
+import { CoreError } from '../errors.js'
 import { fetchBounded, OUTBOUND_RESPONSE_LIMITS, OutboundResponseTooLargeError } from '../http/bounded-fetch.js'
 import type { Dispatcher } from '../http/outbound-address.js'
 import { parseIdentityProviderMetadata, Saml2MetadataError, verifyMetadataSignature, type IdentityProviderDescription } from './metadata.js'
@@ -39,7 +40,7 @@ export interface MetadataSourceOptions {
   readonly dispatcher?: Dispatcher
 }
 
-class MetadataFetchError extends Error {
+class MetadataFetchError extends CoreError {
   constructor (message: string, options?: ErrorOptions) {
     super(message, options)
     this.name = 'MetadataFetchError'

@@ -18,15 +18,16 @@
  * only. Plain data, no Fastify types.
  */
 import type { DirectoryUser, DirectoryUserInput } from '../directory/directory-store.js'
+import { CoreError } from '../errors.js'
 import { ScimError, type ScimType } from './scim-errors.js'
 
-/** What every grant says: the connection asking and the application tenant it provisions. @experimental */
+/** What every grant says: the connection asking and the application tenant it provisions. @public @experimental */
 export interface ProvisioningGrantBase {
   readonly connection: string
   readonly tenant: string
 }
 
-/** A group as a grant shows it (no `id` when it is being created). @experimental */
+/** A group as a grant shows it (no `id` when it is being created). @public @experimental */
 export interface ProvisioningGrantGroup {
   readonly id?: string
   readonly displayName: string
@@ -38,14 +39,14 @@ export interface ProvisioningGrantGroup {
  * as it will be created (no id yet); `user.activate` the user as it is now (inactive);
  * `group.roles` the group as it will be, every role it maps to, and the users who gain roles.
  *
- * @experimental
+ * @public @experimental
  */
 export type ProvisioningGrant =
   | (ProvisioningGrantBase & { readonly type: 'user.create', readonly user: Omit<DirectoryUserInput, 'identity'> })
   | (ProvisioningGrantBase & { readonly type: 'user.activate', readonly user: DirectoryUser })
   | (ProvisioningGrantBase & { readonly type: 'group.roles', readonly group: ProvisioningGrantGroup, readonly roles: readonly string[], readonly users: readonly DirectoryUser[] })
 
-/** The statuses a hook may refuse with. @experimental */
+/** The statuses a hook may refuse with. @public @experimental */
 export type ProvisioningRefusalStatus = 400 | 403 | 409
 
 /**
@@ -54,13 +55,13 @@ export type ProvisioningRefusalStatus = 400 | 403 | 409
  * {@link MAX_PROVISIONING_REFUSAL_DETAIL_LENGTH} characters, control characters removed; say what to do, never
  * anything of another customer).
  *
- * @experimental
+ * @public @experimental
  */
 export type ProvisioningHookResult =
   | { readonly allow: true }
   | { readonly allow: false, readonly status?: ProvisioningRefusalStatus, readonly detail?: string }
 
-/** The hook's second argument. @experimental */
+/** The hook's second argument. @public @experimental */
 export interface ProvisioningHookContext {
   /** Fires at the time limit: stop the work, the request has failed already. */
   readonly signal: AbortSignal
@@ -72,14 +73,14 @@ export interface ProvisioningHookContext {
  * about a grant that then does not happen (the store refuses a duplicate userName, the client
  * gives up): count what the store holds, not the calls.
  *
- * @experimental
+ * @public @experimental
  */
 export type ProvisioningHook = (grant: ProvisioningGrant, context: ProvisioningHookContext) => ProvisioningHookResult | Promise<ProvisioningHookResult>
 
-/** The time a hook has to answer. @experimental */
+/** The time a hook has to answer. @public @experimental */
 export const PROVISIONING_HOOK_TIMEOUT_MS = 10_000
 
-/** Longest `detail` sent to the client; a longer one is cut. @experimental */
+/** Longest `detail` sent to the client; a longer one is cut. @public @experimental */
 export const MAX_PROVISIONING_REFUSAL_DETAIL_LENGTH = 200
 
 const REFUSAL_SCIM_TYPES: Readonly<Record<ProvisioningRefusalStatus, ScimType | undefined>> = { 400: 'invalidValue', 403: undefined, 409: 'uniqueness' }
@@ -92,7 +93,7 @@ export interface ProvisioningHookLog {
 }
 
 /** A hook that did not answer in time, or answered something that is not a decision. */
-class HookAnswerError extends Error {
+class HookAnswerError extends CoreError {
   override readonly name = 'HookAnswerError'
   readonly failure: 'timeout' | 'invalid'
 

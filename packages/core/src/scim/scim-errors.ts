@@ -4,6 +4,7 @@
  * directory store's and the filter parser's typed errors map onto it. A `detail` names an
  * attribute or a rule, never a submitted value and never another connection's data.
  */
+import { CoreError } from '../errors.js'
 import { DirectoryConflictError, DirectoryInvalidValueError, DirectoryStoreUnavailableError, ScimFilterError } from '../directory/directory-errors.js'
 import { StateStoreUnavailableError, StateStoreFullError } from '../state/state-store.js'
 
@@ -14,7 +15,7 @@ export const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8'
 export type ScimType = 'invalidFilter' | 'tooMany' | 'uniqueness' | 'mutability' | 'invalidSyntax' | 'invalidPath' | 'noTarget' | 'invalidValue' | 'invalidVers' | 'sensitive'
 
 /** A SCIM refusal: its status, `scimType` and a safe detail. */
-export class ScimError extends Error {
+export class ScimError extends CoreError {
   readonly status: number
   readonly scimType?: ScimType
   /** Extra response headers (`Retry-After`, `Allow`, `WWW-Authenticate`). */

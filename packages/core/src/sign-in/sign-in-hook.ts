@@ -11,6 +11,7 @@
  * AbortSignal that fires at the time limit so it can stop its own work (a database query).
  * Plain data in, plain decision out: no Fastify types.
  */
+import { CoreError } from '../errors.js'
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
 
 /** The issuer recorded on claims the hook adds or replaces. @public @experimental */
@@ -83,7 +84,7 @@ export type SignInHookDecision =
 /** The text the user reads when the hook failed, timed out or answered nonsense. */
 export const SIGN_IN_HOOK_FAILED_REASON = 'Your sign-in could not be completed right now. Please try again later.'
 
-class InvalidHookResult extends Error {
+class InvalidHookResult extends CoreError {
   constructor (message: string) {
     super(message)
     this.name = 'InvalidHookResult'

@@ -10,7 +10,7 @@
  * sees claims or tokens in the clear).
  */
 
-import { CoreError } from '../errors.js'
+import { CoreError, type ErrorCode } from '../errors.js'
 import { SESSION_INVALIDATION_PREFIX, STATE_KINDS } from './keys.js'
 
 export { SESSION_INVALIDATION_PREFIX, STATE_KINDS }
@@ -74,6 +74,7 @@ export interface StateStore {
 
 /** The store cannot answer: requests that need it fail closed with 503. */
 export class StateStoreUnavailableError extends CoreError {
+  readonly code = 'APP_ERR_STATE_UNAVAILABLE' satisfies ErrorCode
   readonly reason: string
 
   constructor (reason: string, options?: ErrorOptions) {
@@ -100,6 +101,7 @@ export const STATE_KIND_BOUNDS: Readonly<Record<StateKind, { readonly holds: str
  * (`bound` characters: State:Embedded:MaxMegabytes) as it may: refuse rather than forget one.
  */
 export class StateStoreFullError extends CoreError {
+  readonly code = 'APP_ERR_STATE_FULL' satisfies ErrorCode
   readonly kind: StateKind
   readonly bound: 'entries' | 'characters'
 

@@ -71,6 +71,7 @@ describe('an ID token sent as an access token', () => {
   function scheme (overrides: Partial<JwtBearerSettings> = {}): JwtBearerScheme {
     return new JwtBearerScheme({
       scheme: 'Api',
+      keyPrefix: 'ProjectTemplate:Authentication:Schemes:Api',
       settings: { Authority: idp.issuer, Issuer: '', JwksUri: '', Audiences: [CLIENT_ID], ValidAlgorithms: [], ClockSkewSeconds: 60, ClaimMappings: {}, ...overrides },
       allowInsecureRequests: true,
       timeoutMs: 5000
@@ -155,6 +156,7 @@ describe('each ID-token claim alone refuses a token (jose, a loopback issuer\'s 
   function scheme (allowIdTokenMarkers = false): JwtBearerScheme {
     return new JwtBearerScheme({
       scheme: 'Api',
+      keyPrefix: 'ProjectTemplate:Authentication:Schemes:Api',
       settings: { Authority: '', Issuer: idp.issuer, JwksUri: `${idp.issuer}/jwks`, Audiences: ['api://orders'], ValidAlgorithms: [], ClockSkewSeconds: 60, ClaimMappings: {}, DangerouslyAllowIdTokenMarkers: allowIdTokenMarkers },
       allowInsecureRequests: true,
       timeoutMs: 5000

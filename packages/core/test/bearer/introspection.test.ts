@@ -142,6 +142,7 @@ describe('the introspection answer, checked (a controlled endpoint on loopback)'
   function scheme (overrides: Partial<IntrospectionSettings> = {}, timeoutMs = 2000): JwtBearerScheme {
     return new JwtBearerScheme({
       scheme: 'Api',
+      keyPrefix: 'ProjectTemplate:Authentication:Schemes:Api',
       settings: { Authority: '', Issuer: origin, JwksUri: `${origin}/jwks`, Audiences: ['api://orders'], ValidAlgorithms: [], ClockSkewSeconds: 0, ClaimMappings: {}, Introspection: introspection(overrides) },
       allowInsecureRequests: true,
       timeoutMs,

@@ -15,6 +15,7 @@ import { BEARER_UNKNOWN_KEY_REFETCH_INTERVAL_MS, JwtBearerScheme, type JwtBearer
 import { MAX_BEARER_TOKEN_BYTES } from '../../src/bearer/token-shape.js'
 import { userKeyOf } from '../../src/session/user-identity.js'
 import { startTokenIdp, type TokenIdp } from '../helpers/providers/token-idp.js'
+import { Secret } from '../../src/config/secret.js'
 
 const AUDIENCE = 'api://orders'
 const TRANSFORMATION = { Enabled: true, RemoveOriginalClaims: false }
@@ -27,6 +28,7 @@ function settingsFor (idp: TokenIdp, overrides: Partial<JwtBearerSettings> = {})
 function schemeFor (idp: TokenIdp, overrides: Partial<JwtBearerSettings> = {}, now?: () => number): JwtBearerScheme {
   return new JwtBearerScheme({
     scheme: 'Api',
+    keyPrefix: 'ProjectTemplate:Authentication:Schemes:Api',
     settings: settingsFor(idp, overrides),
     allowInsecureRequests: true,
     timeoutMs: 5000,
@@ -176,5 +178,15 @@ describe('a JwtBearer scheme against an issuer on loopback', () => {
     const scheme = schemeFor(idp, { Authority: `${idp.issuer}/tenant` })
     assert.equal(await bearerFailureOf(scheme.authenticate(await mint(), TRANSFORMATION)), 'keys_unavailable')
     assert.deepEqual(scheme.status(), { available: false, reason: 'metadata_unreachable' })
+  })
+})
+
+describe('the keys a JwtBearer scheme names', () => {
+  test('under a configuration root other than the default, a refused introspection key names its setting under that root', () => {
+    const issuer = 'https://issuer.example.test'
+    const introspection = { ClientId: 'orders-api', ClientSecret: new Secret(''), Endpoint: `${issuer}/introspect`, TokenEndpointAuthMethod: 'private_key_jwt' as const, ClientAssertionKeys: [new Secret('not a key')], ClientAssertionCertificates: [], CacheSeconds: 60 }
+    const settings: JwtBearerSettings = { Authority: '', Issuer: issuer, JwksUri: `${issuer}/jwks`, Audiences: [AUDIENCE], ValidAlgorithms: [], ClockSkewSeconds: 60, ClaimMappings: {}, Introspection: introspection }
+    const open = (): JwtBearerScheme => new JwtBearerScheme({ scheme: 'Api', keyPrefix: 'AcmePortal:Authentication:Schemes:Api', settings, allowInsecureRequests: false, timeoutMs: 5000 })
+    assert.throws(open, (error: unknown) => error instanceof Error && error.message.startsWith('AcmePortal:Authentication:Schemes:Api:Introspection:ClientAssertionKeys'))
   })
 })

@@ -27,6 +27,7 @@ describe('the JOSE header of a bearer token', () => {
   function scheme (overrides: Partial<JwtBearerSettings> = {}): JwtBearerScheme {
     return new JwtBearerScheme({
       scheme: 'Api',
+      keyPrefix: 'ProjectTemplate:Authentication:Schemes:Api',
       settings: { Authority: '', Issuer: idp.issuer, JwksUri: `${idp.issuer}/jwks`, Audiences: [AUDIENCE], ValidAlgorithms: [], ClockSkewSeconds: 60, ClaimMappings: {}, ...overrides },
       allowInsecureRequests: true,
       timeoutMs: 5000

@@ -30,6 +30,7 @@ describe('the lifetime of a JWT access token', () => {
   function scheme (overrides: Partial<JwtBearerSettings> = {}): JwtBearerScheme {
     return new JwtBearerScheme({
       scheme: 'Api',
+      keyPrefix: 'ProjectTemplate:Authentication:Schemes:Api',
       settings: { Authority: '', Issuer: idp.issuer, JwksUri: `${idp.issuer}/jwks`, Audiences: [AUDIENCE], ValidAlgorithms: [], ClockSkewSeconds: 60, ClaimMappings: {}, ...overrides },
       allowInsecureRequests: true,
       timeoutMs: 5000,
@@ -83,6 +84,7 @@ describe('the lifetime of an introspected token (oidc-provider, opaque tokens of
   function scheme (overrides: Partial<JwtBearerSettings>, now?: () => number): JwtBearerScheme {
     return new JwtBearerScheme({
       scheme: 'Api',
+      keyPrefix: 'ProjectTemplate:Authentication:Schemes:Api',
       settings: {
         Authority: idp.issuer,
         Issuer: '',

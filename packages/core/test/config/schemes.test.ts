@@ -62,8 +62,8 @@ describe('Authentication:Schemes', () => {
       ['Acme', 'Saml2', `${SCHEMES}:Acme`]
     ])
     assert.deepEqual(loaded.secretOrigins.map((origin) => origin.key), [`${SCHEMES}:Partners:ClientSecret`])
-    assert.equal(isSecretKey('projecttemplate:authentication:schemes:acme:signingkey'), true)
-    assert.equal(isSecretKey('projecttemplate:authentication:schemes:acme:entityid'), false)
+    assert.equal(isSecretKey('projecttemplate:authentication:schemes:acme:signingkey', 'ProjectTemplate'), true)
+    assert.equal(isSecretKey('projecttemplate:authentication:schemes:acme:entityid', 'ProjectTemplate'), false)
   })
 
   test('check-config lists named schemes beside the contract providers and never shows their secrets', () => {
@@ -78,9 +78,9 @@ describe('Authentication:Schemes', () => {
   })
 
   test('log lines name a setting in the section of the scheme that signed in', () => {
-    assert.equal(sectionKeyOf('Saml2'), 'ProjectTemplate:Authentication:Providers:Saml2')
+    assert.equal(sectionKeyOf('Saml2', 'ProjectTemplate'), 'ProjectTemplate:Authentication:Providers:Saml2')
     assert.equal(sectionKeyOf('VendorB', 'AcmePortal'), 'AcmePortal:Authentication:Providers:VendorB')
-    assert.equal(sectionKeyOf('Partners'), `${SCHEMES}:Partners`)
+    assert.equal(sectionKeyOf('Partners', 'ProjectTemplate'), `${SCHEMES}:Partners`)
   })
 
   test('a missing or unknown Type is refused, naming the Type key', () => {

@@ -94,9 +94,9 @@ describe('DownstreamApis settings at startup', () => {
   })
 
   test('the client secret and the assertion keys are secret keys (warned about in settings files, never printed); the rest are not', () => {
-    assert.equal(isSecretKey(`${KEY}:ClientCredentials:ClientSecret`), true)
-    assert.equal(isSecretKey(`${KEY}:ClientCredentials:ClientAssertionKeys:0`), true)
-    assert.equal(isSecretKey(`${KEY}:ClientCredentials:ClientId`), false)
-    assert.equal(isSecretKey(`${KEY}:BaseUrl`), false)
+    assert.equal(isSecretKey(`${KEY}:ClientCredentials:ClientSecret`, 'ProjectTemplate'), true)
+    assert.equal(isSecretKey(`${KEY}:ClientCredentials:ClientAssertionKeys:0`, 'ProjectTemplate'), true)
+    assert.equal(isSecretKey(`${KEY}:ClientCredentials:ClientId`, 'ProjectTemplate'), false)
+    assert.equal(isSecretKey(`${KEY}:BaseUrl`, 'ProjectTemplate'), false)
   })
 })

@@ -81,7 +81,7 @@ describe('provider types', () => {
   })
 
   test('the configuration reference lists every section\'s keys', () => {
-    const table = renderKeyTable()
+    const table = renderKeyTable('ProjectTemplate')
     for (const name of PROVIDER_NAMES) {
       const section = (AuthenticationSchema.properties.Providers.properties as Record<string, SchemaNode>)[name]
       for (const key of Object.keys(section?.properties ?? {})) assert.ok(table.includes(`| \`Authentication:Providers:${name}:${key}\``), `${name}:${key}`)

@@ -46,6 +46,7 @@ export const registerJwtBearer: ProviderRegistration<Extract<ProviderInstance, {
   const scheme = new JwtBearerScheme({
     scheme: options.instance.scheme,
     settings,
+    keyPrefix: options.instance.keyPrefix,
     allowInsecureRequests: allowsInsecureRequests(settings, options.environmentName),
     timeoutMs: OUTBOUND_TIMEOUT_SECONDS * 1000,
     ...developmentTokensOf(options),
