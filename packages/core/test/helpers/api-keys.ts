@@ -26,7 +26,7 @@ export function freshUser (subject: string, options: { readonly scheme?: string,
 export function countStoreCalls (): { readonly calls: () => number, readonly restore: () => void } {
   let calls = 0
   const undo: Array<() => void> = []
-  for (const prototype of [MemoryApiKeyStore.prototype, SqlApiKeyStore.prototype] as Array<Record<string, unknown>>) {
+  for (const prototype of [MemoryApiKeyStore.prototype, SqlApiKeyStore.prototype] as unknown as Array<Record<string, unknown>>) {
     for (const name of Object.getOwnPropertyNames(prototype)) {
       const original = prototype[name]
       if (name === 'constructor' || typeof original !== 'function') continue
