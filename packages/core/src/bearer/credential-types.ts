@@ -65,6 +65,8 @@ export interface CredentialType {
 export class CredentialTypes {
   readonly #default: CredentialType
   readonly #types: CredentialType[] = []
+  /** The registered types' own headers, kept as types register (read on every request). */
+  readonly #ownHeaders: string[] = []
 
   constructor (defaultType: CredentialType) {
     this.#default = defaultType
@@ -77,6 +79,7 @@ export class CredentialTypes {
       throw new TypeError(`The credential type ${type.type} cannot read the header ${type.ownHeader}: a lower-case name no other type reads, not a standard header.`)
     }
     this.#types.push(type)
+    if (type.ownHeader !== undefined) this.#ownHeaders.push(type.ownHeader)
   }
 
   /** Whether any type besides the default one is registered. */
@@ -86,7 +89,7 @@ export class CredentialTypes {
 
   /** The headers of their own the registered types read (lower case), in registration order. */
   ownHeaders (): readonly string[] {
-    return this.#types.flatMap((type) => type.ownHeader === undefined ? [] : [type.ownHeader])
+    return this.#ownHeaders
   }
 
   /** The type whose own header is `name` (lower case), or undefined. */
