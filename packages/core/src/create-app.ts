@@ -246,7 +246,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   const unmatched: UnmatchedApiPaths = {}
   await app.register(bearer, { config, environmentName, providerSource: options.providerSource !== undefined, unmatched })
   // API keys (ApiKey schemes): app.apiKeys, and keys accepted where bearer tokens are (before the app's routes).
-  await app.register(apiKeys, { config, now })
+  await app.register(apiKeys, { config, now, environmentName, rootKey })
   await app.register(notFound, { config, unmatched })
   // Calls to the APIs the app uses (DownstreamApis), with the session's saved tokens or the app's own.
   await app.register(downstreamApis, { config, environmentName, rootKey })

@@ -84,8 +84,9 @@ export type { AccessTokenOptions, ResolveCallback, SessionApi, SessionCookieSett
 export type { BearerAuthentication, BearerSchemeStatus, JwtBearerScheme, JwtBearerSchemeOptions, JwtBearerSettings } from './bearer/jwt-bearer-scheme.js'
 export type { IntrospectionAuthMethod, IntrospectionSettings } from './bearer/introspection.js'
 // Request-credential types and deny checks (`app.requestCredentials`, issue 43): the seams API keys and SCIM tokens use.
-export type { CredentialType, RequestCredentialsApi } from './bearer/credential-types.js'
-export type { BearerFailure } from './bearer/failures.js'
+export type { CredentialContext, CredentialType, RequestCredentialsApi } from './bearer/credential-types.js'
+export type { BearerFailure, HeldLimit } from './bearer/failures.js'
+export { CredentialHeldError } from './bearer/failures.js'
 export type { Presentation } from './bearer/presentation.js'
 export type { DenyCheck } from './session/deny-checks.js'
 export type { TokenValidatedHook, TokenValidatedResult } from './bearer/token-validated-hook.js'

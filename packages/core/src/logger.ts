@@ -25,8 +25,8 @@ const CONTAINERS: readonly string[] = ['body', 'query', 'params', 'payload', 'da
  * headers (see the serializers), so the header paths are a second line of defence.
  */
 export const REDACT_PATHS: readonly string[] = [
-  'req.headers.cookie', 'req.headers.authorization', 'req.headers["proxy-authorization"]',
-  'res.headers["set-cookie"]', 'headers.cookie', 'headers.authorization', 'headers["proxy-authorization"]', 'headers["set-cookie"]',
+  'req.headers.cookie', 'req.headers.authorization', 'req.headers["proxy-authorization"]', 'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]', 'headers.cookie', 'headers.authorization', 'headers["proxy-authorization"]', 'headers["x-api-key"]', 'headers["set-cookie"]',
   ...SECRET_FIELDS,
   ...CONTAINERS.flatMap((container) => SECRET_FIELDS.map((field) => `${container}.${field}`))
 ]

@@ -15,6 +15,11 @@
  * proof's `jti` recorded in the shared replay cache, so a refused request writes nothing. A
  * DPoP-bound token sent as `Bearer`, or a plain token of a scheme with RequireDPoP, is refused.
  *
+ * A type's own header (credential-types.ts `ownHeader`: API keys' `X-API-Key`) is read only when
+ * no `Authorization` came: its token goes to that type alone, answered as `Bearer`; both headers at
+ * once are refused as `ambiguous`. A type may hold a request back with a limit of its own
+ * ({@link CredentialHeldError}: 429), which is not counted as a refusal.
+ *
  * The outcome is plain data: accepted (the caller), refused (the failure class, for the log and
  * the challenge, bearer-answers.ts) or held (429 with the seconds to wait). No Fastify types.
  */
@@ -28,16 +33,20 @@ import { BearerSchemes } from './bearer-schemes.js'
 import { CredentialTypes, type CredentialType, type RequestCredentialsApi } from './credential-types.js'
 import { verifyDPoPProof } from './dpop.js'
 import { DPoPProofLimit } from './dpop-proof-limit.js'
-import { BearerTokenError, isIssuerUnavailable, type BearerFailure } from './failures.js'
+import { BearerTokenError, CredentialHeldError, isIssuerUnavailable, type BearerFailure, type HeldLimit } from './failures.js'
 import type { BearerAuthentication, JwtBearerScheme } from './jwt-bearer-scheme.js'
-import { dpopProofsOf, MAX_AUTHORIZATION_BYTES, sentBearerToken, tokenOf, type Presentation } from './presentation.js'
+import { dpopProofsOf, MAX_AUTHORIZATION_BYTES, ownHeaderTokenOf, sentBearerToken, sentCredentialOf, tokenOf, type Presentation, type RequestHeaders, type SentCredential } from './presentation.js'
 import { RefusalLimit } from './refusal-limit.js'
 
 /** A request's credential as the handler reads it: plain facts. */
 export interface PresentedCredential {
-  /** The `Authorization` value (its scheme is {@link presentation}). */
+  /** The `Authorization` value (its scheme is {@link presentation}), or the value of a type's own header ({@link source}). */
   readonly header: string
   readonly presentation: Presentation
+  /** The header the credential came in: `authorization` (the default) or a type's own header (`x-api-key`). */
+  readonly source?: string
+  /** A credential came in `Authorization` and in a type's own header at once: refused (`ambiguous`). */
+  readonly ambiguous?: boolean
   readonly method: string
   /** The path before the query, as sent. */
   readonly path: string
@@ -52,7 +61,7 @@ export interface PresentedCredential {
 export type BearerOutcome =
   | { readonly kind: 'accepted', readonly authentication: BearerAuthentication, readonly verifiedNow: boolean }
   | { readonly kind: 'refused', readonly failure: BearerFailure, readonly presentation: Presentation, readonly held: boolean, readonly unavailable: boolean }
-  | { readonly kind: 'held', readonly retryAfterSeconds: number, readonly limit: 'refusals' | 'dpop_proofs' }
+  | { readonly kind: 'held', readonly retryAfterSeconds: number, readonly limit: HeldLimit }
 
 export interface BearerHandlerOptions {
   /** The request-credential types, JwtBearer the default. */
@@ -80,6 +89,11 @@ export class BearerHandler {
     return this.#options.jwt.proofAlgorithms()
   }
 
+  /** The credential of a request's headers (presentation.ts `sentCredentialOf`, with the registered types' own headers), `ambiguous`, or none. */
+  sentCredentialOf (headers: RequestHeaders): SentCredential | 'ambiguous' | undefined {
+    return sentCredentialOf(headers, this.#options.types.ownHeaders())
+  }
+
   /**
    * The caller of a `Bearer` header when its type holds the token in its cache, the type does not
    * refuse it as presented and every deny check answers "no" synchronously; else undefined, and
@@ -96,9 +110,10 @@ export class BearerHandler {
   /** The outcome of a request's credential; rejects only on an error that is not a refusal (a deny check that failed). */
   async authenticate (request: PresentedCredential, names: ReadonlySet<string> | undefined): Promise<BearerOutcome> {
     const { header, presentation, path } = request
+    const source = request.source ?? 'authorization'
     const client = clientKeyOf(request.ip)
     try {
-      if (presentation === 'Bearer') {
+      if (presentation === 'Bearer' && source === 'authorization' && request.ambiguous !== true) {
         const sent = sentBearerToken(header)
         const type = this.#options.types.typeOf(sent)
         const cached = type.cached(sent, path, names)
@@ -106,15 +121,26 @@ export class BearerHandler {
       }
       const wait = this.#options.refusals?.retryAfterSeconds(client)
       if (wait !== undefined) return { kind: 'held', retryAfterSeconds: wait, limit: 'refusals' }
+      if (request.ambiguous === true) throw new BearerTokenError('ambiguous')
+      if (source !== 'authorization') return await this.#authenticateOwnHeader(request, source, client, names)
       const token = tokenOf(header, presentation)
       if (token === undefined) throw new BearerTokenError(header.length > MAX_AUTHORIZATION_BYTES ? 'oversized' : 'malformed')
       if (presentation === 'DPoP') return await this.#authenticateDPoP(request, token, client, names)
       const type = this.#options.types.typeOf(token)
-      return await this.#accepted(type, await type.verify(token, path, names), true)
+      return await this.#accepted(type, await type.verify(token, path, names, { client, header: source }), true)
     } catch (error) {
+      if (error instanceof CredentialHeldError) return { kind: 'held', retryAfterSeconds: error.retryAfterSeconds, limit: error.limit }
       if (!(error instanceof BearerTokenError)) throw error
       return await this.#refused(error, presentation, client)
     }
+  }
+
+  /** A token in a type's own header: the whole value, for that type only (a value it does not recognise is malformed, never JwtBearer's). */
+  async #authenticateOwnHeader (request: PresentedCredential, source: string, client: string, names: ReadonlySet<string> | undefined): Promise<BearerOutcome> {
+    const type = this.#options.types.typeOfHeader(source)
+    const token = ownHeaderTokenOf(request.header)
+    if (type === undefined || token === undefined || !type.recognises(token)) throw new BearerTokenError(request.header.length > MAX_AUTHORIZATION_BYTES ? 'oversized' : 'malformed')
+    return await this.#accepted(type, await type.verify(token, request.path, names, { client, header: source }), true)
   }
 
   /** A `Bearer` caller of `type`, unless the type refuses it as presented or a deny check refuses its principal. */

@@ -8,13 +8,27 @@
  * JwtBearer, which takes JWTs and its issuers' opaque tokens. Every type authenticates a token
  * into the same result, a {@link BearerAuthentication}, whose principal policies read unchanged;
  * the handler then applies the deny checks (session/deny-checks.ts), the refusal limit and the
- * challenge to every type alike. Plain inputs, no Fastify types.
+ * challenge to every type alike. A type may also read a header of its own ({@link
+ * CredentialType.ownHeader}: API keys' `X-API-Key`); the handler reads it only when no
+ * `Authorization` header came (both at once are refused), and only that type is asked. Plain
+ * inputs, no Fastify types.
  */
 import type { DenyCheck } from '../session/deny-checks.js'
 import type { BearerFailure } from './failures.js'
 import type { BearerAuthentication } from './jwt-bearer-scheme.js'
 import type { Presentation } from './presentation.js'
 import type { TokenValidatedHook } from './token-validated-hook.js'
+
+/** Headers no type may claim as its own. */
+const RESERVED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', 'dpop', 'host', 'content-type', 'content-length'])
+
+/** What the handler tells a type about the request besides its token. @experimental */
+export interface CredentialContext {
+  /** The client's address as a counter key (state/rate-limit-store.ts `clientKeyOf`: a hash, never the address). */
+  readonly client: string
+  /** The header the token came in: `authorization`, or the type's {@link CredentialType.ownHeader}. */
+  readonly header: string
+}
 
 /**
  * One request-credential scheme type. `path` is the request's path before the query, as sent;
@@ -31,8 +45,18 @@ export interface CredentialType {
   recognises: (token: string) => boolean
   /** The caller of `token` from this type's cache, synchronously (most API calls end here); undefined when not cached. */
   cached: (token: string, path: string, names: ReadonlySet<string> | undefined) => BearerAuthentication | undefined
-  /** Authenticates `token` now (and caches the result as the type sees fit); throws a {@link BearerTokenError} to refuse it. */
-  verify: (token: string, path: string, names: ReadonlySet<string> | undefined) => Promise<BearerAuthentication>
+  /**
+   * Authenticates `token` now (and caches the result as the type sees fit); throws a
+   * {@link BearerTokenError} to refuse it, or a {@link CredentialHeldError} to hold the request
+   * back (429). `context` says where the token came from and who sent it.
+   */
+  verify: (token: string, path: string, names: ReadonlySet<string> | undefined, context?: CredentialContext) => Promise<BearerAuthentication>
+  /**
+   * A request header of this type's own, lower case (`x-api-key`), read on the routes that accept
+   * bearer tokens when no `Authorization` header came; its whole value is the token, which goes to
+   * this type only (never to JwtBearer). Never a query parameter.
+   */
+  readonly ownHeader?: string
   /** Why a caller it authenticated may not be used as presented (JwtBearer: a DPoP-bound token sent as `Bearer`), or undefined. */
   refusalOf?: (authentication: BearerAuthentication, presentation: Presentation) => BearerFailure | undefined
 }
@@ -41,6 +65,8 @@ export interface CredentialType {
 export class CredentialTypes {
   readonly #default: CredentialType
   readonly #types: CredentialType[] = []
+  /** The registered types' own headers, kept as types register (read on every request). */
+  readonly #ownHeaders: string[] = []
 
   constructor (defaultType: CredentialType) {
     this.#default = defaultType
@@ -49,12 +75,26 @@ export class CredentialTypes {
   /** Adds a type, consulted before the default type and after the types added before it. */
   register (type: CredentialType): void {
     if (type.type === this.#default.type || this.#types.some((known) => known.type === type.type)) throw new TypeError(`The credential type ${type.type} is registered already.`)
+    if (type.ownHeader !== undefined && (!/^[a-z0-9-]+$/.test(type.ownHeader) || RESERVED_HEADERS.has(type.ownHeader) || this.typeOfHeader(type.ownHeader) !== undefined)) {
+      throw new TypeError(`The credential type ${type.type} cannot read the header ${type.ownHeader}: a lower-case name no other type reads, not a standard header.`)
+    }
     this.#types.push(type)
+    if (type.ownHeader !== undefined) this.#ownHeaders.push(type.ownHeader)
   }
 
   /** Whether any type besides the default one is registered. */
   get extended (): boolean {
     return this.#types.length > 0
+  }
+
+  /** The headers of their own the registered types read (lower case), in registration order. */
+  ownHeaders (): readonly string[] {
+    return this.#ownHeaders
+  }
+
+  /** The type whose own header is `name` (lower case), or undefined. */
+  typeOfHeader (name: string): CredentialType | undefined {
+    return this.#types.find((type) => type.ownHeader === name)
   }
 
   /** The one type `token` (sent as `Authorization: Bearer`) goes to. */

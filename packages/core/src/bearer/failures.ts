@@ -51,6 +51,10 @@ export const BEARER_FAILURES = [
   'introspection_unavailable',
   /** A token-validated hook (`app.requestCredentials.onTokenValidated`, token-validated-hook.ts) refused the token it was just given. */
   'hook',
+  /** A credential in `Authorization` and in a type's own header (`X-API-Key`) at once: neither is used. */
+  'ambiguous',
+  /** A key in a type's own header (`X-API-Key`) whose scheme does not read that header (AllowXApiKeyHeader false). */
+  'header',
   /** A valid credential whose caller a deny check refuses (session/deny-checks.ts: deprovisioned, revoked), served from the cache or verified now. */
   'denied',
   // DPoP (RFC 9449, dpop.ts): the proof's failures (challenge error="invalid_dpop_proof") ...
@@ -115,6 +119,26 @@ export class BearerTokenError extends CoreError {
     this.name = 'BearerTokenError'
     this.failure = failure
     this.concealed = options?.concealed === true
+  }
+}
+
+/** What held a request back: a limit of the handler or of a credential type (the `limit` of a `bearer.refused` line). @experimental */
+export type HeldLimit = 'refusals' | 'dpop_proofs' | 'api_key_requests' | 'api_key_failures'
+
+/**
+ * A credential type holds a request back (429 with `Retry-After`): a limit of its own counted in
+ * the state store (API keys: requests per key, failed look-ups per address). Not a refusal: the
+ * handler does not count it as one. @experimental
+ */
+export class CredentialHeldError extends Error {
+  readonly retryAfterSeconds: number
+  readonly limit: HeldLimit
+
+  constructor (limit: HeldLimit, retryAfterSeconds: number) {
+    super(`request held back: ${limit}`)
+    this.name = 'CredentialHeldError'
+    this.limit = limit
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds))
   }
 }
 

@@ -82,6 +82,8 @@ export interface BearerAuthentication {
   readonly confirmationKey?: string
   /** Until when the verified-token cache may reuse it, when earlier than {@link expiresAtMs} (an introspected token: CacheSeconds). */
   readonly cachedUntilMs?: number
+  /** Fields every log line of the request carries (an API key's `keyId` and `keyPrefix`): the acting credential, never a secret. */
+  readonly logBindings?: Readonly<Record<string, string>>
 }
 
 /** @public @experimental */

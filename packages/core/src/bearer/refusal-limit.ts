@@ -22,6 +22,8 @@ export interface RefusalLimitOptions {
   readonly perWindow: number
   readonly windowMs: number
   readonly now?: () => number
+  /** The rate-limit group counted in (default {@link BEARER_REFUSAL_BUCKET}; API keys count failed look-ups apart). */
+  readonly bucket?: string
 }
 
 export class RefusalLimit {
@@ -54,7 +56,7 @@ export class RefusalLimit {
   async count (client: string): Promise<boolean> {
     let counted: { readonly count: number, readonly ttlMs: number }
     try {
-      counted = await this.#options.increment(rateLimitKey(BEARER_REFUSAL_BUCKET, client), this.#options.windowMs)
+      counted = await this.#options.increment(rateLimitKey(this.#options.bucket ?? BEARER_REFUSAL_BUCKET, client), this.#options.windowMs)
     } catch {
       return false
     }

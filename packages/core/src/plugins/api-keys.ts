@@ -2,24 +2,31 @@
  * API keys on requests (issue 42): for each enabled ApiKey scheme (`Authentication:Schemes:<Name>`
  * with `Type: ApiKey`), an {@link ApiKeyService} on the API key store beside the directory store
  * (plugins/directory.ts opens it), `app.apiKeys` for the app's own key management, and the ApiKey
- * request-credential type (bearer/credential-types.ts) registered with the bearer handler: a token
- * sent as `Authorization: Bearer` that starts with a scheme's prefix goes to that scheme only
- * (never to JwtBearer or an introspection endpoint), on the routes that accept bearer tokens.
+ * request-credential type (api-keys/api-key-credential-type.ts) registered with the bearer
+ * handler: a key sent as `Authorization: Bearer`, or as `X-API-Key` where its scheme sets
+ * AllowXApiKeyHeader, goes to the scheme of its prefix only (never to JwtBearer or an
+ * introspection endpoint), on the routes that accept bearer tokens.
  *
  * - A malformed key (wrong length, alphabet or checksum) is refused before any store access; an
  *   unknown or revoked key is `inactive`, an expired one `expired`, one whose owner may no longer
  *   act `denied`: 401 `invalid_token` for every one (`bearer.refused` names the failure class).
  * - The owner check: a user-owned key's owner deprovisioned by their directory
- *   (`app.provisioning.isDeprovisioned`). `app.session.revokeUser` revokes the user's keys
- *   (reason `owner_revoked`), so they stay refused after the user signs in again.
+ *   (`app.provisioning.isDeprovisioned`); a tenant-owned key's tenant no longer named by the
+ *   provider source (plugins/runtime-providers.ts `sourceTenantsOf`; each instance reads the
+ *   source on every change). `app.session.revokeUser` revokes the user's keys (`owner_revoked`),
+ *   a tenant's removal from the source its tenant's keys (`tenant_removed`).
  * - A revocation on any instance is published on the state store's invalidation channel
  *   (`api-keys:<ids>`); every instance drops those keys from its one-second cache.
+ * - Limits (RateLimits:ApiKeyRequestsPerWindow per key, RateLimits:ApiKeyFailuresPerWindow per
+ *   address), counted in the state store (api-keys/api-key-limits.ts).
+ * - Keys kept in memory (the memory directory store) outside Development: one warning at
+ *   startup, naming `Provisioning:Store:Provider`, as the embedded stores warn.
  *
  * - A scheme's TenantAdministratorPolicy is looked up by name when asked (the app's policies are
  *   added before `ready()`); a name no policy has fails `ready()`. The key pages, routes/api-keys.ts.
  *
- * Not wired yet: the `X-API-Key` header (AllowXApiKeyHeader), the per-key and failed-look-up rate
- * limits, a tenant's removal from the provider source.
+ * A SCIM deactivation or deletion revokes the person's keys (`deprovisioned`, plugins/scim.ts through
+ * scim/deprovisioning.ts); until then the owner check refuses them.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
@@ -27,9 +34,10 @@ import { ApiKeyService } from '../api-keys/api-key-service.js'
 import type { ApiKeyOwner, ApiKeyRevocationReason } from '../api-keys/api-key-store.js'
 import { apiKeyStoreBeside } from '../api-keys/open-api-key-store.js'
 import type { ApiKeyInstance, ApiKeySettings } from '../api-keys/settings-schema.js'
-import type { CredentialType } from '../bearer/credential-types.js'
-import { BearerTokenError, type BearerFailure } from '../bearer/failures.js'
-import type { BearerAuthentication } from '../bearer/jwt-bearer-scheme.js'
+import { apiKeyCredentialType } from '../api-keys/api-key-credential-type.js'
+import { ApiKeyLimits } from '../api-keys/api-key-limits.js'
+import { MemoryApiKeyStore } from '../api-keys/memory-api-key-store.js'
+import { isDevelopment } from '../environment-name.js'
 import { decidePolicy, type AuthorizationPolicy } from '../authorization/policies.js'
 import { keyOfInstance } from '../config/provider-type.js'
 import { createError } from '../errors.js'
@@ -39,6 +47,7 @@ import type { UserIdentity } from '../session/user-identity.js'
 import { API_KEYS_INVALIDATION_PREFIX } from '../state/keys.js'
 import { namedPolicyOf } from './authorization.js'
 import { directoryStoreOf } from './directory.js'
+import { sourceTenantsOf } from './runtime-providers.js'
 
 /** `app.apiKeys`: the API keys of the enabled ApiKey schemes, for an app's own key pages. @public @experimental */
 export interface ApiKeysApi {
@@ -60,38 +69,16 @@ declare module 'fastify' {
 export interface ApiKeysPluginOptions {
   readonly config: ApplicationConfiguration
   readonly now: () => number
+  /** Outside Development, keys kept in memory are warned about at startup. */
+  readonly environmentName: string
+  readonly rootKey: string
 }
 
-/** The failure class of a refused key (bearer/failures.ts), as `bearer.refused` names it. */
-const FAILURES = { malformed: 'malformed', unknown: 'inactive', revoked: 'inactive', expired: 'expired', owner_denied: 'denied' } as const satisfies Record<string, BearerFailure>
-
-/** The ApiKey request-credential type over the schemes' services: a token goes to the scheme whose prefix it starts with. */
-export function apiKeyCredentialType (services: readonly ApiKeyService[]): CredentialType {
-  const serviceOf = (token: string): ApiKeyService | undefined => services.find((service) => token.startsWith(service.settings.Prefix))
-  return {
-    type: 'ApiKey',
-    recognises: (token) => serviceOf(token) !== undefined,
-    // The service keeps its own cache (one second, by digest); its answer is asynchronous.
-    cached: () => undefined,
-    verify: async (token, _path, names): Promise<BearerAuthentication> => {
-      const service = serviceOf(token) as ApiKeyService
-      // A route restricted to named JwtBearer schemes (config.bearerSchemes) takes no key.
-      if (names !== undefined && !names.has(service.settings.Scheme)) throw new BearerTokenError('issuer')
-      const result = await service.authenticate(token)
-      if (!result.ok) throw new BearerTokenError(FAILURES[result.refusal])
-      const { principal } = result
-      return {
-        scheme: service.settings.Scheme,
-        principal,
-        clientId: principal.apiKey.id,
-        scopes: principal.access.scopes,
-        machine: principal.access.machine,
-        expiresAtMs: principal.ticket.expiresAt * 1000
-      }
-    },
-    // A key is a bearer credential: sent as DPoP it is refused (it is bound to no key).
-    refusalOf: (_authentication, presentation) => presentation === 'Bearer' ? undefined : 'dpop_unbound'
-  }
+/** The keys' rate limits, counted in the state store; none when `RateLimits:Enabled` is false. */
+function limitsOf (app: FastifyInstance, config: ApplicationConfiguration): ApiKeyLimits | undefined {
+  const limits = config.RateLimits
+  if (!limits.Enabled || app.state.increment === undefined) return undefined
+  return new ApiKeyLimits({ increment: app.state.increment.bind(app.state), requestsPerWindow: limits.ApiKeyRequestsPerWindow, failuresPerWindow: limits.ApiKeyFailuresPerWindow, windowMs: limits.WindowSeconds * 1000 })
 }
 
 /**
@@ -132,8 +119,16 @@ async function apiKeysPlugin (app: FastifyInstance, options: ApiKeysPluginOption
   }
   const store = apiKeyStoreBeside(directory, { now: options.now })
   if (store === undefined) throw new TypeError('API keys need the core\'s directory store (Provisioning:Store): an app\'s own directory store has no API key store.')
-  const ownerStatus = async (owner: ApiKeyOwner): Promise<'valid' | 'deprovisioned'> =>
-    owner.kind === 'user' && app.provisioning !== undefined && await app.provisioning.isDeprovisioned(owner.identity) ? 'deprovisioned' : 'valid'
+  if (store instanceof MemoryApiKeyStore && !isDevelopment(options.environmentName)) {
+    app.log.warn({ event: 'api_keys.store.not_persisted', key: `${options.rootKey}:Provisioning:Store:Provider` },
+      'API keys are kept in memory: a restart forgets every key and other instances never see them; use the PostgreSql directory store (or the embedded store on Node.js 22.13 or later)')
+  }
+  const tenants = sourceTenantsOf(app)
+  const ownerStatus = async (owner: ApiKeyOwner): Promise<'valid' | 'deprovisioned' | 'tenant_removed'> => {
+    // Before the source was first read its tenants are unknown: the revocations in the store decide.
+    if (owner.kind === 'tenant') return tenants?.present(owner.tenant) === false ? 'tenant_removed' : 'valid'
+    return app.provisioning !== undefined && await app.provisioning.isDeprovisioned(owner.identity) ? 'deprovisioned' : 'valid'
+  }
   const onRevoked = (ids: readonly string[]): void => {
     app.state.publish(`${API_KEYS_INVALIDATION_PREFIX}${ids.join(' ')}`).catch((error: unknown) => {
       app.log.warn({ event: 'api_key.invalidation_failed', errorName: (error as Error).name }, 'API key revocation not announced to other instances (their cache holds it at most one second)')
@@ -175,7 +170,15 @@ async function apiKeysPlugin (app: FastifyInstance, options: ApiKeysPluginOption
   }
   session.revokeUser = revokeUser
   session.revokeSubject = revokeUser
-  app.requestCredentials.registerType(apiKeyCredentialType(services))
+  // A tenant removed from the provider source (issue 42, item 4): its keys are revoked, on every instance that reads the change (the first revokes them).
+  tenants?.onRemoved(async (removed) => {
+    for (const tenant of removed) {
+      await revokeAllOf({ kind: 'tenant', tenant }, 'tenant_removed').catch((error: unknown) => {
+        app.log.error({ event: 'api_keys.tenant_revocation_failed', tenant, errorName: (error as Error).name }, 'the keys of a removed tenant could not be revoked; they are refused on each use')
+      })
+    }
+  })
+  app.requestCredentials.registerType(apiKeyCredentialType(services, limitsOf(app, config)))
   app.log.info({ event: 'api_keys.enabled', schemes: [...byName.keys()] }, 'API keys accepted on bearer routes')
 }
 

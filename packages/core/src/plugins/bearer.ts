@@ -16,7 +16,7 @@ import { acceptsBearer, bearerRoutesOf, hasValidatedOrigin, proofOrigins, routeC
 import type { RequestCredentialsApi } from '../bearer/credential-types.js'
 import { principalAuditFields } from '../bearer/bearer-principal.js'
 import { JwtBearerScheme, type BearerAuthentication } from '../bearer/jwt-bearer-scheme.js'
-import { pathOf, presentationOf } from '../bearer/presentation.js'
+import { pathOf } from '../bearer/presentation.js'
 import { createError } from '../errors.js'
 import { sendAnswer } from '../http/responses.js'
 import { enabledProviderInstances } from '../providers/provider-instances.js'
@@ -58,15 +58,20 @@ const jwtSchemeOf = (provider: AuthenticationProvider | undefined): JwtBearerSch
 
 /** The route's hook: the handler's cache first (no closure, no hash), else its outcome, answered. */
 function bearerHook (handler: BearerHandler, htuOriginOf: (requestOrigin: string) => string | undefined, anonymous: boolean, names: ReadonlySet<string> | undefined, challenge?: ChallengeSettings): Hook {
-  function accept (request: FastifyRequest, done: (error?: Error) => void, authentication: BearerAuthentication, verifiedNow: boolean): void {
+  function accept (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, authentication: BearerAuthentication, verifiedNow: boolean): void {
     request.bearer = authentication
     authenticateRequestAs(request, authentication.principal)
+    // The acting credential (an API key's id and prefix) on every line of the request, as its client.
+    if (authentication.logBindings !== undefined) {
+      request.log = request.log.child(authentication.logBindings)
+      reply.log = request.log
+    }
     // One audit line per token verified (not per call served from the cache): who, and which client acted.
     if (verifiedNow) request.log.info({ event: 'bearer.authenticated', ...principalAuditFields(authentication.principal) }, 'bearer token accepted')
     done()
   }
   function answer (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, outcome: BearerOutcome): void {
-    if (outcome.kind === 'accepted') return accept(request, done, outcome.authentication, outcome.verifiedNow)
+    if (outcome.kind === 'accepted') return accept(request, reply, done, outcome.authentication, outcome.verifiedNow)
     if (outcome.kind === 'held') {
       request.log.info({ event: 'bearer.refused', failure: 'rate_limited', limit: outcome.limit }, 'bearer token refused')
       reply.header('retry-after', String(outcome.retryAfterSeconds))
@@ -80,16 +85,16 @@ function bearerHook (handler: BearerHandler, htuOriginOf: (requestOrigin: string
     else sendAnswer(request, reply, refusalAnswer(outcome.failure, outcome.presentation, challenge ?? request.routeOptions.config ?? {}, originOf(request), () => handler.proofAlgorithms()))
   }
   return function authenticateBearer (request, reply, done) {
-    const header = request.headers.authorization
-    const presentation = presentationOf(header)
-    if (header === undefined || presentation === undefined) {
+    const sent = handler.sentCredentialOf(request.headers)
+    if (sent === undefined) {
       done()
       return
     }
     const path = pathOf(request.url)
-    const cached = presentation === 'Bearer' ? handler.cached(header, path, names) : undefined
-    if (cached !== undefined) return accept(request, done, cached, false)
-    handler.authenticate({ header, presentation, method: request.method, path, ip: request.ip, rawHeaders: request.raw.rawHeaders, htuOrigin: () => htuOriginOf(originOf(request)) }, names)
+    const credential = sent === 'ambiguous' ? { header: '', presentation: 'Bearer' as const, ambiguous: true } : { header: sent.value, presentation: sent.presentation, source: sent.header }
+    const cached = sent !== 'ambiguous' && sent.header === 'authorization' && sent.presentation === 'Bearer' ? handler.cached(sent.value, path, names) : undefined
+    if (cached !== undefined) return accept(request, reply, done, cached, false)
+    handler.authenticate({ ...credential, method: request.method, path, ip: request.ip, rawHeaders: request.raw.rawHeaders, htuOrigin: () => htuOriginOf(originOf(request)) }, names)
       .then((outcome) => { answer(request, reply, done, outcome) }, (error: unknown) => { done(error instanceof Error ? error : new Error(String(error))) })
   }
 }

@@ -11,7 +11,9 @@
  * (providers/runtime-definitions.ts), and the change is announced on the state store's
  * invalidation channel so every instance reloads. Instances are opened as configured ones are
  * (plugins/providers/open-provider.ts), but lazily: discovery or metadata is fetched on first use
- * (challenge), then refreshed by its own schedule.
+ * (challenge), then refreshed by its own schedule. Each successful read also records the tenants
+ * the source names (providers/source-tenants.ts, {@link sourceTenantsOf}): API keys of a tenant
+ * the source no longer names are refused and revoked (plugins/api-keys.ts).
  */
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
@@ -35,6 +37,15 @@ import { verifiedAtMsOf } from '../providers/domain-ownership.js'
 import type { ConnectionReloadResult } from '../providers/runtime-provider-set.js'
 import { removeProvider, setProviderReloader } from './authentication.js'
 import { openProvider } from './providers/open-provider.js'
+import { configuredApplicationTenantsOf, SourceTenants } from '../providers/source-tenants.js'
+import { enabledProviderInstances } from '../providers/provider-instances.js'
+
+const SOURCE_TENANTS = Symbol('runtime-providers.tenants')
+
+/** The tenants the app's provider source names, or undefined without a provider source. */
+export function sourceTenantsOf (app: FastifyInstance): SourceTenants | undefined {
+  return (app as unknown as Record<symbol, SourceTenants | undefined>)[SOURCE_TENANTS]
+}
 
 /**
  * The app's provider source: the definitions of every runtime provider, read at start and on each
@@ -203,6 +214,8 @@ function registerRoutes (app: FastifyInstance, set: RuntimeProviderSet): void {
 
 async function runtimeProviders (app: FastifyInstance, options: RuntimeProvidersOptions): Promise<void> {
   const set = runtimeProviderSet(app, options)
+  const tenants = new SourceTenants(configuredApplicationTenantsOf(enabledProviderInstances(options.config)))
+  ;(app as unknown as Record<symbol, SourceTenants>)[SOURCE_TENANTS] = tenants
   registerRoutes(app, set)
   const instanceId = randomUUID()
   // One reload at a time, in order: a reload reads the source after the one before has applied.
@@ -214,6 +227,7 @@ async function runtimeProviders (app: FastifyInstance, options: RuntimeProviders
       const applied = await set.apply(definitions, reloadOptions)
       const connections = reloadConnections(app, definitions)
       const result = connections === undefined ? applied : { ...applied, connections }
+      await tenants.update(definitions)
       for (const refusal of result.refused) {
         app.log.warn({ event: 'external.runtime_provider.refused', provider: refusal.scheme, problems: refusal.problems }, 'provider from the provider source refused')
       }

@@ -1,0 +1,72 @@
+/**
+ * The ApiKey request-credential type (bearer/credential-types.ts) over the enabled ApiKey
+ * schemes' services (issue 42): a token goes to the scheme whose prefix it starts with (no
+ * scheme's prefix starts another's), never to JwtBearer or an introspection endpoint.
+ *
+ * - **Headers.** `Authorization: Bearer <key>` always; `X-API-Key: <key>` too when a scheme sets
+ *   `AllowXApiKeyHeader` (the type then declares the header as its own, and the bearer handler
+ *   refuses a request that sends both). A key of a scheme without the setting sent in
+ *   `X-API-Key` is refused (`header`), as is a value that is no key (`malformed`). Never the query
+ *   string.
+ * - **Limits** (api-key-limits.ts): an address over its failed look-ups is held (429) before any
+ *   look-up; a well-formed key the store refuses counts against the address; an accepted key
+ *   counts against its own per-key limit.
+ * - **Audit.** An accepted key's id and prefix are bound to every log line of the request
+ *   (`keyId`, `keyPrefix`); a refusal's `api_key.refused` line (the service's) names the id and
+ *   prefix only.
+ *
+ * Plain inputs, no Fastify types.
+ */
+import { BearerTokenError, CredentialHeldError, type BearerFailure } from '../bearer/failures.js'
+import type { CredentialType } from '../bearer/credential-types.js'
+import type { BearerAuthentication } from '../bearer/jwt-bearer-scheme.js'
+import type { ApiKeyLimits } from './api-key-limits.js'
+import type { ApiKeyRefusal, ApiKeyService } from './api-key-service.js'
+
+/** The header a key may also come in, when its scheme sets AllowXApiKeyHeader (Node's lower-case name). */
+export const X_API_KEY_HEADER = 'x-api-key'
+
+/** The failure class of a refused key (bearer/failures.ts), as `bearer.refused` names it. */
+const FAILURES = { malformed: 'malformed', unknown: 'inactive', revoked: 'inactive', expired: 'expired', owner_denied: 'denied' } as const satisfies Record<ApiKeyRefusal, BearerFailure>
+
+/** The ApiKey type over `services` (the enabled schemes'), with its rate limits (none: RateLimits:Enabled false). */
+export function apiKeyCredentialType (services: readonly ApiKeyService[], limits?: ApiKeyLimits): CredentialType {
+  const serviceOf = (token: string): ApiKeyService | undefined => services.find((service) => token.startsWith(service.settings.Prefix))
+  const readsHeader = services.some((service) => service.settings.AllowXApiKeyHeader)
+  return {
+    type: 'ApiKey',
+    recognises: (token) => serviceOf(token) !== undefined,
+    // The service keeps its own cache (one second, by digest); its answer is asynchronous.
+    cached: () => undefined,
+    ...(readsHeader ? { ownHeader: X_API_KEY_HEADER } : {}),
+    verify: async (token, _path, names, context): Promise<BearerAuthentication> => {
+      const service = serviceOf(token) as ApiKeyService
+      // A route restricted to named JwtBearer schemes (config.bearerSchemes) takes no key.
+      if (names !== undefined && !names.has(service.settings.Scheme)) throw new BearerTokenError('issuer')
+      if (context?.header === X_API_KEY_HEADER && !service.settings.AllowXApiKeyHeader) throw new BearerTokenError('header')
+      const client = context?.client
+      const held = client === undefined ? undefined : limits?.heldAddress(client)
+      if (held !== undefined) throw new CredentialHeldError('api_key_failures', held)
+      const result = await service.authenticate(token)
+      if (!result.ok) {
+        // Only a look-up counts: a malformed key cost nothing (BearerRefusalsPerWindow counts it).
+        if (result.refusal !== 'malformed' && client !== undefined) await limits?.countFailure(client)
+        throw new BearerTokenError(FAILURES[result.refusal])
+      }
+      const { principal } = result
+      const wait = await limits?.admitKey(principal.apiKey.id)
+      if (wait !== undefined) throw new CredentialHeldError('api_key_requests', wait)
+      return {
+        scheme: service.settings.Scheme,
+        principal,
+        clientId: principal.apiKey.id,
+        scopes: principal.access.scopes,
+        machine: principal.access.machine,
+        expiresAtMs: principal.ticket.expiresAt * 1000,
+        logBindings: { keyId: principal.apiKey.id, keyPrefix: principal.apiKey.prefix }
+      }
+    },
+    // A key is a bearer credential: sent as DPoP it is refused (it is bound to no key).
+    refusalOf: (_authentication, presentation) => presentation === 'Bearer' ? undefined : 'dpop_unbound'
+  }
+}
