@@ -22,7 +22,7 @@ import type { TokenValidatedHook } from './token-validated-hook.js'
 /** Headers no type may claim as its own. */
 const RESERVED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', 'dpop', 'host', 'content-type', 'content-length'])
 
-/** What the handler tells a type about the request besides its token. @experimental */
+/** What the handler tells a type about the request besides its token. @public @experimental */
 export interface CredentialContext {
   /** The client's address as a counter key (state/rate-limit-store.ts `clientKeyOf`: a hash, never the address). */
   readonly client: string

@@ -122,15 +122,15 @@ export class BearerTokenError extends CoreError {
   }
 }
 
-/** What held a request back: a limit of the handler or of a credential type (the `limit` of a `bearer.refused` line). @experimental */
+/** What held a request back: a limit of the handler or of a credential type (the `limit` of a `bearer.refused` line). @public @experimental */
 export type HeldLimit = 'refusals' | 'dpop_proofs' | 'api_key_requests' | 'api_key_failures'
 
 /**
  * A credential type holds a request back (429 with `Retry-After`): a limit of its own counted in
  * the state store (API keys: requests per key, failed look-ups per address). Not a refusal: the
- * handler does not count it as one. @experimental
+ * handler does not count it as one. @public @experimental
  */
-export class CredentialHeldError extends Error {
+export class CredentialHeldError extends CoreError {
   readonly retryAfterSeconds: number
   readonly limit: HeldLimit
 

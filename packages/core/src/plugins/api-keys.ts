@@ -48,6 +48,7 @@ import { API_KEYS_INVALIDATION_PREFIX } from '../state/keys.js'
 import { namedPolicyOf } from './authorization.js'
 import { directoryStoreOf } from './directory.js'
 import { sourceTenantsOf } from './runtime-providers.js'
+import type { SourceTenants } from '../providers/source-tenants.js'
 
 /** `app.apiKeys`: the API keys of the enabled ApiKey schemes, for an app's own key pages. @public @experimental */
 export interface ApiKeysApi {
@@ -109,6 +110,30 @@ function checkTenantAdministrators (app: FastifyInstance, instances: readonly Ap
   })
 }
 
+/**
+ * A key never outlives its owner (issue 42, item 4): revoking a user revokes their keys
+ * (`owner_revoked`), and a tenant removed from the provider source has its keys revoked
+ * (`tenant_removed`) on every instance that reads the change (the first revokes them).
+ */
+function revokeWithTheirOwners (app: FastifyInstance, revokeAllOf: ApiKeysApi['revokeAllOf'], tenants: SourceTenants | undefined): void {
+  const session = app.session as { revokeUser: (identity: UserIdentity) => Promise<number>, revokeSubject: (identity: UserIdentity) => Promise<number> }
+  const revokeSessions = session.revokeUser
+  const revokeUser = async (identity: UserIdentity): Promise<number> => {
+    const ended = await revokeSessions(identity)
+    await revokeAllOf({ kind: 'user', identity }, 'owner_revoked')
+    return ended
+  }
+  session.revokeUser = revokeUser
+  session.revokeSubject = revokeUser
+  tenants?.onRemoved(async (removed) => {
+    for (const tenant of removed) {
+      await revokeAllOf({ kind: 'tenant', tenant }, 'tenant_removed').catch((error: unknown) => {
+        app.log.error({ event: 'api_keys.tenant_revocation_failed', tenant, errorName: (error as Error).name }, 'the keys of a removed tenant could not be revoked; they are refused on each use')
+      })
+    }
+  })
+}
+
 async function apiKeysPlugin (app: FastifyInstance, options: ApiKeysPluginOptions): Promise<void> {
   const { config } = options
   const instances = config.Authentication.Enabled ? enabledProviderInstances(config).flatMap((instance) => instance.protocol === 'ApiKey' ? [instance as ApiKeyInstance] : []) : []
@@ -160,24 +185,7 @@ async function apiKeysPlugin (app: FastifyInstance, options: ApiKeysPluginOption
     },
     revokeAllOf
   } satisfies ApiKeysApi)
-  // Revoking a user revokes their keys too (issue 42, item 4): a key never outlives its owner's revocation.
-  const session = app.session as { revokeUser: (identity: UserIdentity) => Promise<number>, revokeSubject: (identity: UserIdentity) => Promise<number> }
-  const revokeSessions = session.revokeUser
-  const revokeUser = async (identity: UserIdentity): Promise<number> => {
-    const ended = await revokeSessions(identity)
-    await revokeAllOf({ kind: 'user', identity }, 'owner_revoked')
-    return ended
-  }
-  session.revokeUser = revokeUser
-  session.revokeSubject = revokeUser
-  // A tenant removed from the provider source (issue 42, item 4): its keys are revoked, on every instance that reads the change (the first revokes them).
-  tenants?.onRemoved(async (removed) => {
-    for (const tenant of removed) {
-      await revokeAllOf({ kind: 'tenant', tenant }, 'tenant_removed').catch((error: unknown) => {
-        app.log.error({ event: 'api_keys.tenant_revocation_failed', tenant, errorName: (error as Error).name }, 'the keys of a removed tenant could not be revoked; they are refused on each use')
-      })
-    }
-  })
+  revokeWithTheirOwners(app, revokeAllOf, tenants)
   app.requestCredentials.registerType(apiKeyCredentialType(services, limitsOf(app, config)))
   app.log.info({ event: 'api_keys.enabled', schemes: [...byName.keys()] }, 'API keys accepted on bearer routes')
 }
