@@ -77,8 +77,10 @@ function authenticate (app: FastifyInstance, runtime: ProvisioningRuntime, confi
       throw unauthenticated()
     }
     const base = `${app.externalSignIn.publicOrigin(request)}/scim/v2/${connection.name}`
+    const apiKeys = app.apiKeys
     const effects = deprovisioningEffects({
       revokeUser: app.session.revokeUser,
+      ...(apiKeys === undefined ? {} : { revokeApiKeys: async (identity) => await apiKeys.revokeAllOf({ kind: 'user', identity }, 'deprovisioned') }),
       deprovisioned: runtime.deprovisioned,
       audit: (fields, message) => { request.log.info({ ...fields, tokenId: token.id }, message) }
     })

@@ -81,7 +81,7 @@ describe('deprovisioning with a real OpenID Connect sign-in', () => {
     const audit = app.logs.events('provisioning.user.deprovisioned')
     assert.equal(audit.length, 1)
     assert.equal(audit[0]?.cause, 'deactivated')
-    assert.deepEqual(audit[0]?.revoked, { sessions: 1, savedDownstreamTokens: 'with their sessions', bearerTokensAndApiKeys: 'refused from the next request' })
+    assert.deepEqual(audit[0]?.revoked, { sessions: 1, apiKeys: 0, savedDownstreamTokens: 'with their sessions', bearerTokensAndApiKeys: 'refused from the next request' })
     assert.ok(!JSON.stringify(app.logs.lines).includes(token), 'no connection token in the log')
 
     const refused = await signInAs('grace')
