@@ -118,8 +118,12 @@ export interface ApiKeyServiceOptions {
   readonly userScopes?: (principal: Principal, offered: readonly string[]) => readonly string[]
   /** The scheme's TenantAdministratorPolicy, resolved by name; without it no tenant-owned key is managed. */
   readonly tenantAdministrator?: AuthorizationPolicy
-  /** Called with the ids of revoked keys: publish them so every instance calls {@link ApiKeyService.invalidate}. */
-  readonly onRevoked?: (ids: readonly string[]) => void
+  /**
+   * Called with the ids of revoked keys: publish them so every instance calls
+   * {@link ApiKeyService.invalidate}. A revocation resolves once the promise it returns does, so
+   * the other instances have dropped the keys before the caller's next request.
+   */
+  readonly onRevoked?: (ids: readonly string[]) => void | Promise<void>
   readonly now?: () => number
   /** Digest versions (tests; a later release adds one). */
   readonly digests?: DigestScheme
@@ -228,7 +232,7 @@ export class ApiKeyService {
     if (record === undefined || record.scheme !== this.settings.Scheme || record.revoked !== undefined || !this.#manages(actor, record.owner)) return false
     const revoked = await this.#store.revokeApiKey(id, 'user')
     if (revoked === undefined) return false
-    this.#revoked([revoked], 'user', actor.principal)
+    await this.#revoked([revoked], 'user', actor.principal)
     return true
   }
 
@@ -238,7 +242,7 @@ export class ApiKeyService {
    */
   async revokeAllOf (owner: ApiKeyOwner, reason: ApiKeyRevocationReason): Promise<number> {
     const revoked = await this.#store.revokeApiKeysOf(owner, reason)
-    this.#revoked(revoked, reason, undefined)
+    await this.#revoked(revoked, reason, undefined)
     return revoked.length
   }
 
@@ -348,14 +352,14 @@ export class ApiKeyService {
     return { ok: false, refusal, ...(keyId === undefined ? {} : { keyId }) }
   }
 
-  #revoked (records: readonly ApiKeyRecord[], reason: ApiKeyRevocationReason, by: Principal | undefined): void {
+  async #revoked (records: readonly ApiKeyRecord[], reason: ApiKeyRevocationReason, by: Principal | undefined): Promise<void> {
     if (records.length === 0) return
     for (const record of records) {
       this.#log.info({ event: API_KEY_REVOKED_EVENT, ...keyAuditFields(record), reason, ...ownerAuditFields(record.owner), ...actorAuditFields(by) }, 'API key revoked')
     }
     const ids = records.map((record) => record.id)
     this.#cache.invalidate(ids)
-    this.#options.onRevoked?.(ids)
+    await this.#options.onRevoked?.(ids)
   }
 
   /** Rewrites a digest of an older version in the current one (the key keeps working either way). */

@@ -154,8 +154,9 @@ async function apiKeysPlugin (app: FastifyInstance, options: ApiKeysPluginOption
     if (owner.kind === 'tenant') return tenants?.present(owner.tenant) === false ? 'tenant_removed' : 'valid'
     return app.provisioning !== undefined && await app.provisioning.isDeprovisioned(owner.identity) ? 'deprovisioned' : 'valid'
   }
-  const onRevoked = (ids: readonly string[]): void => {
-    app.state.publish(`${API_KEYS_INVALIDATION_PREFIX}${ids.join(' ')}`).catch((error: unknown) => {
+  // Awaited by the revocation: the other instances drop the keys before its caller's next request.
+  const onRevoked = async (ids: readonly string[]): Promise<void> => {
+    await app.state.publish(`${API_KEYS_INVALIDATION_PREFIX}${ids.join(' ')}`).catch((error: unknown) => {
       app.log.warn({ event: 'api_key.invalidation_failed', errorName: (error as Error).name }, 'API key revocation not announced to other instances (their cache holds it at most one second)')
     })
   }

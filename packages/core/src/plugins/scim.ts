@@ -23,8 +23,6 @@ import { parseScimBody, SCIM_BODY_LIMITS } from '../scim/request-body.js'
 import { notFound, SCIM_CONTENT_TYPE, scimErrorBody, ScimError, toScimError, unauthenticated } from '../scim/scim-errors.js'
 import * as users from '../scim/users-endpoint.js'
 import { rateLimitKey } from '../state/keys.js'
-import type { UserIdentity } from '../session/user-identity.js'
-import type { ApiKeysApi } from './api-keys.js'
 import { provisioningRuntimeOf, type ProvisioningRuntime } from './directory.js'
 
 export const SCIM_PREFIX = '/scim/v2/:connection'
@@ -80,9 +78,10 @@ function authenticate (app: FastifyInstance, runtime: ProvisioningRuntime, confi
       throw unauthenticated()
     }
     const base = `${app.externalSignIn.publicOrigin(request)}/scim/v2/${connection.name}`
+    const apiKeys = app.apiKeys
     const effects = deprovisioningEffects({
       revokeUser: app.session.revokeUser,
-      ...(app.apiKeys === undefined ? {} : { revokeApiKeys: async (identity: UserIdentity) => await (app.apiKeys as ApiKeysApi).revokeAllOf({ kind: 'user', identity }, 'deprovisioned') }),
+      ...(apiKeys === undefined ? {} : { revokeApiKeys: async (identity) => await apiKeys.revokeAllOf({ kind: 'user', identity }, 'deprovisioned') }),
       deprovisioned: runtime.deprovisioned,
       audit: (fields, message) => { request.log.info({ ...fields, tokenId: token.id }, message) }
     })

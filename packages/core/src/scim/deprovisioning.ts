@@ -4,8 +4,9 @@
  *
  * 1. the person is marked deprovisioned in the state store (deprovisioned-identities.ts): from the
  *    next request on every instance, the bearer handler's deny check and API keys refuse them;
- * 2. with API keys, every key the identity owns is revoked (`api_key.revoked`, reason
- *    `deprovisioned`; a reactivation does not bring them back);
+ * 2. the person's API keys (every ApiKey scheme) are revoked with the reason `deprovisioned` and
+ *    the revocation is announced to every instance's key cache; they stay revoked after a
+ *    reactivation, as after any revocation;
  * 3. every session of the linked identity ends on every instance (`app.session.revokeUser`: the
  *    records are deleted and the deletion is pushed to every instance's cache), and with the
  *    sessions the downstream tokens saved in them (SaveTokens keeps them in the session record,
@@ -13,7 +14,7 @@
  * 4. one audit line lists what was revoked (never a token).
  *
  * A failure of 1 to 3 rejects: the SCIM request answers 503 and the client sends it again; a
- * repeated deactivation of an inactive user runs 1 to 3 again (all idempotent). A reactivation
+ * repeated deactivation of an inactive user runs 1 to 3 again (each idempotent). A reactivation
  * clears the mark. A user never linked (never signed in) has no session; the sign-in step refuses
  * them by `externalId`. Removing a membership that grants roles ends that person's sessions, so
  * that their next sign-in carries the new roles.
@@ -36,7 +37,10 @@ export interface DeprovisioningEffects {
 export interface DeprovisioningPorts {
   /** `app.session.revokeUser`: ends every session of the identity on every instance; how many. */
   readonly revokeUser: (identity: UserIdentity) => Promise<number>
-  /** With API keys: revokes every key the identity owns (reason `deprovisioned`); how many. */
+  /**
+   * Revokes the person's API keys with the reason `deprovisioned`; how many. Absent: no ApiKey
+   * scheme. Called before `revokeUser`, which revokes the keys too, as `owner_revoked`.
+   */
   readonly revokeApiKeys?: (identity: UserIdentity) => Promise<number>
   readonly deprovisioned: DeprovisionedIdentities
   /** Writes one audit line. */
@@ -55,7 +59,6 @@ export function deprovisioningEffects (ports: DeprovisioningPorts): Deprovisioni
       let apiKeysRevoked = 0
       if (identity !== undefined) {
         await ports.deprovisioned.mark(identity)
-        // The keys first, with their reason: revokeUser would revoke them as `owner_revoked`.
         apiKeysRevoked = await ports.revokeApiKeys?.(identity) ?? 0
         sessionsEnded = await ports.revokeUser(identity)
       }

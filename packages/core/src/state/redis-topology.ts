@@ -77,6 +77,20 @@ export interface RedisConnections {
 
 const MAX_RECONNECT_DELAY_MS = 5_000
 
+/**
+ * PUBLISH, resolved once the subscribers' copies have been written: Redis answers the publisher
+ * before it writes the copies it queued in the same pass (its pending writes go last in, first
+ * out), so the answer alone can overtake them and another instance could still serve a request
+ * from the cache the message was to clear. The answer to a second command on the same node comes
+ * from a later pass, after those writes: the caller's next request then finds the message at every
+ * instance (a revocation holds "from the next request", docs/scale-out.md).
+ */
+async function publishWritten (publish: () => Promise<unknown>, afterwards: () => Promise<unknown>): Promise<unknown> {
+  const receivers = await publish()
+  await afterwards()
+  return receivers
+}
+
 /** Capped exponential backoff with jitter, for every connection and for a first connect that failed. */
 export const reconnectDelay = (retries: number): number => Math.min(100 * 2 ** Math.min(retries, 6), MAX_RECONNECT_DELAY_MS) + Math.floor(Math.random() * 100)
 
@@ -137,7 +151,7 @@ export function standaloneConnections (connectionString: string, timeoutMs: numb
     commandsReady: () => commands.isReady,
     subscriberReady: () => subscriber.isReady,
     addMember: async (key, member, ttlMs) => await commands.multi().sAdd(key, member).pExpire(key, ttlMs).exec(),
-    publish: async (channel, message) => await commands.publish(channel, message),
+    publish: async (channel, message) => await publishWritten(async () => await commands.publish(channel, message), async () => await commands.ping()),
     start: (channel, onMessage) => {
       // Neither connect() is awaited: startup never waits for Redis; readiness reports it instead.
       // A first connection that fails keeps retrying under the reconnect strategy.
@@ -216,7 +230,7 @@ export function sentinelConnections (topology: Extract<RedisTopology, { kind: 'S
     commandsReady,
     subscriberReady: () => subscriber?.isReady === true,
     addMember: async (key, member, ttlMs) => await sentinel.multi().sAdd(key, member).pExpire(key, ttlMs).exec(),
-    publish: async (channel, message) => await sentinel.publish(channel, message),
+    publish: async (channel, message) => await publishWritten(async () => await sentinel.publish(channel, message), async () => await sentinel.ping()),
     start: (channel, onMessage) => {
       subscription = { channel, onMessage }
       connectUntilClosed(async () => {
@@ -280,7 +294,8 @@ export function clusterConnections (topology: Extract<RedisTopology, { kind: 'Cl
     commandsReady: () => cluster.isReady,
     subscriberReady: () => cluster.isReady && subscriptionNode() !== undefined,
     addMember: async (key, member, ttlMs) => await cluster.multi().sAdd(key, member).pExpire(key, ttlMs).exec(),
-    publish: async (channel, message) => await cluster.sPublish(channel, message),
+    // PING routed by the channel's slot: the node that took the SPUBLISH.
+    publish: async (channel, message) => await publishWritten(async () => await cluster.sPublish(channel, message), async () => await cluster.sendCommand(channel, false, ['PING'])),
     start: (channel, onMessage) => {
       connectUntilClosed(async () => {
         if (!cluster.isOpen) await cluster.connect()

@@ -324,6 +324,26 @@ describe('authenticating a key', () => {
     assert.deepEqual([revoked?.reason, revoked?.keyId, revoked?.prefix, revoked?.subject], ['user', created.apiKey.id, 'acme_', 'ada'])
   })
 
+  test('a revocation resolves only once its announcement to the other instances has', async () => {
+    let announce: () => void = () => {}
+    const announced: string[][] = []
+    const h = harness({ onRevoked: async (ids) => { await new Promise<void>((resolve) => { announce = resolve }); announced.push([...ids]) } })
+    const ada = sessionUser('ada')
+    const [one, two] = [await h.service.create(ada, REQUEST), await h.service.create(ada, REQUEST)]
+    for (const revocation of [
+      async () => await h.service.revoke(ada, one.apiKey.id),
+      async () => await h.service.revokeAllOf({ kind: 'user', identity: { scheme: 'OpenIdConnect', issuer: ISSUER, subject: 'ada' }, tenant: 'contoso' }, 'deprovisioned')
+    ]) {
+      let resolved = false
+      const pending = revocation().then(() => { resolved = true })
+      for (let tick = 0; tick < 20; tick++) await new Promise((resolve) => setImmediate(resolve))
+      assert.equal(resolved, false, 'not before the announcement')
+      announce()
+      await pending
+    }
+    assert.deepEqual(announced, [[one.apiKey.id], [two.apiKey.id]])
+  })
+
   test('deprovisioning: revokeAllOf refuses every key of the owner; an owner the check denies is refused before any revocation', async () => {
     const h = harness()
     const ada = sessionUser('ada')

@@ -14,14 +14,16 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { storedSession } from '../helpers/app.js'
 import { buildBearerApp, type BearerTestApp } from '../helpers/bearer-app.js'
-import { HttpSession, sessionCookiesSet } from '../helpers/providers/http-session.js'
-import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
-import { startOidcIdp, type OidcIdp } from '../helpers/providers/oidc-idp.js'
+import { openIdConnectForApi, signInOverHttp, startApiIdp } from '../helpers/providers/api-sign-in.js'
+import { sessionCookiesSet } from '../helpers/providers/http-session.js'
+import type { OidcIdp } from '../helpers/providers/oidc-idp.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from '../helpers/providers/provider-app.js'
 
 const SECRET = 'api-token-client-secret-PLANTED-8d'
 const CLIENT_ID = 'api-token-client'
+const CLIENT = { clientId: CLIENT_ID, clientSecret: SECRET }
 const RESOURCE = 'https://orders.example.test'
+const API = { uri: RESOURCE, scopes: ['orders.read', 'orders.write'] }
 
 function addRoutes (app: FastifyInstance): void {
   app.get('/test-only/call/:api', { config: { allowAnonymous: true } }, async (request, reply) => {
@@ -41,19 +43,13 @@ describe('calls as the signed-in user with a token for the API (RFC 8707 resourc
   let app: ListeningApp
 
   before(async () => {
-    idp = await startOidcIdp({
-      clientId: CLIENT_ID,
-      clientSecret: SECRET,
-      accounts: { ada: { name: 'Ada Lovelace' } },
-      refreshTokens: { accessTokenTtlSeconds: 3600 },
-      resourceServers: { [RESOURCE]: { scopes: ['orders.read', 'orders.write'] } }
-    })
+    idp = await startApiIdp(CLIENT, { ada: { name: 'Ada Lovelace' } }, API)
     api = await buildBearerApp({ schemes: { Idp: { Authority: idp.issuer, Audiences: [RESOURCE] } } })
     await api.app.listen({ host: '127.0.0.1', port: 0 })
     const apiBase = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}/api`
     const userToken = { Scheme: 'OpenIdConnect', Resource: RESOURCE }
     app = await startProviderApp({
-      Authentication: { Providers: { OpenIdConnect: { Enabled: true, Authority: idp.issuer, ClientId: CLIENT_ID, ClientSecret: SECRET, SaveTokens: true, Scopes: ['openid', 'profile', 'orders.read'], Resources: [RESOURCE] } } },
+      Authentication: { Providers: { OpenIdConnect: openIdConnectForApi(idp, CLIENT, API, ['orders.read']) } },
       DownstreamApis: {
         Saved: { BaseUrl: apiBase, UserToken: { Scheme: 'OpenIdConnect' } },
         Orders: { BaseUrl: apiBase, UserToken: { ...userToken, Scopes: ['orders.read'] } },
@@ -71,12 +67,10 @@ describe('calls as the signed-in user with a token for the API (RFC 8707 resourc
   })
 
   async function signIn (): Promise<string> {
-    const session = new HttpSession()
-    const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect`)
-    assert.equal(new URL(start.location!).searchParams.getAll('resource').join(' '), RESOURCE, 'the sign-in asks for the resource')
-    const callback = await session.request(await throughIdpLogin(session, start.location!, app.origin, 'ada'))
+    const { start, callback, cookie } = await signInOverHttp(app.origin, 'ada')
+    assert.equal(start.location?.searchParams.getAll('resource').join(' '), RESOURCE, 'the sign-in asks for the resource')
     assert.equal(sessionCookiesSet(callback.response).length, 1, 'signed in')
-    return session.jar.header(new URL(app.origin))
+    return cookie
   }
 
   async function get (path: string, cookie: string): Promise<{ status: number, body: Record<string, unknown> }> {

@@ -1,8 +1,9 @@
 /**
  * A load balancer in front of several app processes for the tests: a real HTTP proxy on
  * 127.0.0.1 that forwards each request, Host header unchanged (as a balancer that preserves the
- * host does), to the instance the request names in `x-test-instance`, else round robin. The
- * header is removed before forwarding. Bounded: each forwarded request times out after 10 s.
+ * host does), to the instance the request names in `x-test-instance`, else to the {@link
+ * Balancer.pinned} instance (a browser that cannot send the header: its whole sign-in goes to
+ * one instance), else round robin. The header is removed before forwarding. Bounded: each forwarded request times out after 10 s.
  */
 import { createServer, request as forward, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -13,6 +14,8 @@ export class Balancer {
   readonly #server: Server
   readonly #upstreams = new Map<string, number>()
   #next = 0
+  /** Where a request that names no instance goes; undefined: round robin. */
+  pinned: string | undefined
 
   constructor () {
     this.#server = createServer((request, response) => { this.#forward(request, response) })
@@ -35,7 +38,7 @@ export class Balancer {
   #forward (request: IncomingMessage, response: ServerResponse): void {
     const named = request.headers[INSTANCE_HEADER]
     const names = [...this.#upstreams.keys()]
-    const name = typeof named === 'string' ? named : names[this.#next++ % names.length]
+    const name = typeof named === 'string' ? named : this.pinned ?? names[this.#next++ % names.length]
     const port = name === undefined ? undefined : this.#upstreams.get(name)
     if (port === undefined) {
       response.writeHead(502).end()

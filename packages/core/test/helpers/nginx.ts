@@ -120,7 +120,7 @@ http {
     if (child !== undefined && child.exitCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve))
       child.kill('SIGTERM')
-      await Promise.race([exited, sleep(5000)])
+      await Promise.race([exited, sleep(5000, undefined, { ref: false })])
       if (child.exitCode === null) child.kill('SIGKILL')
     }
     rmSync(this.directory, { recursive: true, force: true })

@@ -118,7 +118,7 @@ export class PostgresServer {
     if (child === undefined || child.exitCode !== null) return
     const exited = new Promise((resolve) => child.once('exit', resolve))
     child.kill('SIGINT')
-    await Promise.race([exited, sleep(5000)])
+    await Promise.race([exited, sleep(5000, undefined, { ref: false })])
     if (child.exitCode === null) child.kill('SIGKILL')
   }
 

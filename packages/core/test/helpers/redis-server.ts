@@ -63,7 +63,7 @@ export class RedisProcess {
     if (child === undefined || child.exitCode !== null) return
     const exited = new Promise((resolve) => child.once('exit', resolve))
     child.kill(signal)
-    await Promise.race([exited, sleep(5000)])
+    await Promise.race([exited, sleep(5000, undefined, { ref: false })])
     if (child.exitCode === null) child.kill('SIGKILL')
   }
 }

@@ -10,8 +10,8 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { HttpSession, sessionCookiesSet } from '../helpers/providers/http-session.js'
-import { throughIdpLogin } from '../helpers/providers/oidc-interaction.js'
+import { signInOverHttp } from '../helpers/providers/api-sign-in.js'
+import { sessionCookiesSet } from '../helpers/providers/http-session.js'
 import { startOidcIdp, type OidcIdp } from '../helpers/providers/oidc-idp.js'
 import { startProviderApp, waitUntilReady, type ListeningApp } from '../helpers/providers/provider-app.js'
 import { GROUP_SCHEMA, PATCH_SCHEMA, userBody } from '../helpers/scim.js'
@@ -30,12 +30,7 @@ async function scim (method: string, path: string, body?: unknown): Promise<{ st
 }
 
 /** A full sign-in as `login`: the callback's answer and the browser session. */
-async function signInAs (login: string): Promise<{ session: HttpSession, callback: Awaited<ReturnType<HttpSession['request']>> }> {
-  const session = new HttpSession()
-  const start = await session.request(`${app.origin}/External/Challenge?provider=OpenIdConnect&returnUrl=%2F`)
-  const callback = await session.request(await throughIdpLogin(session, start.location!, app.origin, login))
-  return { session, callback }
-}
+const signInAs = async (login: string): ReturnType<typeof signInOverHttp> => await signInOverHttp(app.origin, login)
 
 describe('deprovisioning with a real OpenID Connect sign-in', () => {
   before(async () => {
@@ -86,7 +81,7 @@ describe('deprovisioning with a real OpenID Connect sign-in', () => {
     const audit = app.logs.events('provisioning.user.deprovisioned')
     assert.equal(audit.length, 1)
     assert.equal(audit[0]?.cause, 'deactivated')
-    assert.deepEqual(audit[0]?.revoked, { sessions: 1, savedDownstreamTokens: 'with their sessions', bearerTokensAndApiKeys: 'refused from the next request' })
+    assert.deepEqual(audit[0]?.revoked, { sessions: 1, apiKeys: 0, savedDownstreamTokens: 'with their sessions', bearerTokensAndApiKeys: 'refused from the next request' })
     assert.ok(!JSON.stringify(app.logs.lines).includes(token), 'no connection token in the log')
 
     const refused = await signInAs('grace')

@@ -1,6 +1,7 @@
 /**
  * Several instances behind a balancer: two apps with the same keys and one real redis-server, each
- * with its own Redis connections (as two processes have). A session signed in on A works on B; a
+ * with its own Redis connections (as two processes have). A publication on A has reached B when it
+ * resolves (Redis may answer PUBLISH before it writes the subscribers' copies). A session signed in on A works on B; a
  * logout on B refuses the old cookie on A within a second; a SAML2 response and an OAuth-style
  * callback accepted by A are refused when replayed to B; "sign out everywhere" on A reaches B.
  * Redis lost while running: requests that need it answer 503 (never 5xx otherwise, never signed
@@ -46,6 +47,17 @@ describe('two instances, one Redis', () => {
     assert.equal(await status(b, cookie), 200)
     const home = await b.app.inject({ url: '/', headers: { cookie } })
     assert.ok(home.body.includes('group-number-299-of-a-large-directory'))
+  })
+
+  test('a publication on A has reached B when it resolves (thirty in a row): a revocation is not overtaken by the next request', async () => {
+    const received = new Set<string>()
+    b.app.state.subscribe({ onInvalidate: (message) => { if (message.startsWith('test-only:')) received.add(message) }, onReset: () => {} })
+    const missed: number[] = []
+    for (let index = 0; index < 30; index++) {
+      await a.app.state.publish(`test-only:${index}`)
+      if (!received.has(`test-only:${index}`)) missed.push(index)
+    }
+    assert.deepEqual(missed, [])
   })
 
   test('logout on B: the old cookie is refused on A within a second', async () => {
