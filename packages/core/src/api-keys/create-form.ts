@@ -5,18 +5,11 @@
  * other field passed on unchanged, so the service refuses a body that names an owner, a user id or
  * a tenant as a whole (CVE-2025-61928) and audits it. Plain data, no Fastify types.
  */
+import type { CreateFormValues } from '../views/api-keys-page.js'
 import type { ApiKeyCreateRequest } from './api-key-service.js'
 
 /** The page's own fields: not part of the key request. */
 const PAGE_FIELDS = new Set(['scheme', '__RequestVerificationToken'])
-
-/** What the form sent, kept to show it again after a refusal (never a key: a new key is never sent back). */
-export interface CreateFormValues {
-  readonly name: string
-  readonly scopes: readonly string[]
-  readonly lifetimeDays: string
-  readonly owner: string
-}
 
 const text = (value: unknown): string => typeof value === 'string' ? value : ''
 

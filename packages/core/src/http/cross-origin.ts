@@ -10,7 +10,14 @@
  * and decorates every route, pages included, while this answer belongs to the bearer paths only
  * and must come before the authentication hooks.
  */
-import type { CorsConfiguration } from '../config/cors-schema.js'
+/** The `<Root>:Cors` settings a policy is built from (config/cors-schema.ts binds them). */
+export interface CorsSettings {
+  readonly AllowedOrigins: readonly string[]
+  readonly AllowedMethods: readonly string[]
+  readonly AllowedHeaders: readonly string[]
+  readonly ExposedHeaders: readonly string[]
+  readonly MaxAgeSeconds: number
+}
 
 /** What the request shows: its method, path (no query), route's `bearer` flag and CORS headers. */
 export interface CrossOriginRequest {
@@ -41,7 +48,7 @@ export interface CrossOriginPolicy {
 }
 
 /** The policy of `cors` for the bearer paths `pathPrefixes`; undefined when no origin is allowed. */
-export function crossOriginPolicyOf (cors: CorsConfiguration, pathPrefixes: readonly string[]): CrossOriginPolicy | undefined {
+export function crossOriginPolicyOf (cors: CorsSettings, pathPrefixes: readonly string[]): CrossOriginPolicy | undefined {
   if (cors.AllowedOrigins.length === 0) return undefined
   return {
     origins: new Set(cors.AllowedOrigins),

@@ -14,8 +14,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { AuthenticationTicket } from './claims.js'
 import { tokenRefreshLockKey } from '../state/keys.js'
-import { expiresSoon, TOKEN_REFRESH_LOCK_SECONDS, TokenRefreshError, type TokenRefresher } from './token-refresh.js'
-import type { RefreshLog, SessionTokenRefreshOptions } from './token-refresh-runner.js'
+import { expiresSoon, TOKEN_REFRESH_LOCK_SECONDS, TokenRefreshError, type RefreshLog, type SessionTokenRefreshOptions, type TokenRefresher } from './token-refresh.js'
 
 /**
  * What to ask the provider for: the API's name (the key its token is kept under) and the

@@ -7,27 +7,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { AuthenticationTicket } from './claims.js'
-import type { SessionStore } from './session-store.js'
-import type { StateStore } from '../state/state-store.js'
 import { tokenRefreshLockKey } from '../state/keys.js'
 import { requestApiToken, type ApiTokenOutcome, type ApiTokenRequest } from './token-refresh-api.js'
-import { expiresSoon, mergeRefreshed, TOKEN_REFRESH_LOCK_SECONDS, TokenRefreshError, type TokenRefresher, validAccessToken } from './token-refresh.js'
+import { expiresSoon, mergeRefreshed, TOKEN_REFRESH_LOCK_SECONDS, TokenRefreshError, type RefreshLog, type SessionTokenRefreshOptions, type TokenRefresher, validAccessToken } from './token-refresh.js'
 
 /** What a refresh leads to for every caller waiting on it. */
 export type RefreshOutcome = { readonly ended: true } | { readonly accessToken: string | undefined, readonly ticket?: AuthenticationTicket }
-
-/** The two log levels a refresh writes (pino's, as request.log has them). */
-export interface RefreshLog {
-  warn: (fields: Record<string, unknown>, message: string) => void
-  info: (fields: Record<string, unknown>, message: string) => void
-}
-
-export interface SessionTokenRefreshOptions {
-  readonly sessions: SessionStore
-  readonly state: StateStore
-  /** Seconds since the epoch. */
-  readonly nowSeconds: () => number
-}
 
 /** Refreshes of the sessions of one app: by scheme, the registered refreshers; by session id, the refreshes in progress here. */
 export class SessionTokenRefresh {

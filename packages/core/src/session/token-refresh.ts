@@ -10,6 +10,8 @@
  * record, never in a cookie or a log.
  */
 import { SignInRefusal } from '../errors.js'
+import type { StateStore } from '../state/state-store.js'
+import type { SessionStore } from './session-store.js'
 
 /** An access token expiring within this many seconds is refreshed before it is handed out. */
 export const TOKEN_REFRESH_SKEW_SECONDS = 60
@@ -85,4 +87,17 @@ export function mergeRefreshed (old: Readonly<Record<string, string>>, fresh: Re
   const merged: Record<string, string> = { ...old, ...fresh }
   if (fresh.expires_at === undefined) delete merged.expires_at
   return merged
+}
+
+/** The two log levels a refresh writes (pino's, as request.log has them). */
+export interface RefreshLog {
+  warn: (fields: Record<string, unknown>, message: string) => void
+  info: (fields: Record<string, unknown>, message: string) => void
+}
+
+export interface SessionTokenRefreshOptions {
+  readonly sessions: SessionStore
+  readonly state: StateStore
+  /** Seconds since the epoch. */
+  readonly nowSeconds: () => number
 }

@@ -6,11 +6,17 @@
  * Plain data to HTML on the app's branded layout; no script. A refused field is named in an alert
  * that links to it, and the field is marked invalid and described by the alert.
  */
-import type { CreateFormValues } from '../api-keys/create-form.js'
 import { html, type SafeHtml } from './html.js'
 import type { LayoutOptions } from './pages.js'
 import { timeElement, timeText } from './time.js'
 
+/** What the form sent, kept to show it again after a refusal (never a key: a new key is never sent back). */
+export interface CreateFormValues {
+  readonly name: string
+  readonly scopes: readonly string[]
+  readonly lifetimeDays: string
+  readonly owner: string
+}
 /** Where the pages live. */
 export const API_KEYS_PATH = '/Account/ApiKeys'
 

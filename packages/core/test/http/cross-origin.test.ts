@@ -77,11 +77,17 @@ describe('CORS on the bearer routes', () => {
     assert.equal(answer.status, 204)
     assert.equal(answer.headers['access-control-allow-origin'], SPA)
     assert.equal(answer.headers['access-control-allow-methods'], 'GET, HEAD, POST, PUT, PATCH, DELETE')
-    assert.equal(answer.headers['access-control-allow-headers'], 'Authorization, DPoP, Content-Type')
+    assert.equal(answer.headers['access-control-allow-headers'], 'Authorization, DPoP, Content-Type, X-API-Key')
     assert.equal(answer.headers['access-control-max-age'], '600')
     assert.match(String(answer.headers.vary), /Origin/)
     assert.equal(answer.headers['access-control-allow-credentials'], undefined)
     assert.equal(answer.headers['set-cookie'], undefined)
+  })
+
+  test('a script on an allowed origin may send its API key as X-API-Key: the preflight allows the header by default', async () => {
+    const answer = await send(openOrigin, 'OPTIONS', '/api/orders', preflight({ 'access-control-request-headers': 'x-api-key' }))
+    assert.equal(answer.status, 204)
+    assert.equal(answer.headers['access-control-allow-origin'], SPA)
   })
 
   test('a preflight to a path no route serves under the API prefix is answered the same', async () => {
