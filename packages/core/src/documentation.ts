@@ -17,7 +17,7 @@ export const PROVIDERS_DOCUMENT = `${CORE_DOCS_DIRECTORY}/providers.md`
  */
 export const REPOSITORY_DOCS_URL = 'https://github.com/project-template/project-template/blob/main/docs'
 
-const SHIPPED = /(?<![\w/@.-])docs\/(providers(?:\/[\w-]+)?|security|errors|audit-events|telemetry|scale-out|provisioning)\.md\b/g
+const SHIPPED = /(?<![\w/@.-])docs\/(providers(?:\/[\w-]+)?|security(?:\/[\w-]+)?|errors|audit-events|telemetry|scale-out|provisioning)\.md\b/g
 const REPOSITORY = /(?<![\w/@.-])docs\/(performance|generator)\.md\b/g
 
 /**

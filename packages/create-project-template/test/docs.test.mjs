@@ -72,7 +72,7 @@ after(() => rmSync(sandbox, { recursive: true, force: true }))
 
 /** The core's documents as the app has them, relative to the project (read from the packed core). */
 function coreDocuments () {
-  return [...packedCore].filter((entry) => /^docs\/(?:guides\/|providers\/)?[\w-]+\.md$/.test(entry) || /^[A-Z]+\.md$/.test(entry)).sort().map((entry) => `${CORE_PREFIX}${entry}`)
+  return [...packedCore].filter((entry) => /^docs\/(?:guides\/|providers\/|security\/)?[\w-]+\.md$/.test(entry) || /^[A-Z]+\.md$/.test(entry)).sort().map((entry) => `${CORE_PREFIX}${entry}`)
 }
 
 /** The documents the app ships: README.md and docs/*.md, relative to the project. */
@@ -193,6 +193,7 @@ describe('the generated app\'s documents name only what the app has', () => {
     // A document the core ships is named where the app has it, one it does not by its address.
     assert.equal(documentation.asApplicationReferences('docs/scale-out.md'), `${CORE_PREFIX}docs/scale-out.md`)
     assert.equal(documentation.asApplicationReferences('docs/providers/jwt-bearer.md.'), `${CORE_PREFIX}docs/providers/jwt-bearer.md.`)
+    assert.equal(documentation.asApplicationReferences('docs/security/federation.md,'), `${CORE_PREFIX}docs/security/federation.md,`)
     assert.equal(documentation.asApplicationReferences('docs/performance.md'), `${documentation.REPOSITORY_DOCS_URL}/performance.md`)
     /** @type {string[]} */
     const found = []
@@ -217,7 +218,9 @@ describe('the generated app\'s documents name only what the app has', () => {
       'docs/pages.md', 'docs/providers.md',
       'docs/providers/adfs.md', 'docs/providers/entra-id.md', 'docs/providers/github.md', 'docs/providers/google.md', 'docs/providers/jwt-bearer.md', 'docs/providers/keycloak.md',
       'docs/providers/oauth.md', 'docs/providers/okta.md', 'docs/providers/openid-connect.md', 'docs/providers/runtime-providers.md', 'docs/providers/saml2.md', 'docs/providers/several-providers.md',
-      'docs/provisioning.md', 'docs/scale-out.md', 'docs/security.md', 'docs/telemetry.md'
+      'docs/provisioning.md', 'docs/scale-out.md', 'docs/security.md',
+      'docs/security/api-credentials.md', 'docs/security/federation.md', 'docs/security/keys-and-storage.md', 'docs/security/provisioning.md', 'docs/security/verification.md',
+      'docs/telemetry.md'
     ])
     assert.ok(!packedCore.has('src/index.ts') && [...packedCore].every((entry) => !entry.startsWith('src/')), 'the core ships no src/')
   })
@@ -311,7 +314,7 @@ describe('the generated app\'s documents name only what the app has', () => {
   })
 
   test('the core\'s documents the app cites are in the packed core', () => {
-    for (const document of ['docs/providers.md', 'docs/providers/runtime-providers.md', 'docs/providers/jwt-bearer.md', 'docs/security.md', 'docs/errors.md', 'docs/scale-out.md', 'etc/core.api.md', 'LICENSE', 'README.md']) {
+    for (const document of ['docs/providers.md', 'docs/providers/runtime-providers.md', 'docs/providers/jwt-bearer.md', 'docs/security.md', 'docs/security/keys-and-storage.md', 'docs/errors.md', 'docs/scale-out.md', 'etc/core.api.md', 'LICENSE', 'README.md']) {
       assert.ok(packedCore.has(document), document)
     }
   })

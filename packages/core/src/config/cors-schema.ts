@@ -2,7 +2,7 @@
  * `<Root>:Cors` (issue 40 item 13): cross-origin calls from a browser to the bearer routes
  * (Authentication:Bearer:PathPrefixes) only, closed by default: no AllowedOrigins, no CORS headers.
  * Credentials (cookies) are never allowed cross-origin; a bearer token travels in a header.
- * docs/guides/protect-an-api.md, docs/security.md "Cross-origin API calls". Plain data; the
+ * docs/guides/protect-an-api.md, docs/security/api-credentials.md "Cross-origin API calls". Plain data; the
  * answer itself is http/cross-origin.ts.
  */
 import { Type, type Static } from '@sinclair/typebox'

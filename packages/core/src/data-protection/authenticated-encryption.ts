@@ -1,6 +1,6 @@
 /**
  * AES-256-GCM sealing with the key ring, shared by the session ticket and the sign-in correlation
- * cookie. Node's crypto, synchronous, keys derived once at startup (docs/security.md, "Cookie
+ * cookie. Node's crypto, synchronous, keys derived once at startup (docs/security.md, "Session
  * format"). Sealed form: `<key id>.<base64url(iv[12] | ciphertext | tag[16])>`; the purpose string
  * is the additional authenticated data, so a value sealed for one purpose never opens for another.
  */

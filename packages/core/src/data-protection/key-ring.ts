@@ -3,7 +3,7 @@
  * everyone out. Keys come from `ProjectTemplate:DataProtection:Keys` (a secret shared by every
  * instance); with none configured, one key is generated once and kept, 0600, in the key directory
  * (0700). Encryption keys and key ids are derived with HKDF once at startup, never per request,
- * and the derivation binds the application discriminator (docs/security.md, "Key ring"), so a
+ * and the derivation binds the application discriminator (docs/security/keys-and-storage.md, "Key ring"), so a
  * value sealed by one application or environment never opens in another even with the same keys.
  *
  * The key directory is checked the same way by `npm run check-config` ({@link inspectKeyStore},

@@ -5,7 +5,7 @@
  * other use of the ring shares, so a protected secret never opens as a session ticket, cookie or
  * anti-forgery token, nor one of those as a secret. The first key of the ring seals, every key
  * opens: after a new first key is added, values sealed before still open until their key is
- * removed (docs/security.md, "Protected secrets"; re-seal them before removing it).
+ * removed (docs/security/keys-and-storage.md, "Protected secrets"; re-seal them before removing it).
  *
  * Opening fails with `APP_ERR_SECRET_INVALID` naming only why (its key is not in the ring, or
  * the value is not one this ring sealed for this purpose), never the value or its plaintext.

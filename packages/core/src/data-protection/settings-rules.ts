@@ -1,5 +1,5 @@
 /**
- * The startup rules of `<Root>:DataProtection` (docs/security.md): keys that are strong enough,
+ * The startup rules of `<Root>:DataProtection` (docs/security/keys-and-storage.md, "Key ring"): keys that are strong enough,
  * a key directory startup can use, a discriminator of bounded length. Each problem names the full
  * colon path and never a configured value.
  */

@@ -3,7 +3,7 @@
  * above all a customer's one added at runtime, is an untrusted party, and every document it
  * answers with (discovery, signing keys, token, user information, introspection, SAML metadata)
  * is hostile input. Each response is read here, after decompression, up to the size cap of its
- * kind ({@link OUTBOUND_RESPONSE_LIMITS}, docs/security.md "Outbound responses"), and the whole
+ * kind ({@link OUTBOUND_RESPONSE_LIMITS}, docs/security/federation.md "Outbound responses are read through one bounded reader"), and the whole
  * call (connect, headers, body) runs under one deadline. Reading stops as soon as the cap is
  * passed: the stream is cancelled, so a gzip bomb of 300 MB costs at most the cap plus one
  * decompressed chunk, and JSON or XML is only ever parsed from at most the cap.

@@ -1,6 +1,6 @@
 /**
  * Which addresses a provider from the app's provider source may be reached at (issue 33, item 2;
- * docs/security.md "Outbound addresses of customers' providers"). A customer's admin chooses its
+ * docs/security/federation.md "Outbound addresses of customers' providers"). A customer's admin chooses its
  * `Authority` or `MetadataUrl`, so without a rule the app fetches whatever that admin names: the
  * cloud metadata service (`169.254.169.254`), a database on the private network, the app's own
  * loopback ports (a blind SSRF). Outside Development such a provider may only reach public

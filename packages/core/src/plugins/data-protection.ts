@@ -1,7 +1,7 @@
 /**
  * `app.dataProtection`: the app's key ring (`<Root>:DataProtection`) offered to the app for the
  * secrets it keeps at rest, such as a runtime provider's client secret in its own database
- * (data-protection/secrets.ts; docs/security.md, "Protected secrets"). The ring itself stays
+ * (data-protection/secrets.ts; docs/security/keys-and-storage.md, "Protected secrets"). The ring itself stays
  * inside the core: the app gets the two operations, never the keys.
  */
 import fp from 'fastify-plugin'
@@ -22,7 +22,7 @@ export interface DataProtectionApi {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The app's key ring for secrets it keeps at rest (docs/security.md, "Protected secrets"). */
+    /** The app's key ring for secrets it keeps at rest (docs/security/keys-and-storage.md, "Protected secrets"). */
     dataProtection: DataProtectionApi
   }
 }

@@ -106,7 +106,7 @@ export const runtimeSectionKey = (scheme: string, rootKey: string): string => `$
 /** The keys of a definition whose URL the app itself fetches (discovery, metadata, keys). */
 export const OUTBOUND_URL_KEYS = ['Authority', 'MetadataUrl', 'JwksUri'] as const
 
-/** The URLs a provider from the source makes the app fetch, with their keys (docs/security.md, "Outbound addresses of customers' providers"). */
+/** The URLs a provider from the source makes the app fetch, with their keys (docs/security/federation.md, "Outbound addresses of customers' providers"). */
 export function outboundUrlsOf (settings: Readonly<Record<string, unknown>>): Array<{ readonly key: string, readonly url: string }> {
   return OUTBOUND_URL_KEYS.flatMap((key) => typeof settings[key] === 'string' && settings[key] !== '' ? [{ key, url: settings[key] }] : [])
 }

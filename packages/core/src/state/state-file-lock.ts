@@ -1,5 +1,5 @@
 /**
- * The embedded store's file is one process's (docs/security.md, "The embedded store on disk";
+ * The embedded store's file is one process's (docs/security/keys-and-storage.md, "The embedded store on disk";
  * issue 26, items 3 and 5).
  *
  * - **One process.** Two processes on one `state.sqlite` would each serve from their own memory:

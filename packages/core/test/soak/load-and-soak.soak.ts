@@ -6,7 +6,7 @@
  * of its post-warm-up level plus what the embedded state store legitimately keeps (sessions live
  * for their idle lifetime, completed-flow replay records for 10 minutes: the faster the machine,
  * the more logins and the more records; each accounted character is allowed 3 bytes for the maps
- * and string headers around it). Figures are printed for docs/security.md.
+ * and string headers around it). Figures are printed for docs/security/verification.md.
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
