@@ -169,9 +169,9 @@ export function authenticateRequestAs (request: FastifyRequest, principal: Princ
  * Cookie name and attributes per the contract's "Session cookie" table: `__Host-` prefix,
  * HttpOnly, Secure, SameSite=Lax, Path=/, no Domain; the unprefixed, non-Secure form only under
  * the Development-only AllowInsecureHttp override (startup rejects it elsewhere). The name is the
- * application's (`__Host-<Name>.Web.Authentication`; default `ProjectTemplate`).
+ * application's (`__Host-<Name>.Web.Authentication`).
  */
-export function sessionCookieSettings (insecure: boolean, applicationName?: string): SessionCookieSettings {
+export function sessionCookieSettings (insecure: boolean, applicationName: string): SessionCookieSettings {
   return {
     name: cookieName(applicationNaming(applicationName).cookieNames.session, !insecure),
     options: { httpOnly: true, secure: !insecure, sameSite: 'lax', path: '/' }
