@@ -17,7 +17,7 @@ import { applicationDiscriminatorOf, loadKeyRing, type KeyRing } from './data-pr
 import { environmentOf } from './config/environment.js'
 import { applicationNaming, rootKeyOf, type ApplicationNaming } from './application-name.js'
 import type { ApplicationConfiguration } from './providers/application-schema.js'
-import { enabledProviderInstances } from './providers/provider-instances.js'
+import { enabledProviderInstancesUnder } from './providers/provider-instances.js'
 import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
 import apiKeys from './plugins/api-keys.js'
@@ -206,7 +206,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   }
   logger.info({
     event: 'authentication.providers',
-    enabled: config.Authentication.Enabled ? enabledProviderInstances(config).map((instance) => instance.scheme) : []
+    enabled: config.Authentication.Enabled ? enabledProviderInstancesUnder(config, rootKey).map((instance) => instance.scheme) : []
   }, 'authentication providers')
 
   if (telemetry !== undefined) await app.register(telemetry.instrumentation)
@@ -246,7 +246,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   // After authorization (its hook goes first on API routes) and the providers (its JwtBearer schemes).
   // A path no route serves: well-known URIs 404, API paths answer as API routes do (bearer fills `unmatched`).
   const unmatched: UnmatchedApiPaths = {}
-  await app.register(bearer, { config, environmentName, providerSource: options.providerSource !== undefined, unmatched })
+  await app.register(bearer, { config, environmentName, rootKey, providerSource: options.providerSource !== undefined, unmatched })
   // API keys (ApiKey schemes): app.apiKeys, and keys accepted where bearer tokens are (before the app's routes).
   await app.register(apiKeys, { config, now, environmentName, rootKey })
   await app.register(notFound, { config, unmatched })
