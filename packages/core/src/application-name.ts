@@ -10,6 +10,16 @@
 export const APPLICATION_NAME = 'ProjectTemplate'
 
 /**
+ * The root key of a public function's or option's caller that names none: the default
+ * application's ({@link APPLICATION_NAME}, `ProjectTemplate`). The one place that default is
+ * decided for callers of the public API (and `createApp`'s `applicationName`); inside the core
+ * every function is handed the root of the app's configuration and has no default of its own.
+ */
+export function rootKeyOf (applicationName: string | undefined): string {
+  return applicationName === undefined ? APPLICATION_NAME : applicationName
+}
+
+/**
  * PascalCase: an upper-case ASCII letter, then ASCII letters and digits, at most 50 characters.
  * The name becomes a configuration key, an environment-variable prefix and part of cookie names.
  */
@@ -58,19 +68,19 @@ export interface ApplicationNaming {
 const namings = new Map<string, ApplicationNaming>()
 
 /**
- * The names derived from `applicationName` (default `ProjectTemplate`). Throws a TypeError for a
+ * The names derived from `applicationName` (none: {@link rootKeyOf}, `ProjectTemplate`). Throws a TypeError for a
  * name that is not PascalCase letters and digits (a programming error of the app, not
  * configuration).
  *
  * @public
  */
-export function applicationNaming (applicationName: string = APPLICATION_NAME): ApplicationNaming {
-  const known = namings.get(applicationName)
+export function applicationNaming (applicationName?: string): ApplicationNaming {
+  const name = rootKeyOf(applicationName)
+  const known = namings.get(name)
   if (known !== undefined) return known
-  if (typeof applicationName !== 'string' || !NAME_PATTERN.test(applicationName)) {
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
     throw new TypeError('applicationName must be PascalCase: an upper-case ASCII letter, then ASCII letters and digits, at most 50 characters.')
   }
-  const name = applicationName
   const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2').split(' ')
   const naming: ApplicationNaming = Object.freeze({
     rootKey: name,

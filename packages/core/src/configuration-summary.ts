@@ -6,7 +6,6 @@
 import type { LoadedConfiguration } from './providers/application-schema.js'
 import { PROVIDERS_DOCUMENT } from './documentation.js'
 import { clientAuthenticationWarnings } from './oidc/client-authentication.js'
-import { APPLICATION_NAME } from './application-name.js'
 import { enabledProviderInstancesUnder, signsIn } from './providers/provider-instances.js'
 import { metricsRouteWarning } from './telemetry/metrics-route.js'
 
@@ -78,7 +77,7 @@ export function summarizeConfiguration (loaded: LoadedConfiguration, origin?: En
 }
 
 /** The readable report: a few labelled lines, then warnings and errors as lists. */
-export function formatSummary (summary: ConfigurationSummary, rootKey: string = APPLICATION_NAME): string {
+export function formatSummary (summary: ConfigurationSummary, rootKey: string): string {
   const lines: string[] = []
   lines.push(`Configuration: ${summary.valid ? 'valid' : `INVALID (${summary.errors.length} ${summary.errors.length === 1 ? 'error' : 'errors'}); the application would not start`}`)
   lines.push(`Environment:   ${summary.environment} (${summary.environmentFrom === 'default' ? 'the default: NODE_ENV is not set; NODE_ENV=development selects Development' : 'from NODE_ENV'})`)

@@ -15,9 +15,9 @@ import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import { applicationDiscriminatorOf, loadKeyRing, type KeyRing } from './data-protection/key-ring.js'
 import { environmentOf } from './config/environment.js'
-import { APPLICATION_NAME, applicationNaming, type ApplicationNaming } from './application-name.js'
+import { applicationNaming, rootKeyOf, type ApplicationNaming } from './application-name.js'
 import type { ApplicationConfiguration } from './providers/application-schema.js'
-import { enabledProviderInstances } from './providers/provider-instances.js'
+import { enabledProviderInstancesUnder } from './providers/provider-instances.js'
 import authentication from './plugins/authentication.js'
 import authorization from './plugins/authorization.js'
 import apiKeys from './plugins/api-keys.js'
@@ -120,12 +120,13 @@ export const MAX_HEADER_BYTES = 32 * 1024
 
 /**
  * The one-time warning logged when authentication is disabled (auth-contract.md, "States and
- * transitions" rule 2), naming the application's `<rootKey>:Authentication:Enabled`.
+ * transitions" rule 2), naming the application's `<rootKey>:Authentication:Enabled` (none given:
+ * the default application's, {@link rootKeyOf}).
  *
  * @public
  */
-export function authenticationDisabledMessage (rootKey: string = APPLICATION_NAME): string {
-  return `Application authentication is disabled (${rootKey}:Authentication:Enabled is false). ` +
+export function authenticationDisabledMessage (rootKey?: string): string {
+  return `Application authentication is disabled (${rootKeyOf(rootKey)}:Authentication:Enabled is false). ` +
     'This posture is intentional and supported: routes without explicit authorization metadata are public. ' +
     'Review network exposure and the authorization expectations of every route before deploying.'
 }
@@ -157,7 +158,8 @@ function resolveKeyRing (options: CreateAppOptions, rootKey: string): KeyRing {
  * @public
  */
 export async function createApp (options: CreateAppOptions): Promise<FastifyInstance> {
-  return await composeApp(options, applicationNaming(options.applicationName))
+  // The one place the core decides an app's root key: its applicationName, else the default's.
+  return await composeApp(options, applicationNaming(rootKeyOf(options.applicationName)))
 }
 
 async function composeApp (options: CreateAppOptions, naming: ApplicationNaming): Promise<FastifyInstance> {
@@ -204,7 +206,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   }
   logger.info({
     event: 'authentication.providers',
-    enabled: config.Authentication.Enabled ? enabledProviderInstances(config).map((instance) => instance.scheme) : []
+    enabled: config.Authentication.Enabled ? enabledProviderInstancesUnder(config, rootKey).map((instance) => instance.scheme) : []
   }, 'authentication providers')
 
   if (telemetry !== undefined) await app.register(telemetry.instrumentation)
@@ -244,7 +246,7 @@ async function composeApp (options: CreateAppOptions, naming: ApplicationNaming)
   // After authorization (its hook goes first on API routes) and the providers (its JwtBearer schemes).
   // A path no route serves: well-known URIs 404, API paths answer as API routes do (bearer fills `unmatched`).
   const unmatched: UnmatchedApiPaths = {}
-  await app.register(bearer, { config, environmentName, providerSource: options.providerSource !== undefined, unmatched })
+  await app.register(bearer, { config, environmentName, rootKey, providerSource: options.providerSource !== undefined, unmatched })
   // API keys (ApiKey schemes): app.apiKeys, and keys accepted where bearer tokens are (before the app's routes).
   await app.register(apiKeys, { config, now, environmentName, rootKey })
   await app.register(notFound, { config, unmatched })

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { createApp, type ApplicationParts } from './create-app.js'
 import { PROVIDERS_DOCUMENT } from './documentation.js'
-import { enabledProviderInstances } from './providers/provider-instances.js'
+import { enabledProviderInstancesUnder } from './providers/provider-instances.js'
 import { DOTENV_FILE } from './config/sources.js'
 import { ConfigurationError } from './errors.js'
 import { createProcessLogger } from './logger.js'
@@ -74,7 +74,7 @@ async function main (options: RunServerOptions, started: { logger?: Logger }): P
     return
   }
   logger.info({ event: 'configuration.loaded', environment: loaded.environmentName, sources: loaded.sources }, 'configuration loaded')
-  const enabledProviders = enabledProviderInstances(loaded.config)
+  const enabledProviders = enabledProviderInstancesUnder(loaded.config, loaded.applicationName)
   if (loaded.config.Authentication.Enabled && enabledProviders.length === 0) {
     // The operator's hint; the login page only tells visitors that no provider is configured.
     logger.info({ event: 'authentication.no_provider', docs: PROVIDERS_DOCUMENT }, `no sign-in provider is enabled, so nobody can sign in; enable OpenID Connect, SAML2 or an OAuth vendor in configuration (${PROVIDERS_DOCUMENT})`)

@@ -34,9 +34,9 @@ describe('environment facts', () => {
     const settings = { Authentication: { Cookie: { AllowInsecureHttp: true } } }
     const development = environmentOf(loadTestConfiguration({ settings, nodeEnv: 'development' }).config, 'Development')
     assert.deepEqual({ ...development }, { name: 'Development', development: true, insecureCookies: true })
-    assert.equal(sessionCookieSettings(development.insecureCookies).name, `.${APPLICATION_NAME}.Web.Authentication`)
+    assert.equal(sessionCookieSettings(development.insecureCookies, APPLICATION_NAME).name, `.${APPLICATION_NAME}.Web.Authentication`)
     const production = environmentOf(loadTestConfiguration().config, 'Production')
     assert.deepEqual({ ...production }, { name: 'Production', development: false, insecureCookies: false })
-    assert.equal(sessionCookieSettings(production.insecureCookies).name, `__Host-${APPLICATION_NAME}.Web.Authentication`)
+    assert.equal(sessionCookieSettings(production.insecureCookies, APPLICATION_NAME).name, `__Host-${APPLICATION_NAME}.Web.Authentication`)
   })
 })

@@ -7,6 +7,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { formatSummary, summarizeConfiguration } from '../src/configuration-summary.js'
+import { ROOT_KEY } from '../src/config/schema.js'
 import { loadTestConfiguration } from './helpers/app.js'
 
 const CLIENT_SECRET = 'planted-client-secret-7f3a'
@@ -33,7 +34,7 @@ test('a JwtBearer scheme is an API scheme with its token paths, and each downstr
     { name: 'Orders', userTokenScheme: 'OpenIdConnect', clientCredentials: true },
     { name: 'Billing', clientCredentials: true }
   ])
-  const text = formatSummary(summary)
+  const text = formatSummary(summary, ROOT_KEY)
   assert.match(text, /^Providers: {5}OpenID Connect \(OpenIdConnect\)$/m)
   assert.match(text, /^API schemes: {3}Api \(JwtBearer\): bearer tokens on \/api\/$/m)
   assert.match(text, /^Downstream: {4}Orders \(as the user with OpenIdConnect's token; as the app\), Billing \(as the app\)$/m)
@@ -41,7 +42,7 @@ test('a JwtBearer scheme is an API scheme with its token paths, and each downstr
 })
 
 test('without them the summary says so', () => {
-  const text = formatSummary(summarizeConfiguration(loadTestConfiguration({})))
+  const text = formatSummary(summarizeConfiguration(loadTestConfiguration({})), ROOT_KEY)
   assert.match(text, /^API schemes: {3}none \(API routes accept the session cookie only\)$/m)
   assert.match(text, /^Downstream: {4}none$/m)
 })

@@ -42,7 +42,7 @@ export function apiKeyCredentialType (services: readonly ApiKeyService[], limits
     verify: async (token, _path, names, context): Promise<BearerAuthentication> => {
       const service = serviceOf(token) as ApiKeyService
       // A route restricted to named JwtBearer schemes (config.bearerSchemes) takes no key.
-      if (names !== undefined && !names.has(service.settings.Scheme)) throw new BearerTokenError('issuer')
+      if (names !== undefined && !names.has(service.scheme)) throw new BearerTokenError('issuer')
       if (context?.header === X_API_KEY_HEADER && !service.settings.AllowXApiKeyHeader) throw new BearerTokenError('header')
       const client = context?.client
       const held = client === undefined ? undefined : limits?.heldAddress(client)
@@ -57,7 +57,7 @@ export function apiKeyCredentialType (services: readonly ApiKeyService[], limits
       const wait = await limits?.admitKey(principal.apiKey.id)
       if (wait !== undefined) throw new CredentialHeldError('api_key_requests', wait)
       return {
-        scheme: service.settings.Scheme,
+        scheme: service.scheme,
         principal,
         clientId: principal.apiKey.id,
         scopes: principal.access.scopes,

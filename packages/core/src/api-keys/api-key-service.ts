@@ -101,7 +101,9 @@ export class ApiKeyManagementError extends AppError {
 
 /** What a service is built with. @experimental */
 export interface ApiKeyServiceOptions {
-  /** The scheme's settings (its instance's: Scheme and Prefix filled in). */
+  /** The scheme's name (its instance's `scheme`): each key records it, audit lines name it. */
+  readonly scheme: string
+  /** The scheme's settings (its instance's: Prefix filled in). */
   readonly settings: ApiKeySettings
   readonly store: ApiKeyStore
   readonly log: ApiKeyLog
@@ -138,8 +140,8 @@ export interface ApiKeyServiceOptions {
  *
  * @experimental
  */
-export function creationPolicyOf (settings: Pick<ApiKeySettings, 'Scheme' | 'CreationMaxAgeSeconds'>): AuthorizationPolicy {
-  return { name: `application.ApiKeys.${settings.Scheme}.Create`, authentication: { maxAgeSeconds: settings.CreationMaxAgeSeconds } }
+export function creationPolicyOf (scheme: string, settings: Pick<ApiKeySettings, 'CreationMaxAgeSeconds'>): AuthorizationPolicy {
+  return { name: `application.ApiKeys.${scheme}.Create`, authentication: { maxAgeSeconds: settings.CreationMaxAgeSeconds } }
 }
 
 const defaultUserScopes = (principal: Principal, offered: readonly string[]): readonly string[] =>
@@ -150,6 +152,8 @@ const UNPRINTABLE = /[\p{Cc}\p{Cf}]/u
 
 /** @public @experimental */
 export class ApiKeyService {
+  /** The scheme's name. */
+  readonly scheme: string
   readonly settings: ApiKeySettings
   readonly #options: ApiKeyServiceOptions
   readonly #store: ApiKeyStore
@@ -161,6 +165,7 @@ export class ApiKeyService {
   readonly #creation: AuthorizationPolicy
 
   constructor (options: ApiKeyServiceOptions) {
+    this.scheme = options.scheme
     this.settings = options.settings
     this.#options = options
     this.#store = options.store
@@ -168,7 +173,7 @@ export class ApiKeyService {
     this.#now = options.now ?? Date.now
     this.#digests = options.digests ?? API_KEY_DIGESTS
     this.#cache = new ApiKeyCache(options.cacheMs ?? MAX_API_KEY_CACHE_MS)
-    this.#creation = creationPolicyOf(options.settings)
+    this.#creation = creationPolicyOf(options.scheme, options.settings)
   }
 
   // ------------------------------------------------------------------------------ management
@@ -190,7 +195,7 @@ export class ApiKeyService {
     try {
       record = await this.#store.addApiKey({
         id: generated.id,
-        scheme: this.settings.Scheme,
+        scheme: this.scheme,
         prefix: this.settings.Prefix,
         owner,
         createdBy: actor.identity,
@@ -219,7 +224,7 @@ export class ApiKeyService {
   async list (caller: Principal | undefined, ownerKind: 'user' | 'tenant' = 'user'): Promise<ApiKeyView[]> {
     const actor = this.#session(caller, 'list')
     const owner = this.#owner(actor, ownerKind, 'list')
-    return (await this.#store.listApiKeys(owner)).filter((record) => record.scheme === this.settings.Scheme).map(viewOf)
+    return (await this.#store.listApiKeys(owner)).filter((record) => record.scheme === this.scheme).map(viewOf)
   }
 
   /**
@@ -229,7 +234,7 @@ export class ApiKeyService {
   async revoke (caller: Principal | undefined, id: string): Promise<boolean> {
     const actor = this.#session(caller, 'revoke')
     const record = await this.#store.getApiKey(id)
-    if (record === undefined || record.scheme !== this.settings.Scheme || record.revoked !== undefined || !this.#manages(actor, record.owner)) return false
+    if (record === undefined || record.scheme !== this.scheme || record.revoked !== undefined || !this.#manages(actor, record.owner)) return false
     const revoked = await this.#store.revokeApiKey(id, 'user')
     if (revoked === undefined) return false
     await this.#revoked([revoked], 'user', actor.principal)
@@ -262,7 +267,7 @@ export class ApiKeyService {
     let record = this.#cache.get(digest, now)
     if (record === undefined) {
       const stored = await this.#store.getApiKey(parsed.id)
-      if (stored === undefined || stored.scheme !== this.settings.Scheme || !digestMatches(keyText, stored.digest, this.#digests)) return this.#refusal('unknown', parsed.id)
+      if (stored === undefined || stored.scheme !== this.scheme || !digestMatches(keyText, stored.digest, this.#digests)) return this.#refusal('unknown', parsed.id)
       if (stored.revoked !== undefined) return this.#refusal('revoked', parsed.id)
       if (Date.parse(stored.expires) <= now) return this.#refusal('expired', parsed.id)
       const status = await this.#options.ownerStatus(stored.owner)
@@ -330,7 +335,7 @@ export class ApiKeyService {
   #refuse (action: string, principal: Principal | undefined, error: ApiKeyManagementError): ApiKeyManagementError {
     this.#log.warn({
       event: API_KEY_MANAGEMENT_REFUSED_EVENT,
-      scheme: this.settings.Scheme,
+      scheme: this.scheme,
       action,
       code: error.code,
       ...(error.field === undefined ? {} : { field: error.field }),
@@ -344,7 +349,7 @@ export class ApiKeyService {
     this.#log.info({
       event: API_KEY_REFUSED_EVENT,
       failure: refusal,
-      scheme: this.settings.Scheme,
+      scheme: this.scheme,
       prefix: this.settings.Prefix,
       ...(keyId === undefined ? {} : { keyId }),
       ...(detail === undefined ? {} : { detail })
@@ -379,7 +384,7 @@ export class ApiKeyService {
     try {
       await this.#store.touchApiKey(id, LAST_USED_INTERVAL_MS)
     } catch (error) {
-      this.#log.warn({ event: API_KEY_LAST_USED_FAILED_EVENT, scheme: this.settings.Scheme, keyId: id, errorName: (error as Error).name }, 'API key last use not written')
+      this.#log.warn({ event: API_KEY_LAST_USED_FAILED_EVENT, scheme: this.scheme, keyId: id, errorName: (error as Error).name }, 'API key last use not written')
     }
   }
 }

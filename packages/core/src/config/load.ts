@@ -9,7 +9,7 @@ import { bindConfiguration, type ConfigurationProblem } from './bind.js'
 import { DEVELOPMENT, isDevelopment } from './environment.js'
 import type { Rule } from './rules.js'
 import type { NamedSchemes } from './schemes.js'
-import { applicationNaming } from '../application-name.js'
+import { applicationNaming, rootKeyOf } from '../application-name.js'
 import { NAMED_SECTIONS_KEYWORD, ROOT_KEY, SECRET_KEYWORD, type CoreConfiguration, type TSchema } from './schema.js'
 import {
   ConfigurationSourceError, DOTENV_FILE, mergeLayers, readEnvironment, readJsonFile, readKeyPerFile, userSecretsPath,
@@ -119,7 +119,8 @@ export interface EnvironmentFiles {
 /** Loads the configuration onto `schemas` and checks it with `rules` (configuration.ts `RULES`, in their order). */
 export function loadConfigurationWith<C extends CoreConfiguration> (options: LoadOptions, rules: ReadonlyArray<Rule<C>>, schemas: ConfigurationSchemas, environmentFiles: EnvironmentFiles = { read: true }): LoadedConfigurationOf<C> {
   const { env, contentRoot } = options
-  const naming = applicationNaming(options.applicationName)
+  // An app that names no root has the default application's (application-name.ts rootKeyOf).
+  const naming = applicationNaming(rootKeyOf(options.applicationName))
   const { rootKey } = naming
   const environmentName = environmentNameFrom(env.NODE_ENV)
   const errors: ConfigurationProblem[] = []

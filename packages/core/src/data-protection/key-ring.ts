@@ -13,7 +13,7 @@
 import { randomBytes, hkdfSync } from 'node:crypto'
 import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
-import { APPLICATION_NAME, applicationNaming, PURPOSES, type Purposes } from '../application-name.js'
+import { applicationNaming, PURPOSES, rootKeyOf, type Purposes } from '../application-name.js'
 import type { ConfigurationProblem } from '../config/bind.js'
 import { creationProblem, writeProblem } from '../config/directory-access.js'
 import type { Secret } from '../config/secret.js'
@@ -58,14 +58,14 @@ export function deriveSessionKey (material: Buffer, applicationDiscriminator: st
 /**
  * A ring from raw key material. `applicationDiscriminator` isolates applications and environments
  * that share keys; the application always passes one ({@link loadKeyRing}); tests and benchmarks
- * that build a throwaway ring may leave it empty. `applicationName` (default `ProjectTemplate`)
- * names the purposes the keys are derived and used under, so that two applications never open
- * each other's cookies even with the same keys.
+ * that build a throwaway ring may leave it empty. `applicationName` (none: the default
+ * application's, {@link rootKeyOf}) names the purposes the keys are derived and used under, so
+ * that two applications never open each other's cookies even with the same keys.
  *
  * @public
  */
 export function createKeyRing (materials: readonly Buffer[], applicationDiscriminator = '', applicationName?: string): KeyRing {
-  const { purposes } = applicationNaming(applicationName)
+  const { purposes } = applicationNaming(rootKeyOf(applicationName))
   const keys = materials.map((material) => deriveSessionKey(material, applicationDiscriminator, purposes.keyRing))
   const sealing = keys[0]
   if (sealing === undefined) throw new RangeError('A key ring needs at least one key.')
@@ -203,7 +203,7 @@ function keyDirectoryOf (keyDirectory: string, contentRoot: string): string {
  * What startup would refuse about the key store, without creating or changing anything (for
  * `npm run check-config` and the startup rules). No problems when keys are configured.
  */
-export function inspectKeyStore (configured: readonly Secret[], keyDirectory: string, contentRoot: string, rootKey: string = APPLICATION_NAME): ConfigurationProblem[] {
+export function inspectKeyStore (configured: readonly Secret[], keyDirectory: string, contentRoot: string, rootKey: string): ConfigurationProblem[] {
   if (configured.length > 0) return []
   return readKeyStore(keyDirectoryOf(keyDirectory, contentRoot), rootKey).problems
 }
@@ -237,8 +237,7 @@ function generateKeyFile (directory: string, rootKey: string): Buffer | undefine
  * configured values were validated at startup (base64, at least 32 bytes). Throws
  * {@link ConfigurationError} when the key store is unusable or unsafe.
  */
-export function loadKeyRing (configured: readonly Secret[], keyDirectory: string, contentRoot: string, applicationDiscriminator: string, applicationName?: string): KeyRingSource {
-  const rootKey = applicationName ?? APPLICATION_NAME
+export function loadKeyRing (configured: readonly Secret[], keyDirectory: string, contentRoot: string, applicationDiscriminator: string, rootKey: string): KeyRingSource {
   if (configured.length > 0) {
     const materials = configured.map((key, index) => {
       const material = keyMaterialOf(key.reveal())
@@ -248,15 +247,15 @@ export function loadKeyRing (configured: readonly Secret[], keyDirectory: string
       }
       return material
     })
-    return { ring: createKeyRing(materials, applicationDiscriminator, applicationName), origin: 'configuration' }
+    return { ring: createKeyRing(materials, applicationDiscriminator, rootKey), origin: 'configuration' }
   }
   const directory = keyDirectoryOf(keyDirectory, contentRoot)
   for (let attempt = 0; attempt < 2; attempt++) {
     const store = readKeyStore(directory, rootKey)
     if (store.problems.length > 0) throw new ConfigurationError(store.problems)
-    if (store.materials !== undefined) return { ring: createKeyRing(store.materials, applicationDiscriminator, applicationName), origin: 'key directory', directory }
+    if (store.materials !== undefined) return { ring: createKeyRing(store.materials, applicationDiscriminator, rootKey), origin: 'key directory', directory }
     const material = generateKeyFile(directory, rootKey)
-    if (material !== undefined) return { ring: createKeyRing([material], applicationDiscriminator, applicationName), origin: 'generated', directory }
+    if (material !== undefined) return { ring: createKeyRing([material], applicationDiscriminator, rootKey), origin: 'generated', directory }
   }
   throw new ConfigurationError([keyDirectoryProblems(rootKey).problem(`holds a ${GENERATED_KEY_FILE} that could not be read after it was created.`)])
 }

@@ -11,7 +11,7 @@
  * Plain inputs and a logger; the Fastify glue that decorates `app.directory` comes with the SCIM
  * endpoints.
  */
-import { APPLICATION_NAME } from '../application-name.js'
+import { rootKeyOf } from '../application-name.js'
 import type { ProvisioningConfiguration, StateConfiguration } from '../config/schema.js'
 import { loadSqlite, prepareStateFile } from '../state/sqlite-journal.js'
 import type { DirectoryStore } from './directory-store.js'
@@ -32,6 +32,7 @@ export interface EmbeddedDirectoryStoreOptions {
   /** The data directory (relative to `contentRoot`), or undefined for memory only. */
   readonly dataDirectory: string | undefined
   readonly contentRoot: string
+  /** The root key a log line or refusal names a key under (none: the default application's, {@link rootKeyOf}). */
   readonly rootKey?: string
   readonly now?: () => number
   readonly log?: DirectoryStoreLog
@@ -45,7 +46,7 @@ export interface EmbeddedDirectoryStoreOptions {
  */
 export async function openEmbeddedDirectoryStore (options: EmbeddedDirectoryStoreOptions): Promise<DirectoryStore> {
   const now = options.now ?? Date.now
-  const rootKey = options.rootKey ?? APPLICATION_NAME
+  const rootKey = rootKeyOf(options.rootKey)
   if (options.dataDirectory === undefined) return new MemoryDirectoryStore({ now })
   const sqlite = await loadSqlite()
   if (sqlite === undefined) {
@@ -73,12 +74,13 @@ export async function openPostgresDirectoryStore (options: PostgresDirectoryOpti
 
 /**
  * The store `Provisioning:Store` configures (the embedded one persisted where `State:Embedded`
- * persists the state store).
+ * persists the state store). Keys are named under `rootKey` (none: the default application's,
+ * {@link rootKeyOf}).
  *
  * @public @experimental
  */
 export async function openDirectoryStore (provisioning: ProvisioningConfiguration, state: StateConfiguration, contentRoot: string, log: DirectoryStoreLog,
-  now: () => number = Date.now, rootKey: string = APPLICATION_NAME): Promise<DirectoryStore> {
+  now: () => number = Date.now, rootKey?: string): Promise<DirectoryStore> {
   const store = provisioning.Store
   if (store.Provider === 'PostgreSql') {
     return await openPostgresDirectoryStore({
@@ -89,5 +91,5 @@ export async function openDirectoryStore (provisioning: ProvisioningConfiguratio
       onError: (reason) => { log.warn({ event: 'directory.store.connection_failed', reason }, 'a pooled PostgreSQL connection of the directory store failed; it is replaced') }
     })
   }
-  return await openEmbeddedDirectoryStore({ dataDirectory: state.Embedded.Persist ? state.Embedded.DataDirectory : undefined, contentRoot, rootKey, now, log })
+  return await openEmbeddedDirectoryStore({ dataDirectory: state.Embedded.Persist ? state.Embedded.DataDirectory : undefined, contentRoot, rootKey: rootKeyOf(rootKey), now, log })
 }

@@ -9,7 +9,6 @@
  * transaction is never interleaved with another call, and a read never sees another call's
  * uncommitted writes.
  */
-import { APPLICATION_NAME } from '../application-name.js'
 import { ConfigurationError } from '../errors.js'
 import type { SqliteModule } from '../state/sqlite-journal.js'
 import { DirectoryConflictError, DirectoryInvalidValueError, DirectoryStoreUnavailableError } from './directory-errors.js'
@@ -60,7 +59,7 @@ export class SqliteDirectoryDatabase implements SqlDatabase {
    * A file SQLite cannot open stops startup with a {@link ConfigurationError} naming
    * `State:Embedded:DataDirectory`; the file is left as it is.
    */
-  static open (sqlite: SqliteModule, file: string, now: number, rootKey: string = APPLICATION_NAME): SqliteDirectoryDatabase {
+  static open (sqlite: SqliteModule, file: string, now: number, rootKey: string): SqliteDirectoryDatabase {
     let db: Connection | undefined
     try {
       db = new sqlite.DatabaseSync(file) as unknown as Connection

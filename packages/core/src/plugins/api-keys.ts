@@ -162,7 +162,7 @@ async function apiKeysPlugin (app: FastifyInstance, options: ApiKeysPluginOption
   }
   const services = instances.map((instance) => {
     const tenantAdministrator = tenantAdministratorOf(app, instance.settings)
-    return new ApiKeyService({ settings: instance.settings, store, log: app.log, ownerStatus, onRevoked, now: options.now, ...(tenantAdministrator === undefined ? {} : { tenantAdministrator }) })
+    return new ApiKeyService({ scheme: instance.scheme, settings: instance.settings, store, log: app.log, ownerStatus, onRevoked, now: options.now, ...(tenantAdministrator === undefined ? {} : { tenantAdministrator }) })
   })
   checkTenantAdministrators(app, instances)
   app.state.subscribe({
@@ -174,7 +174,7 @@ async function apiKeysPlugin (app: FastifyInstance, options: ApiKeysPluginOption
     // Messages may have been missed: forget every cached key.
     onReset: () => { for (const service of services) service.invalidate() }
   })
-  const byName = new Map(services.map((service) => [service.settings.Scheme, service]))
+  const byName = new Map(services.map((service) => [service.scheme, service]))
   // Every service revokes in the one store; the first announces the ids (every instance drops them in every scheme).
   const revokeAllOf = async (owner: ApiKeyOwner, reason: ApiKeyRevocationReason): Promise<number> => await (services[0] as ApiKeyService).revokeAllOf(owner, reason)
   app.decorate('apiKeys', {

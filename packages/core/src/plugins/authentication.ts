@@ -147,7 +147,7 @@ export interface AuthenticationPluginOptions {
   /** For {@link AuthenticationApi.validateProvider}: the environment the rules read (default Production). */
   readonly environmentName?: string
   /** For {@link AuthenticationApi.validateProvider}: the root key problems are named under. */
-  readonly rootKey?: string
+  readonly rootKey: string
 }
 
 /** The request's own path and query, when it may travel as a return URL (GET/HEAD only). */
@@ -243,7 +243,7 @@ async function authenticationPlugin (app: FastifyInstance, options: Authenticati
     validateProvider: (definition: RuntimeProviderDefinition) => validateRuntimeProvider(definition, {
       config: options.config,
       environmentName: options.environmentName ?? 'Production',
-      ...(options.rootKey === undefined ? {} : { rootKey: options.rootKey })
+      rootKey: options.rootKey
     })
   }
   runtimeAccess.set(api, access)

@@ -19,7 +19,7 @@ import { JwtBearerScheme, type BearerAuthentication } from '../bearer/jwt-bearer
 import { pathOf } from '../bearer/presentation.js'
 import { createError } from '../errors.js'
 import { sendAnswer } from '../http/responses.js'
-import { enabledProviderInstances } from '../providers/provider-instances.js'
+import { enabledProviderInstancesUnder } from '../providers/provider-instances.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import type { AuthenticationProvider } from '../providers/provider.js'
 import { setCredentialAnswers } from './authentication.js'
@@ -47,6 +47,8 @@ declare module 'fastify' {
 export interface BearerPluginOptions {
   readonly config: ApplicationConfiguration
   readonly environmentName: string
+  /** The application's configuration root key, for the keys a log line names. */
+  readonly rootKey: string
   /** The app has a provider source, which may add JwtBearer schemes at runtime. */
   readonly providerSource: boolean
   /** Filled here: how plugins/not-found.ts answers a path under the prefixes that no route serves. */
@@ -120,7 +122,7 @@ async function bearerPlugin (app: FastifyInstance, options: BearerPluginOptions)
   app.decorateRequest('bearer', undefined)
   app.decorate('requestCredentials', api)
   installAnswers(app)
-  const instances = enabledProviderInstances(config).flatMap((instance) => instance.protocol === 'JwtBearer' ? [instance] : [])
+  const instances = enabledProviderInstancesUnder(config, options.rootKey).flatMap((instance) => instance.protocol === 'JwtBearer' ? [instance] : [])
   const routes = bearerRoutesOf(instances, config.Authentication.Bearer, config.Hosting.PublicOrigin)
   const jwtPossible = routes.configured || options.providerSource
   // No credential type and none that can come: the API routes behave exactly as before (types register before the app's routes).
@@ -128,7 +130,7 @@ async function bearerPlugin (app: FastifyInstance, options: BearerPluginOptions)
   const origins = { publicOrigin: config.Hosting.PublicOrigin, allowedHosts: config.Hosting.AllowedHosts, environmentName: options.environmentName }
   if (config.Authentication.Enabled && routes.configured) publishResourceMetadata(app, { publicOrigin: config.Hosting.PublicOrigin, scopesSupported: config.Authentication.Bearer.ScopesSupported, routes, schemes })
   // Only a provider-source app gets here without a validated origin (the startup rule refuses a configured scheme).
-  if (config.Authentication.Enabled && jwtPossible && !hasValidatedOrigin(origins)) app.log.warn({ event: 'bearer.dpop.no_origin', settings: ['Hosting:PublicOrigin', 'Hosting:AllowedHosts'] }, 'DPoP requests will be refused: no validated origin for their htu')
+  if (config.Authentication.Enabled && jwtPossible && !hasValidatedOrigin(origins)) app.log.warn({ event: 'bearer.dpop.no_origin', settings: [`${options.rootKey}:Hosting:PublicOrigin`, `${options.rootKey}:Hosting:AllowedHosts`] }, 'DPoP requests will be refused: no validated origin for their htu')
   const htuOriginOf = proofOrigins(origins)
   const pathPrefixes = config.Authentication.Bearer.PathPrefixes
   if (options.unmatched !== undefined) {

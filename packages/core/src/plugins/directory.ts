@@ -14,7 +14,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { ConnectionToken, DirectoryStore } from '../directory/directory-store.js'
 import { openDirectoryStore } from '../directory/open-directory-store.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
-import { enabledProviderInstances } from '../providers/provider-instances.js'
+import { enabledProviderInstancesUnder } from '../providers/provider-instances.js'
 import { connectionsOf, type ScimConnection } from '../scim/connections.js'
 import { issuedTenantsOf, unmatchedConnections } from '../scim/connection-schemes.js'
 import { nextRuntimeConnections, type DeclaredConnection, type RuntimeConnectionsContext, type RuntimeConnectionsResult } from '../scim/runtime-connections.js'
@@ -107,8 +107,8 @@ export function directoryStoreOf (app: FastifyInstance): DirectoryStore | undefi
 }
 
 /** Whether an enabled ApiKey scheme keeps its keys in the directory store's database. */
-const apiKeysEnabled = (config: ApplicationConfiguration): boolean =>
-  config.Authentication.Enabled && enabledProviderInstances(config).some((instance) => instance.protocol === 'ApiKey')
+const apiKeysEnabled = (config: ApplicationConfiguration, rootKey: string): boolean =>
+  config.Authentication.Enabled && enabledProviderInstancesUnder(config, rootKey).some((instance) => instance.protocol === 'ApiKey')
 
 /** The runtime plugins/directory.ts registered on `app`, or undefined without provisioning. */
 export function provisioningRuntimeOf (app: FastifyInstance): ProvisioningRuntime | undefined {
@@ -163,7 +163,7 @@ function tenantCheck (configured: ReadonlyMap<string, ScimConnection>, issued: R
 
 async function directoryPlugin (app: FastifyInstance, options: DirectoryPluginOptions): Promise<void> {
   const { config } = options
-  if (!config.Provisioning.Enabled && !apiKeysEnabled(config)) {
+  if (!config.Provisioning.Enabled && !apiKeysEnabled(config, options.rootKey)) {
     app.decorate('directory', undefined)
     app.decorate('provisioning', undefined)
     return

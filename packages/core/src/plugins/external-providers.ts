@@ -7,7 +7,6 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { APPLICATION_NAME } from '../application-name.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { enabledProviderInstancesUnder } from '../providers/provider-instances.js'
 import type { AuthenticationProvider } from '../providers/provider.js'
@@ -37,13 +36,13 @@ export interface ExternalProvidersOptions {
   /** The app root (a JwtBearer scheme's development-token key, Development only). */
   readonly contentRoot?: string
   /** The application's configuration root key, for the keys providers name in their log lines. */
-  readonly rootKey?: string
+  readonly rootKey: string
 }
 
 async function externalProviders (app: FastifyInstance, options: ExternalProvidersOptions): Promise<void> {
   if (!options.config.Authentication.Enabled) return
   // Each instance names its keys (log lines, problems) under the app's own root key.
-  for (const instance of enabledProviderInstancesUnder(options.config, options.rootKey ?? APPLICATION_NAME)) {
+  for (const instance of enabledProviderInstancesUnder(options.config, options.rootKey)) {
     const { provider } = await openProvider(app, { instance, environmentName: options.environmentName, ...(options.contentRoot === undefined ? {} : { contentRoot: options.contentRoot }) })
     registerProviderEndpoints(app, provider)
   }

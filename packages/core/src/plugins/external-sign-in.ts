@@ -11,7 +11,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CookieSerializeOptions } from '@fastify/cookie'
-import { APPLICATION_NAME, COOKIE_NAMES, cookieName, type CookieNames } from '../application-name.js'
+import { COOKIE_NAMES, cookieName, type CookieNames } from '../application-name.js'
 import { isLoopbackHost, parsePublicOrigin } from '../http/host-trust.js'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { ReplayCache } from '../state/replay-cache.js'
@@ -79,7 +79,7 @@ export interface ExternalSignInOptions {
   /** The application's cookie names (application-name.ts); default `ProjectTemplate`'s. */
   readonly cookieNames?: CookieNames
   /** The configuration root key (`ProjectTemplate`, or the app's name) for keys named in log lines. */
-  readonly rootKey?: string
+  readonly rootKey: string
   /** The application's sign-in hook and its time limit (sign-in/sign-in-hook.ts). */
   readonly signInHook?: SignInHookSettings
   /** SCIM provisioning's sign-in step (sign-in/provisioning-admission.ts); absent without provisioning. */
@@ -167,7 +167,7 @@ function completion (app: FastifyInstance, pipeline: SignInPipeline, fail: Fasti
 }
 
 async function externalSignIn (app: FastifyInstance, options: ExternalSignInOptions): Promise<void> {
-  const rootKey = options.rootKey ?? APPLICATION_NAME
+  const { rootKey } = options
   // Over http in Development the cookie drops the __Host- prefix but stays Secure and
   // SameSite=None: browsers treat http://localhost as a secure context, and a cross-site POST
   // callback (SAML, form_post) from a real IdP still carries it (docs/providers.md, "Local

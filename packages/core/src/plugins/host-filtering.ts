@@ -12,7 +12,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHostMatcher, hostNameOf, isValidHost, parsePublicOrigin } from '../http/host-trust.js'
-import { APPLICATION_NAME } from '../application-name.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { messageOf } from '../errors.js'
 import { sendError } from '../http/responses.js'
@@ -20,8 +19,8 @@ import { sendError } from '../http/responses.js'
 export interface HostFilteringOptions {
   readonly config: ApplicationConfiguration
   readonly environmentName: string
-  /** The configuration root key the refusal names (default `ProjectTemplate`). */
-  readonly rootKey?: string
+  /** The configuration root key the refusal names. */
+  readonly rootKey: string
 }
 
 /** Paths answered for any well-formed host (routes/health.ts). */
@@ -39,7 +38,7 @@ async function hostFiltering (app: FastifyInstance, options: HostFilteringOption
   const filtering = patterns.length > 0
   const allowed = createHostMatcher(patterns)
 
-  const rootKey = options.rootKey ?? APPLICATION_NAME
+  const { rootKey } = options
   const settings = [`${rootKey}:Hosting:PublicOrigin`, `${rootKey}:Hosting:AllowedHosts`] as const
   const detail = messageOf('APP_ERR_HOST_NOT_ALLOWED', ...settings)
   const refuse = (request: FastifyRequest, reply: FastifyReply, reason: string, host?: string): FastifyReply => {

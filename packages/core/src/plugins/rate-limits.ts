@@ -14,7 +14,6 @@
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { APPLICATION_NAME } from '../application-name.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { ConfigurationError, createError } from '../errors.js'
 import { clientKeyOf, rateLimitStoreOver, type RateLimitBucket } from '../state/rate-limit-store.js'
@@ -30,7 +29,8 @@ declare module 'fastify' {
 
 export interface RateLimitsPluginOptions {
   readonly config: ApplicationConfiguration
-  readonly rootKey?: string
+  /** The application's configuration root key, for the key a log line names. */
+  readonly rootKey: string
 }
 
 /** Clients already logged as over a limit in their current window, bounded. */
@@ -40,7 +40,7 @@ async function rateLimitsPlugin (app: FastifyInstance, options: RateLimitsPlugin
   const settings = options.config.RateLimits
   if (!settings.Enabled) return
   if (app.state.increment === undefined) {
-    const key = `${options.rootKey ?? APPLICATION_NAME}:RateLimits:Enabled`
+    const key = `${options.rootKey}:RateLimits:Enabled`
     throw new ConfigurationError([{ key, message: `${key} needs a state store that counts (increment); the supplied store has none. Set ${key} to false or supply a store with increment.` }])
   }
   const limits: Record<RateLimitBucket, number> = {

@@ -38,7 +38,7 @@ import type { ConnectionReloadResult } from '../providers/runtime-provider-set.j
 import { removeProvider, setProviderReloader } from './authentication.js'
 import { openProvider } from './providers/open-provider.js'
 import { configuredApplicationTenantsOf, SourceTenants } from '../providers/source-tenants.js'
-import { enabledProviderInstances } from '../providers/provider-instances.js'
+import { enabledProviderInstancesUnder } from '../providers/provider-instances.js'
 
 const SOURCE_TENANTS = Symbol('runtime-providers.tenants')
 
@@ -118,7 +118,7 @@ function runtimeProviderSet (app: FastifyInstance, options: RuntimeProvidersOpti
   // One pool of connections for every provider from the source; outside Development they reach only public addresses.
   const dispatcher = isDevelopment(options.environmentName) ? undefined : publicAddressDispatcher(allowance)
   if (dispatcher !== undefined) app.addHook('onClose', async () => { await dispatcher.close() })
-  const configuredTenants = configuredTenantsOf(options.config)
+  const configuredTenants = configuredTenantsOf(options.config, options.rootKey)
   return new RuntimeProviderSet({
     rootKey: options.rootKey,
     validate: (definition) => validateRuntimeProvider(definition, options),
@@ -214,7 +214,7 @@ function registerRoutes (app: FastifyInstance, set: RuntimeProviderSet): void {
 
 async function runtimeProviders (app: FastifyInstance, options: RuntimeProvidersOptions): Promise<void> {
   const set = runtimeProviderSet(app, options)
-  const tenants = new SourceTenants(configuredApplicationTenantsOf(enabledProviderInstances(options.config)))
+  const tenants = new SourceTenants(configuredApplicationTenantsOf(enabledProviderInstancesUnder(options.config, options.rootKey)))
   ;(app as unknown as Record<symbol, SourceTenants>)[SOURCE_TENANTS] = tenants
   registerRoutes(app, set)
   const instanceId = randomUUID()

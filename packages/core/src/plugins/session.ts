@@ -9,7 +9,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { APPLICATION_NAME, applicationNaming, cookieName } from '../application-name.js'
+import { applicationNaming, cookieName } from '../application-name.js'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import { Principal, type AuthenticationTicket } from '../session/principal.js'
@@ -135,8 +135,8 @@ export interface SessionPluginOptions {
   readonly config: ApplicationConfiguration
   readonly cookie: SessionCookieSettings
   readonly keyRing: KeyRing
-  /** The configuration root key, for messages naming a key; default `ProjectTemplate`. */
-  readonly rootKey?: string
+  /** The configuration root key, for messages naming a key. */
+  readonly rootKey: string
   /** Milliseconds since the epoch (injectable for lifetime tests). */
   readonly now: () => number
 }
@@ -169,9 +169,9 @@ export function authenticateRequestAs (request: FastifyRequest, principal: Princ
  * Cookie name and attributes per the contract's "Session cookie" table: `__Host-` prefix,
  * HttpOnly, Secure, SameSite=Lax, Path=/, no Domain; the unprefixed, non-Secure form only under
  * the Development-only AllowInsecureHttp override (startup rejects it elsewhere). The name is the
- * application's (`__Host-<Name>.Web.Authentication`; default `ProjectTemplate`).
+ * application's (`__Host-<Name>.Web.Authentication`).
  */
-export function sessionCookieSettings (insecure: boolean, applicationName?: string): SessionCookieSettings {
+export function sessionCookieSettings (insecure: boolean, applicationName: string): SessionCookieSettings {
   return {
     name: cookieName(applicationNaming(applicationName).cookieNames.session, !insecure),
     options: { httpOnly: true, secure: !insecure, sameSite: 'lax', path: '/' }
@@ -412,7 +412,7 @@ async function sessionPlugin (app: FastifyInstance, options: SessionPluginOption
   app.decorate(SESSION_STORE, sessions)
   app.decorate('session', { cookie, authenticate, resolve, ...tokens, ...revocation(ctx) } satisfies SessionApi)
   app.decorateRequest('user', undefined)
-  app.decorateReply('signIn', signInReply(ctx, { idleSeconds, absoluteSeconds: cookieSettings.AbsoluteExpireMinutes * 60 }, `${options.rootKey ?? APPLICATION_NAME}:Authentication:Enabled`))
+  app.decorateReply('signIn', signInReply(ctx, { idleSeconds, absoluteSeconds: cookieSettings.AbsoluteExpireMinutes * 60 }, `${options.rootKey}:Authentication:Enabled`))
   app.decorateReply('signOut', signOutReply(ctx))
 }
 

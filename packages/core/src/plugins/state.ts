@@ -7,7 +7,6 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { APPLICATION_NAME } from '../application-name.js'
 import type { StateConfiguration } from '../config/schema.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { EmbeddedStateStore } from '../state/embedded-store.js'
@@ -31,8 +30,8 @@ export interface StatePluginOptions {
   readonly now: () => number
   /** Wraps the store (telemetry's measured store, plugins/telemetry.ts). */
   readonly observe?: (store: StateStore) => StateStore
-  /** The application's configuration root key (default `ProjectTemplate`), named in the log lines. */
-  readonly rootKey?: string
+  /** The application's configuration root key, named in the log lines. */
+  readonly rootKey: string
 }
 
 const CHARACTERS_PER_MEGABYTE = 1_048_576
@@ -51,7 +50,7 @@ export function createEmbeddedStore (embedded: StateConfiguration['Embedded'], n
  * in memory, with one warning (`state.embedded.not_persisted`) when persistence was asked for.
  * Throws {@link ConfigurationError} when the data directory is unusable or unsafe.
  */
-export async function openEmbeddedStore (embedded: StateConfiguration['Embedded'], contentRoot: string, log: FastifyInstance['log'], now: () => number = Date.now, rootKey: string = APPLICATION_NAME): Promise<EmbeddedStateStore> {
+export async function openEmbeddedStore (embedded: StateConfiguration['Embedded'], contentRoot: string, log: FastifyInstance['log'], now: () => number, rootKey: string): Promise<EmbeddedStateStore> {
   if (!embedded.Persist) return createEmbeddedStore(embedded, now)
   const sqlite = await loadSqlite()
   if (sqlite === undefined) {
@@ -110,7 +109,7 @@ export function createOutageLog (log: FastifyInstance['log'], now: () => number 
  * The configured store. The Redis client is imported only when Redis is configured (as providers
  * are imported only when enabled), so an app on the embedded store does not load or hold it.
  */
-export async function createStateStore (config: ApplicationConfiguration, contentRoot: string, log: FastifyInstance['log'], now: () => number, rootKey: string = APPLICATION_NAME): Promise<StateStore> {
+export async function createStateStore (config: ApplicationConfiguration, contentRoot: string, log: FastifyInstance['log'], now: () => number, rootKey: string): Promise<StateStore> {
   const state = config.State
   if (state.Provider === 'Redis') {
     const { RedisStateStore, redisTopologyOf } = await import('../state/redis-store.js')

@@ -9,6 +9,7 @@ import { Type, type Static, type TObject } from '@sinclair/typebox'
 import {
   applicationSchemaUnder, applicationSchemaWith, authenticationSchemaWith, AuthorizationSchema, jsonSchemaOf, namedSchemesSchema, ROOT_KEY
 } from '../config/schema.js'
+import { rootKeyOf } from '../application-name.js'
 import { isSecretKeyOf, type ConfigurationSchemas, type LoadedConfigurationOf } from '../config/load.js'
 import type { Rule, RuleContext } from '../config/rules.js'
 import { NamedSchemes, type NamedSchemeEntry } from '../config/schemes.js'
@@ -77,12 +78,13 @@ export const isSecretKey = (key: string, rootKey: string): boolean => isSecretKe
 
 /**
  * JSON Schema for editors (`appsettings.schema.json`): the same schema, root made strict, under
- * the application's root key (default `ProjectTemplate`).
+ * the application's root key (none: the default application's, {@link rootKeyOf}).
  *
  * @public
  */
-export function toJsonSchema (applicationName: string = ROOT_KEY): Record<string, unknown> {
-  return jsonSchemaOf(applicationSchemaFor(applicationName), applicationName)
+export function toJsonSchema (applicationName?: string): Record<string, unknown> {
+  const rootKey = rootKeyOf(applicationName)
+  return jsonSchemaOf(applicationSchemaFor(rootKey), rootKey)
 }
 
 export { AuthorizationSchema }

@@ -7,7 +7,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { asApplicationReferences } from '../documentation.js'
-import { CLAIM_MAPPINGS_KEYWORD, NAMED_SECTIONS_KEYWORD, ROOT_KEY, SCHEMES_KEYWORD, SECRET_KEYWORD, type SchemaNode } from '../config/schema.js'
+import { CLAIM_MAPPINGS_KEYWORD, NAMED_SECTIONS_KEYWORD, SCHEMES_KEYWORD, SECRET_KEYWORD, type SchemaNode } from '../config/schema.js'
+import { rootKeyOf } from '../application-name.js'
 import { applicationSchemaFor, toJsonSchema } from './application-schema.js'
 import { providerTypeOf, SCHEME_TYPES } from './provider-types.js'
 
@@ -70,27 +71,29 @@ export function renderKeyTable (applicationName: string): string {
   return out.join('\n')
 }
 
-/** `appsettings.schema.json` of the application `applicationName` (default `ProjectTemplate`). @public */
-export function renderJsonSchema (applicationName: string = ROOT_KEY): string {
-  return `${JSON.stringify(toJsonSchema(applicationName), null, 2)}\n`
+/** `appsettings.schema.json` of the application `applicationName` (none: the default application's, {@link rootKeyOf}). @public */
+export function renderJsonSchema (applicationName?: string): string {
+  return `${JSON.stringify(toJsonSchema(rootKeyOf(applicationName)), null, 2)}\n`
 }
 
-/** `document` with its generated table (for the application `applicationName`) replaced. @public */
-export function withKeyTable (document: string, applicationName: string = ROOT_KEY): string {
+/** `document` with its generated table (for the application `applicationName`, none: {@link rootKeyOf}) replaced. @public */
+export function withKeyTable (document: string, applicationName?: string): string {
   const start = document.indexOf(TABLE_START)
   const end = document.indexOf(TABLE_END)
   if (start === -1 || end === -1) throw new Error(`${CONFIGURATION_DOC} lacks the key table markers.`)
-  return document.slice(0, start) + renderKeyTable(applicationName) + document.slice(end + TABLE_END.length)
+  return document.slice(0, start) + renderKeyTable(rootKeyOf(applicationName)) + document.slice(end + TABLE_END.length)
 }
 
 /**
  * Rewrites an app's derived files under `contentRoot`: `appsettings.schema.json`, and the key
- * table of `docs/configuration.md` when that document exists (the app's `npm run generate`).
+ * table of `docs/configuration.md` when that document exists (the app's `npm run generate`), for
+ * the application `applicationName` (none: the default application's, {@link rootKeyOf}).
  *
  * @public
  */
-export function writeConfigurationReference (contentRoot: string, applicationName: string = ROOT_KEY): void {
-  writeFileSync(join(contentRoot, JSON_SCHEMA_FILE), renderJsonSchema(applicationName))
+export function writeConfigurationReference (contentRoot: string, applicationName?: string): void {
+  const rootKey = rootKeyOf(applicationName)
+  writeFileSync(join(contentRoot, JSON_SCHEMA_FILE), renderJsonSchema(rootKey))
   const doc = join(contentRoot, CONFIGURATION_DOC)
-  if (existsSync(doc)) writeFileSync(doc, withKeyTable(readFileSync(doc, 'utf8'), applicationName))
+  if (existsSync(doc)) writeFileSync(doc, withKeyTable(readFileSync(doc, 'utf8'), rootKey))
 }

@@ -9,7 +9,7 @@
  */
 import { bindConfiguration, type ConfigurationProblem } from '../config/bind.js'
 import { flattenJson } from '../config/sources.js'
-import { APPLICATION_NAME } from '../application-name.js'
+import { rootKeyOf } from '../application-name.js'
 import type { Rule } from '../config/rules.js'
 import { NAMED_SCHEMES, type ApplicationConfiguration, type SchemeConfiguration } from './application-schema.js'
 import { domainProblems } from './configuration-rules.js'
@@ -112,8 +112,8 @@ export function outboundUrlsOf (settings: Readonly<Record<string, unknown>>): Ar
 }
 
 /** The tenant ids the enabled configured OpenID Connect providers list in `AllowedTenants` (a runtime provider never gets one). */
-export function configuredTenantsOf (config: ApplicationConfiguration): ReadonlySet<string> {
-  return new Set(enabledProviderInstancesUnder(config, APPLICATION_NAME).flatMap((instance) =>
+export function configuredTenantsOf (config: ApplicationConfiguration, rootKey: string): ReadonlySet<string> {
+  return new Set(enabledProviderInstancesUnder(config, rootKey).flatMap((instance) =>
     instance.protocol === 'OpenIdConnect' ? instance.settings.AllowedTenants.map((entry) => entry.split('=', 1)[0]!) : []))
 }
 
@@ -173,7 +173,8 @@ function runtimeOnlyProblems (section: Readonly<Record<string, unknown>>, at: st
  * Validates one definition in the app's environment: its name, its keys against its type's
  * schema, then its type's settings rule and its domains, on the definition alone (nothing beside
  * the section decides whether it is valid; `config` is the app's configuration, which the rules
- * may read). Problems name `<Root>:Authentication:Schemes:<Name>:<Key>`.
+ * may read). Problems name `<Root>:Authentication:Schemes:<Name>:<Key>`, under `context.rootKey`
+ * (none given: the default application's, {@link rootKeyOf}).
  *
  * @public @experimental
  */
@@ -182,7 +183,7 @@ export function validateRuntimeProvider (
   context: { readonly config: ApplicationConfiguration, readonly environmentName: string, readonly rootKey?: string }
 ): RuntimeValidation {
   // Every key is named under the app's root key from the start: the section is bound under it.
-  const rootKey = context.rootKey ?? APPLICATION_NAME
+  const rootKey = rootKeyOf(context.rootKey)
   const fail = (problems: ConfigurationProblem[]): RuntimeValidation => ({ ok: false, problems })
   const name = typeof definition?.scheme === 'string' ? definition.scheme : ''
   const at = runtimeSectionKey(name, rootKey)

@@ -47,7 +47,7 @@ interface Refused extends Pick<ApiKeyCreateForm, 'values' | 'problem'> {
 const ROUTE = { config: { authorize: true, bearer: false } } as const
 const HTML = 'text/html; charset=utf-8'
 
-const schemeQuery = (service: ApiKeyService): string => `?${new URLSearchParams({ scheme: service.settings.Scheme }).toString()}`
+const schemeQuery = (service: ApiKeyService): string => `?${new URLSearchParams({ scheme: service.scheme }).toString()}`
 const secondsOf = (iso: string): number => Math.floor(Date.parse(iso) / 1000)
 
 /** The service `value` names (undefined or empty: the first enabled scheme), or undefined for a name that is none. */
@@ -112,14 +112,14 @@ async function sendListPage (ctx: PagesContext, request: FastifyRequest, reply: 
     userName: principal.name,
     csrfToken: reply.generateCsrf({ userInfo: principal.ticket.sessionId }),
     schemes: ctx.apiKeys.schemes.map((scheme) => ({ scheme, displayName: ctx.apiKeys.scheme(scheme).settings.DisplayName || scheme })),
-    scheme: settings.Scheme,
+    scheme: service.scheme,
     lists: await listsOf(ctx, service, principal, tenant),
     form: {
       scopes: settings.Scopes,
       defaultLifetimeDays: settings.DefaultLifetimeDays,
       maxLifetimeDays: settings.MaxLifetimeDays,
       owners: [...(settings.Owners.includes('User') ? ['user' as const] : []), ...(tenant ? ['tenant' as const] : [])],
-      recentSignIn: decidePolicy(creationPolicyOf(settings), principal, Math.floor(ctx.now() / 1000)).outcome === 'allow',
+      recentSignIn: decidePolicy(creationPolicyOf(service.scheme, settings), principal, Math.floor(ctx.now() / 1000)).outcome === 'allow',
       maxAgeSeconds: settings.CreationMaxAgeSeconds,
       confirmUrl: `${API_KEYS_PATH}/Confirm${schemeQuery(service)}`,
       values: refused?.values,
@@ -143,7 +143,7 @@ async function confirmSignIn (ctx: PagesContext, request: FastifyRequest, reply:
   const service = serviceNamed(ctx.apiKeys, singleValue(request.query, 'scheme'))
   if (service === undefined) return sendError(request, reply, 404)
   const principal = request.user as Principal
-  const policy = creationPolicyOf(service.settings)
+  const policy = creationPolicyOf(service.scheme, service.settings)
   const decision = decidePolicy(policy, principal, Math.floor(ctx.now() / 1000))
   if (decision.outcome === 'step_up') return await ctx.app.authentication.stepUp(request, reply, policy, principal, decision.requirement)
   return reply.redirect(`${API_KEYS_PATH}${schemeQuery(service)}#create-heading`, 303)
@@ -159,7 +159,7 @@ async function createKey (ctx: PagesContext, request: FastifyRequest, reply: Fas
   } catch (error) {
     if (!(error instanceof ApiKeyManagementError)) throw error
     switch (error.code) {
-      case 'APP_ERR_AUTH_STEP_UP_REQUIRED': return await ctx.app.authentication.stepUp(request, reply, creationPolicyOf(service.settings), principal, error.requirement)
+      case 'APP_ERR_AUTH_STEP_UP_REQUIRED': return await ctx.app.authentication.stepUp(request, reply, creationPolicyOf(service.scheme, service.settings), principal, error.requirement)
       case 'APP_ERR_API_KEY_REQUEST_INVALID':
       case 'APP_ERR_API_KEY_LIMIT': return await sendListPage(ctx, request, reply, service, refusedForm(error, service, request.body))
       case 'APP_ERR_AUTH_FORBIDDEN': return ctx.app.authentication.forbid(request, reply)
@@ -169,7 +169,7 @@ async function createKey (ctx: PagesContext, request: FastifyRequest, reply: Fas
   // The key is on this answer only: never stored by a cache, never logged.
   return reply.code(201).header('cache-control', 'no-store').type(HTML).send(createdKeyPage(ctx.app.pages.layout, {
     userName: principal.name,
-    scheme: service.settings.Scheme,
+    scheme: service.scheme,
     name: created.apiKey.name,
     secret: created.secret.reveal(),
     scopes: created.apiKey.scopes,
@@ -186,7 +186,7 @@ async function revokeKey (ctx: PagesContext, request: FastifyRequest, reply: Fas
   if (revoked) return reply.redirect(`${API_KEYS_PATH}${schemeQuery(service)}`, 303)
   // Another owner's key, a revoked one and none at all answer alike; the attempt is audited.
   const named = typeof keyId === 'string' && /^[0-9A-Za-z]{16}$/.test(keyId) ? { keyId } : {}
-  request.log.warn({ event: API_KEY_MANAGEMENT_REFUSED_EVENT, scheme: service.settings.Scheme, action: 'revoke', reason: 'not_found', ...named, ...actorAuditFields(principal) }, 'API key management refused')
+  request.log.warn({ event: API_KEY_MANAGEMENT_REFUSED_EVENT, scheme: service.scheme, action: 'revoke', reason: 'not_found', ...named, ...actorAuditFields(principal) }, 'API key management refused')
   return sendError(request, reply, 404)
 }
 

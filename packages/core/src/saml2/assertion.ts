@@ -9,7 +9,6 @@ import { SAML, ValidateInResponseTo } from '@node-saml/node-saml'
 import { XMLSerializer, type Element } from '@xmldom/xmldom'
 import { decryptXml, getVerifiedXml } from '@node-saml/node-saml/lib/xml.js'
 import type { Claim } from '../session/principal.js'
-import { APPLICATION_NAME } from '../application-name.js'
 import { partitionByValidity, readCertificate } from './certificates.js'
 import type { IdentityProviderDescription } from './metadata.js'
 import type { ReplayCache } from '../state/replay-cache.js'
@@ -230,7 +229,7 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
       await signedOnlyAtResponseLevel(input.envelope.xml, idpCert, decryptionPvk)) {
       throw new Saml2ResponseError('assertion_unsigned', 'the response is signed but the assertion is not, and RequireSignedAssertions is true', {
         cause: error,
-        diagnostics: { detail: 'response_signed_assertion_unsigned', setting: input.settings.sectionKey === undefined ? REQUIRE_SIGNED_ASSERTIONS_KEY : `${input.settings.sectionKey}:RequireSignedAssertions` }
+        diagnostics: { detail: 'response_signed_assertion_unsigned', setting: `${input.settings.sectionKey}:RequireSignedAssertions` }
       })
     }
     throw error
@@ -259,6 +258,3 @@ export async function validateResponse (input: ValidateResponseInput): Promise<V
     }
   }
 }
-
-/** The setting an `assertion_unsigned` refusal names when the settings name no section (the default application's contract section). */
-export const REQUIRE_SIGNED_ASSERTIONS_KEY = `${APPLICATION_NAME}:Authentication:Providers:Saml2:RequireSignedAssertions`

@@ -14,8 +14,8 @@ export interface Saml2ServiceProviderSettings {
   readonly validateCertificates: boolean
   readonly allowUnsolicitedResponses: boolean
   readonly clockSkewSeconds: number
-  /** Colon path of the provider's section (a named scheme's own), for log lines that name a setting. Default Providers:Saml2. */
-  readonly sectionKey?: string | undefined
+  /** Colon path of the provider's section under the root (a named scheme's own), for log lines that name a setting. */
+  readonly sectionKey: string
   /** SP signing key: AuthnRequests and LogoutRequests are signed (HTTP-Redirect SigAlg/Signature). */
   readonly signing?: ServiceProviderSigning | undefined
   /** SP decryption keys: EncryptedAssertion is accepted; without them it is refused. */

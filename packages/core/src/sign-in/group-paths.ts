@@ -6,7 +6,6 @@
  * sign-in of a process whose `application:group` values include a path reports it once
  * (`authorization.group_path_mismatch`, docs/providers/keycloak.md).
  */
-import { APPLICATION_NAME } from '../application-name.js'
 import type { AuthorizationConfiguration } from '../config/schema.js'
 import { ApplicationClaimTypes, type Claim } from '../session/principal.js'
 
@@ -40,7 +39,7 @@ export interface GroupPathMismatch {
  * reads groups: policies in code cannot be inspected, so the path shape itself is reported), named
  * under the application's `rootKey`.
  */
-export function findGroupPathMismatch (claims: readonly Claim[], authorization: AuthorizationConfiguration, rootKey: string = APPLICATION_NAME): GroupPathMismatch | undefined {
+export function findGroupPathMismatch (claims: readonly Claim[], authorization: AuthorizationConfiguration, rootKey: string): GroupPathMismatch | undefined {
   const paths = claims.filter((claim) => claim.type === ApplicationClaimTypes.Group && claim.value.startsWith('/')).map((claim) => claim.value)
   if (paths.length === 0) return undefined
   const lastSegments = new Set(paths.map((path) => path.slice(path.lastIndexOf('/') + 1)))

@@ -20,7 +20,6 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync, type Stats } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import { APPLICATION_NAME } from '../application-name.js'
 import type { ConfigurationProblem } from '../config/bind.js'
 import { creationProblem, writeProblem } from '../config/directory-access.js'
 import { ConfigurationError } from '../errors.js'
@@ -95,7 +94,7 @@ const stateDirectoryOf = (dataDirectory: string, contentRoot: string): string =>
  * others. Each problem names `State:Embedded:DataDirectory` and the next step. `fileName`: another
  * store's file in the same directory (the embedded directory store's `directory.sqlite`).
  */
-export function inspectStateDirectory (dataDirectory: string, contentRoot: string, rootKey: string = APPLICATION_NAME, fileName: string = STATE_FILE): ConfigurationProblem[] {
+export function inspectStateDirectory (dataDirectory: string, contentRoot: string, rootKey: string, fileName: string = STATE_FILE): ConfigurationProblem[] {
   const { problem, accessProblem } = directoryProblems(rootKey)
   const directory = stateDirectoryOf(dataDirectory, contentRoot)
   const stats = statOrCode(directory)
@@ -124,7 +123,7 @@ export function inspectStateDirectory (dataDirectory: string, contentRoot: strin
  * group or others is refused, as the key directory is (data-protection/key-ring.ts). The file is
  * created 0600 before SQLite opens it; SQLite gives its `-wal` and `-shm` files the same mode.
  */
-export function prepareStateFile (dataDirectory: string, contentRoot: string, rootKey: string = APPLICATION_NAME, fileName: string = STATE_FILE): string {
+export function prepareStateFile (dataDirectory: string, contentRoot: string, rootKey: string, fileName: string = STATE_FILE): string {
   const problems = inspectStateDirectory(dataDirectory, contentRoot, rootKey, fileName)
   const { accessProblem } = directoryProblems(rootKey)
   if (problems.length > 0) throw new ConfigurationError(problems)
@@ -244,7 +243,7 @@ export class SqliteJournal implements EmbeddedStoreJournal {
    * closed (state/state-file-lock.ts); a file in use by another process or one SQLite cannot
    * read throws a {@link ConfigurationError}.
    */
-  static open (sqlite: SqliteModule, file: string, now: number, events: SqliteJournalEvents = {}, rootKey: string = APPLICATION_NAME): { journal: SqliteJournal, records: JournalRecord[] } {
+  static open (sqlite: SqliteModule, file: string, now: number, events: SqliteJournalEvents, rootKey: string): { journal: SqliteJournal, records: JournalRecord[] } {
     const lock = StateFileLock.acquire(sqlite.DatabaseSync, file, rootKey)
     let db: Database | undefined
     try {

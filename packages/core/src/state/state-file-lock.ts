@@ -17,7 +17,6 @@
  */
 import { closeSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { APPLICATION_NAME } from '../application-name.js'
 import { ConfigurationError } from '../errors.js'
 
 /** The lock file beside the state file: `state.sqlite.lock`. */
@@ -65,7 +64,7 @@ export class StateFileLock {
    * Takes the lock of `stateFile` without waiting. Throws a {@link ConfigurationError} when
    * another process (or another open store in this one) holds it.
    */
-  static acquire (DatabaseSync: OpenConnection, stateFile: string, rootKey: string = APPLICATION_NAME): StateFileLock {
+  static acquire (DatabaseSync: OpenConnection, stateFile: string, rootKey: string): StateFileLock {
     const path = `${stateFile}${LOCK_FILE_SUFFIX}`
     const keys = keysOf(rootKey)
     try {
@@ -103,7 +102,7 @@ export class StateFileLock {
  * refused the file (the error as it is otherwise). Names the file, the setting and what to do;
  * never the file's content (SQLite's message is a fixed phrase such as "file is not a database").
  */
-export function stateFileProblem (stateFile: string, error: unknown, rootKey: string = APPLICATION_NAME): unknown {
+export function stateFileProblem (stateFile: string, error: unknown, rootKey: string): unknown {
   const code = sqliteCodeOf(error)
   if (code === undefined) return error
   const keys = keysOf(rootKey)

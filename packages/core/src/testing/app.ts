@@ -11,7 +11,7 @@ import type { ApplicationParts, CreateAppOptions } from '../create-app.js'
 import { applicationDiscriminatorOf, createKeyRing, loadKeyRing, type KeyRing } from '../data-protection/key-ring.js'
 import type { LoadedConfiguration } from '../providers/application-schema.js'
 import { loadConfigurationWithoutEnvironmentFiles } from '../configuration.js'
-import { APPLICATION_NAME } from '../application-name.js'
+import { rootKeyOf } from '../application-name.js'
 import { createLogger } from '../logger.js'
 import type { AuthenticationProof } from '../session/authentication-proof.js'
 import type { Claim } from '../session/principal.js'
@@ -44,11 +44,17 @@ export class LogCapture extends Writable {
 /** Settings under the app's root key, as nested objects: `{ Authentication: { Enabled: false } }`. @public @experimental */
 export type TestSettings = { [key: string]: string | number | boolean | string[] | TestSettings[] | TestSettings }
 
-/** `{ Authentication: { Enabled: false } }` -> `{ ProjectTemplate__Authentication__Enabled: 'false' }` (arrays by index). @public @experimental */
-export function settingsToEnv (settings: TestSettings, prefix: string = APPLICATION_NAME): Record<string, string> {
+/**
+ * `{ Authentication: { Enabled: false } }` -> `{ ProjectTemplate__Authentication__Enabled: 'false' }` (arrays by index),
+ * under `prefix` (none: the default application's root key, {@link rootKeyOf}).
+ *
+ * @public @experimental
+ */
+export function settingsToEnv (settings: TestSettings, prefix?: string): Record<string, string> {
   const env: Record<string, string> = {}
+  const root = rootKeyOf(prefix)
   for (const [key, value] of Object.entries(settings)) {
-    const name = `${prefix}__${key}`
+    const name = `${root}__${key}`
     if (Array.isArray(value)) value.forEach((item: string | TestSettings, index) => { if (typeof item === 'object') Object.assign(env, settingsToEnv(item, `${name}__${index}`)); else env[`${name}__${index}`] = item })
     else if (typeof value === 'object') Object.assign(env, settingsToEnv(value, name))
     else env[name] = String(value)
@@ -79,7 +85,7 @@ export const EPHEMERAL_STATE: TestSettings = { State: { Embedded: { Persist: fal
 export interface TestAppLocation {
   /** The app's root: its appsettings*.json, package.json and public/. */
   readonly contentRoot: string
-  /** The configuration root key (the app's `application-name.ts`). Default `ProjectTemplate`. */
+  /** The configuration root key (the app's `application-name.ts`); none: the default application's ({@link rootKeyOf}). */
   readonly applicationName?: string
 }
 
@@ -108,7 +114,7 @@ export interface TestConfigurationOptions extends TestAppLocation {
  * @public @experimental
  */
 export function loadTestConfiguration (options: TestConfigurationOptions): LoadedConfiguration {
-  const rootKey = options.applicationName ?? APPLICATION_NAME
+  const rootKey = rootKeyOf(options.applicationName)
   const env: NodeJS.ProcessEnv = {
     ...(options.closedPosture === false ? {} : settingsToEnv(CLOSED_POSTURE, rootKey)),
     ...settingsToEnv(EPHEMERAL_STATE, rootKey),

@@ -4,21 +4,23 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { CLOSED_POSTURE, EPHEMERAL_STATE, settingsToEnv } from './app.js'
-import { APPLICATION_NAME } from '../application-name.js'
+import { rootKeyOf } from '../application-name.js'
 
 /**
  * A base environment: PATH and HOME only, user secrets pointed nowhere, the same closed posture
- * and in-memory state as {@link buildTestApp}, then `extra`.
+ * and in-memory state as {@link buildTestApp}, then `extra`; settings under `applicationName` (none:
+ * the default application's root key, {@link rootKeyOf}).
  *
  * @public @experimental
  */
-export function cleanEnv (extra: Record<string, string>, applicationName: string = APPLICATION_NAME): NodeJS.ProcessEnv {
+export function cleanEnv (extra: Record<string, string>, applicationName?: string): NodeJS.ProcessEnv {
+  const rootKey = rootKeyOf(applicationName)
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/tmp',
     XDG_CONFIG_HOME: '/nonexistent-test-config',
-    ...settingsToEnv(CLOSED_POSTURE, applicationName),
-    ...settingsToEnv(EPHEMERAL_STATE, applicationName),
+    ...settingsToEnv(CLOSED_POSTURE, rootKey),
+    ...settingsToEnv(EPHEMERAL_STATE, rootKey),
     ...extra
   }
 }

@@ -75,6 +75,7 @@ function harness (options: Partial<ApiKeyServiceOptions> = {}, shared?: { store:
   const status = new Map<string, ApiKeyOwnerStatus>()
   const revokedIds: string[] = []
   const service = new ApiKeyService({
+    scheme: 'Keys',
     settings: SETTINGS,
     store,
     log: { info: (data) => { lines.push({ level: 'info', ...data }) }, warn: (data) => { lines.push({ level: 'warn', ...data }) } },
@@ -189,7 +190,7 @@ describe('creating a key', () => {
 
   test('a sign-in older than CreationMaxAgeSeconds, or one that proved no time, is sent to step up first', async () => {
     const h = harness()
-    assert.deepEqual(creationPolicyOf(SETTINGS), { name: 'application.ApiKeys.Keys.Create', authentication: { maxAgeSeconds: 300 } })
+    assert.deepEqual(creationPolicyOf('Keys', SETTINGS), { name: 'application.ApiKeys.Keys.Create', authentication: { maxAgeSeconds: 300 } })
     await assert.rejects(h.service.create(sessionUser('ada', { ageSeconds: 3600 }), REQUEST), (error: unknown) => {
       refusedWith('APP_ERR_AUTH_STEP_UP_REQUIRED')(error)
       assert.deepEqual((error as ApiKeyManagementError).requirement, { maxAgeSeconds: 300 })

@@ -60,6 +60,7 @@ test('a tenant removed from the provider source: its keys are revoked and refuse
 
   // The tenants' administrators create their keys as an app's own key page would (the same database as A and B).
   const service = new ApiKeyService({
+    scheme: a.app.apiKeys!.scheme().scheme,
     settings: a.app.apiKeys!.scheme().settings,
     store: apiKeyStoreBeside(directoryStoreOf(a.app)!)!,
     log: { info: () => {}, warn: () => {} },

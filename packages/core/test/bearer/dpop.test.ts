@@ -321,7 +321,7 @@ describe('DPoP outside Development without a validated origin (issue 40, item 4:
   test('a proof naming the Host the client sent is refused (dpop_url) and startup says why', async () => {
     const t = await providerSourceApp({ PublicOrigin: '', AllowedHosts: [] })
     assert.deepEqual(await refusalOf(t, 'attacker.example'), { status: 401, failure: 'dpop_url' })
-    assert.deepEqual(t.logs.events('bearer.dpop.no_origin').map((line) => line.settings), [['Hosting:PublicOrigin', 'Hosting:AllowedHosts']])
+    assert.deepEqual(t.logs.events('bearer.dpop.no_origin').map((line) => line.settings), [['ProjectTemplate:Hosting:PublicOrigin', 'ProjectTemplate:Hosting:AllowedHosts']])
   })
 
   test('with AllowedHosts (no *) the host filter validated the Host: the proof\'s htu passes and the token decides', async () => {

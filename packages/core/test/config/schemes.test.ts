@@ -11,6 +11,7 @@ import { loadConfiguration } from '../../src/configuration.js'
 import { isSecretKey } from '../../src/providers/application-schema.js'
 import { enabledProviderInstances, sectionKeyOf } from '../../src/providers/provider-instances.js'
 import { formatSummary, summarizeConfiguration } from '../../src/configuration-summary.js'
+import { ROOT_KEY } from '../../src/config/schema.js'
 import { APP_ROOT, loadTestConfiguration } from '../helpers/app.js'
 
 const SCHEMES = 'ProjectTemplate:Authentication:Schemes'
@@ -72,7 +73,7 @@ describe('Authentication:Schemes', () => {
     const summary = summarizeConfiguration(loaded)
     assert.deepEqual(summary.providers, [{ name: 'Saml2', displayName: 'SAML2' }, { name: 'Partners', displayName: 'Partner sign-in' }])
     assert.deepEqual(summary.secrets.map((secret) => secret.key), [`${SCHEMES}:Partners:ClientSecret`])
-    const text = formatSummary(summary)
+    const text = formatSummary(summary, ROOT_KEY)
     assert.match(text, /Providers: {5}SAML2 \(Saml2\), Partner sign-in \(Partners\)/)
     assert.equal(text.includes(SECRET), false)
   })

@@ -19,6 +19,7 @@ import { GENERATED_KEY_FILE } from '../../src/data-protection/key-ring.js'
 import { loadSqlite } from '../../src/state/sqlite-journal.js'
 import { loadConfiguration } from '../../src/configuration.js'
 import { formatSummary, summarizeConfiguration } from '../../src/configuration-summary.js'
+import { ROOT_KEY } from '../../src/config/schema.js'
 import { APP_ROOT, CORE_ROOT } from '../helpers/app.js'
 import { cleanEnv, jsonLines, runEntryPoint, runProcess, type Running } from '../helpers/process.js'
 
@@ -227,9 +228,9 @@ describe('check-config says where the environment name came from', () => {
 
   test('a .env that was not read (outside Development) is named as such', () => {
     const loaded = loadConfiguration({ env: cleanEnv({}), contentRoot: APP_ROOT })
-    const lines = formatSummary(summarizeConfiguration(loaded, { environmentFrom: 'default', dotenvIgnored: true })).split('\n')
+    const lines = formatSummary(summarizeConfiguration(loaded, { environmentFrom: 'default', dotenvIgnored: true }), ROOT_KEY).split('\n')
     assert.ok(lines.includes('  .env is not read: it is read in Development only (NODE_ENV=development, as npm run dev sets)'), lines.join('\n'))
-    assert.ok(!formatSummary(summarizeConfiguration(loaded, { environmentFrom: 'default', dotenvIgnored: false })).includes('.env'))
+    assert.ok(!formatSummary(summarizeConfiguration(loaded, { environmentFrom: 'default', dotenvIgnored: false }), ROOT_KEY).includes('.env'))
   })
 
   test('NODE_ENV=production: from NODE_ENV', async () => {

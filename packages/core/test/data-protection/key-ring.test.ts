@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { buildApp } from '../helpers/app.js'
 import { GENERATED_KEY_FILE, loadKeyRing } from '../../src/data-protection/key-ring.js'
 import { Secret } from '../../src/config/secret.js'
+import { ROOT_KEY } from '../../src/config/schema.js'
 import { createLogger } from '../../src/logger.js'
 import { LogCapture, loadTestConfiguration, APP_ROOT } from '../helpers/app.js'
 
@@ -21,7 +22,7 @@ after(() => { rmSync(temp, { recursive: true, force: true }) })
 describe('key ring', () => {
   test('with no configured key, one is generated into the key directory: directory 0700, file 0600', () => {
     const directory = join(temp, 'generated', 'keys')
-    const source = loadKeyRing([], directory, APP_ROOT, 'Production')
+    const source = loadKeyRing([], directory, APP_ROOT, 'Production', ROOT_KEY)
     assert.equal(source.origin, 'generated')
     assert.equal(source.directory, directory)
     const file = join(directory, GENERATED_KEY_FILE)
@@ -34,15 +35,15 @@ describe('key ring', () => {
 
   test('the generated key is reused on the next start (sessions survive a restart)', () => {
     const directory = join(temp, 'reused')
-    const first = loadKeyRing([], directory, APP_ROOT, 'Production')
-    const second = loadKeyRing([], directory, APP_ROOT, 'Production')
+    const first = loadKeyRing([], directory, APP_ROOT, 'Production', ROOT_KEY)
+    const second = loadKeyRing([], directory, APP_ROOT, 'Production', ROOT_KEY)
     assert.equal(second.origin, 'key directory')
     assert.equal(second.ring.sealing.id, first.ring.sealing.id)
     assert.ok(second.ring.sealing.key.equals(first.ring.sealing.key))
   })
 
   test('a relative key directory is resolved against the content root', () => {
-    const source = loadKeyRing([], 'relative-keys', temp, 'Production')
+    const source = loadKeyRing([], 'relative-keys', temp, 'Production', ROOT_KEY)
     assert.equal(source.directory, join(temp, 'relative-keys'))
     assert.equal(statSync(join(temp, 'relative-keys', GENERATED_KEY_FILE)).mode & 0o777, 0o600)
   })
@@ -50,7 +51,7 @@ describe('key ring', () => {
   test('configured keys win over the key directory: the first seals and every key opens', () => {
     const keys = [randomBytes(32), randomBytes(32)]
     const directory = join(temp, 'unused')
-    const source = loadKeyRing(keys.map((key) => new Secret(key.toString('base64'))), directory, APP_ROOT, 'Production')
+    const source = loadKeyRing(keys.map((key) => new Secret(key.toString('base64'))), directory, APP_ROOT, 'Production', ROOT_KEY)
     assert.equal(source.origin, 'configuration')
     assert.equal(source.ring.opening.size, 2)
     assert.ok(source.ring.opening.has(source.ring.sealing.id))
@@ -59,7 +60,7 @@ describe('key ring', () => {
 
   test('the derived key differs from the configured material', () => {
     const material = randomBytes(32)
-    const ring = loadKeyRing([new Secret(material.toString('base64'))], temp, APP_ROOT, 'Production').ring
+    const ring = loadKeyRing([new Secret(material.toString('base64'))], temp, APP_ROOT, 'Production', ROOT_KEY).ring
     assert.ok(!ring.sealing.key.equals(material))
   })
 

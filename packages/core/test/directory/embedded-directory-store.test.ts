@@ -17,6 +17,7 @@ import { SqlDirectoryStore } from '../../src/directory/sql-directory-store.js'
 import { DIRECTORY_FILE, SqliteDirectoryDatabase } from '../../src/directory/sqlite-directory-database.js'
 import { prepareStateFile } from '../../src/state/sqlite-journal.js'
 import { loadSqlite } from '../../src/state/sqlite-journal.js'
+import { ROOT_KEY } from '../../src/config/schema.js'
 import { describeDirectoryStore } from '../../src/testing/directory-store.js'
 import { INDEXED_FILTERS, recording, type RecordedStatement } from './recording-database.js'
 
@@ -75,9 +76,9 @@ describe('opening the embedded directory store', () => {
 
 test('SQLite: with 10,000 users in one connection the common filters search an index, never scan the table', { skip: noSqlite }, async (t) => {
   if (sqlite === undefined) throw new Error('node:sqlite is missing')
-  const file = prepareStateFile('.state', temporaryRoot(t), undefined, DIRECTORY_FILE)
+  const file = prepareStateFile('.state', temporaryRoot(t), ROOT_KEY, DIRECTORY_FILE)
   const statements: RecordedStatement[] = []
-  const store = new SqlDirectoryStore(recording(SqliteDirectoryDatabase.open(sqlite, file, Date.now()), statements))
+  const store = new SqlDirectoryStore(recording(SqliteDirectoryDatabase.open(sqlite, file, Date.now(), ROOT_KEY), statements))
   t.after(async () => { await store.close() })
   const ada = await store.createUser('acme', { userName: 'Ada', externalId: 'ext-ada', active: true, attributes: {} })
   const db = new sqlite.DatabaseSync(file) as unknown as { exec: (sql: string) => void, prepare: (sql: string) => { all: (...values: unknown[]) => Array<Record<string, unknown>> }, close: () => void }

@@ -32,6 +32,7 @@ import { loadTestConfiguration } from '../helpers/app.js'
 import { changedByBasicEncoding, chooseClientAuthentication } from '../../src/oidc/client-authentication.js'
 import { basicAuthorization, charactersChangedByBasicEncoding, encodeBasicCredential } from '../../src/http/basic-credentials.js'
 import { formatSummary, summarizeConfiguration } from '../../src/configuration-summary.js'
+import { ROOT_KEY } from '../../src/config/schema.js'
 
 // The characters LemonLDAP::NG 2.16 does not decode from Basic credentials.
 const CLIENT_ID = 'lemon-client-id'
@@ -333,7 +334,7 @@ describe('check-config and a client id or secret that the Basic encoding changes
     assert.equal(warnings.length, 1)
     assert.equal(warnings[0]?.key, SETTING)
     assert.equal(warnings[0]?.message, `${SETTING} is unset and the client secret holds \`+\`, \`/\`, \`=\`, which Basic credentials carry percent-encoded (only A-Z a-z 0-9 - . _ ~ go unchanged; RFC 6749 section 2.3.1): client_secret_post will be used when the provider's discovery lists it, so that providers which do not decode Basic credentials accept them; set ${SETTING} to choose.`)
-    const text = formatSummary(summary)
+    const text = formatSummary(summary, ROOT_KEY)
     assert.match(text, /ProjectTemplate:Authentication:Providers:OpenIdConnect:TokenEndpointAuthMethod is unset/)
     assert.deepEqual(findPlanted(`${text}\n${JSON.stringify(summary)}`, [PLUS_SECRET]), [])
   })

@@ -174,7 +174,7 @@ describe('SAML2 with ValidateCertificates true refuses an expired IdP signing ce
     const envelope = readResponseEnvelope(idp.buildResponse({ acsUrl, audience: SP_ENTITY_ID, user: USER, inResponseTo: '_request-1' }))
     await assert.rejects(validateResponse({
       envelope,
-      settings: { entityId: SP_ENTITY_ID, requireSignedAssertions: true, validateCertificates: true, allowUnsolicitedResponses: false, clockSkewSeconds: 60 },
+      settings: { entityId: SP_ENTITY_ID, requireSignedAssertions: true, validateCertificates: true, allowUnsolicitedResponses: false, clockSkewSeconds: 60, sectionKey: 'ProjectTemplate:Authentication:Providers:Saml2' },
       idp: description,
       acsUrl,
       expectedRequestId: '_request-1',

@@ -426,7 +426,7 @@ describe('XSW1-XSW8 against validateResponse() alone (readResponseEnvelope bypas
         }))
         const input = {
           envelope: { xml, inResponseTo: requestId, destination: acsUrl, issuer: idp.entityId },
-          settings: { entityId: SP_ENTITY_ID, requireSignedAssertions: !responseLevel, validateCertificates: true, allowUnsolicitedResponses: false, clockSkewSeconds: 60 },
+          settings: { entityId: SP_ENTITY_ID, requireSignedAssertions: !responseLevel, validateCertificates: true, allowUnsolicitedResponses: false, clockSkewSeconds: 60, sectionKey: 'ProjectTemplate:Authentication:Providers:Saml2' },
           idp: description,
           acsUrl,
           expectedRequestId: requestId,

@@ -8,6 +8,7 @@ import { test } from 'node:test'
 import type { AuthorizationConfiguration } from '../../src/config/schema.js'
 import type { Claim } from '../../src/session/principal.js'
 import { findGroupPathMismatch } from '../../src/sign-in/group-paths.js'
+import { ROOT_KEY } from '../../src/config/schema.js'
 
 const ROLES = 'ProjectTemplate:Authorization:AdministratorRoles'
 const PERMISSIONS = 'ProjectTemplate:Authorization:ManageApplicationPermissions'
@@ -37,7 +38,7 @@ const CASES: ReadonlyArray<readonly [string, Claim[], AuthorizationConfiguration
 
 for (const [name, claims, settings, keys] of CASES) {
   test(`${name}: ${keys === undefined ? 'nothing reported' : `reported with keys [${keys.join(', ')}]`}`, () => {
-    const result = findGroupPathMismatch(claims, settings)
+    const result = findGroupPathMismatch(claims, settings, ROOT_KEY)
     assert.deepEqual(result === undefined ? undefined : [...result.keys], keys === undefined ? undefined : [...keys])
   })
 }

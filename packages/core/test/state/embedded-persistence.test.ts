@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { EmbeddedStateStore, type EmbeddedStoreLimits } from '../../src/state/embedded-store.js'
 import { loadSqlite, prepareStateFile, SqliteJournal, STATE_FILE } from '../../src/state/sqlite-journal.js'
 import { ConfigurationError } from '../../src/errors.js'
+import { ROOT_KEY } from '../../src/config/schema.js'
 import { StateStoreUnavailableError } from '../../src/state/state-store.js'
 import { waitFor } from '../helpers/wait.js'
 import { behavesLikeAStore, embeddedStoreBounds } from '../helpers/store-behaviour.js'
@@ -31,7 +32,7 @@ const LIMITS: EmbeddedStoreLimits = { maxEntries: { session: 100, index: 100, fl
 /** A persisted store in `directory`, loaded from what is there. */
 function open (directory: string, limits: EmbeddedStoreLimits = LIMITS, now: () => number = Date.now): EmbeddedStateStore {
   if (sqlite === undefined) throw new Error('node:sqlite is missing')
-  const { journal, records } = SqliteJournal.open(sqlite, prepareStateFile(directory, root), now())
+  const { journal, records } = SqliteJournal.open(sqlite, prepareStateFile(directory, root, ROOT_KEY), now(), {}, ROOT_KEY)
   const store = new EmbeddedStateStore(limits, now, journal)
   store.load(records)
   return store
@@ -161,10 +162,10 @@ describe('the embedded store written through to SQLite', { skip }, () => {
     const directory = newDirectory()
     const failures: unknown[] = []
     let recovered = 0
-    const { journal } = SqliteJournal.open(sqlite, prepareStateFile(directory, root), Date.now(), {
+    const { journal } = SqliteJournal.open(sqlite, prepareStateFile(directory, root, ROOT_KEY), Date.now(), {
       onWriteFailed: (error) => { failures.push(error) },
       onWriteRecovered: () => { recovered++ }
-    })
+    }, ROOT_KEY)
     const store = new EmbeddedStateStore(LIMITS, Date.now, journal)
     await store.set('session:before', 'kept', 60_000)
     // Another connection takes the table away: every commit of the store fails from now on.
@@ -194,7 +195,7 @@ describe('the embedded store written through to SQLite', { skip }, () => {
     const directory = newDirectory()
     mkdirSync(directory, { mode: 0o755 })
     chmodSync(directory, 0o755)
-    assert.throws(() => prepareStateFile(directory, root), (error: unknown) => error instanceof ConfigurationError &&
+    assert.throws(() => prepareStateFile(directory, root, ROOT_KEY), (error: unknown) => error instanceof ConfigurationError &&
       error.problems[0]?.message === 'ProjectTemplate:State:Embedded:DataDirectory must be accessible to its owner only (mode 0700); it has mode 0755. Run chmod 700 on it.')
   })
 })

@@ -104,8 +104,8 @@ describe('the embedded state file is one process\'s', { skip }, () => {
     test(`a state file ${name}: one configuration.invalid line naming the file, the setting and the choices; exit 1; the file untouched`, { timeout: 60_000 }, async () => {
       assert.ok(sqlite !== undefined)
       const dataDirectory = join(directory, name.replaceAll(' ', '-'))
-      const file = prepareStateFile(dataDirectory, directory)
-      const { journal } = SqliteJournal.open(sqlite, file, Date.now())
+      const file = prepareStateFile(dataDirectory, directory, ROOT)
+      const { journal } = SqliteJournal.open(sqlite, file, Date.now(), {}, ROOT)
       for (let index = 0; index < 2000; index++) journal.put(`session:${index}`, 'session', 'v'.repeat(200), Date.now() + 3_600_000)
       await journal.committed()
       await journal.close()
@@ -128,10 +128,10 @@ describe('the embedded state file is one process\'s', { skip }, () => {
     assert.ok(sqlite !== undefined)
     const root = join(directory, 'contoso')
     const dataDirectory = join(root, 'state')
-    const file = prepareStateFile(dataDirectory, root)
+    const file = prepareStateFile(dataDirectory, root, ROOT)
     writeFileSync(join(root, 'appsettings.json'), JSON.stringify({ Contoso: { Logging: { Level: 'error' } } }))
     mkdirSync(join(root, 'public'))
-    const { journal } = SqliteJournal.open(sqlite, file, Date.now())
+    const { journal } = SqliteJournal.open(sqlite, file, Date.now(), {}, ROOT)
     try {
       const loaded = loadConfiguration({
         env: { Contoso__Authentication__Enabled: 'true', Contoso__State__Embedded__Persist: 'true', Contoso__State__Embedded__DataDirectory: dataDirectory, XDG_CONFIG_HOME: '/nonexistent-test-config' },
@@ -156,12 +156,12 @@ describe('the embedded state file is one process\'s', { skip }, () => {
 
   test('in one process too: a second journal on an open file is refused; once the first is closed it opens', async () => {
     assert.ok(sqlite !== undefined)
-    const file = prepareStateFile(join(directory, 'in-process'), directory)
-    const { journal } = SqliteJournal.open(sqlite, file, Date.now())
-    assert.throws(() => SqliteJournal.open(sqlite, file, Date.now()), (error: unknown) =>
+    const file = prepareStateFile(join(directory, 'in-process'), directory, ROOT)
+    const { journal } = SqliteJournal.open(sqlite, file, Date.now(), {}, ROOT)
+    assert.throws(() => SqliteJournal.open(sqlite, file, Date.now(), {}, ROOT), (error: unknown) =>
       error instanceof ConfigurationError && error.problems[0]?.key === `${ROOT}:State:Embedded:DataDirectory` && /is in use by another process/.test(error.message))
     await journal.close()
-    const again = SqliteJournal.open(sqlite, file, Date.now())
+    const again = SqliteJournal.open(sqlite, file, Date.now(), {}, ROOT)
     await again.journal.close()
   })
 })

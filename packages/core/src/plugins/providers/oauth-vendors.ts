@@ -48,12 +48,15 @@ export const VENDOR_SLOTS: Readonly<Record<VendorName, VendorSlot>> = {
 
 /** One slot's handler: its own settings and endpoints. */
 class VendorHandler {
+  /** The scheme's name (its instance's). */
+  readonly scheme: string
   readonly #app: FastifyInstance
   readonly #settings: VendorConfiguration
   readonly #slot: VendorSlot
   readonly #endpoints: VendorEndpoints
 
-  constructor (app: FastifyInstance, settings: VendorConfiguration, slot: VendorSlot) {
+  constructor (app: FastifyInstance, scheme: string, settings: VendorConfiguration, slot: VendorSlot) {
+    this.scheme = scheme
     this.#app = app
     this.#settings = settings
     this.#slot = slot
@@ -66,10 +69,6 @@ class VendorHandler {
       tokenEndpoint: settings.TokenEndpoint,
       userInformationEndpoint: settings.UserInformationEndpoint
     }
-  }
-
-  get scheme (): string {
-    return this.#settings.Scheme
   }
 
   #redirectUri (request: FastifyRequest): string {
@@ -135,7 +134,7 @@ class VendorHandler {
 /** Builds one vendor slot's instance (its endpoint: the callback at CallbackPath) and, with SaveTokens, registers its token refresher. */
 export const registerVendor: ProviderRegistration<Extract<ProviderInstance, { protocol: 'OAuth' }>> = (app, options) => {
   const settings = options.instance.settings
-  const handler = new VendorHandler(app, settings, VENDOR_SLOTS[options.instance.vendor])
+  const handler = new VendorHandler(app, options.instance.scheme, settings, VENDOR_SLOTS[options.instance.vendor])
   // A vendor's refresh grant takes no per-API parameters: no token for one API from it.
   const refresher: TokenRefresher = async (tokens, parameters) => {
     if (parameters !== undefined) throw new TokenRefreshError('unavailable')

@@ -152,7 +152,8 @@ function signingKeysOf (allowInsecureRequests: boolean, log: FastifyBaseLogger, 
 /** Creates the instance's state; discovery starts when the app is ready. */
 export function createOpenIdConnectContext (app: FastifyInstance, options: ProviderRegistrationOptions<OpenIdConnectInstance>): OpenIdConnectContext {
   const settings = options.instance.settings
-  const log = app.log.child({ provider: settings.Scheme })
+  const { scheme } = options.instance
+  const log = app.log.child({ provider: scheme })
   const allowedTenants = allowedTenantsOf(settings.AllowedTenants)
   const metadata = metadataOf(options, log, allowedTenants)
   if (options.runtime === undefined) {
@@ -163,7 +164,7 @@ export function createOpenIdConnectContext (app: FastifyInstance, options: Provi
     app,
     options,
     settings,
-    scheme: settings.Scheme,
+    scheme,
     log,
     metadata,
     keysOf: signingKeysOf(allowsInsecureRequests(settings.Authority, options.environmentName), log, options.runtime?.dispatcher),

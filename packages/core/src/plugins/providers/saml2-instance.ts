@@ -201,7 +201,8 @@ function statusOf (source: IdentityProviderSource, settings: Saml2ServiceProvide
 export function createSaml2Context (app: FastifyInstance, options: ProviderRegistrationOptions<Saml2Instance>): Saml2Context {
   const saml = options.instance.settings
   const settings = serviceProviderSettingsOf(options)
-  const log = app.log.child({ provider: saml.Scheme })
+  const { scheme } = options.instance
+  const log = app.log.child({ provider: scheme })
   const source = identityProviderSourceOf(options, settings, log)
   if (options.runtime === undefined) {
     app.addHook('onReady', async () => { source.start() })
@@ -212,7 +213,7 @@ export function createSaml2Context (app: FastifyInstance, options: ProviderRegis
     options,
     saml,
     settings,
-    scheme: saml.Scheme,
+    scheme,
     log,
     source,
     replayCache: new ReplayCache(app.state, 'saml2-assertion'),
