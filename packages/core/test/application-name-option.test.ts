@@ -124,6 +124,12 @@ describe('createApp({ applicationName })', () => {
     assert.match(login.body, /<title>Sign in - Contoso<\/title>/)
   })
 
+  test('an ApiKey scheme without a Prefix issues contoso_ keys, under Contoso\'s root', async (t) => {
+    const { app } = await contoso({ Contoso__Authentication__Schemes__Keys__Type: 'ApiKey', 'Contoso__Authentication__Schemes__Keys__Scopes__orders.read': 'Read orders' })
+    t.after(async () => { await app.close() })
+    assert.equal(app.apiKeys?.scheme('Keys').settings.Prefix, 'contoso_')
+  })
+
   test('authentication off: the one-time warning names Contoso:Authentication:Enabled', async (t) => {
     const { app, logs } = await contoso({ Contoso__Authentication__Enabled: 'false', Contoso__Authorization__RequireAuthenticatedUserByDefault: 'false' })
     t.after(async () => { await app.close() })

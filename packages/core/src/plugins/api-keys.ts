@@ -42,7 +42,7 @@ import { decidePolicy, type AuthorizationPolicy } from '../authorization/policie
 import { keyOfInstance } from '../config/provider-type.js'
 import { createError } from '../errors.js'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
-import { enabledProviderInstances } from '../providers/provider-instances.js'
+import { enabledProviderInstancesUnder } from '../providers/provider-instances.js'
 import type { UserIdentity } from '../session/user-identity.js'
 import { API_KEYS_INVALIDATION_PREFIX } from '../state/keys.js'
 import { namedPolicyOf } from './authorization.js'
@@ -136,7 +136,7 @@ function revokeWithTheirOwners (app: FastifyInstance, revokeAllOf: ApiKeysApi['r
 
 async function apiKeysPlugin (app: FastifyInstance, options: ApiKeysPluginOptions): Promise<void> {
   const { config } = options
-  const instances = config.Authentication.Enabled ? enabledProviderInstances(config).flatMap((instance) => instance.protocol === 'ApiKey' ? [instance as ApiKeyInstance] : []) : []
+  const instances = config.Authentication.Enabled ? enabledProviderInstancesUnder(config, options.rootKey).flatMap((instance) => instance.protocol === 'ApiKey' ? [instance as ApiKeyInstance] : []) : []
   const directory = directoryStoreOf(app)
   if (instances.length === 0 || directory === undefined) {
     app.decorate('apiKeys', undefined)
