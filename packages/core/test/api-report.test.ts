@@ -19,8 +19,16 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import ts from 'typescript'
-import { exportedNames, publicNameCount, readReleases } from '../scripts/release-record.mjs'
 import { CORE_ROOT } from './helpers/app.js'
+
+/** The release record's functions (scripts/release-record.mjs: checked JavaScript, no declaration file, so the generator's checkJs reads its JSDoc types). */
+interface ReleaseRecordModule {
+  exportedNames: (report: string) => string[]
+  publicNameCount: (coreDir: string) => number
+  readReleases: (coreDir: string) => Record<string, { readonly date: string, readonly digest: string, readonly publicNames?: number }>
+}
+const RELEASE_RECORD = '../scripts/release-record.mjs'
+const { exportedNames, publicNameCount, readReleases } = await import(RELEASE_RECORD) as ReleaseRecordModule
 
 interface Declared { readonly name: string, readonly file: string, readonly tags: ReadonlySet<string> }
 
