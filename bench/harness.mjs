@@ -262,10 +262,14 @@ export function provisioningEnvironment (env, { connection = 'Bench', postgres }
   }
 }
 
-/** Environment adding the ApiKey scheme `Keys` (its keys in the directory store's database). */
+/**
+ * Environment adding the ApiKey scheme `Keys` (its keys in the directory store's database), with a
+ * per-key rate limit no bench run reaches (counted on every request all the same).
+ */
 export function apiKeyEnvironment (env) {
   return {
     ...env,
+    ProjectTemplate__RateLimits__ApiKeyRequestsPerWindow: '100000000',
     ProjectTemplate__Authentication__Schemes__Keys__Type: 'ApiKey',
     ProjectTemplate__Authentication__Schemes__Keys__Prefix: API_KEY_PREFIX,
     [`ProjectTemplate__Authentication__Schemes__Keys__Scopes__${API_KEY_SCOPE}`]: 'Read the application information'

@@ -63,7 +63,9 @@ export function apiKeyCredentialType (services: readonly ApiKeyService[], limits
         scopes: principal.access.scopes,
         machine: principal.access.machine,
         expiresAtMs: principal.ticket.expiresAt * 1000,
-        logBindings: { keyId: principal.apiKey.id, keyPrefix: principal.apiKey.prefix }
+        logBindings: { keyId: principal.apiKey.id, keyPrefix: principal.apiKey.prefix },
+        // Within the service's second the key was verified already: one `bearer.authenticated` line per verification.
+        fromCache: result.cached
       }
     },
     // A key is a bearer credential: sent as DPoP it is refused (it is bound to no key).

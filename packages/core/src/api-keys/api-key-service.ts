@@ -76,7 +76,7 @@ export type ApiKeyRefusal = 'malformed' | 'unknown' | 'expired' | 'revoked' | 'o
 
 /** The outcome of {@link ApiKeyService.authenticate}. @public @experimental */
 export type ApiKeyAuthentication =
-  | { readonly ok: true, readonly principal: ApiKeyPrincipal }
+  | { readonly ok: true, readonly principal: ApiKeyPrincipal, /** Answered from the one-second cache (no store look-up). */ readonly cached: boolean }
   | { readonly ok: false, readonly refusal: ApiKeyRefusal, readonly keyId?: string }
 
 /**
@@ -265,6 +265,7 @@ export class ApiKeyService {
     const now = this.#now()
     const digest = digestOf(keyText, this.#digests) as string
     let record = this.#cache.get(digest, now)
+    const cached = record !== undefined
     if (record === undefined) {
       const stored = await this.#store.getApiKey(parsed.id)
       if (stored === undefined || stored.scheme !== this.scheme || !digestMatches(keyText, stored.digest, this.#digests)) return this.#refusal('unknown', parsed.id)
@@ -279,7 +280,7 @@ export class ApiKeyService {
       return this.#refusal('expired', parsed.id)
     }
     await this.#touch(record.id, now)
-    return { ok: true, principal: apiKeyPrincipalOf(record, Math.floor(now / 1000)) }
+    return { ok: true, principal: apiKeyPrincipalOf(record, Math.floor(now / 1000)), cached }
   }
 
   // --------------------------------------------------------------------------------- helpers

@@ -127,7 +127,7 @@ export class BearerHandler {
       if (token === undefined) throw new BearerTokenError(header.length > MAX_AUTHORIZATION_BYTES ? 'oversized' : 'malformed')
       if (presentation === 'DPoP') return await this.#authenticateDPoP(request, token, client, names)
       const type = this.#options.types.typeOf(token)
-      return await this.#accepted(type, await type.verify(token, path, names, { client, header: source }), true)
+      return await this.#accepted(type, await type.verify(token, path, names, { client, header: source }))
     } catch (error) {
       if (error instanceof CredentialHeldError) return { kind: 'held', retryAfterSeconds: error.retryAfterSeconds, limit: error.limit }
       if (!(error instanceof BearerTokenError)) throw error
@@ -140,11 +140,11 @@ export class BearerHandler {
     const type = this.#options.types.typeOfHeader(source)
     const token = ownHeaderTokenOf(request.header)
     if (type === undefined || token === undefined || !type.recognises(token)) throw new BearerTokenError(request.header.length > MAX_AUTHORIZATION_BYTES ? 'oversized' : 'malformed')
-    return await this.#accepted(type, await type.verify(token, request.path, names, { client, header: source }), true)
+    return await this.#accepted(type, await type.verify(token, request.path, names, { client, header: source }))
   }
 
   /** A `Bearer` caller of `type`, unless the type refuses it as presented or a deny check refuses its principal. */
-  async #accepted (type: CredentialType, authentication: BearerAuthentication, verifiedNow: boolean): Promise<BearerOutcome> {
+  async #accepted (type: CredentialType, authentication: BearerAuthentication, verifiedNow = authentication.fromCache !== true): Promise<BearerOutcome> {
     const refusal = type.refusalOf?.(authentication, 'Bearer')
     if (refusal !== undefined) throw new BearerTokenError(refusal)
     await this.#checkDenied(authentication)

@@ -84,6 +84,8 @@ export interface BearerAuthentication {
   readonly cachedUntilMs?: number
   /** Fields every log line of the request carries (an API key's `keyId` and `keyPrefix`): the acting credential, never a secret. */
   readonly logBindings?: Readonly<Record<string, string>>
+  /** A credential type answered from its own cache (an API key within its second): no `bearer.authenticated` line, as for a cached token. */
+  readonly fromCache?: boolean
 }
 
 /** @public @experimental */

@@ -10,6 +10,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { API_KEY_DIGESTS, digestOf, type DigestScheme } from '../../src/api-keys/api-key-digest.js'
+import { apiKeyCredentialType } from '../../src/api-keys/api-key-credential-type.js'
 import { checksumOf } from '../../src/api-keys/api-key-format.js'
 import { ApiKeyPrincipal } from '../../src/api-keys/api-key-principal.js'
 import {
@@ -171,6 +172,17 @@ describe('creating a key', () => {
       ['api_key.management_refused', 'APP_ERR_AUTH_REQUIRED', undefined],
       ['api_key.management_refused', 'APP_ERR_AUTH_REQUIRED', undefined]
     ])
+  })
+
+  test('a key verified within its cached second is reported from the cache: one bearer.authenticated line per verification, not per call', async () => {
+    const h = harness()
+    const created = await h.service.create(sessionUser('ada'), REQUEST)
+    const type = apiKeyCredentialType([h.service])
+    const first = await type.verify(created.secret.reveal(), '/api/orders', undefined)
+    const second = await type.verify(created.secret.reveal(), '/api/orders', undefined)
+    assert.deepEqual([first.fromCache, second.fromCache, h.lookups()], [false, true, 1])
+    h.advance(1_001)
+    assert.equal((await type.verify(created.secret.reveal(), '/api/orders', undefined)).fromCache, false, 'past its second: looked up and verified again')
   })
 
   test('a key or a bearer token can create, list and revoke no key', async () => {
