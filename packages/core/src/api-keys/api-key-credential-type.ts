@@ -21,6 +21,7 @@ import { BearerTokenError, CredentialHeldError, type BearerFailure } from '../be
 import type { CredentialType } from '../bearer/credential-types.js'
 import type { BearerAuthentication } from '../bearer/jwt-bearer-scheme.js'
 import type { ApiKeyLimits } from './api-key-limits.js'
+import type { ApiKeyPrincipal } from './api-key-principal.js'
 import type { ApiKeyRefusal, ApiKeyService } from './api-key-service.js'
 
 /** The header a key may also come in, when its scheme sets AllowXApiKeyHeader (Node's lower-case name). */
@@ -36,8 +37,15 @@ export function apiKeyCredentialType (services: readonly ApiKeyService[], limits
   return {
     type: 'ApiKey',
     recognises: (token) => serviceOf(token) !== undefined,
-    // The service keeps its own cache (one second, by digest); its answer is asynchronous.
-    cached: () => undefined,
+    // A key verified within its second, answered at once when its count left room (api-key-limits.ts).
+    cached: (token, _path, names) => {
+      const service = serviceOf(token)
+      if (service === undefined || (names !== undefined && !names.has(service.scheme))) return undefined
+      const principal = service.cachedPrincipal(token)
+      if (principal === undefined || (limits !== undefined && !limits.admitsAtOnce(principal.apiKey.id))) return undefined
+      limits?.countAdmitted(principal.apiKey.id)
+      return authenticationOf(service, principal, true)
+    },
     ...(readsHeader ? { ownHeader: X_API_KEY_HEADER } : {}),
     verify: async (token, _path, names, context): Promise<BearerAuthentication> => {
       const service = serviceOf(token) as ApiKeyService
@@ -56,19 +64,24 @@ export function apiKeyCredentialType (services: readonly ApiKeyService[], limits
       const { principal } = result
       const wait = await limits?.admitKey(principal.apiKey.id)
       if (wait !== undefined) throw new CredentialHeldError('api_key_requests', wait)
-      return {
-        scheme: service.scheme,
-        principal,
-        clientId: principal.apiKey.id,
-        scopes: principal.access.scopes,
-        machine: principal.access.machine,
-        expiresAtMs: principal.ticket.expiresAt * 1000,
-        logBindings: { keyId: principal.apiKey.id, keyPrefix: principal.apiKey.prefix },
-        // Within the service's second the key was verified already: one `bearer.authenticated` line per verification.
-        fromCache: result.cached
-      }
+      return authenticationOf(service, principal, result.cached)
     },
     // A key is a bearer credential: sent as DPoP it is refused (it is bound to no key).
     refusalOf: (_authentication, presentation) => presentation === 'Bearer' ? undefined : 'dpop_unbound'
+  }
+}
+
+/** A key's caller as the bearer handler takes it: its id the acting client, its id and prefix on every log line. */
+function authenticationOf (service: ApiKeyService, principal: ApiKeyPrincipal, fromCache: boolean): BearerAuthentication {
+  return {
+    scheme: service.scheme,
+    principal,
+    clientId: principal.apiKey.id,
+    scopes: principal.access.scopes,
+    machine: principal.access.machine,
+    expiresAtMs: principal.ticket.expiresAt * 1000,
+    logBindings: { keyId: principal.apiKey.id, keyPrefix: principal.apiKey.prefix },
+    // Within the service's second the key was verified already: one `bearer.authenticated` line per verification.
+    fromCache
   }
 }

@@ -12,6 +12,12 @@
  *   never a key: a client replaying a real key's id with made-up secrets holds itself back, not
  *   the key's owner calling from elsewhere.
  *
+ * A key verified within its cached second is admitted at once (no wait for the store: the bearer
+ * handler's synchronous path) while its last count left room; the call is counted in the
+ * background, and a count that reaches the limit sends the key's next calls back to the waiting
+ * path ({@link ApiKeyLimits.admitKey}) until its window ends. Several instances, or calls still in
+ * flight, may each let one call more through at the edge of a window.
+ *
  * A store that cannot count lets the call pass, as every other rate limit does: the limits guard
  * against floods, they decide no access. Plain inputs, no Fastify types.
  */
@@ -35,9 +41,14 @@ export interface ApiKeyLimitsOptions {
   readonly now?: () => number
 }
 
+/** Keys remembered as having reached their limit, at most (a full map is emptied: those keys wait for the store). */
+const MAX_AT_LIMIT = 10_000
+
 export class ApiKeyLimits {
   readonly #options: ApiKeyLimitsOptions
   readonly #failures: RefusalLimit
+  /** Key id → until when its calls wait for the store (its count reached the limit). */
+  readonly #atLimit = new Map<string, number>()
 
   constructor (options: ApiKeyLimitsOptions) {
     this.#options = options
@@ -68,6 +79,31 @@ export class ApiKeyLimits {
     } catch {
       return undefined
     }
+    this.#noteCount(id, counted)
     return counted.count <= this.#options.requestsPerWindow ? undefined : Math.max(1, Math.ceil(counted.ttlMs / 1000))
+  }
+
+  /** Whether a call of the key `id` may be admitted without waiting for the store: its last count left room. */
+  admitsAtOnce (id: string): boolean {
+    const until = this.#atLimit.get(id)
+    if (until === undefined) return true
+    if (until > this.#now()) return false
+    this.#atLimit.delete(id)
+    return true
+  }
+
+  /** Counts a call admitted at once, in the background. */
+  countAdmitted (id: string): void {
+    this.#options.increment(rateLimitKey(API_KEY_REQUEST_BUCKET, id), this.#options.windowMs).then((counted) => { this.#noteCount(id, counted) }, () => {})
+  }
+
+  #noteCount (id: string, counted: { readonly count: number, readonly ttlMs: number }): void {
+    if (counted.count < this.#options.requestsPerWindow) return
+    if (this.#atLimit.size >= MAX_AT_LIMIT) this.#atLimit.clear()
+    this.#atLimit.set(id, this.#now() + counted.ttlMs)
+  }
+
+  #now (): number {
+    return (this.#options.now ?? Date.now)()
   }
 }

@@ -283,6 +283,21 @@ export class ApiKeyService {
     return { ok: true, principal: apiKeyPrincipalOf(record, Math.floor(now / 1000)), cached }
   }
 
+  /**
+   * The principal of a key verified within its cached second, synchronously (the bearer handler's
+   * cached path), or undefined: not cached, malformed or expired (then {@link authenticate} decides).
+   * Its last use is written in the background, at most once a minute.
+   */
+  cachedPrincipal (keyText: string): ApiKeyPrincipal | undefined {
+    const parsed = parseApiKey(keyText, [this.settings.Prefix])
+    if (!parsed.ok) return undefined
+    const now = this.#now()
+    const record = this.#cache.get(digestOf(keyText, this.#digests) as string, now)
+    if (record === undefined || Date.parse(record.expires) <= now) return undefined
+    this.#touch(record.id, now).catch(() => {})
+    return apiKeyPrincipalOf(record, Math.floor(now / 1000))
+  }
+
   // --------------------------------------------------------------------------------- helpers
 
   /** The caller as a session user with an identity; a key or bearer token, or no one, is refused. */

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict'
 import { API_KEY_DIGESTS, digestOf, type DigestScheme } from '../../src/api-keys/api-key-digest.js'
 import { apiKeyCredentialType } from '../../src/api-keys/api-key-credential-type.js'
 import { checksumOf } from '../../src/api-keys/api-key-format.js'
+import { ApiKeyLimits } from '../../src/api-keys/api-key-limits.js'
 import { ApiKeyPrincipal } from '../../src/api-keys/api-key-principal.js'
 import {
   ApiKeyManagementError, ApiKeyService, creationPolicyOf, type ApiKeyCreateRequest, type ApiKeyOwnerStatus, type ApiKeyServiceOptions
@@ -183,6 +184,27 @@ describe('creating a key', () => {
     assert.deepEqual([first.fromCache, second.fromCache, h.lookups()], [false, true, 1])
     h.advance(1_001)
     assert.equal((await type.verify(created.secret.reveal(), '/api/orders', undefined)).fromCache, false, 'past its second: looked up and verified again')
+  })
+
+  test('within its verified second a key is answered at once (the handler\'s synchronous path) while its count leaves room; at the limit it waits for the store again', async () => {
+    const h = harness()
+    const created = await h.service.create(sessionUser('ada'), REQUEST)
+    const key = created.secret.reveal()
+    const counts = new Map<string, number>()
+    const limits = new ApiKeyLimits({ increment: async (name) => { counts.set(name, (counts.get(name) ?? 0) + 1); return { count: counts.get(name) as number, ttlMs: 60_000 } }, requestsPerWindow: 3, failuresPerWindow: 30, windowMs: 60_000, now: h.now })
+    const type = apiKeyCredentialType([h.service], limits)
+    assert.equal(type.cached(key, '/api/orders', undefined), undefined, 'never verified: the asynchronous path decides')
+    await type.verify(key, '/api/orders', undefined)
+    const atOnce = type.cached(key, '/api/orders', undefined)
+    assert.deepEqual([atOnce?.fromCache, atOnce?.clientId, h.lookups()], [true, created.apiKey.id, 1])
+    assert.equal(type.cached(key, '/api/orders', new Set(['OtherScheme'])), undefined, 'a route for other schemes: the asynchronous path refuses it')
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.notEqual(type.cached(key, '/api/orders', undefined), undefined, 'the second call left room')
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(type.cached(key, '/api/orders', undefined), undefined, 'three counted: the next call waits for the store (and is refused there)')
+    assert.equal([...counts.values()][0], 3)
+    h.advance(60_001)
+    assert.equal(type.cached(key, '/api/orders', undefined), undefined, 'past its second: verified again first')
   })
 
   test('a key or a bearer token can create, list and revoke no key', async () => {
