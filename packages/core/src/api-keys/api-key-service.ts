@@ -76,7 +76,12 @@ export type ApiKeyRefusal = 'malformed' | 'unknown' | 'expired' | 'revoked' | 'o
 
 /** The outcome of {@link ApiKeyService.authenticate}. @public @experimental */
 export type ApiKeyAuthentication =
-  | { readonly ok: true, readonly principal: ApiKeyPrincipal, /** Answered from the one-second cache (no store look-up). */ readonly cached: boolean }
+  | {
+    readonly ok: true
+    readonly principal: ApiKeyPrincipal
+    /** Answered from the one-second cache (no store look-up). */
+    readonly cached: boolean
+  }
   | { readonly ok: false, readonly refusal: ApiKeyRefusal, readonly keyId?: string }
 
 /**
