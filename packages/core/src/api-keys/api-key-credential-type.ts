@@ -43,9 +43,10 @@ export function apiKeyCredentialType (services: readonly ApiKeyService[], limits
       if (service === undefined || (names !== undefined && !names.has(service.scheme))) return undefined
       const principal = service.cachedPrincipal(token)
       if (principal === undefined || (limits !== undefined && !limits.admitsAtOnce(principal.apiKey.id))) return undefined
-      limits?.countAdmitted(principal.apiKey.id)
       return authenticationOf(service, principal, true)
     },
+    // Counted once per served call, when the handler accepts it (the deny checks passed).
+    admitted: (authentication) => { limits?.countAdmitted(authentication.clientId as string) },
     ...(readsHeader ? { ownHeader: X_API_KEY_HEADER } : {}),
     verify: async (token, _path, names, context): Promise<BearerAuthentication> => {
       const service = serviceOf(token) as ApiKeyService

@@ -104,7 +104,9 @@ export class BearerHandler {
     const type = this.#options.types.typeOf(token)
     const authentication = type.cached(token, path, names)
     if (authentication === undefined || type.refusalOf?.(authentication, 'Bearer') !== undefined) return undefined
-    return this.#options.denyChecks.denies(authentication.principal) === false ? authentication : undefined
+    if (this.#options.denyChecks.denies(authentication.principal) !== false) return undefined
+    type.admitted?.(authentication)
+    return authentication
   }
 
   /** The outcome of a request's credential; rejects only on an error that is not a refusal (a deny check that failed). */
@@ -117,7 +119,11 @@ export class BearerHandler {
         const sent = sentBearerToken(header)
         const type = this.#options.types.typeOf(sent)
         const cached = type.cached(sent, path, names)
-        if (cached !== undefined) return await this.#accepted(type, cached, false)
+        if (cached !== undefined) {
+          const outcome = await this.#accepted(type, cached, false)
+          type.admitted?.(cached)
+          return outcome
+        }
       }
       const wait = this.#options.refusals?.retryAfterSeconds(client)
       if (wait !== undefined) return { kind: 'held', retryAfterSeconds: wait, limit: 'refusals' }

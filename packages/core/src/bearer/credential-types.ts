@@ -46,6 +46,12 @@ export interface CredentialType {
   /** The caller of `token` from this type's cache, synchronously (most API calls end here); undefined when not cached. */
   cached: (token: string, path: string, names: ReadonlySet<string> | undefined) => BearerAuthentication | undefined
   /**
+   * Called once when the handler accepts a caller {@link cached} answered (its deny checks passed):
+   * what a type counts per served call (API keys: the per-key limit). `cached` itself only reads,
+   * since the handler may ask it twice for one request.
+   */
+  admitted?: (authentication: BearerAuthentication) => void
+  /**
    * Authenticates `token` now (and caches the result as the type sees fit); throws a
    * {@link BearerTokenError} to refuse it, or a {@link CredentialHeldError} to hold the request
    * back (429). `context` says where the token came from and who sent it.
