@@ -20,15 +20,9 @@ import { readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import ts from 'typescript'
 import { CORE_ROOT } from './helpers/app.js'
+import { readmeRows, releaseRecord } from './helpers/api-report.js'
 
-/** The release record's functions (scripts/release-record.mjs: checked JavaScript, no declaration file, so the generator's checkJs reads its JSDoc types). */
-interface ReleaseRecordModule {
-  exportedNames: (report: string) => string[]
-  publicNameCount: (coreDir: string) => number
-  readReleases: (coreDir: string) => Record<string, { readonly date: string, readonly digest: string, readonly publicNames?: number }>
-}
-const RELEASE_RECORD = '../scripts/release-record.mjs'
-const { exportedNames, publicNameCount, readReleases } = await import(RELEASE_RECORD) as ReleaseRecordModule
+const { exportedNames, publicNameCount, readReleases } = releaseRecord
 
 interface Declared { readonly name: string, readonly file: string, readonly tags: ReadonlySet<string> }
 
@@ -111,13 +105,8 @@ function reportStatuses (report: string): Map<string, string> {
 
 /** The status of each name in README.md's "Public API" table (test/readme-api.test.ts checks the table itself). */
 function readmeStatuses (): Map<string, string> {
-  const readme = readFileSync(join(CORE_ROOT, 'README.md'), 'utf8')
-  const section = readme.slice(readme.indexOf('\n## Public API\n'), readme.indexOf('\n### Testing an app'))
   const statuses = new Map<string, string>()
-  for (const line of section.split('\n').filter((row) => /^\| [^-|][^|]* \| [a-z]+ \| /.test(row))) {
-    const [, , status = '', exports = ''] = line.split(/(?<!\\)\|/).map((cell) => cell.trim())
-    for (const span of exports.matchAll(/`([^`]+)`/g)) for (const name of span[1]?.match(/[A-Za-z_$][\w$]*/g) ?? []) statuses.set(name, status)
-  }
+  for (const row of readmeRows()) for (const name of row.names) statuses.set(name, row.status)
   return statuses
 }
 

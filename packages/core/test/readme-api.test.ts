@@ -10,26 +10,9 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CORE_ROOT } from './helpers/app.js'
+import { readmeRows, reportedNames } from './helpers/api-report.js'
 
 const STATUSES = ['stable', 'experimental']
-
-/** The names a report declares as exported. */
-function reportedNames (file = 'core.api.md'): string[] {
-  const report = readFileSync(join(CORE_ROOT, 'etc', file), 'utf8')
-  const names = [...report.matchAll(/^export (?:declare )?(?:abstract )?(?:function|const|let|class|interface|type|enum|namespace) ([A-Za-z_$][\w$]*)/gm)].map((match) => match[1] ?? '')
-  return [...new Set(names)].sort()
-}
-
-/** The rows of the README's "Public API" table: status and the identifiers in its code spans. */
-function readmeRows (): Array<{ area: string, status: string, names: Set<string> }> {
-  const readme = readFileSync(join(CORE_ROOT, 'README.md'), 'utf8')
-  const section = readme.slice(readme.indexOf('\n## Public API\n'), readme.indexOf('\n### Testing an app'))
-  return section.split('\n').filter((line) => /^\| [^-|][^|]* \| [a-z]+ \| /.test(line)).map((line) => {
-    const [, area = '', status = '', exports = ''] = line.split(/(?<!\\)\|/).map((cell) => cell.trim())
-    const spans = [...exports.matchAll(/`([^`]+)`/g)].map((match) => match[1] ?? '')
-    return { area, status, names: new Set(spans.flatMap((span) => span.match(/[A-Za-z_$][\w$]*/g) ?? [])) }
-  })
-}
 
 test('every exported name of the API report is in the README\'s Public API table, in rows of one status', () => {
   const names = reportedNames()
