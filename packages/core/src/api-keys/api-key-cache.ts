@@ -6,6 +6,7 @@
  * through {@link ApiKeyCache.invalidate}, which the state store's pub/sub calls on each instance.
  * Plain data.
  */
+import type { ApiKeyPrincipal } from './api-key-principal.js'
 import type { ApiKeyRecord } from './api-key-store.js'
 
 /** Longest time a verified key is reused without asking the store (issue 42: at most 1 s). */
@@ -13,8 +14,15 @@ export const MAX_API_KEY_CACHE_MS = 1000
 /** Most keys cached per instance. */
 export const API_KEY_CACHE_ENTRIES = 10_000
 
-interface Entry {
+/** A verified key: its record, its principal (made once per verification) and its expiry in ms. */
+export interface VerifiedApiKey {
   readonly record: ApiKeyRecord
+  readonly principal: ApiKeyPrincipal
+  readonly expiresAtMs: number
+}
+
+interface Entry {
+  readonly key: VerifiedApiKey
   readonly until: number
 }
 
@@ -33,25 +41,25 @@ export class ApiKeyCache {
     return this.#entries.size
   }
 
-  /** The record cached under `digest` at `now`, unless its time is up. */
-  get (digest: string, now: number): ApiKeyRecord | undefined {
+  /** The key cached under `digest` at `now`, unless its time is up. */
+  get (digest: string, now: number): VerifiedApiKey | undefined {
     const entry = this.#entries.get(digest)
     if (entry === undefined) return undefined
     if (entry.until <= now) {
       this.#entries.delete(digest)
       return undefined
     }
-    return entry.record
+    return entry.key
   }
 
-  set (digest: string, record: ApiKeyRecord, now: number): void {
+  set (digest: string, key: VerifiedApiKey, now: number): void {
     if (this.#lifetimeMs === 0) return
     this.#entries.delete(digest)
     if (this.#entries.size >= this.#capacity) {
       const oldest = this.#entries.keys().next().value
       if (oldest !== undefined) this.#entries.delete(oldest)
     }
-    this.#entries.set(digest, { record, until: now + this.#lifetimeMs })
+    this.#entries.set(digest, { key, until: now + this.#lifetimeMs })
   }
 
   /** Forgets the keys `ids` (every key when none are given). */
@@ -61,6 +69,6 @@ export class ApiKeyCache {
       return
     }
     const forget = new Set(ids)
-    for (const [digest, entry] of this.#entries) if (forget.has(entry.record.id)) this.#entries.delete(digest)
+    for (const [digest, entry] of this.#entries) if (forget.has(entry.key.record.id)) this.#entries.delete(digest)
   }
 }

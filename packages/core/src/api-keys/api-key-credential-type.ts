@@ -34,6 +34,17 @@ const FAILURES = { malformed: 'malformed', unknown: 'inactive', revoked: 'inacti
 export function apiKeyCredentialType (services: readonly ApiKeyService[], limits?: ApiKeyLimits): CredentialType {
   const serviceOf = (token: string): ApiKeyService | undefined => services.find((service) => token.startsWith(service.settings.Prefix))
   const readsHeader = services.some((service) => service.settings.AllowXApiKeyHeader)
+  // One caller object per verified key for its cached second (the service keeps one principal as long),
+  // so a cached call allocates nothing and its log bindings are rendered once (request-child-logger.ts).
+  const cachedCallers = new WeakMap<ApiKeyPrincipal, BearerAuthentication>()
+  const cachedCallerOf = (service: ApiKeyService, principal: ApiKeyPrincipal): BearerAuthentication => {
+    let caller = cachedCallers.get(principal)
+    if (caller === undefined) {
+      caller = authenticationOf(service, principal, true)
+      cachedCallers.set(principal, caller)
+    }
+    return caller
+  }
   return {
     type: 'ApiKey',
     recognises: (token) => serviceOf(token) !== undefined,
@@ -43,7 +54,7 @@ export function apiKeyCredentialType (services: readonly ApiKeyService[], limits
       if (service === undefined || (names !== undefined && !names.has(service.scheme))) return undefined
       const principal = service.cachedPrincipal(token)
       if (principal === undefined || (limits !== undefined && !limits.admitsAtOnce(principal.apiKey.id))) return undefined
-      return authenticationOf(service, principal, true)
+      return cachedCallerOf(service, principal)
     },
     // Counted once per served call, when the handler accepts it (the deny checks passed).
     admitted: (authentication) => { limits?.countAdmitted(authentication.clientId as string) },
@@ -65,7 +76,7 @@ export function apiKeyCredentialType (services: readonly ApiKeyService[], limits
       const { principal } = result
       const wait = await limits?.admitKey(principal.apiKey.id)
       if (wait !== undefined) throw new CredentialHeldError('api_key_requests', wait)
-      return authenticationOf(service, principal, result.cached)
+      return result.cached ? cachedCallerOf(service, principal) : authenticationOf(service, principal, false)
     },
     // A key is a bearer credential: sent as DPoP it is refused (it is bound to no key).
     refusalOf: (_authentication, presentation) => presentation === 'Bearer' ? undefined : 'dpop_unbound'

@@ -16,7 +16,8 @@
  *
  * Digests are compared in constant time ({@link digestMatches}). Plain data.
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 /** One digest algorithm: the key text in, the digest's text after `<version>:` out. */
 export type DigestAlgorithm = (keyText: string) => string
@@ -28,7 +29,7 @@ export interface DigestScheme {
 }
 
 /** v1: SHA-256 over `api-key.v1`, NUL and the key text, base64url (43 characters). */
-export const digestV1: DigestAlgorithm = (keyText) => createHash('sha256').update('api-key.v1\u0000').update(keyText, 'utf8').digest('base64url')
+export const digestV1: DigestAlgorithm = (keyText) => sha256Base64url(`api-key.v1\u0000${keyText}`)
 
 /** The digests of this release. */
 export const API_KEY_DIGESTS: DigestScheme = Object.freeze({ current: 'v1', algorithms: Object.freeze({ v1: digestV1 }) })

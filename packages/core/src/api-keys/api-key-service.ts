@@ -29,7 +29,7 @@ import {
   actorAuditFields, API_KEY_CREATED_EVENT, API_KEY_DIGEST_UPGRADED_EVENT, API_KEY_LAST_USED_FAILED_EVENT, API_KEY_MANAGEMENT_REFUSED_EVENT,
   API_KEY_REFUSED_EVENT, API_KEY_REVOKED_EVENT, keyAuditFields, ownerAuditFields, type ApiKeyLog
 } from './api-key-events.js'
-import { generateApiKey, parseApiKey } from './api-key-format.js'
+import { API_KEY_BODY_LENGTH, generateApiKey, parseApiKey } from './api-key-format.js'
 import { apiKeyPrincipalOf, type ApiKeyPrincipal } from './api-key-principal.js'
 import { ApiKeyLimitError, type ApiKeyOwner, type ApiKeyRecord, type ApiKeyRevocationReason, type ApiKeyStore } from './api-key-store.js'
 import type { ApiKeySettings } from './settings-schema.js'
@@ -269,38 +269,41 @@ export class ApiKeyService {
     if (!parsed.ok) return this.#refusal('malformed', undefined, parsed.reason)
     const now = this.#now()
     const digest = digestOf(keyText, this.#digests) as string
-    let record = this.#cache.get(digest, now)
-    const cached = record !== undefined
-    if (record === undefined) {
+    let verified = this.#cache.get(digest, now)
+    const cached = verified !== undefined
+    if (verified === undefined) {
       const stored = await this.#store.getApiKey(parsed.id)
       if (stored === undefined || stored.scheme !== this.scheme || !digestMatches(keyText, stored.digest, this.#digests)) return this.#refusal('unknown', parsed.id)
       if (stored.revoked !== undefined) return this.#refusal('revoked', parsed.id)
-      if (Date.parse(stored.expires) <= now) return this.#refusal('expired', parsed.id)
+      const expiresAtMs = Date.parse(stored.expires)
+      if (expiresAtMs <= now) return this.#refusal('expired', parsed.id)
       const status = await this.#options.ownerStatus(stored.owner)
       if (status !== 'valid') return this.#refusal('owner_denied', parsed.id, status)
       await this.#upgradeDigest(stored, digest)
-      this.#cache.set(digest, stored, now)
-      record = stored
-    } else if (Date.parse(record.expires) <= now) {
+      verified = { record: stored, principal: apiKeyPrincipalOf(stored, Math.floor(now / 1000)), expiresAtMs }
+      this.#cache.set(digest, verified, now)
+    } else if (verified.expiresAtMs <= now) {
       return this.#refusal('expired', parsed.id)
     }
-    await this.#touch(record.id, now)
-    return { ok: true, principal: apiKeyPrincipalOf(record, Math.floor(now / 1000)), cached }
+    await this.#touch(verified.record.id, now)
+    return { ok: true, principal: verified.principal, cached }
   }
 
   /**
    * The principal of a key verified within its cached second, synchronously (the bearer handler's
-   * cached path), or undefined: not cached, malformed or expired (then {@link authenticate} decides).
-   * Its last use is written in the background, at most once a minute.
+   * cached path), or undefined: not cached, or expired (then {@link authenticate} decides). The
+   * same principal object for the whole cached second. The key is looked up by its digest alone:
+   * only a verified key is in the cache, so a text of the key's length that is no key misses it
+   * (its shape and checksum are checked by {@link authenticate}). Its last use is written in the
+   * background, at most once a minute.
    */
   cachedPrincipal (keyText: string): ApiKeyPrincipal | undefined {
-    const parsed = parseApiKey(keyText, [this.settings.Prefix])
-    if (!parsed.ok) return undefined
+    if (keyText.length !== this.settings.Prefix.length + API_KEY_BODY_LENGTH) return undefined
     const now = this.#now()
-    const record = this.#cache.get(digestOf(keyText, this.#digests) as string, now)
-    if (record === undefined || Date.parse(record.expires) <= now) return undefined
-    this.#touch(record.id, now).catch(() => {})
-    return apiKeyPrincipalOf(record, Math.floor(now / 1000))
+    const verified = this.#cache.get(digestOf(keyText, this.#digests) as string, now)
+    if (verified === undefined || verified.expiresAtMs <= now) return undefined
+    if (this.#touchDue(verified.record.id, now)) this.#touch(verified.record.id, now).catch(() => {})
+    return verified.principal
   }
 
   // --------------------------------------------------------------------------------- helpers
@@ -397,9 +400,14 @@ export class ApiKeyService {
   }
 
   /** Writes the last use at most once a minute per key (this instance remembers; the store's conditional write covers the others). */
-  async #touch (id: string, now: number): Promise<void> {
+  /** Whether a key's last use is due to be written (not written within the last minute). */
+  #touchDue (id: string, now: number): boolean {
     const last = this.#touched.get(id)
-    if (last !== undefined && now - last < LAST_USED_INTERVAL_MS) return
+    return last === undefined || now - last >= LAST_USED_INTERVAL_MS
+  }
+
+  async #touch (id: string, now: number): Promise<void> {
+    if (!this.#touchDue(id, now)) return
     if (this.#touched.size >= 10_000) this.#touched.clear()
     this.#touched.set(id, now)
     try {

@@ -12,7 +12,6 @@
  * permissions unless the scheme's ClaimMappings says `scp` -> `permission` (issue 40, item 2).
  * Plain inputs, no Fastify types.
  */
-import { createHash } from 'node:crypto'
 import { ApplicationClaimTypes, Principal, type AccessFacts, type Claim } from '../session/principal.js'
 
 export type { AccessFacts } from '../session/principal.js'
@@ -23,6 +22,7 @@ import { normalizeClaims } from '../sign-in/claims-normalization.js'
 import { auditFieldsOf } from '../session/user-identity.js'
 import { withSourceTenant, type ClaimsTransformation } from '../sign-in/completion.js'
 import type { VerifiedAccessToken } from './access-token.js'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 /**
  * The principal of a bearer call: the same claims and identity as a signed-in user's, plus the
@@ -63,7 +63,7 @@ export interface PrincipalSettings {
  * lines of one token together without carrying the token.
  */
 export function bearerSessionIdOf (token: string): string {
-  return `bearer.${createHash('sha256').update(`bearer-session\u0000${token}`, 'utf8').digest('base64url').slice(0, 22)}`
+  return `bearer.${sha256Base64url(`bearer-session\u0000${token}`).slice(0, 22)}`
 }
 
 /**

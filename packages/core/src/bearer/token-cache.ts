@@ -11,7 +11,7 @@
  * item 6), so the cache keeps at most 16 MiB of heap; docs/performance.md. Plain data, no
  * Fastify types.
  */
-import { createHash } from 'node:crypto'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 /** Most tokens remembered at once, per app. */
 export const MAX_CACHED_TOKENS = 10_000
@@ -26,7 +26,7 @@ interface Entry<T> {
 
 /** The cache key of a token: base64url SHA-256 (43 characters). */
 export function tokenCacheKeyOf (token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('base64url')
+  return sha256Base64url(token)
 }
 
 export class TokenCache<T> {

@@ -26,6 +26,7 @@ import { setCredentialAnswers } from './authentication.js'
 import type { Hook, UnmatchedApiPaths } from './not-found.js'
 import { publishResourceMetadata } from './resource-metadata.js'
 import { authenticateRequestAs } from './session.js'
+import { withRequestBindings } from '../request-child-logger.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig extends ChallengeSettings {
@@ -65,7 +66,7 @@ function bearerHook (handler: BearerHandler, htuOriginOf: (requestOrigin: string
     authenticateRequestAs(request, authentication.principal)
     // The acting credential (an API key's id and prefix) on every line of the request, as its client.
     if (authentication.logBindings !== undefined) {
-      request.log = request.log.child(authentication.logBindings)
+      request.log = withRequestBindings(request.log, authentication.logBindings)
       reply.log = request.log
     }
     // One audit line per token verified (not per call served from the cache): who, and which client acted.

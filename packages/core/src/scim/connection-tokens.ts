@@ -7,8 +7,9 @@
  * store on every request, so a revocation or an expiry holds from the next request on every
  * instance that shares the store. Plain inputs; no Fastify types.
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { ConnectionToken, DirectoryStore } from '../directory/directory-store.js'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 /** The prefix of every connection token. @public @experimental */
 export const CONNECTION_TOKEN_PREFIX = 'scimtoken_'
@@ -31,7 +32,7 @@ export interface IssuedConnectionToken {
 
 /** The stored digest of a token: `sha256:<base64url>`. */
 export function tokenDigestOf (token: string): string {
-  return `sha256:${createHash('sha256').update(token, 'utf8').digest('base64url')}`
+  return `sha256:${sha256Base64url(token)}`
 }
 
 /** Issues a token for `connection` and stores its digest (a third active token is a `DirectoryConflictError`). */

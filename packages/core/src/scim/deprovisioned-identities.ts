@@ -17,9 +17,9 @@
  * verified by a JwtBearer scheme of another name than the sign-in scheme the SCIM user is linked
  * to, with the same issuer and subject. A client (client credentials) is never a person here.
  */
-import { createHash } from 'node:crypto'
 import { DEPROVISIONED_INVALIDATION_PREFIX, deprovisionedKey } from '../state/keys.js'
 import type { StateStore } from '../state/state-store.js'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 /** How long a deprovisioned mark lives: a year (a bearer token or an API key issued before the deactivation cannot outlive it unnoticed). */
 export const DEPROVISIONED_RECORD_TTL_MS = 365 * 24 * 3600 * 1000
@@ -38,9 +38,8 @@ export const DEPROVISIONED_ANSWER_TTL_MS = 1000
 /** At most this many people's answers are kept per instance (then the oldest are dropped). */
 const MAX_ANSWERS = 10_000
 
-function hashOf (identity: DeprovisionedIdentity): string {
-  return createHash('sha256').update(`${identity.issuer}\n${identity.subject}`, 'utf8').digest('base64url')
-}
+const textOf = (identity: DeprovisionedIdentity): string => `${identity.issuer}\n${identity.subject}`
+const hashOf = (identity: DeprovisionedIdentity): string => sha256Base64url(textOf(identity))
 
 const personOf = (identity: DeprovisionedIdentity): boolean => identity.kind !== 'client' && identity.issuer !== '' && identity.subject !== ''
 
@@ -51,6 +50,8 @@ export class DeprovisionedIdentities {
   readonly #now: () => number
   /** hash -> the answer read and until when it may be used (insertion order: oldest first). */
   readonly #answers = new Map<string, { readonly deprovisioned: boolean, readonly until: number }>()
+  /** `issuer\nsubject` -> its hash: the deny check runs on every bearer call, so a person's hash is computed once, not per call. */
+  readonly #hashes = new Map<string, string>()
   /** Counts invalidations: a read that saw it change may be stale and is not kept. */
   #epoch = 0
 
@@ -92,7 +93,7 @@ export class DeprovisionedIdentities {
    */
   denies (identity: DeprovisionedIdentity): boolean | Promise<boolean> {
     if (!personOf(identity)) return false
-    const hash = hashOf(identity)
+    const hash = this.#hashOf(identity)
     const known = this.#answers.get(hash)
     if (known !== undefined && known.until > this.#now() && this.#store.status().available) return known.deprovisioned
     return this.#read(hash)
@@ -101,6 +102,17 @@ export class DeprovisionedIdentities {
   /** {@link denies} as a promise: what `app.provisioning.isDeprovisioned` and the API keys call. */
   async isDeprovisioned (identity: DeprovisionedIdentity): Promise<boolean> {
     return await this.denies(identity)
+  }
+
+  #hashOf (identity: DeprovisionedIdentity): string {
+    const text = textOf(identity)
+    let hash = this.#hashes.get(text)
+    if (hash === undefined) {
+      if (this.#hashes.size >= MAX_ANSWERS) this.#hashes.clear()
+      hash = sha256Base64url(text)
+      this.#hashes.set(text, hash)
+    }
+    return hash
   }
 
   async #read (hash: string): Promise<boolean> {

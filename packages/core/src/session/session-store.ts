@@ -19,13 +19,13 @@
  * Sliding renewal rewrites the record only if it still exists, so a renewal racing a sign-out
  * never brings the session back.
  */
-import { createHash } from 'node:crypto'
 import type { KeyRing } from '../data-protection/key-ring.js'
 import type { AuthenticationTicket } from './principal.js'
 import { identityOfTicket, sameIdentity, sessionAuditIdOf, userKeyOf, type UserIdentity } from './user-identity.js'
 import { MAX_SEALED_LENGTH, openSessionReference, openTicket, SESSION_ID, sealSessionReference, sealTicket } from './ticket.js'
 import { SESSION_INVALIDATION_PREFIX, StateStoreUnavailableError, type StateStore } from '../state/state-store.js'
 import { providerSchemeIndexKey, providerSessionIndexKey as providerSessionIndexKeyOf, providerSubjectIndexKey as providerSubjectIndexKeyOf, sessionKey, subjectIndexKey as subjectIndexKeyOf, userIndexKey as userIndexKeyOf } from '../state/keys.js'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 export const DEFAULT_SESSION_CACHE_ENTRIES = 4096
 /** Sessions a listing returns at most by default (the newest); the total is counted anyway. */
@@ -126,7 +126,7 @@ export interface SessionStoreOptions {
 const recordTtlMs = (ticket: AuthenticationTicket, nowSeconds: number): number =>
   (Math.min(ticket.expiresAt, ticket.absoluteExpiresAt) - nowSeconds) * 1000
 
-const hashed = (text: string): string => createHash('sha256').update(text, 'utf8').digest('base64url')
+const hashed = sha256Base64url
 
 /** The index key of a user (scheme, issuer, subject): hashed, so the store does not list user identifiers. */
 export function userIndexKey (identity: UserIdentity): string {

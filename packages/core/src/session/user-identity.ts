@@ -14,8 +14,8 @@
  * when its client id equals a user's subject at the same scheme and issuer. E-mail is never a user key (it changes, is reassigned, and is not unique across
  * providers). Plain data, no Fastify types.
  */
-import { createHash } from 'node:crypto'
 import { ApplicationClaimTypes, type AuthenticationTicket, type IdentityKind } from './claims.js'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 /** The identity of a signed-in user: provider scheme, issuer and subject together. @public */
 export interface UserIdentity {
@@ -32,7 +32,7 @@ export interface UserIdentity {
   readonly kind?: IdentityKind
 }
 
-const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('base64url')
+const sha256 = sha256Base64url
 
 /**
  * The stable key of a user: base64url of SHA-256 over the JSON array `[scheme, issuer, subject]`

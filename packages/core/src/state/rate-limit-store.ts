@@ -5,10 +5,10 @@
  * window). Keys come from keys.ts `rateLimitKey`; the client part is a hash of the normalized
  * address, so the store holds no IP addresses. Plain data, no Fastify types.
  */
-import { createHash } from 'node:crypto'
 import { normalizeIP } from '@fastify/rate-limit'
 import { rateLimitKey } from './keys.js'
 import type { StateStore } from './state-store.js'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 /**
  * The groups of rate-limited endpoints (plugins/rate-limits.ts, `config: { rateLimitBucket }`),
@@ -24,7 +24,7 @@ export const IPV6_CLIENT_PREFIX = 64
 
 /** The client part of a counter's key: 22 base64url characters of SHA-256 over the normalized address. */
 export function clientKeyOf (address: string): string {
-  return createHash('sha256').update(`rate-limit\u0000${normalizeIP(address, IPV6_CLIENT_PREFIX)}`, 'utf8').digest('base64url').slice(0, 22)
+  return sha256Base64url(`rate-limit\u0000${normalizeIP(address, IPV6_CLIENT_PREFIX)}`).slice(0, 22)
 }
 
 /** What @fastify/rate-limit passes to a store's constructor and `child`: the merged limit settings. */

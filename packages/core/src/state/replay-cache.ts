@@ -11,9 +11,9 @@
  * expiry), written only after the provider's response has been verified, so a replayed callback is
  * refused as `replay` everywhere while starting a flow writes nothing (sign-in/pending-flows.ts).
  */
-import { createHash } from 'node:crypto'
 import type { StateStore } from './state-store.js'
 import { replayKey } from './keys.js'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 export class ReplayCache {
   readonly #store: StateStore
@@ -38,6 +38,6 @@ export class ReplayCache {
   }
 
   #key (id: string): string {
-    return replayKey(this.#scope, createHash('sha256').update(id, 'utf8').digest('base64url'))
+    return replayKey(this.#scope, sha256Base64url(id))
   }
 }

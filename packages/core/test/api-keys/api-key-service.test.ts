@@ -21,6 +21,9 @@ import type { ApiKeyOwner, ApiKeyStore } from '../../src/api-keys/api-key-store.
 import { MemoryApiKeyStore } from '../../src/api-keys/memory-api-key-store.js'
 import type { ApiKeySettings } from '../../src/api-keys/settings-schema.js'
 import { BearerPrincipal } from '../../src/bearer/bearer-principal.js'
+import { createBearerHandler } from '../../src/bearer/bearer-handler.js'
+import { createEmbeddedStore } from '../../src/plugins/state.js'
+import { loadTestConfiguration } from '../helpers/app.js'
 import { evaluatePolicy } from '../../src/authorization/policies.js'
 import { clientPolicy, scopePolicy, userPolicy } from '../../src/authorization/scopes.js'
 import { tenantPolicy } from '../../src/authorization/tenants.js'
@@ -207,6 +210,52 @@ describe('creating a key', () => {
     assert.equal([...counts.values()][0], 3)
     h.advance(60_001)
     assert.equal(type.cached(key, '/api/orders', undefined), undefined, 'past its second: verified again first')
+  })
+
+  test('within its cached second every call gets the one caller made at verification (nothing per call); a text of a key\'s length that is no key misses without a look-up', async () => {
+    const h = harness()
+    const created = await h.service.create(sessionUser('ada'), REQUEST)
+    const key = created.secret.reveal()
+    const type = apiKeyCredentialType([h.service])
+    const verified = await type.verify(key, '/api/orders', undefined)
+    const [first, second] = [type.cached(key, '/api/orders', undefined), type.cached(key, '/api/orders', undefined)]
+    const fromCache = await type.verify(key, '/api/orders', undefined)
+    assert.ok(first !== undefined && first === second && fromCache === first, 'one caller object for the cached second')
+    assert.equal(first.principal, verified.principal, 'the principal made when the key was verified')
+    assert.deepEqual(first.logBindings, { keyId: created.apiKey.id, keyPrefix: 'acme_' })
+    // Same prefix and length, another secret (a valid checksum or not): not in the cache, and no store look-up on this path.
+    const head = `${key.slice(0, 5 + 16)}${'Z'.repeat(43)}`
+    for (const forged of [`${head}${checksumOf(head)}`, `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`, `${key}A`]) {
+      assert.equal(type.cached(forged, '/api/orders', undefined), undefined)
+    }
+    assert.equal(h.lookups(), 1)
+    h.advance(1_001)
+    assert.equal(type.cached(key, '/api/orders', undefined), undefined, 'past its second')
+    const again = await type.verify(key, '/api/orders', undefined)
+    assert.notEqual(again.principal, verified.principal, 'verified again: a new principal')
+  })
+
+  test('through the bearer handler, a cached key is counted once per call when a deny check answers with a promise', async () => {
+    const h = harness()
+    const created = await h.service.create(sessionUser('ada'), REQUEST)
+    const key = created.secret.reveal()
+    let counted = 0
+    const limits = new ApiKeyLimits({ increment: async () => ({ count: ++counted, ttlMs: 60_000 }), requestsPerWindow: 100, failuresPerWindow: 30, windowMs: 60_000, now: h.now })
+    const config = loadTestConfiguration().config
+    const { handler, api } = createBearerHandler({ schemes: () => [], registered: () => undefined, transformation: config.Authentication.ClaimsTransformation, store: createEmbeddedStore(config.State.Embedded), rateLimits: { ...config.RateLimits, Enabled: false } })
+    api.registerType(apiKeyCredentialType([h.service], limits))
+    let asked = 0
+    api.addDenyCheck(async () => { asked++; return false })
+    const call = async (): Promise<string> => {
+      const header = `Bearer ${key}`
+      // As plugins/bearer.ts does: the synchronous path first, else the outcome.
+      if (handler.cached(header, '/api/orders', undefined) !== undefined) return 'at once'
+      const outcome = await handler.authenticate({ header, presentation: 'Bearer', method: 'GET', path: '/api/orders', ip: '127.0.0.1', rawHeaders: [], htuOrigin: () => undefined }, undefined)
+      return outcome.kind
+    }
+    assert.deepEqual([await call(), await call(), await call()], ['accepted', 'accepted', 'accepted'], 'the promise of the deny check keeps every call on the asynchronous path')
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.deepEqual([counted, asked], [3, 5], 'one count per call; the check asked once when verified, then by cached() and by authenticate()')
   })
 
   test('a key or a bearer token can create, list and revoke no key', async () => {

@@ -1,11 +1,17 @@
 /**
  * The per-request child logger (request-child-logger.ts): without route options the child is
  * bound to the request id like Fastify's own; a route's `logLevel` and `logSerializers` still
- * reach it (a route at warn writes no completion line, a route's serializer is applied).
+ * reach it (a route at warn writes no completion line, a route's serializer is applied). Bindings
+ * added later in the request (an API key's id and prefix) go onto the request's own logger in
+ * place, exactly as a child of it would write them, and onto nothing else.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildTestApp, type TestApp } from '../helpers/app.js'
+import type { FastifyBaseLogger } from 'fastify'
+import { pino } from 'pino'
+import { createLogger } from '../../src/logger.js'
+import { requestChildLogger, withRequestBindings } from '../../src/request-child-logger.js'
+import { buildTestApp, LogCapture, type TestApp } from '../helpers/app.js'
 
 describe('request child logger', () => {
   let t: TestApp
@@ -41,5 +47,52 @@ describe('request child logger', () => {
     const completed = t.logs.events('request.completed').filter((record) => record.path === '/serialized').at(-1)
     assert.deepEqual(Object.keys(completed ?? {}), ['level', 'time', 'pid', 'reqId', 'event', 'method', 'path', 'statusCode', 'durationMs', 'msg'])
     assert.equal(completed?.reqId, detail?.reqId)
+  })
+})
+
+describe('bindings added later in a request (withRequestBindings)', () => {
+  /** The lines of `write` with `time` fixed, as written (the text, so key order counts). */
+  function linesOf (level: string, redact: string[] | undefined, write: (root: FastifyBaseLogger) => void): string[] {
+    const capture = new LogCapture()
+    const root = redact === undefined ? createLogger(level, capture) : pino({ level, redact, timestamp: false }, capture)
+    write(root)
+    return capture.lines.map((line) => line.replace(/"time":\d+,/, ''))
+  }
+  const KEY = { keyId: 'k1d', keyPrefix: 'acme_' }
+
+  test('a request\'s own logger takes them in place: the same lines, in the same order, as a child of it would write', () => {
+    for (const redact of [undefined, ['keyPrefix']]) {
+      const inPlace = linesOf('info', redact, (root) => {
+        const log = requestChildLogger(root, { reqId: 'r-1' }, {})
+        assert.equal(withRequestBindings(log, KEY), log, 'the request\'s own logger, not a new one')
+        log.info({ event: 'test.line' }, 'line')
+      })
+      const child = linesOf('info', redact, (root) => { root.child({ reqId: 'r-1' }).child(KEY).info({ event: 'test.line' }, 'line') })
+      assert.deepEqual(inPlace, child)
+      assert.match(inPlace[0] ?? '', redact === undefined ? /"reqId":"r-1","keyId":"k1d","keyPrefix":"acme_","event":"test.line"/ : /"keyPrefix":"\[Redacted\]"/)
+    }
+  })
+
+  test('only that request\'s logger changes: the app\'s logger and another request\'s write no key', () => {
+    const lines = linesOf('info', undefined, (root) => {
+      const [one, other] = [requestChildLogger(root, { reqId: 'r-1' }, {}), requestChildLogger(root, { reqId: 'r-2' }, {})]
+      withRequestBindings(one, KEY)
+      withRequestBindings(requestChildLogger(root, { reqId: 'r-3' }, {}), { keyId: 'other', keyPrefix: 'acme_' })
+      for (const log of [root, other, one]) log.info({ event: 'test.line' }, 'line')
+    })
+    assert.deepEqual(lines.map((line) => (JSON.parse(line) as { keyId?: string }).keyId), [undefined, undefined, 'k1d'])
+  })
+
+  test('a logger made with route options, or not by the factory, gets a child and is left as it was', () => {
+    const lines = linesOf('info', undefined, (root) => {
+      const routed = requestChildLogger(root, { reqId: 'r-1' }, { level: 'info' })
+      const bound = withRequestBindings(routed, KEY)
+      const fromRoot = withRequestBindings(root, KEY)
+      assert.notEqual(bound, routed)
+      assert.notEqual(fromRoot, root)
+      for (const log of [bound, routed, fromRoot, root]) log.info({ event: 'test.line' }, 'line')
+    })
+    assert.deepEqual(lines.map((line) => JSON.parse(line) as Record<string, unknown>).map((record) => [record.reqId, record.keyId]),
+      [['r-1', 'k1d'], ['r-1', undefined], [undefined, 'k1d'], [undefined, undefined]])
   })
 })
