@@ -94,9 +94,9 @@ function bearerHook (handler: BearerHandler, htuOriginOf: (requestOrigin: string
       return
     }
     const path = pathOf(request.url)
-    const credential = sent === 'ambiguous' ? { header: '', presentation: 'Bearer' as const, ambiguous: true } : { header: sent.value, presentation: sent.presentation, source: sent.header }
     const cached = sent !== 'ambiguous' && sent.header === 'authorization' && sent.presentation === 'Bearer' ? handler.cached(sent.value, path, names) : undefined
     if (cached !== undefined) return accept(request, reply, done, cached, false)
+    const credential = sent === 'ambiguous' ? { header: '', presentation: 'Bearer' as const, ambiguous: true } : { header: sent.value, presentation: sent.presentation, source: sent.header }
     handler.authenticate({ ...credential, method: request.method, path, ip: request.ip, rawHeaders: request.raw.rawHeaders, htuOrigin: () => htuOriginOf(originOf(request)) }, names)
       .then((outcome) => { answer(request, reply, done, outcome) }, (error: unknown) => { done(error instanceof Error ? error : new Error(String(error))) })
   }

@@ -73,9 +73,13 @@ export class Principal {
     return this.identity?.issuer
   }
 
+  /** The identity, read from the ticket once (a ticket does not change; null: not read yet). */
+  #identity: UserIdentity | undefined | null = null
+
   /** (scheme, issuer, subject): the user's identity, or undefined without a subject claim. */
   get identity (): UserIdentity | undefined {
-    return identityOfTicket(this.ticket)
+    if (this.#identity === null) this.#identity = identityOfTicket(this.ticket)
+    return this.#identity
   }
 
   /**
