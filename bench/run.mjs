@@ -405,10 +405,16 @@ async function main (options) {
       const bearer = median(results.get('bearer').map((round, index) => round.app.rps / results.get('auth')[index].app.rps))
       budgets.push({ name: 'Authenticated API req/s, bearer token vs session cookie', measured: `${fixed(bearer, 2)}×`, limit: '≥ 0.9×', pass: bearer >= 0.9 })
     }
-    if (results.has('apikey')) {
-      // Same rounds: the API-key-authenticated call's req/s over the cookie-authenticated one's on the default app (issue 42).
-      const apiKey = sameRun('apikey', 'auth')
-      budgets.push({ name: 'Authenticated API req/s, API key vs session cookie', measured: `${fixed(apiKey, 2)}×`, limit: '≥ 0.9×', pass: apiKey >= 0.9 })
+    if (results.has('apikey') && results.has('keyscookie')) {
+      // Issue 42: the API-key call's req/s over the cookie call's on the same app process, round by round, so the two
+      // differ only in the credential. Two app processes differ by 10-15 % on this machine with no code change
+      // (docs/performance.md, "API keys at the cookie's speed"), so the default app's cookie is reported beside it.
+      const apiKey = sameRun('apikey', 'keyscookie')
+      budgets.push({ name: 'Authenticated API req/s, API key vs session cookie (same app)', measured: `${fixed(apiKey, 2)}×`, limit: '≥ 0.9×', pass: apiKey >= 0.9 })
+      if (results.has('auth')) {
+        const defaultApp = sameRun('apikey', 'auth')
+        budgets.push({ name: 'Authenticated API req/s, API key vs session cookie on the default app', measured: `${fixed(defaultApp, 2)}×`, limit: '≥ 0.9× (reported)', pass: defaultApp >= 0.9, reported: true })
+      }
     }
     // Issues 41 and 42: the cookie and bearer paths with provisioning and API keys on, against the same app without them.
     // Reported, not asserted: two processes on a shared 2-core machine differ by more than 3 % from round to round.
