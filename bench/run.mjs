@@ -12,7 +12,7 @@
  *            --scenarios auth,health  (a partial run: no budgets checked, nothing written)
  *
  * Issues 41 and 42: an app with SCIM provisioning and an ApiKey scheme on (the bearer app plus
- * both) answers the API key scenario (budget ≥ 0.9× the cookie's req/s) and the cookie and bearer
+ * both) answers the API key scenario (budget ≥ 0.9× the cookie's req/s on the same app) and the cookie and bearer
  * scenarios again, reported against the same app without them (3 %); while it answers the cookie
  * it counts its directory store and state store calls (none per request: asserted in every run).
  *
