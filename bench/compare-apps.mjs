@@ -10,11 +10,15 @@
  * build that commit's core and bundle its bench/app-server.mjs with '@project-template/core'
  * aliased to that core's dist/index.js). Without --after, the current sources are bundled.
  * Servers on CPU 0, load on CPU 1 (harness.mjs), 10 connections, 1 s of warm-up per server.
+ * With a scenario of the keys app among them (apikey, keyscookie, keysbearer), both servers are
+ * the keys app (provisioning, an ApiKey scheme and a JwtBearer scheme, as npm run bench runs it)
+ * for every scenario of the run.
  */
 import { randomBytes } from 'node:crypto'
 import { openSync } from 'node:fs'
 import {
-  appEnvironment, buildScenarios, bundleAppServer, cleanup, freePort, load, signInCookie, STANDARD_CLAIMS, LARGE_CLAIMS, startServer, stopServer
+  apiKeyEnvironment, appEnvironment, bearerEnvironment, buildScenarios, bundleAppServer, cleanup, createApiKey, freePort, load, provisioningEnvironment,
+  signInCookie, startBearerIssuer, STANDARD_CLAIMS, LARGE_CLAIMS, startServer, stopServer
 } from './harness.mjs'
 
 function option (name, fallback) {
@@ -32,20 +36,31 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => { cleanup()
 
 const after = option('after', undefined) ?? await bundleAppServer()
 const keyMaterial = randomBytes(32)
+const keysApp = scenarioIds.some((id) => ['apikey', 'keyscookie', 'keysbearer'].includes(id))
+const issuer = keysApp ? await startBearerIssuer() : undefined
+const environmentOf = (port) => keysApp ? apiKeyEnvironment(provisioningEnvironment(bearerEnvironment(appEnvironment(port, keyMaterial), issuer))) : appEnvironment(port, keyMaterial)
 const servers = {}
 for (const [name, script] of [['before', before], ['after', after]]) {
   const port = await freePort()
-  servers[name] = { port, server: await startServer({ script, env: appEnvironment(port, keyMaterial), port, stdout: openSync('/dev/null', 'w') }) }
+  servers[name] = { port, server: await startServer({ script, env: environmentOf(port), port, stdout: openSync('/dev/null', 'w') }) }
 }
 // Each server signs its own user in: a session lives in that server's embedded store, so a cookie
 // from one is unknown to the other (the authenticated scenarios would answer 401).
 const floorSecret = randomBytes(32)
 const headersOf = {}
 for (const name of ['before', 'after']) {
-  const cookies = { standard: await signInCookie(servers[name].port, STANDARD_CLAIMS), large: await signInCookie(servers[name].port, LARGE_CLAIMS) }
+  const { port } = servers[name]
+  const cookies = { standard: await signInCookie(port, STANDARD_CLAIMS), large: await signInCookie(port, LARGE_CLAIMS) }
+  if (keysApp) {
+    Object.assign(cookies, {
+      keysCookie: await signInCookie(port, STANDARD_CLAIMS),
+      apiKey: await createApiKey(port, await signInCookie(port, STANDARD_CLAIMS)),
+      bearer: issuer.token({ sub: 'user-1', name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Reader'], groups: ['engineering'], permissions: ['application.read'] })
+    })
+  }
   headersOf[name] = new Map(buildScenarios(cookies, floorSecret).map((scenario) => [scenario.id, scenario.app]))
 }
-const scenarios = buildScenarios({ standard: '', large: '' }, floorSecret).filter((scenario) => scenarioIds.includes(scenario.id))
+const scenarios = buildScenarios(keysApp ? { standard: '', large: '', keysCookie: '', apiKey: '', bearer: '' } : { standard: '', large: '' }, floorSecret).filter((scenario) => scenarioIds.includes(scenario.id))
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]
 
 const rows = []
@@ -70,6 +85,7 @@ for (const scenario of scenarios) {
   console.error(rows.at(-1))
 }
 for (const { server } of Object.values(servers)) await stopServer(server.child)
+await issuer?.close()
 console.log(`\nServer CPU µs per response, ${rounds} interleaved round(s) of ${duration} s, Node ${process.version}\n`)
 console.log('| Scenario | Before | After | After/before CPU (median, per round) | req/s before / after |')
 console.log('|---|---:|---:|---|---:|')

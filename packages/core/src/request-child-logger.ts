@@ -18,20 +18,26 @@
  * reused, so the lines are exactly a child's. Any other logger (a route with its own log options,
  * a logger that is not pino) gets a child, as before.
  */
+import type { IncomingMessage } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import { pino, type Bindings, type ChildLoggerOptions } from 'pino'
 
 /** pino's own symbol for a logger's rendered bindings (`,"reqId":"..."`), exported by pino as `pino.symbols.chindingsSym`. */
 const CHINDINGS = (pino.symbols as unknown as Record<string, symbol | undefined>).chindingsSym
-/** The parent a request's logger was made from, without route options: only such a logger takes bindings in place. */
-const PARENT = Symbol('request logger parent')
+/**
+ * On the raw request: the logger this factory made for it without route options, the only kind
+ * that takes bindings in place. Kept on the request, not on the logger: a property added to each
+ * pino child cost about 4 % of a cookie request's CPU (bench/compare-apps.mjs).
+ */
+const REQUEST_LOGGER = Symbol('request logger')
 
-type Logger = FastifyBaseLogger & { [PARENT]?: FastifyBaseLogger, [key: symbol]: unknown }
+type Logger = FastifyBaseLogger & { [key: symbol]: unknown }
+type RawRequest = IncomingMessage & { [REQUEST_LOGGER]?: FastifyBaseLogger }
 
-export function requestChildLogger (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+export function requestChildLogger (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions, raw?: IncomingMessage): FastifyBaseLogger {
   for (const key in options) if (Object.hasOwn(options, key)) return logger.child(bindings, options)
-  const child = logger.child(bindings) as Logger
-  child[PARENT] = logger
+  const child = logger.child(bindings)
+  if (raw !== undefined) (raw as RawRequest)[REQUEST_LOGGER] = child
   return child
 }
 
@@ -50,14 +56,15 @@ function renderedBindings (parent: FastifyBaseLogger, extra: Bindings): string |
 }
 
 /**
- * `log` with `extra` bindings on every line from now on: a request's own logger made by
- * {@link requestChildLogger} takes them in place (and is returned); any other logger gets a child.
+ * `log` with `extra` bindings on every line from now on. The logger {@link requestChildLogger}
+ * made for `raw` (a pino child of the app's logger, which no other request shares) takes them in
+ * place and is returned; any other logger gets a child.
  */
-export function withRequestBindings (log: FastifyBaseLogger, extra: Bindings): FastifyBaseLogger {
+export function withRequestBindings (log: FastifyBaseLogger, extra: Bindings, raw: IncomingMessage): FastifyBaseLogger {
   const logger = log as Logger
-  const parent = logger[PARENT]
   const own = CHINDINGS === undefined ? undefined : logger[CHINDINGS]
-  const text = parent === undefined || typeof own !== 'string' ? undefined : renderedBindings(parent, extra)
+  const parent = (raw as RawRequest)[REQUEST_LOGGER] === log ? Object.getPrototypeOf(log) as FastifyBaseLogger | null : null
+  const text = parent === null || typeof own !== 'string' ? undefined : renderedBindings(parent, extra)
   if (text === undefined) return log.child(extra)
   logger[CHINDINGS as symbol] = own + text
   return log

@@ -66,7 +66,7 @@ function bearerHook (handler: BearerHandler, htuOriginOf: (requestOrigin: string
     authenticateRequestAs(request, authentication.principal)
     // The acting credential (an API key's id and prefix) on every line of the request, as its client.
     if (authentication.logBindings !== undefined) {
-      request.log = withRequestBindings(request.log, authentication.logBindings)
+      request.log = withRequestBindings(request.log, authentication.logBindings, request.raw)
       reply.log = request.log
     }
     // One audit line per token verified (not per call served from the cache): who, and which client acted.

@@ -7,6 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
+import type { IncomingMessage } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import { pino } from 'pino'
 import { createLogger } from '../../src/logger.js'
@@ -59,12 +60,15 @@ describe('bindings added later in a request (withRequestBindings)', () => {
     return capture.lines.map((line) => line.replace(/"time":\d+,/, ''))
   }
   const KEY = { keyId: 'k1d', keyPrefix: 'acme_' }
+  /** A raw request as the factory receives it (only what the factory marks on it is read). */
+  const rawRequest = (): IncomingMessage => ({}) as IncomingMessage
 
-  test('a request\'s own logger takes them in place: the same lines, in the same order, as a child of it would write', () => {
+  test('the logger made for the request takes them in place: the same lines, in the same order, as a child of it would write', () => {
     for (const redact of [undefined, ['keyPrefix']]) {
       const inPlace = linesOf('info', redact, (root) => {
-        const log = requestChildLogger(root, { reqId: 'r-1' }, {})
-        assert.equal(withRequestBindings(log, KEY), log, 'the request\'s own logger, not a new one')
+        const raw = rawRequest()
+        const log = requestChildLogger(root, { reqId: 'r-1' }, {}, raw)
+        assert.equal(withRequestBindings(log, KEY, raw), log, 'the request\'s own logger, not a new one')
         log.info({ event: 'test.line' }, 'line')
       })
       const child = linesOf('info', redact, (root) => { root.child({ reqId: 'r-1' }).child(KEY).info({ event: 'test.line' }, 'line') })
@@ -75,24 +79,32 @@ describe('bindings added later in a request (withRequestBindings)', () => {
 
   test('only that request\'s logger changes: the app\'s logger and another request\'s write no key', () => {
     const lines = linesOf('info', undefined, (root) => {
-      const [one, other] = [requestChildLogger(root, { reqId: 'r-1' }, {}), requestChildLogger(root, { reqId: 'r-2' }, {})]
-      withRequestBindings(one, KEY)
-      withRequestBindings(requestChildLogger(root, { reqId: 'r-3' }, {}), { keyId: 'other', keyPrefix: 'acme_' })
+      const [rawOne, rawOther, rawThird] = [rawRequest(), rawRequest(), rawRequest()]
+      const [one, other] = [requestChildLogger(root, { reqId: 'r-1' }, {}, rawOne), requestChildLogger(root, { reqId: 'r-2' }, {}, rawOther)]
+      withRequestBindings(one, KEY, rawOne)
+      withRequestBindings(requestChildLogger(root, { reqId: 'r-3' }, {}, rawThird), { keyId: 'other', keyPrefix: 'acme_' }, rawThird)
       for (const log of [root, other, one]) log.info({ event: 'test.line' }, 'line')
     })
     assert.deepEqual(lines.map((line) => (JSON.parse(line) as { keyId?: string }).keyId), [undefined, undefined, 'k1d'])
   })
 
-  test('a logger made with route options, or not by the factory, gets a child and is left as it was', () => {
+  test('a logger made with route options, one the request did not get from the factory, or the app\'s, gets a child and is left as it was', () => {
     const lines = linesOf('info', undefined, (root) => {
-      const routed = requestChildLogger(root, { reqId: 'r-1' }, { level: 'info' })
-      const bound = withRequestBindings(routed, KEY)
-      const fromRoot = withRequestBindings(root, KEY)
+      const raw = rawRequest()
+      const routed = requestChildLogger(root, { reqId: 'r-1' }, { level: 'info' }, raw)
+      const bound = withRequestBindings(routed, KEY, raw)
+      // A logger shared by requests, set as a request's logger by the app: never changed in place.
+      const rawShared = rawRequest()
+      requestChildLogger(root, { reqId: 'r-2' }, {}, rawShared)
+      const shared = root.child({ component: 'shared' })
+      const fromShared = withRequestBindings(shared, KEY, rawShared)
+      const fromRoot = withRequestBindings(root, KEY, rawRequest())
       assert.notEqual(bound, routed)
+      assert.notEqual(fromShared, shared)
       assert.notEqual(fromRoot, root)
-      for (const log of [bound, routed, fromRoot, root]) log.info({ event: 'test.line' }, 'line')
+      for (const log of [bound, routed, fromShared, shared, fromRoot, root]) log.info({ event: 'test.line' }, 'line')
     })
-    assert.deepEqual(lines.map((line) => JSON.parse(line) as Record<string, unknown>).map((record) => [record.reqId, record.keyId]),
-      [['r-1', 'k1d'], ['r-1', undefined], [undefined, 'k1d'], [undefined, undefined]])
+    assert.deepEqual(lines.map((line) => JSON.parse(line) as Record<string, unknown>).map((record) => [record.reqId ?? record.component, record.keyId]),
+      [['r-1', 'k1d'], ['r-1', undefined], ['shared', 'k1d'], ['shared', undefined], [undefined, 'k1d'], [undefined, undefined]])
   })
 })
