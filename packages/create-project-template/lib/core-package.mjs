@@ -30,6 +30,35 @@ export const VENDOR_DIRECTORY = 'vendor'
  */
 export const coreTarballName = (version) => `${CORE_PACKAGE.slice(1).replace('/', '-')}-${version}.tgz`
 
+/**
+ * The parts of a core version (`1.3.2`, or a prerelease such as `1.3.3-dev.1`).
+ * @param {string} version
+ * @returns {{ major: number, minor: number, patch: number, prerelease: boolean }}
+ */
+function versionParts (version) {
+  const match = /^(\d+)\.(\d+)\.(\d+)(-.+)?$/.exec(version)
+  if (match === null) throw new Error(`not a core version: ${version}`)
+  return { major: Number(match[1]), minor: Number(match[2]), patch: Number(match[3]), prerelease: match[4] !== undefined }
+}
+
+/**
+ * The patch line of a version, what its security fixes are released as: `1.3.x` for `1.3.2`.
+ * @param {string} version
+ */
+export const patchLineOf = (version) => {
+  const { major, minor } = versionParts(version)
+  return `${major}.${minor}.x`
+}
+
+/**
+ * The next patch release after a version: `1.3.3` for `1.3.2` (and for the prerelease `1.3.3-dev.1`).
+ * @param {string} version
+ */
+export const nextPatchOf = (version) => {
+  const { major, minor, patch, prerelease } = versionParts(version)
+  return `${major}.${minor}.${prerelease ? patch : patch + 1}`
+}
+
 /** The command (README) that moves a generated app from the vendored core to the registry's. */
 export const REGISTRY_SWITCH_COMMAND = `npm install ${CORE_PACKAGE}@^1`
 

@@ -22,7 +22,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CORE_PACKAGE, REGISTRY_SWITCH_COMMAND } from './core-package.mjs'
+import { CORE_PACKAGE, coreTarballName, nextPatchOf, patchLineOf, REGISTRY_SWITCH_COMMAND } from './core-package.mjs'
 import { GENERATOR_NAME, kebabName } from './naming.mjs'
 import { POSTURE_SUMMARY } from './posture.mjs'
 import { CORE_LICENSE, TEST_COMMAND, runCommand } from './project-files.mjs'
@@ -49,6 +49,8 @@ export const PLACEHOLDERS = Object.freeze({
   corePackage: 'the security core\'s package name',
   corePath: 'the packed core in the project: vendor/<tarball>',
   coreVersion: 'the packed core\'s version',
+  corePatchLine: 'the packed core\'s patch line (1.3.x for 1.3.2): what a security fix is released as',
+  coreNextPatchTarball: 'the tarball name of the packed core\'s next patch release (project-template-core-1.3.3.tgz for 1.3.2), an example',
   registrySwitchCommand: 'the command that moves the project from vendor/ to the registry',
   coreLicense: 'the core\'s license',
   docList: 'the README line that links the copied docs/*.md (empty when there are none)'
@@ -122,6 +124,8 @@ export function placeholderValues (project) {
     corePackage: CORE_PACKAGE,
     corePath: core.path,
     coreVersion: core.version,
+    corePatchLine: patchLineOf(core.version),
+    coreNextPatchTarball: coreTarballName(nextPatchOf(core.version)),
     registrySwitchCommand: REGISTRY_SWITCH_COMMAND,
     coreLicense: CORE_LICENSE,
     docList: docs.length === 0 ? '' : `\nMore in \`docs/\`: ${docs.map((file) => `[${file}](docs/${file})`).join(', ')}.\n`

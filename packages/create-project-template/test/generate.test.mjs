@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { CORE_PACKAGE, REGISTRY_SWITCH_COMMAND, findCoreTarball } from '../lib/core-package.mjs'
+import { CORE_PACKAGE, REGISTRY_SWITCH_COMMAND, findCoreTarball, nextPatchOf, patchLineOf } from '../lib/core-package.mjs'
 import { renameText } from '../lib/naming.mjs'
 import { planProject } from '../lib/plan.mjs'
 import { isExcluded, readTemplateFiles, unclassifiedEntries } from '../lib/template-files.mjs'
@@ -279,10 +279,20 @@ describe('README, .gitignore and CI', () => {
     const readme = read(cookieProject, 'README.md')
     assert.ok(readme.includes(`\`${CORE_TARBALL}\` (version ${CORE_VERSION})`))
     assert.ok(readme.includes(`(\`"${CORE_PACKAGE}": "file:${CORE_TARBALL}"\`)`))
-    assert.match(readme, /and install it:\n\n```sh\nnpm install \.\/vendor\/project-template-core-1\.0\.1\.tgz\n```/)
+    // The example is the vendored core's own next patch release, and the patch line is its own (a 1.0.x example once read beside a 1.3.2 core).
+    const [major, minor, patch] = CORE_VERSION.split(/[.-]/).map(Number)
+    const next = `project-template-core-${major}.${minor}.${CORE_VERSION.includes('-') ? patch : Number(patch) + 1}.tgz`
+    assert.ok(readme.includes(`Security fixes are patch releases (${major}.${minor}.x)`))
+    assert.ok(readme.includes(`and install it:\n\n\`\`\`sh\nnpm install ./vendor/${next}\n\`\`\``), next)
     assert.ok(readme.includes('switch to the registry\nwith one command'))
     assert.ok(readme.includes(`\`\`\`sh\n${REGISTRY_SWITCH_COMMAND}\n\`\`\``))
     assert.equal(REGISTRY_SWITCH_COMMAND, 'npm install @project-template/core@^1')
+  })
+
+  test('a core version\'s patch line and next patch release, as the README names them', () => {
+    assert.deepEqual(['1.3.2', '1.3.3-dev.1a2b3c4d', '2.0.0', '1.10.9'].map((version) => [patchLineOf(version), nextPatchOf(version)]),
+      [['1.3.x', '1.3.3'], ['1.3.x', '1.3.3'], ['2.0.x', '2.0.1'], ['1.10.x', '1.10.10']])
+    assert.throws(() => nextPatchOf('latest'), /not a core version: latest/)
   })
 
   test('none: the README says plainly that this is not a production identity configuration and how to return to the closed posture', () => {
