@@ -38,8 +38,15 @@ export const DEPROVISIONED_ANSWER_TTL_MS = 1000
 /** At most this many people's answers are kept per instance (then the oldest are dropped). */
 const MAX_ANSWERS = 10_000
 
-const textOf = (identity: DeprovisionedIdentity): string => `${identity.issuer}\n${identity.subject}`
-const hashOf = (identity: DeprovisionedIdentity): string => sha256Base64url(textOf(identity))
+const hashOf = (identity: DeprovisionedIdentity): string => sha256Base64url(`${identity.issuer}\n${identity.subject}`)
+
+/** What {@link DeprovisionedIdentities} remembers of one identity object. */
+interface IdentityAnswer {
+  readonly hash: string
+  deprovisioned: boolean
+  until: number
+  epoch: number
+}
 
 const personOf = (identity: DeprovisionedIdentity): boolean => identity.kind !== 'client' && identity.issuer !== '' && identity.subject !== ''
 
@@ -50,8 +57,12 @@ export class DeprovisionedIdentities {
   readonly #now: () => number
   /** hash -> the answer read and until when it may be used (insertion order: oldest first). */
   readonly #answers = new Map<string, { readonly deprovisioned: boolean, readonly until: number }>()
-  /** `issuer\nsubject` -> its hash: the deny check runs on every bearer call, so a person's hash is computed once, not per call. */
-  readonly #hashes = new Map<string, string>()
+  /**
+   * Per identity object (a cached caller's principal keeps one): its hash and the answer last read
+   * for it, with the epoch it was read in. The deny check runs on every bearer call; this spares it
+   * building and hashing the person's text and two map look-ups while nothing was invalidated.
+   */
+  readonly #byIdentity = new WeakMap<DeprovisionedIdentity, IdentityAnswer>()
   /** Counts invalidations: a read that saw it change may be stale and is not kept. */
   #epoch = 0
 
@@ -93,26 +104,24 @@ export class DeprovisionedIdentities {
    */
   denies (identity: DeprovisionedIdentity): boolean | Promise<boolean> {
     if (!personOf(identity)) return false
-    const hash = this.#hashOf(identity)
-    const known = this.#answers.get(hash)
-    if (known !== undefined && known.until > this.#now() && this.#store.status().available) return known.deprovisioned
-    return this.#read(hash)
+    let mine = this.#byIdentity.get(identity)
+    if (mine === undefined) {
+      mine = { hash: hashOf(identity), deprovisioned: false, until: 0, epoch: -1 }
+      this.#byIdentity.set(identity, mine)
+    }
+    const now = this.#now()
+    if (mine.epoch === this.#epoch && mine.until > now && this.#store.status().available) return mine.deprovisioned
+    const known = this.#answers.get(mine.hash)
+    if (known === undefined || known.until <= now || !this.#store.status().available) return this.#read(mine.hash)
+    mine.deprovisioned = known.deprovisioned
+    mine.until = known.until
+    mine.epoch = this.#epoch
+    return known.deprovisioned
   }
 
   /** {@link denies} as a promise: what `app.provisioning.isDeprovisioned` and the API keys call. */
   async isDeprovisioned (identity: DeprovisionedIdentity): Promise<boolean> {
     return await this.denies(identity)
-  }
-
-  #hashOf (identity: DeprovisionedIdentity): string {
-    const text = textOf(identity)
-    let hash = this.#hashes.get(text)
-    if (hash === undefined) {
-      if (this.#hashes.size >= MAX_ANSWERS) this.#hashes.clear()
-      hash = sha256Base64url(text)
-      this.#hashes.set(text, hash)
-    }
-    return hash
   }
 
   async #read (hash: string): Promise<boolean> {

@@ -91,3 +91,23 @@ test('a read overtaken by a mark is not kept', async (context) => {
   assert.equal(await pending, false, 'the read started before the mark')
   assert.equal(await checks.denies(grace), true, 'its stale answer was not kept')
 })
+
+test('each identity object remembers its answer until an invalidation or its second; another object of the same person reads the same answer', async (context) => {
+  const shared = createEmbeddedStore(loadTestConfiguration().config.State.Embedded)
+  context.after(async () => { await shared.close() })
+  let now = 1_000_000
+  const here = counted(shared)
+  const checks = new DeprovisionedIdentities(here.store, undefined, () => now)
+  const elsewhere = new DeprovisionedIdentities(shared)
+  const [cached, fresh] = [{ ...grace }, { ...grace }]
+
+  assert.equal(await checks.denies(cached), false)
+  assert.deepEqual([checks.denies(cached), checks.denies(fresh), here.reads()], [false, false, 1], 'one read for the person, whichever object asks')
+  await elsewhere.mark(grace)
+  assert.equal(await checks.denies(cached), true, 'the remembered "no" is dropped by the invalidation')
+  assert.deepEqual([checks.denies(fresh), here.reads()], [true, 2])
+  now += DEPROVISIONED_ANSWER_TTL_MS
+  await elsewhere.clear(grace)
+  assert.equal(await checks.denies(fresh), false)
+  assert.equal(checks.denies(cached), false, 'the other object reads the new answer')
+})
