@@ -4,7 +4,7 @@
  * second; a mark or clear on another instance sharing the store drops the answer at once; a read
  * an invalidation overtook is not kept; a lost subscription empties the memory.
  */
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { createEmbeddedStore } from '../../src/plugins/state.js'
 import { DEPROVISIONED_ANSWER_TTL_MS, DeprovisionedIdentities } from '../../src/scim/deprovisioned-identities.js'
@@ -50,13 +50,17 @@ function counted (store: StateStore): { store: StateStore, reads: () => number, 
   }
 }
 
-test('one read per person, then synchronous answers until a mark on another instance or a second passes', async (context) => {
+/** This instance's checks (reads counted, a clock the test moves) and another instance's, on one shared store. */
+function twoInstances (context: TestContext): { here: ReturnType<typeof counted>, checks: DeprovisionedIdentities, elsewhere: DeprovisionedIdentities, advance: (ms: number) => void } {
   const shared = createEmbeddedStore(loadTestConfiguration().config.State.Embedded)
   context.after(async () => { await shared.close() })
   let now = 1_000_000
   const here = counted(shared)
-  const checks = new DeprovisionedIdentities(here.store, undefined, () => now)
-  const elsewhere = new DeprovisionedIdentities(shared)
+  return { here, checks: new DeprovisionedIdentities(here.store, undefined, () => now), elsewhere: new DeprovisionedIdentities(shared), advance: (ms) => { now += ms } }
+}
+
+test('one read per person, then synchronous answers until a mark on another instance or a second passes', async (context) => {
+  const { here, checks, elsewhere, advance } = twoInstances(context)
 
   assert.equal(await checks.denies(grace), false)
   assert.equal(here.reads(), 1)
@@ -70,7 +74,7 @@ test('one read per person, then synchronous answers until a mark on another inst
   assert.equal(checks.denies(grace), true)
   assert.equal(here.reads(), 2)
 
-  now += DEPROVISIONED_ANSWER_TTL_MS
+  advance(DEPROVISIONED_ANSWER_TTL_MS)
   assert.equal(await checks.denies(grace), true)
   assert.equal(here.reads(), 3, 'read again after a second')
 
@@ -93,12 +97,7 @@ test('a read overtaken by a mark is not kept', async (context) => {
 })
 
 test('each identity object remembers its answer until an invalidation or its second; another object of the same person reads the same answer', async (context) => {
-  const shared = createEmbeddedStore(loadTestConfiguration().config.State.Embedded)
-  context.after(async () => { await shared.close() })
-  let now = 1_000_000
-  const here = counted(shared)
-  const checks = new DeprovisionedIdentities(here.store, undefined, () => now)
-  const elsewhere = new DeprovisionedIdentities(shared)
+  const { here, checks, elsewhere, advance } = twoInstances(context)
   const [cached, fresh] = [{ ...grace }, { ...grace }]
 
   assert.equal(await checks.denies(cached), false)
@@ -106,7 +105,7 @@ test('each identity object remembers its answer until an invalidation or its sec
   await elsewhere.mark(grace)
   assert.equal(await checks.denies(cached), true, 'the remembered "no" is dropped by the invalidation')
   assert.deepEqual([checks.denies(fresh), here.reads()], [true, 2])
-  now += DEPROVISIONED_ANSWER_TTL_MS
+  advance(DEPROVISIONED_ANSWER_TTL_MS)
   await elsewhere.clear(grace)
   assert.equal(await checks.denies(fresh), false)
   assert.equal(checks.denies(cached), false, 'the other object reads the new answer')
