@@ -9,7 +9,6 @@
  * that is not this connection's active token and for an unknown connection. It also registers the
  * bearer deny check that refuses a deprovisioned person's bearer tokens (scim/deprovisioned-identities.ts).
  */
-import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { ApplicationConfiguration } from '../providers/application-schema.js'
 import { authenticateConnection } from '../scim/connection-tokens.js'
@@ -24,6 +23,7 @@ import { notFound, SCIM_CONTENT_TYPE, scimErrorBody, ScimError, toScimError, una
 import * as users from '../scim/users-endpoint.js'
 import { rateLimitKey } from '../state/keys.js'
 import { provisioningRuntimeOf, type ProvisioningRuntime } from './directory.js'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 export const SCIM_PREFIX = '/scim/v2/:connection'
 
@@ -59,7 +59,7 @@ async function checkRateLimit (app: FastifyInstance, config: ApplicationConfigur
   const limits = config.RateLimits
   if (!limits.Enabled || app.state.increment === undefined) return
   const windowMs = limits.WindowSeconds * 1000
-  const { count, ttlMs } = await app.state.increment(rateLimitKey('provisioning', createHash('sha256').update(connection).digest('base64url')), windowMs)
+  const { count, ttlMs } = await app.state.increment(rateLimitKey('provisioning', sha256Base64url(connection)), windowMs)
   if (count > limits.ProvisioningPerWindow) {
     throw new ScimError(429, 'Too many requests for this connection; try again later.', undefined, { 'retry-after': String(Math.max(1, Math.ceil(ttlMs / 1000))) })
   }

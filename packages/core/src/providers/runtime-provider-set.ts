@@ -10,11 +10,11 @@
  * Plain data: the host (plugins/runtime-providers.ts) opens instances, registers their schemes and
  * ends sessions, so nothing here sees Fastify.
  */
-import { createHash } from 'node:crypto'
 import { ProviderConflictError } from './registry.js'
 import type { AuthenticationProvider, OpenedProvider, ProviderEndpoint, ProviderEndpointKind } from './provider.js'
 import { runtimeSectionKey, type RuntimeProviderDefinition, type RuntimeValidation, type ValidatedRuntimeProvider } from './runtime-definitions.js'
 import { assignDomains, contestedTenants, verifiedAtMsOf, type DomainClaim, type TenantClaim } from './domain-ownership.js'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 /** @public @experimental */
 export interface ReloadProvidersOptions {
@@ -111,7 +111,7 @@ interface Entry {
  * A fingerprint of a definition (secrets included; kept in memory only) to tell a changed one from
  * an unchanged one. Its SCIM `connection` is not part of the provider: a change of it alone keeps the instance.
  */
-const fingerprintOf = (definition: RuntimeProviderDefinition): string => createHash('sha256').update(JSON.stringify({ ...definition, connection: undefined })).digest('base64url')
+const fingerprintOf = (definition: RuntimeProviderDefinition): string => sha256Base64url(JSON.stringify({ ...definition, connection: undefined }))
 
 /**
  * The settings that decide who a provider's users are, and so whether its existing sessions still
@@ -126,7 +126,7 @@ const IDENTITY_KEYS = ['type', 'authority', 'clientid', 'idpentityid', 'metadata
 function identityFingerprintOf (definition: RuntimeProviderDefinition): string {
   const settings = definition.settings ?? {}
   const picked = IDENTITY_KEYS.map((key) => Object.entries(settings).filter(([name]) => name.toLowerCase() === key).map(([, value]) => value))
-  return createHash('sha256').update(JSON.stringify([definition.tenant ?? null, picked])).digest('base64url')
+  return sha256Base64url(JSON.stringify([definition.tenant ?? null, picked]))
 }
 
 export class RuntimeProviderSet {

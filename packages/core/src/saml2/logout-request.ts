@@ -20,7 +20,7 @@
  * signed bytes and returns neither the NameID qualifiers nor more than one SessionIndex. What is
  * used is node-saml's XML signature verification (`getVerifiedXml`), as for LogoutResponses.
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import type { Element } from '@xmldom/xmldom'
 import { signSamlPost } from '@node-saml/node-saml/lib/saml-post-signing.js'
 import { saml2NameIdIndexKey, saml2SessionIndexKey } from '../state/keys.js'
@@ -33,6 +33,7 @@ import {
 import {
   attributeOf, childElements, SAML_ASSERTION_NS, SAML_PROTOCOL_NS, textOf
 } from './xml.js'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 /** A LogoutRequest is accepted at most this long after its IssueInstant (plus ClockSkewSeconds). */
 export const MAX_LOGOUT_REQUEST_AGE_SECONDS = 600
@@ -139,7 +140,7 @@ function readSignedRequest (root: Element, input: LogoutRequestInput, nowMs: num
 // ---------------------------------------------------------------------------------------------
 // Finding the sessions a LogoutRequest names
 
-const hashed = (...parts: readonly string[]): string => createHash('sha256').update(parts.join('\u0000'), 'utf8').digest('base64url')
+const hashed = (...parts: readonly string[]): string => sha256Base64url(parts.join('\u0000'))
 
 /** Where a NameID was issued: the scheme that received it, its IdP and this SP. */
 export interface NameIdScope {

@@ -10,7 +10,7 @@
  * The defaults meet WCAG 2.1 AA contrast in both schemes; an app that changes them keeps that
  * (the core's accessibility test runs axe-core on the pages in Chromium).
  */
-import { createHash } from 'node:crypto'
+import { sha256Base64url } from '../data-protection/sha256.js'
 
 /** Where the stylesheet is served; fixed, so an app's own layout can link it too. */
 export const CORE_STYLESHEET_PATH = '/_core/site.css'
@@ -131,4 +131,4 @@ tr.current td { font-weight: 600; }
 `
 
 /** A strong validator of the stylesheet, for `ETag` and conditional requests. */
-export const CORE_STYLESHEET_ETAG = `"${createHash('sha256').update(CORE_STYLESHEET, 'utf8').digest('base64url').slice(0, 22)}"`
+export const CORE_STYLESHEET_ETAG = `"${sha256Base64url(CORE_STYLESHEET).slice(0, 22)}"`
