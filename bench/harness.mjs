@@ -105,8 +105,18 @@ export function get (port, path, headers = {}) {
  * child and the milliseconds from spawn to that first answer. stdout goes to `stdout` (a file
  * descriptor or 'pipe'); the app logs one JSON line per request there.
  */
+/**
+ * Node options of every server the bench starts (floor and app alike), before the caller's own.
+ * `--no-memory-reducer`: the rounds interleave servers, so each app process sits idle for tens of
+ * seconds between its loads; once V8's memory reducer has shrunk an idle heap (about 100 s after
+ * start), the next loads cost 20-40 % more CPU per request for several seconds while the heap
+ * grows back, and every later round measured that instead of the steady state. What a burst after
+ * idle costs is measured on its own: bench/after-idle.mjs (docs/performance.md).
+ */
+export const SERVER_NODE_ARGS = Object.freeze(['--no-memory-reducer'])
+
 export async function startServer ({ script, env, port, stdout, nodeArgs = [] }) {
-  const [command, args] = pinned(process.execPath, [...nodeArgs, script])
+  const [command, args] = pinned(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, script])
   const started = performance.now()
   const child = spawn(command, args, { env, stdio: ['ignore', stdout, 'pipe'], cwd: ROOT })
   children.add(child)

@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
   appEnvironment, buildScenarios, canPin, cleanup, commandLine, DIST, floorEnvironment, freePort, get, load, ROOT,
-  bundleAppServer, hasSqlite, LARGE_CLAIMS, rssKiB, signInCookie, STANDARD_CLAIMS, startRedis, startServer, stopServer,
+  bundleAppServer, hasSqlite, LARGE_CLAIMS, SERVER_NODE_ARGS, rssKiB, signInCookie, STANDARD_CLAIMS, startRedis, startServer, stopServer,
   bearerEnvironment, startBearerIssuer, apiKeyEnvironment, provisioningEnvironment, createApiKey, storeCalls, requestJson
 } from './harness.mjs'
 
@@ -90,7 +90,7 @@ function render ({ options, command, scenarios, results, run, budgets, date }) {
   lines.push(`Command: \`${command}\` · autocannon ${run.autocannonVersion}, ${options.connections} connections, ` +
     `${options.rounds} round(s) of ${options.duration} s per scenario and server, interleaved floor (then floor + posture where shown) then app` +
     `${options.warmup > 0 ? `, after ${options.warmup} s of warm-up each` : ''}` +
-    ' · app: built output, Production, log level info, stdout to /dev/null')
+    ` · app: built output, Production, log level info, stdout to /dev/null · every server with \`${SERVER_NODE_ARGS.join(' ')}\` (bench/after-idle.mjs measures a burst after idle without it)`)
   lines.push('')
   lines.push('| Scenario | Expected | Floor req/s | App req/s | App/floor (median) | App/floor per round | Floor p50 / p99 ms | App p50 / p99 ms | Server CPU µs/req floor / app | Unexpected floor / app |')
   lines.push('|---|---|---:|---:|---:|---|---:|---:|---:|---:|')
