@@ -100,7 +100,7 @@ export function findCoreTarball (packageDir, env) {
  * @returns {CoreTarball}
  */
 export function packCore (coreDir, env) {
-  const packed = npmPack(coreDir, env, !isBuilt(coreDir))
+  const packed = npmPack(coreDir, env, !coreIsBuilt(coreDir))
   // The core's own rule, from the checkout (a published generator carries a packed core and never packs).
   /** @type {typeof import('../../core/scripts/release-record.mjs')} */
   const record = createRequire(import.meta.url)(join(coreDir, 'scripts', 'release-record.mjs'))
@@ -149,7 +149,7 @@ function npmPack (directory, env, build) {
  * True when `dist/index.js` exists and is newer than every file below `src/`.
  * @param {string} coreDir
  */
-function isBuilt (coreDir) {
+export function coreIsBuilt (coreDir) {
   const entry = join(coreDir, 'dist', 'index.js')
   if (!existsSync(entry)) return false
   const built = statSync(entry).mtimeMs
