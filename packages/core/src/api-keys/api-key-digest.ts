@@ -17,7 +17,7 @@
  * Digests are compared in constant time ({@link digestMatches}). Plain data.
  */
 import { timingSafeEqual } from 'node:crypto'
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 /** One digest algorithm: the key text in, the digest's text after `<version>:` out. */
 export type DigestAlgorithm = (keyText: string) => string

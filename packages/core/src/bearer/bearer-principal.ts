@@ -22,7 +22,7 @@ import { normalizeClaims } from '../sign-in/claims-normalization.js'
 import { auditFieldsOf } from '../session/user-identity.js'
 import { withSourceTenant, type ClaimsTransformation } from '../sign-in/completion.js'
 import type { VerifiedAccessToken } from './access-token.js'
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 /**
  * The principal of a bearer call: the same claims and identity as a signed-in user's, plus the

@@ -11,7 +11,7 @@
  * item 6), so the cache keeps at most 16 MiB of heap; docs/performance.md. Plain data, no
  * Fastify types.
  */
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 /** Most tokens remembered at once, per app. */
 export const MAX_CACHED_TOKENS = 10_000

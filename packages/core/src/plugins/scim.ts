@@ -23,7 +23,7 @@ import { notFound, SCIM_CONTENT_TYPE, scimErrorBody, ScimError, toScimError, una
 import * as users from '../scim/users-endpoint.js'
 import { rateLimitKey } from '../state/keys.js'
 import { provisioningRuntimeOf, type ProvisioningRuntime } from './directory.js'
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 export const SCIM_PREFIX = '/scim/v2/:connection'
 

@@ -14,7 +14,7 @@ import { ProviderConflictError } from './registry.js'
 import type { AuthenticationProvider, OpenedProvider, ProviderEndpoint, ProviderEndpointKind } from './provider.js'
 import { runtimeSectionKey, type RuntimeProviderDefinition, type RuntimeValidation, type ValidatedRuntimeProvider } from './runtime-definitions.js'
 import { assignDomains, contestedTenants, verifiedAtMsOf, type DomainClaim, type TenantClaim } from './domain-ownership.js'
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 /** @public @experimental */
 export interface ReloadProvidersOptions {

@@ -33,7 +33,7 @@ import {
 import {
   attributeOf, childElements, SAML_ASSERTION_NS, SAML_PROTOCOL_NS, textOf
 } from './xml.js'
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 /** A LogoutRequest is accepted at most this long after its IssueInstant (plus ClockSkewSeconds). */
 export const MAX_LOGOUT_REQUEST_AGE_SECONDS = 600

@@ -9,7 +9,7 @@
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { ConnectionToken, DirectoryStore } from '../directory/directory-store.js'
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 /** The prefix of every connection token. @public @experimental */
 export const CONNECTION_TOKEN_PREFIX = 'scimtoken_'

@@ -19,7 +19,7 @@
  */
 import { DEPROVISIONED_INVALIDATION_PREFIX, deprovisionedKey } from '../state/keys.js'
 import type { StateStore } from '../state/state-store.js'
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 /** How long a deprovisioned mark lives: a year (a bearer token or an API key issued before the deactivation cannot outlive it unnoticed). */
 export const DEPROVISIONED_RECORD_TTL_MS = 365 * 24 * 3600 * 1000

@@ -25,7 +25,7 @@ import { identityOfTicket, sameIdentity, sessionAuditIdOf, userKeyOf, type UserI
 import { MAX_SEALED_LENGTH, openSessionReference, openTicket, SESSION_ID, sealSessionReference, sealTicket } from './ticket.js'
 import { SESSION_INVALIDATION_PREFIX, StateStoreUnavailableError, type StateStore } from '../state/state-store.js'
 import { providerSchemeIndexKey, providerSessionIndexKey as providerSessionIndexKeyOf, providerSubjectIndexKey as providerSubjectIndexKeyOf, sessionKey, subjectIndexKey as subjectIndexKeyOf, userIndexKey as userIndexKeyOf } from '../state/keys.js'
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 export const DEFAULT_SESSION_CACHE_ENTRIES = 4096
 /** Sessions a listing returns at most by default (the newest); the total is counted anyway. */

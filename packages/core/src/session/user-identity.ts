@@ -15,7 +15,7 @@
  * providers). Plain data, no Fastify types.
  */
 import { ApplicationClaimTypes, type AuthenticationTicket, type IdentityKind } from './claims.js'
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 /** The identity of a signed-in user: provider scheme, issuer and subject together. @public */
 export interface UserIdentity {

@@ -8,7 +8,7 @@
 import { normalizeIP } from '@fastify/rate-limit'
 import { rateLimitKey } from './keys.js'
 import type { StateStore } from './state-store.js'
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 /**
  * The groups of rate-limited endpoints (plugins/rate-limits.ts, `config: { rateLimitBucket }`),

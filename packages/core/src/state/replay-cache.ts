@@ -13,7 +13,7 @@
  */
 import type { StateStore } from './state-store.js'
 import { replayKey } from './keys.js'
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 export class ReplayCache {
   readonly #store: StateStore

@@ -10,7 +10,7 @@
  * The defaults meet WCAG 2.1 AA contrast in both schemes; an app that changes them keeps that
  * (the core's accessibility test runs axe-core on the pages in Chromium).
  */
-import { sha256Base64url } from '../data-protection/sha256.js'
+import { sha256Base64url } from '../sha256.js'
 
 /** Where the stylesheet is served; fixed, so an app's own layout can link it too. */
 export const CORE_STYLESHEET_PATH = '/_core/site.css'

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
-import { sha256Base64url } from '../../src/data-protection/sha256.js'
-import { digestOf } from '../../src/api-keys/api-key-digest.js'
+import { sha256Base64url } from '../src/sha256.js'
+import { digestOf } from '../src/api-keys/api-key-digest.js'
 
 test('the digest of ASCII, non-ASCII, empty and long texts is createHash\'s', () => {
   for (const text of ['', 'acme_abc', 'Zoë \u00e9\u4e2d\u6587 \u{1F600}', 'x'.repeat(10_000), 'nul\u0000inside']) {
