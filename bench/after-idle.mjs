@@ -12,19 +12,15 @@
  */
 import { randomBytes } from 'node:crypto'
 import { openSync } from 'node:fs'
-import { appEnvironment, bundleAppServer, cleanup, freePort, load, rssKiB, signInCookie, STANDARD_CLAIMS, startServer, stopServer } from './harness.mjs'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { appEnvironment, bundleAppServer, cleanup, freePort, load, option, rssKiB, signInCookie, STANDARD_CLAIMS, startServer, stopServer } from './harness.mjs'
 
-function option (name, fallback) {
-  const at = process.argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : Number(process.argv[at + 1])
-}
-const idleSeconds = option('idle', 150)
-const duration = option('duration', 2)
+const idleSeconds = Number(option('idle', 150))
+const duration = Number(option('duration', 2))
 if (!(idleSeconds >= 0 && idleSeconds <= 900) || !(duration > 0 && duration <= 30)) throw new Error('--idle 0-900 and --duration 1-30 seconds')
 
 process.on('exit', cleanup)
 const script = await bundleAppServer()
-const sleep = async (ms) => await new Promise((resolve) => setTimeout(resolve, ms))
 const rows = []
 for (const [setting, nodeArgs] of [['memory reducer on (Node default)', ['--memory-reducer']], ['memory reducer off (--no-memory-reducer)', ['--no-memory-reducer']]]) {
   const port = await freePort()

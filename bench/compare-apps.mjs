@@ -17,14 +17,9 @@
 import { randomBytes } from 'node:crypto'
 import { openSync } from 'node:fs'
 import {
-  apiKeyEnvironment, appEnvironment, bearerEnvironment, buildScenarios, bundleAppServer, cleanup, createApiKey, freePort, load, provisioningEnvironment,
+  appEnvironment, buildScenarios, bundleAppServer, cleanup, freePort, KEYS_APP_SCENARIOS, keysAppCredentials, keysAppEnvironment, load, option,
   signInCookie, startBearerIssuer, STANDARD_CLAIMS, LARGE_CLAIMS, startServer, stopServer
 } from './harness.mjs'
-
-function option (name, fallback) {
-  const at = process.argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : process.argv[at + 1]
-}
 const before = option('before', undefined)
 if (before === undefined) throw new Error('--before <bundle.js> is required')
 const rounds = Number(option('rounds', 5))
@@ -36,9 +31,9 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => { cleanup()
 
 const after = option('after', undefined) ?? await bundleAppServer()
 const keyMaterial = randomBytes(32)
-const keysApp = scenarioIds.some((id) => ['apikey', 'keyscookie', 'keysbearer'].includes(id))
+const keysApp = scenarioIds.some((id) => KEYS_APP_SCENARIOS.includes(id))
 const issuer = keysApp ? await startBearerIssuer() : undefined
-const environmentOf = (port) => keysApp ? apiKeyEnvironment(provisioningEnvironment(bearerEnvironment(appEnvironment(port, keyMaterial), issuer))) : appEnvironment(port, keyMaterial)
+const environmentOf = (port) => keysApp ? keysAppEnvironment(appEnvironment(port, keyMaterial), issuer) : appEnvironment(port, keyMaterial)
 const servers = {}
 for (const [name, script] of [['before', before], ['after', after]]) {
   const port = await freePort()
@@ -51,13 +46,7 @@ const headersOf = {}
 for (const name of ['before', 'after']) {
   const { port } = servers[name]
   const cookies = { standard: await signInCookie(port, STANDARD_CLAIMS), large: await signInCookie(port, LARGE_CLAIMS) }
-  if (keysApp) {
-    Object.assign(cookies, {
-      keysCookie: await signInCookie(port, STANDARD_CLAIMS),
-      apiKey: await createApiKey(port, await signInCookie(port, STANDARD_CLAIMS)),
-      bearer: issuer.token({ sub: 'user-1', name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Reader'], groups: ['engineering'], permissions: ['application.read'] })
-    })
-  }
+  if (keysApp) Object.assign(cookies, await keysAppCredentials(port, issuer))
   headersOf[name] = new Map(buildScenarios(cookies, floorSecret).map((scenario) => [scenario.id, scenario.app]))
 }
 const scenarios = buildScenarios(keysApp ? { standard: '', large: '', keysCookie: '', apiKey: '', bearer: '' } : { standard: '', large: '' }, floorSecret).filter((scenario) => scenarioIds.includes(scenario.id))

@@ -286,6 +286,37 @@ export function apiKeyEnvironment (env) {
   }
 }
 
+/** The scenarios that run on the keys app (issues 41 and 42). */
+export const KEYS_APP_SCENARIOS = Object.freeze(['apikey', 'keyscookie', 'keysbearer'])
+
+/** The keys app's environment over `env`: the JwtBearer scheme of `issuer`, SCIM provisioning and the ApiKey scheme. */
+export function keysAppEnvironment (env, issuer) {
+  return apiKeyEnvironment(provisioningEnvironment(bearerEnvironment(env, issuer)))
+}
+
+/** A bearer token of `issuer` whose claims normalize to the standard principal's six (STANDARD_CLAIMS). */
+export function benchBearerToken (issuer) {
+  return issuer.token({ sub: 'user-1', name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Reader'], groups: ['engineering'], permissions: ['application.read'] })
+}
+
+/**
+ * The keys app's credentials at `port`: a session cookie, an API key of the same user made from a
+ * separate session (signing in again ends neither), and a bearer token of `issuer`.
+ */
+export async function keysAppCredentials (port, issuer) {
+  return {
+    keysCookie: await signInCookie(port, STANDARD_CLAIMS),
+    apiKey: await createApiKey(port, await signInCookie(port, STANDARD_CLAIMS)),
+    bearer: benchBearerToken(issuer)
+  }
+}
+
+/** The value after `--<name>` on the command line, or `fallback`. */
+export function option (name, fallback) {
+  const at = process.argv.indexOf(`--${name}`)
+  return at === -1 ? fallback : process.argv[at + 1]
+}
+
 /** One JSON request; resolves to the status and the parsed body (or the text). Bounded: 30 s. */
 export function requestJson (port, method, path, { body, headers = {} } = {}) {
   const payload = body === undefined ? undefined : JSON.stringify(body)

@@ -26,15 +26,11 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import {
-  appEnvironment, buildScenarios, bundleAppServer, children, cleanup, floorEnvironment, freePort, get, HOST, ROOT, SESSION_COOKIE, signInCookie, STANDARD_CLAIMS, LARGE_CLAIMS
+  appEnvironment, buildScenarios, bundleAppServer, children, cleanup, floorEnvironment, freePort, get, HOST, option, ROOT, SESSION_COOKIE, signInCookie, STANDARD_CLAIMS, LARGE_CLAIMS
 } from './harness.mjs'
 
 const START_TIMEOUT_MS = 600_000
 
-function option (name, fallback) {
-  const at = process.argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : process.argv[at + 1]
-}
 const requests = Number(option('requests', 2000))
 const warmup = Number(option('warmup', 3000))
 const scenarioIds = option('scenarios', 'health,challenge,api401,login,auth').split(',').filter(Boolean)

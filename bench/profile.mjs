@@ -15,7 +15,7 @@ import { SourceMap } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
 import {
   BENCH_OUTPUT, bundleAppServer, appEnvironment, buildScenarios, cleanup, DIST, floorEnvironment, freePort, LARGE_CLAIMS, load, ROOT, signInCookie, STANDARD_CLAIMS, startServer, stopServer,
-  apiKeyEnvironment, bearerEnvironment, createApiKey, provisioningEnvironment, startBearerIssuer
+  KEYS_APP_SCENARIOS, keysAppCredentials, keysAppEnvironment, startBearerIssuer
 } from './harness.mjs'
 
 const args = process.argv.slice(2)
@@ -40,11 +40,11 @@ const port = await freePort()
 // bench/app-server.mjs (bundled like dist/server.js): the built buildApp plus the bench-only sign-in route that makes real sessions.
 const appServer = floorMode ? undefined : await bundleAppServer()
 // The scenarios of issues 41 and 42 run on the app with provisioning, an ApiKey scheme and a JwtBearer scheme (as npm run bench does).
-const keysApp = ['apikey', 'keyscookie', 'keysbearer'].includes(id)
+const keysApp = KEYS_APP_SCENARIOS.includes(id)
 const issuer = keysApp ? await startBearerIssuer() : undefined
 const server = await startServer({
   script: floorMode ? join(ROOT, 'bench', 'floor-server.mjs') : appServer,
-  env: floorMode ? floorEnvironment(port, floorSecret) : keysApp ? apiKeyEnvironment(provisioningEnvironment(bearerEnvironment(appEnvironment(port, keyMaterial), issuer))) : appEnvironment(port, keyMaterial),
+  env: floorMode ? floorEnvironment(port, floorSecret) : keysApp ? keysAppEnvironment(appEnvironment(port, keyMaterial), issuer) : appEnvironment(port, keyMaterial),
   port,
   stdout: openSync('/dev/null', 'w'),
   nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${directory}`]
@@ -53,13 +53,7 @@ const server = await startServer({
 const cookieSource = floorMode ? await startServer({ script: await bundleAppServer(), env: appEnvironment(await freePort().then((p) => { cookiePort = p; return p }), keyMaterial), port: cookiePort, stdout: openSync('/dev/null', 'w') }) : undefined
 const signInPort = floorMode ? cookiePort : port
 const cookies = { standard: await signInCookie(signInPort, STANDARD_CLAIMS), large: await signInCookie(signInPort, LARGE_CLAIMS) }
-if (keysApp && !floorMode) {
-  Object.assign(cookies, {
-    keysCookie: await signInCookie(port, STANDARD_CLAIMS),
-    apiKey: await createApiKey(port, await signInCookie(port, STANDARD_CLAIMS)),
-    bearer: issuer.token({ sub: 'user-1', name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Reader'], groups: ['engineering'], permissions: ['application.read'] })
-  })
-}
+if (keysApp && !floorMode) Object.assign(cookies, await keysAppCredentials(port, issuer))
 if (cookieSource !== undefined) await stopServer(cookieSource.child)
 const scenario = buildScenarios(cookies, floorSecret).find((candidate) => candidate.id === id)
 if (scenario === undefined) throw new Error(`unknown scenario ${id}`)

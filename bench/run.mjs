@@ -35,7 +35,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import {
   appEnvironment, buildScenarios, canPin, cleanup, commandLine, DIST, floorEnvironment, freePort, get, load, ROOT,
   bundleAppServer, hasSqlite, LARGE_CLAIMS, SERVER_NODE_ARGS, rssKiB, signInCookie, STANDARD_CLAIMS, startRedis, startServer, stopServer,
-  bearerEnvironment, startBearerIssuer, apiKeyEnvironment, provisioningEnvironment, createApiKey, storeCalls, requestJson
+  bearerEnvironment, startBearerIssuer, benchBearerToken, keysAppCredentials, keysAppEnvironment, storeCalls, requestJson
 } from './harness.mjs'
 
 const DOC = join(ROOT, 'docs', 'performance.md')
@@ -255,7 +255,7 @@ async function main (options) {
   // bearer paths with both on, against the bearer app's. It counts its state and directory store calls (BENCH_COUNT_STORES).
   const appKeysPort = await freePort()
   const appKeys = issuer === undefined ? undefined : await startServer({
-    script: appServer, env: { ...apiKeyEnvironment(provisioningEnvironment(bearerEnvironment(appEnv(appKeysPort), issuer))), BENCH_COUNT_STORES: '1' }, port: appKeysPort, stdout: devNull
+    script: appServer, env: { ...keysAppEnvironment(appEnv(appKeysPort), issuer), BENCH_COUNT_STORES: '1' }, port: appKeysPort, stdout: devNull
   })
   const floor = await startServer({ script: join(ROOT, 'bench', 'floor-server.mjs'), env: floorEnv(floorPort), port: floorPort, stdout: devNull })
   // The reference "floor + posture" (bench/floor-server.mjs), loaded only in the scenarios of REFERENCE_SCENARIOS.
@@ -270,12 +270,11 @@ async function main (options) {
     redis: appRedis === undefined ? undefined : await signInCookie(appRedisPort, STANDARD_CLAIMS),
     sqlite: appSqlite === undefined ? undefined : await signInCookie(appSqlitePort, STANDARD_CLAIMS),
     // The bearer token's claims normalize to the standard principal's six.
-    bearer: issuer?.token({ sub: 'user-1', name: 'Ada Lovelace', email: 'ada@example.test', roles: ['Reader'], groups: ['engineering'], permissions: ['application.read'] }),
+    bearer: issuer === undefined ? undefined : benchBearerToken(issuer),
     bearerCookie: appBearer === undefined ? undefined : await signInCookie(appBearerPort, STANDARD_CLAIMS),
-    keysCookie: appKeys === undefined ? undefined : await signInCookie(appKeysPort, STANDARD_CLAIMS)
+    // keysCookie, and apiKey: a key of that user made from a separate session.
+    ...(appKeys === undefined ? {} : await keysAppCredentials(appKeysPort, issuer))
   }
-  // The key belongs to the user of keysCookie (a separate session: signing in again would end none of them).
-  cookies.apiKey = appKeys === undefined ? undefined : await createApiKey(appKeysPort, await signInCookie(appKeysPort, STANDARD_CLAIMS))
   const all = buildScenarios(cookies, floorSecret)
   const unknown = (options.scenarios ?? []).filter((id) => !all.some((scenario) => scenario.id === id))
   if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; ids: ${all.map((scenario) => scenario.id).join(' ')}`)
